@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nicsim needs (only those missing).
+set -euo pipefail
+pkgs=(cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-program-options-dev
+      libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi

@@ -1,0 +1,239 @@
+// nicsim: the command-line front end.
+//   nicsim run SCENARIO [--seed N] [--out DIR] [--plugin LIB.so]... [-v]
+//   nicsim validate SCENARIO [--plugin LIB.so]...
+//   nicsim params | nicsim list | nicsim --help | nicsim --version
+// Exit codes: 0 success, 1 a workload failed or the simulation hit an error,
+// 2 bad input (command line, scenario, plugin).
+#include <utility>  // before boost (Boost 1.74 with C++20)
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "core/params.h"
+#include "core/sim.h"
+#include "scenario/loader.h"
+#include "trace/timeline.h"
+#include "trace/trace.h"
+#include "world/programs.h"
+#include "world/report.h"
+#include "world/world.h"
+
+namespace po = boost::program_options;
+using namespace nicsim;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
+
+const char* kUsage =
+    "usage: nicsim <command> [options]\n"
+    "commands:\n"
+    "  run SCENARIO       simulate a scenario and print a summary\n"
+    "  validate SCENARIO  check a scenario file without running it\n"
+    "  params             list every parameter: scope, name, unit, default, range, doc\n"
+    "  list               list the registered programs and NIC kinds\n"
+    "options:\n";
+
+bool write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  return bool(f);
+}
+
+ProgramLookup program_lookup() {
+  return [](std::string_view name) { return ProgramRegistry::instance().find(name) != nullptr; };
+}
+
+int print_params() {
+  for (const ParamScope* scope : ParamRegistry::instance().scopes()) {
+    std::cout << fmt::format("[{}] {}\n", scope->name, scope->doc);
+    for (const ParamDef& d : scope->defs) {
+      std::string range;
+      if (!d.choices.empty()) {
+        for (auto& c : d.choices) range += (range.empty() ? "" : "|") + c;
+      } else if (!d.min.empty() || !d.max.empty()) {
+        range = fmt::format("{}..{}", d.min, d.max);
+      }
+      std::cout << fmt::format("  {:<24} {:<10} default {:<12} {:<22} {}\n", d.name, unit_kind_name(d.kind),
+                               d.default_value, range, d.doc);
+    }
+  }
+  return kExitOk;
+}
+
+int print_list() {
+  std::cout << "programs:\n";
+  for (const ProgramInfo* p : ProgramRegistry::instance().all())
+    std::cout << fmt::format("  {:<20} {}{}\n", p->name, p->doc,
+                             p->origin == "built-in" ? "" : fmt::format(" [{}]", p->origin));
+  std::cout << "nic kinds:\n";
+  for (const ParamScope* scope : ParamRegistry::instance().scopes())
+    if (scope->name.rfind("nic.", 0) == 0) std::cout << fmt::format("  {:<20} {}\n", scope->name.substr(4), scope->doc);
+  return kExitOk;
+}
+
+// A one-line progress indicator on a terminal, for runs longer than a second.
+class Progress {
+ public:
+  explicit Progress(bool enabled) {
+    if (!enabled) return;
+    thread_ = std::thread([this] {
+      const auto start = std::chrono::steady_clock::now();
+      std::uint64_t last_events = 0;
+      auto last = start;
+      bool shown = false;
+      while (!done_.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        const auto t = std::chrono::steady_clock::now();
+        if (t - start < std::chrono::seconds(1)) continue;
+        const std::uint64_t ev = Calendar::progress_events.load(std::memory_order_relaxed);
+        const double dt = std::chrono::duration<double>(t - last).count();
+        std::fprintf(stderr, "\r\033[Knicsim: simulated %s, %.3g events/s, wall %.1f s",
+                     format_time(Calendar::progress_ps.load(std::memory_order_relaxed)).c_str(),
+                     static_cast<double>(ev - last_events) / dt,
+                     std::chrono::duration<double>(t - start).count());
+        last_events = ev;
+        last = t;
+        shown = true;
+      }
+      if (shown) std::fprintf(stderr, "\r\033[K");
+    });
+  }
+  ~Progress() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+int run(const Scenario& scenario, const std::string& out_dir, bool verbose) {
+  Sim sim(scenario.seed);
+  std::unique_ptr<World> world;
+  try {
+    world = std::make_unique<World>(scenario);
+    if (!out_dir.empty()) {
+      std::filesystem::create_directories(out_dir);
+      world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
+                          (std::filesystem::path(out_dir) / "timeline.json").string());
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "nicsim: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (verbose) setenv("NICSIM_VERBOSE", "1", 1);
+  RunStatus status;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    Progress progress(isatty(STDERR_FILENO));
+    status = world->run();
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Sim::get().tracer().close();
+  Sim::get().timeline().close();
+  const results::Results results = collect_results(*world, status);
+  const results::WallClock wall = collect_wall(*world, wall_s);
+  std::ostringstream summary;
+  print_summary(summary, results, nullptr);
+  std::cout << summary.str();
+  std::cout << fmt::format("wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}\n", wall.wall_seconds(),
+                           wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()));
+  if (!out_dir.empty()) {
+    const std::filesystem::path dir(out_dir);
+    bool ok = write_file(dir / "results.json", to_json(results)) && write_file(dir / "summary.txt", summary.str()) &&
+              write_file(dir / "wall.json", to_json(wall));
+    if (!ok) {
+      std::cerr << "nicsim: cannot write results to " << out_dir << "\n";
+      return kExitFailed;
+    }
+  }
+  return status.ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  po::options_description opts;
+  opts.add_options()("help,h", "show this help")("version", "print the version")(
+      "seed", po::value<std::uint64_t>(), "override the scenario's seed")(
+      "out", po::value<std::string>(), "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json here")(
+      "plugin", po::value<std::vector<std::string>>()->composing(), "load programs from a plugin (repeatable)")(
+      "verbose,v", "echo program logs to stderr");
+  po::options_description hidden;
+  hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("command", 1).add("scenario", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "nicsim: " << e.what() << "\n" << kUsage << opts;
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << opts;
+    return kExitOk;
+  }
+  if (vm.count("version")) {
+    std::cout << "nicsim " << NICSIM_VERSION << " (SystemC " << sc_core::sc_release() << ")\n";
+    return kExitOk;
+  }
+  if (!vm.count("command")) {
+    std::cerr << kUsage << opts;
+    return kExitBadInput;
+  }
+  if (vm.count("plugin"))
+    for (const auto& path : vm["plugin"].as<std::vector<std::string>>())
+      if (std::string err = ProgramRegistry::instance().load_plugin(path); !err.empty()) {
+        std::cerr << "nicsim: " << err << "\n";
+        return kExitBadInput;
+      }
+  const std::string command = vm["command"].as<std::string>();
+  if (command == "params") return print_params();
+  if (command == "list") return print_list();
+  if (command != "run" && command != "validate") {
+    std::cerr << "nicsim: unknown command '" << command << "'\n" << kUsage << opts;
+    return kExitBadInput;
+  }
+  if (!vm.count("scenario")) {
+    std::cerr << "nicsim: " << command << " needs a scenario file\n";
+    return kExitBadInput;
+  }
+  Scenario scenario;
+  try {
+    scenario = load_scenario_file(vm["scenario"].as<std::string>(), program_lookup());
+  } catch (const ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (vm.count("seed")) scenario.seed = vm["seed"].as<std::uint64_t>();
+  if (command == "validate") {
+    std::cout << fmt::format("{}: ok: {} nodes, {} switches, {} links, {} workloads, {} faults\n", scenario.file,
+                             scenario.nodes.size(), scenario.switches.size(), scenario.links.size(),
+                             scenario.workloads.size(), scenario.faults.size());
+    return kExitOk;
+  }
+  return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0);
+}
+
+// SystemC prints its banner when its kernel context is created, which happens
+// before sc_main; our own main() silences it and then enters SystemC as
+// libsystemc's main() would.
+int main(int argc, char** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

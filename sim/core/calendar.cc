@@ -1,0 +1,84 @@
+#include "core/calendar.h"
+
+namespace nicsim {
+
+Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
+  heap_.reserve(1024);
+  SC_HAS_PROCESS(Calendar);
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void Calendar::push(const Entry& e) {
+  // 4-ary heap: shallower than binary, fewer cache misses on sift-down.
+  std::size_t i = heap_.size();
+  heap_.push_back(e);
+  while (i > 0) {
+    std::size_t parent = (i - 1) / 4;
+    if (!before(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void Calendar::pop() {
+  Entry last = heap_.back();
+  heap_.pop_back();
+  std::size_t n = heap_.size();
+  if (n == 0) return;
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    std::size_t end = first + 4 < n ? first + 4 : n;
+    for (std::size_t c = first + 1; c < end; ++c)
+      if (before(heap_[c], heap_[best])) best = c;
+    if (!before(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+}
+
+void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
+  Tick n = now();
+  if (t < n) t = n;  // the past is now: callers computing max() get it for free
+  push(Entry{t, seq_++, fn, obj, arg});
+  if (!running_ && t < armed_for_) arm();
+}
+
+void Calendar::arm() {
+  if (heap_.empty()) {
+    armed_for_ = kTickMax;
+    return;
+  }
+  Tick t = heap_.front().t;
+  Tick n = now();
+  // An earlier notification overrides a pending later one (IEEE 1666 5.10.8).
+  if (t <= n)
+    wake_.notify(sc_core::SC_ZERO_TIME);
+  else
+    wake_.notify(to_sc(t - n));
+  armed_for_ = t;
+}
+
+void Calendar::run() {
+  running_ = true;
+  Tick n = now();
+  while (!heap_.empty() && heap_.front().t <= n) {
+    Entry e = heap_.front();
+    pop();
+    ++fired_;
+    e.fn(e.obj, e.arg);
+  }
+  running_ = false;
+  progress_ps.store(n, std::memory_order_relaxed);
+  progress_events.store(fired_, std::memory_order_relaxed);
+  armed_for_ = kTickMax;
+  arm();
+}
+
+}  // namespace nicsim

@@ -1,0 +1,76 @@
+// The event calendar that drives every hardware model.
+//
+// Hardware blocks schedule plain callbacks at absolute simulated times; the
+// calendar keeps them in a 4-ary heap ordered by (time, insertion sequence)
+// and wakes one SC_METHOD at the earliest time. This is how nicsim follows
+// DESIGN rule 4 (event-driven, idle hardware costs nothing) while keeping the
+// per-packet cost far below one SystemC event notification each: measured on
+// this machine a plain heap does 2-5x better than the kernel's own queue under
+// load. Software threads remain ordinary SC_THREADs; both meet in simulated
+// time because the calendar's SC_METHOD runs inside the SystemC scheduler.
+//
+// Order is deterministic: equal times fire in scheduling order.
+#pragma once
+#include <systemc>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "core/units.h"
+
+namespace nicsim {
+
+// A callback with no allocation: a function pointer, an object and a word.
+using EventFn = void (*)(void* obj, std::uint64_t arg);
+
+class Calendar : public sc_core::sc_module {
+ public:
+  explicit Calendar(sc_core::sc_module_name name);
+
+  // Current simulated time in picoseconds.
+  static Tick now() { return sc_core::sc_time_stamp().value(); }
+  static sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
+
+  // Schedule fn(obj, arg) at absolute time `at` (>= now()).
+  void at(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
+  void after(Tick delay, EventFn fn, void* obj, std::uint64_t arg = 0) {
+    at(now() + delay, fn, obj, arg);
+  }
+  // Member-function convenience: calendar.at_member<&Link::arrive>(t, link, arg)
+  template <auto Method, class T>
+  void at_member(Tick t, T* obj, std::uint64_t arg = 0) {
+    at(t, [](void* o, std::uint64_t a) { (static_cast<T*>(o)->*Method)(a); }, obj, arg);
+  }
+
+  std::uint64_t events_fired() const { return fired_; }
+  // Progress for a watcher on another OS thread (the CLI's progress line).
+  static inline std::atomic<std::uint64_t> progress_ps{0};
+  static inline std::atomic<std::uint64_t> progress_events{0};
+  std::size_t pending() const { return heap_.size(); }
+
+ private:
+  struct Entry {
+    Tick t;
+    std::uint64_t seq;
+    EventFn fn;
+    void* obj;
+    std::uint64_t arg;
+  };
+  static bool before(const Entry& a, const Entry& b) {
+    return a.t < b.t || (a.t == b.t && a.seq < b.seq);
+  }
+  void run();
+  void push(const Entry& e);
+  void pop();
+  void arm();
+
+  std::vector<Entry> heap_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t fired_ = 0;
+  Tick armed_for_ = kTickMax;  // time the wake event is notified for
+  bool running_ = false;
+  sc_core::sc_event wake_;
+};
+
+}  // namespace nicsim

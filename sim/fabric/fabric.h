@@ -1,0 +1,40 @@
+// The fabric of one simulation: devices (NICs and switches), links, the
+// packet pool, and the addressing plan (LIDs per node port).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/link.h"
+#include "fabric/packet.h"
+#include "fabric/port.h"
+
+namespace nicsim::fabric {
+
+class Switch;
+
+class Fabric {
+ public:
+  Fabric() = default;
+  Fabric(const Fabric&) = delete;
+  PacketPool& pool() { return pool_; }
+
+  void add_device(Device* d);  // not owned; registered for lookup by id
+  Device* device(std::uint32_t id) const { return id < devices_.size() ? devices_[id] : nullptr; }
+  Link& connect(std::string name, Port& a, Port& b, const ParamSet& params, std::uint64_t seed);
+  const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+  Link* link(std::string_view name) const;
+
+  // Total packet-hops (packets put on a wire), for speed figures.
+  std::uint64_t packet_hops() const { return packet_hops_; }
+  void count_hop() { ++packet_hops_; }
+
+ private:
+  PacketPool pool_;
+  std::vector<Device*> devices_;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::uint64_t packet_hops_ = 0;
+};
+
+}  // namespace nicsim::fabric

@@ -1,0 +1,95 @@
+#include "fabric/link.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/sim.h"
+#include "fabric/fabric.h"
+#include "trace/trace.h"
+
+namespace nicsim::fabric {
+
+const FsmType& Link::fsm_type() {
+  static FsmType type("link", LinkState_names(),
+                      {{static_cast<int>(LinkState::Up), static_cast<int>(LinkState::Down), "link_down"},
+                       {static_cast<int>(LinkState::Down), static_cast<int>(LinkState::Up), "link_up"}});
+  return type;
+}
+
+Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params,
+           std::uint64_t seed)
+    : name_(std::move(name)),
+      index_(index),
+      a_(a),
+      b_(b),
+      bps_(params.bandwidth("bandwidth")),
+      delay_(params.time("delay")),
+      vls_(static_cast<int>(params.count("vls"))),
+      vl_blocks_(static_cast<std::uint32_t>(params.size("vl_buffer") / kCreditBlock)),
+      drop_rate_(params.ratio("drop_rate")),
+      ber_(params.ratio("bit_error_rate")),
+      rng_(seed, "link:" + name_),
+      fsm_(fsm_type(), name_, a.owner().device_id(), static_cast<int>(LinkState::Up)) {
+  Sim::get().fsm().declare(const_cast<FsmType&>(fsm_type()));
+  for (Port* p : {&a_, &b_}) {
+    p->link_ = this;
+    p->peer_ = p == &a_ ? &b_ : &a_;
+    p->bits_per_second_ = bps_;
+    p->delay_ = delay_;
+    p->vls_ = vls_;
+    p->reset_credits();
+  }
+}
+
+void Link::set_up(bool up, std::string_view cause) {
+  if (up == this->up()) return;
+  if (!fsm_.to(static_cast<int>(up ? LinkState::Up : LinkState::Down), cause)) return;
+  if (!up) {
+    ++generation_;
+  } else {
+    // Retraining resets flow control at both ends.
+    a_.reset_credits();
+    b_.reset_credits();
+  }
+  for (Port* p : {&a_, &b_}) {
+    if (p->trace_on)
+      Sim::get().tracer().record(now(), p->owner().device_id(), Component::fault, up ? "link_up" : "link_down",
+                                 {{"port", p->number()}, {"link", name_}});
+    p->owner().link_state_changed(*p, up);
+    p->pump();  // a down link discards what is queued on it
+  }
+}
+
+bool Link::pass(Packet& p) {
+  if (drop_rate_ > 0 && rng_.chance(drop_rate_)) return false;
+  if (ber_ > 0) {
+    const double bits = static_cast<double>(p.bytes.size()) * 8.0;
+    const double p_error = -std::expm1(bits * std::log1p(-ber_));
+    if (rng_.chance(p_error)) {
+      const std::uint64_t bit = rng_.below(p.bytes.size() * 8);
+      p.bytes[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+      ++p.meta.bit_errors;
+    }
+  }
+  return true;
+}
+
+void Fabric::add_device(Device* d) {
+  if (devices_.size() <= d->device_id()) devices_.resize(d->device_id() + 1, nullptr);
+  devices_[d->device_id()] = d;
+}
+
+Link& Fabric::connect(std::string name, Port& a, Port& b, const ParamSet& params, std::uint64_t seed) {
+  links_.push_back(std::make_unique<Link>(std::move(name), static_cast<std::uint32_t>(links_.size()), a, b,
+                                          params, seed));
+  return *links_.back();
+}
+
+Link* Fabric::link(std::string_view name) const {
+  for (auto& l : links_)
+    if (l->name() == name) return l.get();
+  return nullptr;
+}
+
+}  // namespace nicsim::fabric

@@ -1,0 +1,64 @@
+// A full-duplex link between two ports: bandwidth, propagation delay, VLs
+// with per-VL receive buffers, up/down state (an FSM), and injected faults
+// (packet drop rate and bit-error rate, from the link's own seeded stream).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/params.h"
+#include "core/rng.h"
+#include "fabric/port.h"
+#include "fsm/fsm.h"
+
+namespace nicsim::fabric {
+
+#define NICSIM_LINK_STATES(X) X(Up) X(Down)
+NICSIM_FSM_STATES(LinkState, NICSIM_LINK_STATES)
+
+class Link {
+ public:
+  // Connects a and b with the "link" scope parameters.
+  Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params,
+       std::uint64_t seed);
+  const std::string& name() const { return name_; }
+  std::uint32_t index() const { return index_; }
+  Port& a() const { return a_; }
+  Port& b() const { return b_; }
+  std::uint64_t bits_per_second() const { return bps_; }
+  Tick delay() const { return delay_; }
+  int vls() const { return vls_; }
+  std::uint32_t vl_buffer_blocks() const { return vl_blocks_; }
+
+  bool up() const { return fsm_.state() == static_cast<int>(LinkState::Up); }
+  // Fault injection. Packets on the wire when the link goes down are lost.
+  void set_up(bool up, std::string_view cause);
+  void set_drop_rate(double r) { drop_rate_ = r; }
+  void set_bit_error_rate(double ber) { ber_ = ber; }
+  double drop_rate() const { return drop_rate_; }
+  double bit_error_rate() const { return ber_; }
+  std::uint32_t generation() const { return generation_; }
+
+  // Decides the fate of one packet put on the wire: false = dropped;
+  // true = delivered, possibly with flipped bits in its bytes.
+  bool pass(Packet& p);
+
+  static const FsmType& fsm_type();
+
+ private:
+  std::string name_;
+  std::uint32_t index_;
+  Port& a_;
+  Port& b_;
+  std::uint64_t bps_;
+  Tick delay_;
+  int vls_;
+  std::uint32_t vl_blocks_;
+  double drop_rate_;
+  double ber_;
+  std::uint32_t generation_ = 0;  // bumped on every down transition
+  Rng rng_;
+  Fsm fsm_;
+};
+
+}  // namespace nicsim::fabric

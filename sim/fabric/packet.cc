@@ -1,0 +1,43 @@
+#include "fabric/packet.h"
+
+namespace nicsim::fabric {
+
+PacketPool::~PacketPool() {
+  for (Packet* p : free_) delete p;
+}
+
+Packet* PacketPool::get(std::size_t len) {
+  Packet* p;
+  if (free_.empty()) {
+    p = new Packet;
+    ++allocated_;
+  } else {
+    p = free_.back();
+    free_.pop_back();
+  }
+  p->meta = PacketMeta{};
+  p->meta.id = next_id_++;
+  p->bytes.resize(len);
+  p->next = nullptr;
+  p->holder = nullptr;
+  p->parent = nullptr;
+  p->copies_left = 0;
+  p->ready_at = p->tail_at = p->release_at = 0;
+  ++live_;
+  return p;
+}
+
+Packet* PacketPool::clone(const Packet& src) {
+  Packet* p = get(src.bytes.size());
+  --next_id_;  // a copy keeps the original's id
+  p->meta = src.meta;
+  std::copy(src.bytes.begin(), src.bytes.end(), p->bytes.begin());
+  return p;
+}
+
+void PacketPool::put(Packet* p) {
+  --live_;
+  free_.push_back(p);
+}
+
+}  // namespace nicsim::fabric

@@ -1,0 +1,73 @@
+// A packet on the fabric: real bytes (what a NIC put on the wire) plus a
+// small metadata block the fabric needs to route and measure it. The bytes
+// are never interpreted by links or switches; NIC models and consumers read
+// them. Packets come from a pool and keep their buffer capacity when
+// recycled, so the steady state allocates nothing per packet.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/units.h"
+
+namespace nicsim::fabric {
+
+class Port;
+
+inline constexpr std::uint16_t kMulticastLidBase = 0xC000;
+inline constexpr std::uint16_t kPermissiveLid = 0xFFFF;
+inline constexpr std::uint32_t kCreditBlock = 64;  // bytes per flow-control credit
+
+struct PacketMeta {
+  std::uint64_t id = 0;      // unique per simulation, in creation order
+  std::uint32_t src_node = 0;
+  std::uint16_t slid = 0;    // fabric source address
+  std::uint16_t dlid = 0;    // fabric destination; >= 0xC000 is multicast
+  std::uint8_t vl = 0;       // virtual lane
+  std::uint8_t kind = 0;     // owner-defined (raw traffic, IB, Elan...)
+  std::uint16_t hops = 0;    // links crossed so far
+  std::uint32_t bit_errors = 0;  // injected on the way (for statistics; NICs detect by CRC)
+  Tick created = 0;          // made by the source
+  Tick injected = 0;         // first bit on the first wire
+};
+
+struct Packet {
+  PacketMeta meta;
+  std::vector<std::uint8_t> bytes;  // the wire image; its size is the wire length
+
+  // Forwarding state, owned by the fabric.
+  Packet* next = nullptr;       // intrusive queue link
+  Port* holder = nullptr;       // input buffer the packet occupies, if any
+  std::uint8_t held_vl = 0;     // VL of that input buffer
+  Tick ready_at = 0;            // earliest first bit out of the current holder
+  Tick tail_at = 0;             // when the tail reaches the current holder
+  Packet* parent = nullptr;     // multicast copy: the original holding the buffer
+  std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
+  Tick release_at = 0;          // multicast original: latest copy tail-out so far
+  std::uint32_t wire_generation = 0;  // link generation when put on the wire
+
+  std::uint32_t blocks() const {
+    return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);
+  }
+};
+
+class PacketPool {
+ public:
+  PacketPool() = default;
+  PacketPool(const PacketPool&) = delete;
+  ~PacketPool();
+  // A packet with `len` zero-filled-or-stale bytes (callers write them all)
+  // and fresh metadata with a new id.
+  Packet* get(std::size_t len);
+  Packet* clone(const Packet& p);  // same bytes and metadata (same id)
+  void put(Packet* p);
+  std::uint64_t live() const { return live_; }
+  std::uint64_t allocated() const { return allocated_; }
+
+ private:
+  std::vector<Packet*> free_;
+  std::uint64_t next_id_ = 1;
+  std::uint64_t live_ = 0;
+  std::uint64_t allocated_ = 0;
+};
+
+}  // namespace nicsim::fabric

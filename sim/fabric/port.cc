@@ -1,0 +1,235 @@
+#include "fabric/port.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/sim.h"
+#include "fabric/fabric.h"
+#include "fabric/link.h"
+#include "trace/timeline.h"
+#include "trace/trace.h"
+
+namespace nicsim::fabric {
+
+Device::Device(Fabric& fabric, std::uint32_t device_id, std::string name)
+    : fabric_(fabric), device_id_(device_id), name_(std::move(name)) {
+  fabric_.add_device(this);
+}
+
+Device::~Device() = default;
+
+void Device::add_ports(std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i)
+    ports_.push_back(std::make_unique<Port>(*this, static_cast<std::uint32_t>(ports_.size() + 1)));
+}
+
+Port::Port(Device& owner, std::uint32_t number) : owner_(owner), number_(number) {}
+
+std::string Port::path() const { return fmt::format("{}.port{}", owner_.name(), number_); }
+
+bool Port::up() const { return link_ && link_->up(); }
+
+void Port::send(Packet* p) {
+  const int vl = p->meta.vl;
+  if (!link_) {
+    Sim::get().error(path(), fmt::format("packet {} sent on an unconnected port", p->meta.id));
+    drop(p, &PortStats::drops_link_down, "unconnected");
+    return;
+  }
+  if (vl >= vls_) {
+    Sim::get().error(path(), fmt::format("packet {} on VL {} but the link has {} VL(s)", p->meta.id, vl, vls_));
+    drop(p, &PortStats::drops_link_down, "bad_vl");
+    return;
+  }
+  if (p->blocks() > link_->vl_buffer_blocks()) {
+    Sim::get().error(path(), fmt::format("packet {} of {} B is larger than the peer's VL buffer ({} B)",
+                                         p->meta.id, p->bytes.size(),
+                                         link_->vl_buffer_blocks() * kCreditBlock));
+    drop(p, &PortStats::drops_link_down, "too_big");
+    return;
+  }
+  p->next = nullptr;
+  if (tail_[vl])
+    tail_[vl]->next = p;
+  else
+    head_[vl] = p;
+  tail_[vl] = p;
+  ++queued_;
+  pump();
+}
+
+void Port::absorb_credits(Tick now) {
+  std::size_t n = 0;
+  while (n < pending_credits_.size() && pending_credits_[n].at <= now) {
+    const CreditReturn& c = pending_credits_[n];
+    credits_[c.vl] = std::min(credits_[c.vl] + c.blocks, link_->vl_buffer_blocks());
+    ++n;
+  }
+  if (n) pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<long>(n));
+}
+
+void Port::schedule_wake(Tick at) {
+  if (at >= wake_at_) return;  // an earlier wake is already pending
+  wake_at_ = at;
+  Sim::get().calendar().at(at, &Port::wake_thunk, this);
+}
+
+void Port::wake_thunk(void* self, std::uint64_t) {
+  auto* port = static_cast<Port*>(self);
+  if (Calendar::now() >= port->wake_at_) port->wake_at_ = kTickMax;
+  port->pump();
+}
+
+void Port::pump() {
+  if (pumping_) return;  // re-entered from a transmitted() hook: the loop below continues
+  pumping_ = true;
+  const Tick now = Calendar::now();
+  while (queued_ > 0) {
+    if (busy_until_ > now) {
+      schedule_wake(busy_until_);
+      break;
+    }
+    absorb_credits(now);
+    const bool is_up = up();
+    int chosen = -1;
+    bool stalled = false;
+    for (int i = 0; i < vls_; ++i) {
+      int vl = (rr_next_ + i) % vls_;
+      Packet* h = head_[vl];
+      if (!h) continue;
+      if (!is_up || credits_[vl] >= h->blocks()) {
+        chosen = vl;
+        break;
+      }
+      stalled = true;
+    }
+    if (chosen < 0) {
+      if (stalled) {
+        ++stats_.credit_stalls;
+        if (!pending_credits_.empty()) schedule_wake(pending_credits_.front().at);
+      }
+      break;
+    }
+    rr_next_ = (chosen + 1) % vls_;
+    Packet* p = head_[chosen];
+    head_[chosen] = p->next;
+    if (!head_[chosen]) tail_[chosen] = nullptr;
+    p->next = nullptr;
+    --queued_;
+    if (!is_up) {
+      drop(p, &PortStats::drops_link_down, "link_down");
+      continue;
+    }
+    transmit(p, now);
+  }
+  pumping_ = false;
+}
+
+void Port::transmit(Packet* p, Tick now) {
+  const Tick ser = serialization_time(p->bytes.size(), bits_per_second_);
+  // Cut-through: the first bit leaves once the device is ready, but never so
+  // early that the tail would leave before it has arrived.
+  Tick start = std::max(now, p->ready_at);
+  if (p->tail_at > start + ser) start = p->tail_at - ser;
+  const Tick end = start + ser;
+  const int vl = p->meta.vl;
+  busy_until_ = end;
+  credits_[vl] -= p->blocks();
+  stats_.tx_busy += ser;
+  ++stats_.tx_packets;
+  stats_.tx_bytes += p->bytes.size();
+  owner_.fabric().count_hop();
+  if (p->meta.hops == 0) p->meta.injected = start;
+  leave_buffer(p, end);
+
+  Sim& sim = Sim::get();
+  if (trace_on)
+    sim.tracer().record(start, owner_.device_id(), Component::fabric, "tx",
+                        {{"port", number_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
+                         {"vl", vl}, {"dlid", static_cast<unsigned>(p->meta.dlid)}, {"end", end}});
+  if (sim.timeline().enabled())
+    sim.timeline().span(owner_.device_id(), timeline_track, fmt::format("pkt {}", p->meta.id), start, ser,
+                        fmt::format("{{\"len\":{},\"vl\":{},\"dlid\":{}}}", p->bytes.size(), vl, p->meta.dlid));
+  owner_.transmitted(*this, *p, end);
+
+  if (!link_->pass(*p)) {
+    // Lost on the wire: the peer's buffer never fills, so the credit comes back.
+    credit_return(end, vl, p->blocks());
+    drop(p, &PortStats::drops_injected, "injected_drop");
+    return;
+  }
+  if (p->meta.bit_errors) ++stats_.bit_errors;
+  ++p->meta.hops;
+  p->wire_generation = link_->generation();
+  p->ready_at = 0;
+  p->tail_at = end + delay_;
+  sim.calendar().at(start + delay_, &Port::arrive_thunk, peer_, reinterpret_cast<std::uint64_t>(p));
+}
+
+void Port::arrive_thunk(void* self, std::uint64_t packet) {
+  static_cast<Port*>(self)->deliver(reinterpret_cast<Packet*>(packet));
+}
+
+void Port::deliver(Packet* p) {
+  if (p->wire_generation != link_->generation()) {
+    // The link went down while the packet was on it.
+    peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
+    peer_->drop(p, &PortStats::drops_link_down, "lost_in_flight");
+    return;
+  }
+  ++stats_.rx_packets;
+  stats_.rx_bytes += p->bytes.size();
+  p->holder = this;
+  p->held_vl = p->meta.vl;
+  if (trace_on)
+    Sim::get().tracer().record(Calendar::now(), owner_.device_id(), Component::fabric, "rx",
+                               {{"port", number_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
+                                {"hops", static_cast<unsigned>(p->meta.hops)}});
+  owner_.receive(*this, p);
+}
+
+void Port::leave_buffer(Packet* p, Tick when) {
+  if (Packet* parent = p->parent) {
+    // A multicast copy: the original holds the input buffer until the last
+    // copy's tail has left.
+    p->parent = nullptr;
+    parent->release_at = std::max(parent->release_at, when);
+    if (--parent->copies_left == 0) {
+      if (parent->holder) parent->holder->release(*parent, parent->release_at);
+      owner_.fabric().pool().put(parent);
+    }
+  } else if (p->holder) {
+    p->holder->release(*p, when);
+  }
+  p->holder = nullptr;
+}
+
+void Port::release(const Packet& p, Tick when) {
+  if (!peer_) return;
+  peer_->credit_return(std::max(when, Calendar::now()) + delay_, p.held_vl, p.blocks());
+}
+
+void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
+  CreditReturn c{at, static_cast<std::uint8_t>(vl), blocks};
+  auto it = pending_credits_.end();
+  while (it != pending_credits_.begin() && (it - 1)->at > at) --it;
+  pending_credits_.insert(it, c);
+  if (queued_ > 0) schedule_wake(std::max(at, busy_until_));
+}
+
+void Port::reset_credits() {
+  pending_credits_.clear();
+  for (int vl = 0; vl < kMaxVls; ++vl) credits_[vl] = vl < vls_ ? link_->vl_buffer_blocks() : 0;
+}
+
+void Port::drop(Packet* p, std::uint64_t PortStats::*counter, const char* why) {
+  ++(stats_.*counter);
+  leave_buffer(p, Calendar::now());
+  if (trace_on)
+    Sim::get().tracer().record(Calendar::now(), owner_.device_id(), Component::fabric, "drop",
+                               {{"port", number_}, {"pkt", p->meta.id}, {"why", why}});
+  owner_.fabric().pool().put(p);
+}
+
+}  // namespace nicsim::fabric

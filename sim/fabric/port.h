@@ -1,0 +1,138 @@
+// Fabric ports and the devices that own them.
+//
+// A Port is one end of a link. Its transmit side holds per-VL output queues,
+// the credits it has for the peer's per-VL input buffers (in 64-byte blocks),
+// and the serialiser; its receive side is the input buffer whose space the
+// owning device gives back with release(). Credits travel back over the link
+// with its propagation delay.
+//
+// Events per packet per hop: one arrival at the next device, plus a
+// transmit-done wake only when packets are queued behind a busy wire, plus a
+// credit wake only when the queue is stalled on credits. Credit returns are
+// otherwise applied lazily when the transmitter next looks.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/units.h"
+#include "fabric/packet.h"
+
+namespace nicsim::fabric {
+
+class Fabric;
+class Link;
+
+inline constexpr int kMaxVls = 15;
+
+// Anything with fabric ports: a switch or a NIC.
+class Device {
+ public:
+  Device(Fabric& fabric, std::uint32_t device_id, std::string name);
+  virtual ~Device();
+  Fabric& fabric() const { return fabric_; }
+  std::uint32_t device_id() const { return device_id_; }
+  const std::string& name() const { return name_; }
+  // Ports are numbered from 1; port(0) does not exist.
+  Port& port(std::uint32_t number) { return *ports_.at(number - 1); }
+  std::uint32_t num_ports() const { return static_cast<std::uint32_t>(ports_.size()); }
+
+  // The head of `p` has arrived on `in` (now). The device owns p from here:
+  // it must eventually release() the input buffer and hand the packet on,
+  // or release and free it.
+  virtual void receive(Port& in, Packet* p) = 0;
+  // The link behind `port` changed state (up or down).
+  virtual void link_state_changed(Port& port, bool up) {}
+  // A packet finished serialising on `port` (tail left at `when`). Devices
+  // that pace their injection (NICs) override this.
+  virtual void transmitted(Port& port, const Packet& p, Tick when) {}
+
+ protected:
+  void add_ports(std::uint32_t count);
+
+ private:
+  Fabric& fabric_;
+  std::uint32_t device_id_;
+  std::string name_;
+  std::vector<std::unique_ptr<Port>> ports_;
+};
+
+struct PortStats {
+  std::uint64_t tx_packets = 0, tx_bytes = 0;
+  std::uint64_t rx_packets = 0, rx_bytes = 0;
+  Tick tx_busy = 0;              // time the serialiser was sending
+  std::uint64_t drops_link_down = 0, drops_injected = 0, bit_errors = 0;
+  std::uint64_t credit_stalls = 0;  // times the head packet waited for credits
+};
+
+class Port {
+ public:
+  Port(Device& owner, std::uint32_t number);
+  Device& owner() const { return owner_; }
+  std::uint32_t number() const { return number_; }
+  std::string path() const;  // "leaf0.port3"
+  Link* link() const { return link_; }
+  Port* peer() const { return peer_; }
+  bool connected() const { return peer_ != nullptr; }
+  bool up() const;
+
+  // Transmit side. Queues `p` on VL p->meta.vl; it leaves no earlier than
+  // p->ready_at and, cut-through, not before its tail could have arrived.
+  void send(Packet* p);
+  std::uint32_t queued() const { return queued_; }
+  std::uint32_t credits(int vl) const { return credits_[vl]; }
+  Tick busy_until() const { return busy_until_; }
+
+  // Receive side: the owner frees the input buffer of `p` at time `when`
+  // (>= now; the credit reaches the peer one link delay later).
+  void release(const Packet& p, Tick when);
+
+  const PortStats& stats() const { return stats_; }
+  PortStats& mutable_stats() { return stats_; }
+  std::uint32_t timeline_track = 0;  // tx spans
+  bool trace_on = false;             // fabric tracing enabled for the owner
+
+ private:
+  friend class Link;
+  struct CreditReturn {
+    Tick at;
+    std::uint8_t vl;
+    std::uint32_t blocks;
+  };
+  void pump();
+  void absorb_credits(Tick now);
+  void schedule_wake(Tick at);
+  void deliver(Packet* p);
+  void transmit(Packet* p, Tick start);
+  void drop(Packet* p, std::uint64_t PortStats::*counter, const char* why);
+  void leave_buffer(Packet* p, Tick when);
+  void credit_return(Tick at, int vl, std::uint32_t blocks);
+  void reset_credits();
+  static void wake_thunk(void* self, std::uint64_t);
+  static void arrive_thunk(void* self, std::uint64_t packet);
+
+  Device& owner_;
+  std::uint32_t number_;
+  Link* link_ = nullptr;
+  Port* peer_ = nullptr;
+  // Transmit side.
+  std::uint64_t bits_per_second_ = 0;
+  Tick delay_ = 0;
+  int vls_ = 1;
+  std::array<Packet*, kMaxVls> head_{};
+  std::array<Packet*, kMaxVls> tail_{};
+  std::array<std::uint32_t, kMaxVls> credits_{};
+  std::uint32_t queued_ = 0;
+  int rr_next_ = 0;  // round-robin VL arbitration
+  bool pumping_ = false;
+  Tick busy_until_ = 0;
+  Tick wake_at_ = kTickMax;  // pending wake, if any
+  std::vector<CreditReturn> pending_credits_;  // sorted by `at`
+  PortStats stats_;
+};
+
+}  // namespace nicsim::fabric

@@ -1,0 +1,191 @@
+// The host bus of one node (PCI / PCI-X). A single shared, half-duplex
+// resource: MMIO from host threads to device registers, and DMA from device
+// engines to host memory, all serialised in request order, so devices and
+// engines on one bus contend with each other.
+//
+// Timing of one transaction of `n` bytes that is granted the bus at `start`:
+//   occupancy = (transaction_overhead + ceil(n / (width/8))) cycles / efficiency
+//   bus busy until start + occupancy
+//   DMA write (posted):   completes at start + occupancy + write_latency
+//   DMA read (split):     completes at start + read_latency + occupancy
+//   MMIO write (posted):  reaches the device at start + occupancy + mmio_write_latency
+//   MMIO read:            returns at start + occupancy + mmio_read_latency
+// with start = max(request time, bus free time). Profiles set the defaults
+// (parameter "profile"); any field may be overridden.
+//
+// Arithmetic is exact integers: efficiency is resolved to parts per million
+// and applied as occupancy_cycles = ceil(cycles * 1e6 / efficiency_ppm), so
+// the bus is held for a whole number of cycles; cycles become picoseconds
+// with cycles_time() (rounded up). Efficiency stands for what a real bus
+// loses per transaction beyond the fixed overhead: arbitration, disconnects
+// at allowable disconnect boundaries, retries, wait states.
+//
+// An MMIO read reaches the device one way (start + occupancy +
+// mmio_write_latency, or mmio_read_latency if that is smaller): the
+// target's b_transport runs then, so it sees every earlier posted write
+// first (PCI ordering: a read does not pass posted writes). The data is
+// back in the thread at start + occupancy + mmio_read_latency plus any delay
+// the target annotated.
+#pragma once
+#include <systemc>
+#include <tlm>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/calendar.h"
+#include "core/params.h"
+#include "host/host.h"
+
+namespace nicsim::host {
+
+// Bus profiles: the defaults of every "bus" parameter (host_params.cc
+// registers the first as the registry's defaults; HostBus takes a field from
+// the chosen profile unless the scenario set it). Values are text in the
+// parameter's unit syntax so that `nicsim params` and this table agree.
+//
+// Peak = width/8 x clock. A stream of 2 KiB DMA writes achieves
+// 2048 / (ceil((overhead + 2048/(width/8)) / efficiency) cycles):
+//   pcix-133  64 bit 133 MHz     peak 1064 MB/s  2 KiB writes 949 MB/s (89%)
+//   pcix-66   64 bit 66.666 MHz  peak  533 MB/s  2 KiB writes 476 MB/s (89%)
+//   pci-66    64 bit 66.666 MHz  peak  533 MB/s  2 KiB writes 441 MB/s (83%)
+//   pci-33    32 bit 33.333 MHz  peak  133 MB/s  2 KiB writes 112 MB/s (84%)
+// PCI-X: 8 overhead cycles (address + attribute phases, target decode,
+// turnaround); split transactions keep reads off the bus while memory
+// answers, so read latency is the chipset's (~0.75 us on ServerWorks GC /
+// Intel E7501 class chipsets of 2003). Conventional PCI has a shorter
+// header but uses delayed transactions with retries: lower efficiency and
+// longer read latencies. MMIO (PIO) writes are posted through the host
+// bridge (~0.25 us to reach the device); PIO reads stall the CPU ~1 us.
+struct BusProfile {
+  const char* name;
+  const char* width;  // bits
+  const char* clock;
+  const char* efficiency;
+  const char* transaction_overhead;  // cycles
+  const char* read_latency;
+  const char* write_latency;
+  const char* mmio_write_latency;
+  const char* mmio_read_latency;
+};
+inline constexpr BusProfile kBusProfiles[] = {
+    {"pcix-133", "64", "133MHz", "0.92", "8", "750ns", "200ns", "250ns", "1us"},
+    {"pcix-66", "64", "66.666MHz", "0.92", "8", "800ns", "200ns", "300ns", "1.1us"},
+    {"pci-66", "64", "66.666MHz", "0.85", "6", "1us", "200ns", "300ns", "1.2us"},
+    {"pci-33", "32", "33.333MHz", "0.85", "6", "1.2us", "250ns", "350ns", "1.5us"},
+};
+const BusProfile* find_bus_profile(std::string_view name);
+
+// Completion callback of an asynchronous DMA: ok=false on a master abort.
+struct DmaDone {
+  EventFn fn = nullptr;  // fn(obj, arg | (ok ? 0 : kDmaFailedBit))
+  void* obj = nullptr;
+  std::uint64_t arg = 0;
+};
+inline constexpr std::uint64_t kDmaFailedBit = 1ULL << 63;
+
+class HostBus : public sc_core::sc_module {
+ public:
+  // `params` is the node's "bus" scope.
+  HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& params);
+
+  // --- MMIO (host software -> device registers) -------------------------
+  // A device maps a register window. Its target receives TLM-2.0 generic
+  // payloads (b_transport) at the time the access reaches it; address is
+  // the offset within the window. Writes are delivered from the calendar
+  // (not a thread): b_transport must not wait(); for posted writes nobody
+  // waits, so an annotated delay has no effect. Overlapping windows are
+  // refused with an error.
+  void map_device(std::string name, std::uint64_t base, std::uint64_t size,
+                  tlm::tlm_fw_transport_if<>& target);
+  // Blocking, from a HostThread (or the interrupt thread: handlers touch
+  // device registers; that stalls the handler, it is not a "blocking call"):
+  // writes are posted (the thread waits only for the bus grant and
+  // occupancy), reads wait for the round trip. Return false on an unmapped
+  // address (reported as an error naming the address), when called outside
+  // an SC_THREAD, or when the target answers with an error response.
+  bool mmio_write(std::uint64_t addr, const void* data, std::size_t bytes);
+  bool mmio_read(std::uint64_t addr, void* data, std::size_t bytes);
+
+  // --- DMA (device engines -> host memory) ------------------------------
+  // Asynchronous, callable from any context. Host memory is read (for
+  // reads) or written (for writes) at the completion time, then `done`
+  // runs (from the calendar; done.fn may be null). `buf` and `initiator`
+  // must stay valid until then. Ranges outside the node's HostMemory are
+  // master aborts: nothing is copied, done gets the failed bit, and an
+  // error names the device and address. The range is checked again at
+  // completion, so memory freed while a DMA is in flight aborts too. A
+  // master abort holds the bus for the overhead cycles only and completes
+  // at the end of that occupancy.
+  void dma_read(const char* initiator, std::uint64_t host_addr, void* buf, std::size_t bytes,
+                DmaDone done);
+  void dma_write(const char* initiator, std::uint64_t host_addr, const void* buf,
+                 std::size_t bytes, DmaDone done);
+  // The completion time a transaction requested now would get (no side effects).
+  Tick quote(bool is_read, std::size_t bytes) const;
+
+  // The time the bus is held by a transaction of `bytes` (formula above).
+  Tick occupancy(std::size_t bytes) const;
+
+  // Resolved timing (profile defaults or overrides), for reports and tests.
+  std::uint64_t width_bits() const { return width_bytes_ * 8; }
+  std::uint64_t clock_hz() const { return clock_hz_; }
+  std::uint64_t efficiency_ppm() const { return efficiency_ppm_; }
+  std::uint64_t overhead_cycles() const { return overhead_cycles_; }
+  Tick read_latency() const { return read_latency_; }
+  Tick write_latency() const { return write_latency_; }
+  Tick mmio_write_latency() const { return mmio_write_latency_; }
+  Tick mmio_read_latency() const { return mmio_read_latency_; }
+
+  // Statistics: DMA payload bytes, and the time the bus was held by any
+  // transaction.
+  std::uint64_t bytes_read() const { return bytes_read_; }
+  std::uint64_t bytes_written() const { return bytes_written_; }
+  Tick busy_time() const { return busy_time_; }
+
+ private:
+  struct Window {
+    std::string name;
+    std::uint64_t base, size;
+    tlm::tlm_fw_transport_if<>* target;
+  };
+  // One DMA or posted MMIO write in flight, in a reusable slot; calendar
+  // events carry the slot index.
+  struct Txn {
+    bool is_read = false;
+    bool aborted = false;
+    const char* initiator = nullptr;
+    std::uint64_t addr = 0;  // host address (DMA) or window offset (MMIO)
+    void* dst = nullptr;     // DMA read destination
+    const void* src = nullptr;  // DMA write source
+    std::size_t bytes = 0;
+    DmaDone done;
+    const Window* window = nullptr;  // MMIO write target
+    std::vector<unsigned char> data;  // MMIO write: the posted data
+  };
+  Tick grant(Tick occupancy);  // returns the start time and books the bus
+  std::uint32_t new_slot();
+  const Window* find_window(std::uint64_t addr, std::size_t bytes) const;
+  bool on_thread(const char* what, std::uint64_t addr) const;
+  void dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst,
+           const void* src, std::size_t bytes, DmaDone done);
+  static void dma_complete(void* bus, std::uint64_t slot);
+  static void mmio_arrive(void* bus, std::uint64_t slot);
+  Host& host_;
+  std::uint64_t width_bytes_;
+  std::uint64_t clock_hz_;
+  std::uint64_t efficiency_ppm_;
+  std::uint64_t overhead_cycles_;
+  Tick read_latency_, write_latency_, mmio_write_latency_, mmio_read_latency_;
+  Tick free_at_ = 0;
+  std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
+  Tick busy_time_ = 0;
+  std::deque<Window> windows_;  // a deque: in-flight writes point at their window
+  std::vector<Txn> slots_;
+  std::vector<std::uint32_t> free_slots_;
+};
+
+}  // namespace nicsim::host

@@ -1,0 +1,242 @@
+// Host: threads, the CPU model and the blocking rules. Synchronisation
+// primitives are in sync.cc, the interrupt controller in irq.cc, memory in
+// memory.cc.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "host/host.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <limits>
+#include <unordered_map>
+
+#include "core/sim.h"
+#include "host/stack_guard.h"
+#include "trace/trace.h"
+
+namespace nicsim::host {
+
+namespace {
+
+// Which Host a running process belongs to (its threads and its interrupt
+// thread), for Host::current_host().
+std::unordered_map<const sc_core::sc_object*, Host*>& process_hosts() {
+  static std::unordered_map<const sc_core::sc_object*, Host*> m;
+  return m;
+}
+
+// The running process, or nullptr outside the simulation. During
+// elaboration sc_get_current_process_handle() returns the most recently
+// created process, which is not "the caller", hence the status check.
+const sc_core::sc_object* running_process() {
+  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return nullptr;
+  sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+  return h.valid() ? h.get_process_object() : nullptr;
+}
+
+// SystemC wants object names unique among siblings and made of [A-Za-z0-9_];
+// thread names come from programs and may repeat, so derive a legal unique one.
+std::string unique_process_name(std::string_view wanted) {
+  std::string base;
+  for (char c : wanted)
+    base.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
+  if (base.empty()) base = "thread";
+  sc_core::sc_object* parent = sc_core::sc_get_current_object();
+  std::string prefix = parent ? std::string(parent->name()) + "." : std::string();
+  std::string candidate = base;
+  for (unsigned n = 1; sc_core::sc_find_object((prefix + candidate).c_str()); ++n)
+    candidate = fmt::format("{}_{}", base, n);
+  return candidate;
+}
+
+}  // namespace
+
+Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params)
+    : sc_core::sc_module(name), node_id_(node_id), params_(params) {
+  cpus_ = static_cast<std::uint32_t>(params_.count("cpus"));
+  cpus_free_ = cpus_;
+  std::uint64_t stack = params_.size("thread_stack");
+  stack_bytes_ = static_cast<int>(std::min<std::uint64_t>(stack, std::numeric_limits<int>::max()));
+  copy_bandwidth_ = params_.bandwidth("copy_bandwidth");
+  memory_ = std::make_unique<HostMemory>(params_.size("memory"));
+  irq_ = std::make_unique<InterruptController>(*this);
+
+  sc_core::sc_spawn_options opts;
+  opts.set_stack_size(stack_bytes_);
+  sc_core::sc_process_handle h = sc_core::sc_spawn(
+      [this] {
+        char top;
+        stack_guard_add(
+            this, &top, static_cast<std::size_t>(stack_bytes_),
+            fmt::format("nicsim: stack overflow in the interrupt handlers of node {} ({}): "
+                        "thread_stack is {} bytes; raise the host parameter thread_stack\n",
+                        node_id_, this->name(), stack_bytes_));
+        irq_->thread_body();
+      },
+      unique_process_name("irq").c_str(), &opts);
+  irq_process_ = h.get_process_object();
+  process_hosts()[irq_process_] = this;
+}
+
+Host::~Host() {
+  auto& m = process_hosts();
+  m.erase(irq_process_);
+  stack_guard_remove(this);
+  for (auto& [process, thread] : by_process_) {
+    m.erase(process);
+    stack_guard_remove(thread);
+  }
+}
+
+void Host::trace(const char* event, const std::string& name) {
+  Tracer& tr = Sim::get().tracer();
+  if (tr.on(node_id_, Component::host)) tr.record(now(), node_id_, Component::host, event, {{"name", name}});
+}
+
+HostThread* Host::spawn(std::string name, std::function<void()> body) {
+  auto owned = std::make_unique<HostThread>();
+  HostThread* t = owned.get();
+  t->name_ = std::move(name);
+  t->host_ = this;
+  threads_.push_back(std::move(owned));
+
+  bool pay_spawn = sc_core::sc_is_running();
+  sc_core::sc_spawn_options opts;
+  opts.set_stack_size(stack_bytes_);
+  sc_core::sc_process_handle h = sc_core::sc_spawn(
+      [this, t, body = std::move(body), pay_spawn] { thread_main(t, body, pay_spawn); },
+      unique_process_name(t->name_).c_str(), &opts);
+  // Registered before the thread first runs, so that it is "current" from
+  // its first instruction (charging thread_spawn needs that).
+  t->process_ = h.get_process_object();
+  by_process_[t->process_] = t;
+  process_hosts()[t->process_] = this;
+  return t;
+}
+
+void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn) {
+  char top;
+  stack_guard_add(t, &top, static_cast<std::size_t>(stack_bytes_),
+                  fmt::format("nicsim: stack overflow in host thread '{}' of node {} ({}): "
+                              "thread_stack is {} bytes; raise the host parameter thread_stack\n",
+                              t->name_, node_id_, name(), stack_bytes_));
+  trace("thread_start", t->name_);
+  if (pay_spawn) charge("thread_spawn");
+  body();
+  trace("thread_exit", t->name_);
+  stack_guard_remove(t);
+  // The process object dies with the SC_THREAD and its address may be
+  // reused by a later process: forget it now.
+  by_process_.erase(t->process_);
+  process_hosts().erase(t->process_);
+  t->process_ = nullptr;
+  t->finished_ = true;
+  t->done_.notify(sc_core::SC_ZERO_TIME);
+}
+
+HostThread* Host::current() const {
+  const sc_core::sc_object* p = running_process();
+  if (!p) return nullptr;
+  auto it = by_process_.find(p);
+  return it == by_process_.end() ? nullptr : it->second;
+}
+
+Host* Host::current_host() {
+  const sc_core::sc_object* p = running_process();
+  if (!p) return nullptr;
+  auto& m = process_hosts();
+  auto it = m.find(p);
+  return it == m.end() ? nullptr : it->second;
+}
+
+bool Host::in_interrupt() const {
+  return in_interrupt_ && running_process() == irq_process_;
+}
+
+bool Host::may_block(const char* what, const std::source_location& where) {
+  if (in_interrupt()) {
+    Sim::get().error(name(), fmt::format("blocking call {} in interrupt context at {}:{} (handler {})",
+                                         what, where.file_name(), where.line(), irq_->running()));
+    return false;
+  }
+  if (!current()) {
+    Sim::get().error(name(), fmt::format("blocking call {} outside a thread of {} at {}:{}", what,
+                                         name(), where.file_name(), where.line()));
+    return false;
+  }
+  return true;
+}
+
+bool Host::join(HostThread* t, std::source_location where) {
+  if (!may_block("join", where)) return false;
+  if (!t || t->host_ != this || t == current()) {
+    Sim::get().error(name(), fmt::format("join of {} at {}:{}",
+                                         !t ? "a null thread"
+                                         : t->host_ != this ? "another node's thread"
+                                                            : "the calling thread itself",
+                                         where.file_name(), where.line()));
+    return false;
+  }
+  BlockScope scope(*this, "join");
+  while (!t->finished_) sc_core::wait(t->done_);
+  return true;
+}
+
+bool Host::sleep(Tick duration, std::source_location where) {
+  if (!may_block("sleep", where)) return false;
+  BlockScope scope(*this, "sleep");
+  sc_core::wait(Calendar::to_sc(duration));
+  return true;
+}
+
+void Host::yield(std::source_location where) {
+  if (!may_block("yield", where)) return;
+  sc_core::wait(sc_core::SC_ZERO_TIME);
+}
+
+Tick Host::cost_of(std::string_view cost_class, std::uint64_t bytes) const {
+  auto it = cost_cache_.find(cost_class);
+  if (it == cost_cache_.end()) {
+    // ParamSet::time throws std::logic_error for an undeclared class.
+    Tick fixed = params_.time(fmt::format("cost.{}", cost_class));
+    it = cost_cache_.emplace(std::string(cost_class), fixed).first;
+  }
+  Tick t = it->second;
+  if (bytes) t += serialization_time(bytes, copy_bandwidth_);
+  return t;
+}
+
+bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_location where) {
+  Tick cost = cost_of(cost_class, bytes);
+  if (!may_block("charge", where)) return false;
+  if (cost == 0) return true;
+  if (cpus_free_ > 0 && cpu_waiters_.empty()) {
+    --cpus_free_;
+  } else {
+    // All CPUs busy: queue FIFO; a releasing thread hands its CPU over.
+    HostThread* me = current();
+    CpuWaiter w{&me->wake_, false};
+    cpu_waiters_.push_back(&w);
+    BlockScope scope(*this, "cpu");
+    while (!w.granted) sc_core::wait(me->wake_);
+  }
+  sc_core::wait(Calendar::to_sc(cost));
+  if (cpu_waiters_.empty()) {
+    ++cpus_free_;
+  } else {
+    CpuWaiter* next = cpu_waiters_.front();
+    cpu_waiters_.pop_front();
+    next->granted = true;
+    next->wake->notify(sc_core::SC_ZERO_TIME);
+  }
+  return true;
+}
+
+void Host::timer_expired(void* host, std::uint64_t timer_id) {
+  auto* h = static_cast<Host*>(host);
+  // A timer cancelled or re-armed since this event was scheduled is no
+  // longer in the table: the event is stale by design.
+  if (h->timers_.count(timer_id)) h->irq_->post_timer(timer_id);
+}
+
+}  // namespace nicsim::host

@@ -1,0 +1,305 @@
+// The host side of one simulated node: software threads, synchronisation in
+// simulated time, an interrupt context, a memory allocator, a CPU with a cost
+// table. Every consumer program, library and driver runs on a HostThread (an
+// SC_THREAD); hardware models reach the host only through the HostBus
+// (host/bus.h) and the InterruptController.
+#pragma once
+#include <systemc>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "core/calendar.h"
+#include "core/params.h"
+#include "core/units.h"
+
+namespace nicsim::host {
+
+class Host;
+
+// A simulated software thread of one node. Runs on an SC_THREAD whose stack
+// is the "thread_stack" parameter; overflowing it is reported by name (see
+// Host) instead of corrupting memory.
+class HostThread {
+ public:
+  const std::string& name() const { return name_; }
+  Host& host() const { return *host_; }
+  bool finished() const { return finished_; }
+  // What the thread is blocked in right now ("mutex_lock", "mgmt_recv", ...),
+  // or nullptr when runnable. Used to explain deadlocks.
+  const char* blocked_in() const { return blocked_in_; }
+  void* user_context = nullptr;  // per-thread slot for program layers
+
+ private:
+  friend class Host;
+  friend class BlockScope;
+  friend class Mutex;
+  friend class WaitQueue;
+  std::string name_;
+  Host* host_ = nullptr;
+  bool finished_ = false;
+  const char* blocked_in_ = nullptr;
+  sc_core::sc_event done_;
+  // Every primitive that blocks this thread wakes it through this one event
+  // (a thread blocks in one place at a time) and re-checks its condition, so
+  // a stale notification is harmless.
+  sc_core::sc_event wake_;
+  const sc_core::sc_object* process_ = nullptr;
+};
+
+// Marks the current thread as blocked in `what` for the scope's lifetime. The
+// outermost label wins: a layer that wraps a primitive in its own scope
+// ("mgmt_recv") keeps that label while the primitive ("wait_queue") blocks.
+// Outside a HostThread of `host` it does nothing.
+class BlockScope {
+ public:
+  BlockScope(Host& host, const char* what);
+  ~BlockScope();
+
+ private:
+  HostThread* thread_;
+  const char* previous_;
+};
+
+// FIFO mutex in simulated time; ownership is handed to the longest waiter at
+// the moment of unlock (no barging). Not recursive: relocking is an error.
+class Mutex {
+ public:
+  explicit Mutex(Host& host) : host_(host) {}
+  // Blocking; from interrupt context it reports an error and returns false.
+  bool lock(std::source_location where = std::source_location::current());
+  bool try_lock();
+  void unlock();  // unlocking a mutex the caller does not hold is reported as an error
+  bool locked() const { return owner_ != nullptr; }
+
+ private:
+  friend class WaitQueue;
+  Host& host_;
+  HostThread* owner_ = nullptr;
+  std::deque<HostThread*> waiters_;
+};
+
+// A wait queue / condition variable in simulated time.
+class WaitQueue {
+ public:
+  explicit WaitQueue(Host& host) : host_(host) {}
+  // Releases `m`, waits for a notify (or the deadline), reacquires `m`.
+  // Returns false on timeout or when called from interrupt context (error).
+  bool wait(Mutex& m, std::source_location where = std::source_location::current());
+  bool wait_until(Mutex& m, Tick deadline,
+                  std::source_location where = std::source_location::current());
+  // Without a mutex (for code that tests a condition then sleeps).
+  bool wait(std::source_location where = std::source_location::current());
+  bool wait_until(Tick deadline, std::source_location where = std::source_location::current());
+  void notify_one();  // callable from any context, including interrupts
+  void notify_all();
+  std::size_t waiters() const { return waiters_.size(); }
+
+ private:
+  struct Waiter {
+    HostThread* thread;
+    sc_core::sc_event* wake;
+    bool notified;
+  };
+  bool block(Mutex* m, Tick deadline, const std::source_location& where);
+  Host& host_;
+  std::deque<Waiter*> waiters_;
+};
+
+// A one-shot timer whose callback runs in the node's interrupt context: at
+// expiry it is queued on the InterruptController like a raised line, so the
+// callback runs "cost.interrupt_entry" after the expiry time. Cancelling (or
+// destroying) the timer before the callback has run suppresses it.
+class Timer {
+ public:
+  Timer(Host& host, std::string name, std::function<void()> callback);
+  ~Timer();
+  void start(Tick delay);  // re-arming cancels the previous expiry
+  void cancel();
+  bool armed() const { return armed_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class InterruptController;
+  Host& host_;
+  std::string name_;
+  std::function<void()> callback_;
+  // Identifies the current arming in Host's timer table; calendar events and
+  // queued deliveries carry it, so a stale one finds nothing and does nothing.
+  std::uint64_t generation_ = 0;
+  bool armed_ = false;
+};
+
+// Interrupt lines of one node. Devices raise() from any context (calendar
+// callbacks, SC_METHODs, threads); handlers run one at a time on the node's
+// interrupt SC_THREAD after the "interrupt_entry" cost, and in_interrupt() is
+// true while they do. A raised line that is already pending is coalesced, as
+// a level-triggered line would be.
+class InterruptController {
+ public:
+  explicit InterruptController(Host& host);
+  using Handler = std::function<void()>;
+  // Returns the vector number. Names appear in traces and error messages.
+  // Vector numbers are never reused; a delivery still pending when its line
+  // is detached is dropped (the driver that detached no longer wants it).
+  int attach(std::string name, Handler handler);
+  void detach(int vector);
+  void raise(int vector);
+  std::uint64_t delivered(int vector) const;
+  // Name of the line (or timer) whose handler is running, else "".
+  const std::string& running() const { return *running_; }
+
+ private:
+  friend class Host;
+  friend class Timer;
+  void thread_body();
+  void post_timer(std::uint64_t timer_id);
+  void run_handler(const std::string& name, const Handler& handler);
+  struct Line {
+    std::string name;
+    Handler handler;
+    bool pending = false;
+    std::uint64_t delivered = 0;
+  };
+  struct Pending {
+    int vector;              // >= 0: an interrupt line
+    std::uint64_t timer_id;  // vector < 0: a timer expiry
+  };
+  Host& host_;
+  std::deque<Line> lines_;  // a deque: attach() from a handler keeps references valid
+  std::deque<Pending> queue_;
+  sc_core::sc_event kick_;
+  static const std::string kNone;
+  const std::string* running_ = &kNone;
+};
+
+// The node's memory. Allocations are real process memory (so device DMA and C
+// consumers use ordinary pointers), accounted per node against the "memory"
+// parameter, and recorded as regions so that the host bus can refuse a DMA
+// outside the node's memory (master abort) instead of writing elsewhere.
+// Memory the node did not allocate (a consumer's stack buffer, a static
+// array) becomes DMA-able by pin()ning it, as a driver pins user pages.
+// Allocations are zero-filled so that runs stay byte-for-byte deterministic;
+// pinned ranges do not count against the limit (they are already the
+// process's memory).
+class HostMemory {
+ public:
+  explicit HostMemory(std::uint64_t limit_bytes) : limit_(limit_bytes) {}
+  ~HostMemory();
+  HostMemory(const HostMemory&) = delete;
+  HostMemory& operator=(const HostMemory&) = delete;
+  // nullptr when the limit would be exceeded or `align` is not a power of two.
+  void* alloc(std::size_t bytes, std::size_t align = 64);
+  void free(void* p);  // an unknown pointer is reported as a SimError (free_checked: false)
+  bool free_checked(void* p);
+  bool pin(const void* p, std::size_t bytes);  // false if it overlaps a region or is empty
+  bool unpin(const void* p);                   // only pinned regions, by start address
+  // Whole range inside one region. A zero-length range is contained when its
+  // address lies within (or at the end of) a region.
+  bool contains(std::uint64_t addr, std::size_t bytes) const;
+  std::uint64_t bytes_in_use() const { return in_use_; }
+  std::uint64_t limit() const { return limit_; }
+
+ private:
+  struct Region {
+    std::size_t bytes;    // as requested: DMA may touch exactly these
+    std::size_t charged;  // counted against the limit (rounded up to the alignment)
+    bool owned;           // allocated here (freed with the node) vs pinned
+  };
+  std::uint64_t limit_;
+  std::uint64_t in_use_ = 0;
+  std::map<std::uint64_t, Region> regions_;  // by start address
+};
+
+// Parameters (scope "host", host/host_params.cc): cpus, memory,
+// thread_stack, copy_bandwidth and the cost table "cost.<class>" (Time): the
+// fixed CPU time of one operation of that class. This layer defines
+// api_call, syscall, interrupt_entry, context_switch and thread_spawn; other
+// layers add their own classes to the same scope with their own
+// ParamRegistration. Charging is explicit (charge()) except for
+// interrupt_entry (charged by the InterruptController before each handler)
+// and thread_spawn (charged to a thread spawned while the simulation runs,
+// before its body, as pthread_create would; threads created before the run
+// stand for processes already running and start at once).
+class Host : public sc_core::sc_module {
+ public:
+  // `params` is the node's "host" scope (cpus, memory, thread_stack,
+  // copy_bandwidth, cost.<class>...).
+  Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params);
+  ~Host() override;
+
+  std::uint32_t node_id() const { return node_id_; }
+  const ParamSet& params() const { return params_; }
+
+  // Threads. spawn() may be called before or during simulation, from any
+  // context. Thread names need not be unique; the SC_THREAD gets a unique
+  // SystemC name derived from it.
+  HostThread* spawn(std::string name, std::function<void()> body);
+  bool join(HostThread* t, std::source_location where = std::source_location::current());
+  bool sleep(Tick duration, std::source_location where = std::source_location::current());
+  // Lets the other runnable threads of this time run first.
+  void yield(std::source_location where = std::source_location::current());
+  HostThread* current() const;  // the calling HostThread of this node, else nullptr
+  static Host* current_host();  // the Host whose thread (or interrupt context) is running
+  const std::vector<std::unique_ptr<HostThread>>& threads() const { return threads_; }
+
+  // True while the calling process is this node's interrupt thread running a
+  // handler. (A handler may stall the CPU in an MMIO read; the node's other
+  // threads keep running meanwhile and are not in interrupt context.)
+  bool in_interrupt() const;
+  // Every blocking primitive calls this first. In interrupt context it
+  // reports "blocking call <what> in interrupt context at file:line" as a
+  // SimError and returns false; the primitive then returns without blocking.
+  // Called from a process that is not one of this node's threads (a
+  // hardware model's callback, another node's thread) it reports "blocking
+  // call <what> outside a thread of <host> at file:line" likewise.
+  bool may_block(const char* what, const std::source_location& where);
+
+  // CPU time: occupies one of the node's CPUs for the cost of `cost_class`
+  // (parameter "cost.<class>") plus `bytes` at "copy_bandwidth". Blocking.
+  // Unknown classes are a programming error.
+  Tick cost_of(std::string_view cost_class, std::uint64_t bytes = 0) const;
+  bool charge(std::string_view cost_class, std::uint64_t bytes = 0,
+              std::source_location where = std::source_location::current());
+
+  InterruptController& irq() { return *irq_; }
+  HostMemory& memory() { return *memory_; }
+  std::uint32_t cpus() const { return cpus_; }
+  std::uint32_t cpus_busy() const { return cpus_ - cpus_free_; }
+
+ private:
+  friend class InterruptController;
+  friend class BlockScope;
+  friend class Timer;
+  struct CpuWaiter {
+    sc_core::sc_event* wake;
+    bool granted;
+  };
+  static void timer_expired(void* host, std::uint64_t timer_id);
+  void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
+  void trace(const char* event, const std::string& name);
+  std::uint32_t node_id_;
+  ParamSet params_;
+  std::vector<std::unique_ptr<HostThread>> threads_;
+  std::map<const sc_core::sc_object*, HostThread*> by_process_;
+  bool in_interrupt_ = false;
+  const sc_core::sc_object* irq_process_ = nullptr;
+  std::uint32_t cpus_;
+  std::uint32_t cpus_free_;
+  std::deque<CpuWaiter*> cpu_waiters_;
+  int stack_bytes_;
+  std::uint64_t copy_bandwidth_;
+  mutable std::map<std::string, Tick, std::less<>> cost_cache_;  // "cost.<class>" values
+  std::map<std::uint64_t, Timer*> timers_;  // armed timers by arming id
+  std::uint64_t next_timer_id_ = 1;
+  std::unique_ptr<InterruptController> irq_;
+  std::unique_ptr<HostMemory> memory_;
+};
+
+}  // namespace nicsim::host

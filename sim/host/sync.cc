@@ -1,0 +1,151 @@
+// Synchronisation in simulated time: BlockScope, Mutex, WaitQueue, Timer.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/sim.h"
+#include "host/host.h"
+
+namespace nicsim::host {
+
+BlockScope::BlockScope(Host& host, const char* what) : thread_(host.current()), previous_(nullptr) {
+  if (!thread_) return;
+  previous_ = thread_->blocked_in_;
+  if (!previous_) thread_->blocked_in_ = what;
+}
+
+BlockScope::~BlockScope() {
+  if (thread_) thread_->blocked_in_ = previous_;
+}
+
+// --- Mutex -----------------------------------------------------------------
+
+bool Mutex::lock(std::source_location where) {
+  if (!host_.may_block("mutex_lock", where)) return false;
+  HostThread* me = host_.current();
+  if (owner_ == me) {
+    Sim::get().error(host_.name(),
+                     fmt::format("mutex_lock of a mutex thread '{}' already holds (self-deadlock) at {}:{}",
+                                 me->name(), where.file_name(), where.line()));
+    return false;
+  }
+  if (!owner_) {
+    owner_ = me;
+    return true;
+  }
+  waiters_.push_back(me);
+  BlockScope scope(host_, "mutex_lock");
+  while (owner_ != me) sc_core::wait(me->wake_);
+  return true;
+}
+
+bool Mutex::try_lock() {
+  HostThread* me = host_.current();
+  if (!me) {
+    // The owner must be a thread that can later unlock; an interrupt
+    // handler or a hardware callback cannot own a sleeping mutex.
+    Sim::get().error(host_.name(), "mutex try_lock outside a host thread");
+    return false;
+  }
+  if (owner_) return false;
+  owner_ = me;
+  return true;
+}
+
+void Mutex::unlock() {
+  HostThread* me = host_.current();
+  if (!me || owner_ != me) {
+    Sim::get().error(host_.name(),
+                     fmt::format("mutex unlock by {} which does not hold it",
+                                 me ? fmt::format("thread '{}'", me->name()) : std::string("a non-thread context")));
+    return;
+  }
+  if (waiters_.empty()) {
+    owner_ = nullptr;
+    return;
+  }
+  // Hand ownership to the longest waiter now, so that nobody can barge in
+  // before it runs.
+  owner_ = waiters_.front();
+  waiters_.pop_front();
+  owner_->wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// --- WaitQueue -------------------------------------------------------------
+
+bool WaitQueue::wait(Mutex& m, std::source_location where) { return block(&m, kTickMax, where); }
+
+bool WaitQueue::wait_until(Mutex& m, Tick deadline, std::source_location where) {
+  return block(&m, deadline, where);
+}
+
+bool WaitQueue::wait(std::source_location where) { return block(nullptr, kTickMax, where); }
+
+bool WaitQueue::wait_until(Tick deadline, std::source_location where) {
+  return block(nullptr, deadline, where);
+}
+
+bool WaitQueue::block(Mutex* m, Tick deadline, const std::source_location& where) {
+  if (!host_.may_block("wait_queue_wait", where)) return false;
+  HostThread* me = host_.current();
+  if (m && m->owner_ != me) {
+    Sim::get().error(host_.name(),
+                     fmt::format("wait_queue_wait by thread '{}' without holding the mutex at {}:{}",
+                                 me->name(), where.file_name(), where.line()));
+    return false;
+  }
+  if (deadline <= now()) return false;
+  Waiter w{me, &me->wake_, false};
+  waiters_.push_back(&w);
+  if (m) m->unlock();
+  {
+    BlockScope scope(host_, "wait_queue");
+    while (!w.notified) {
+      if (deadline == kTickMax) {
+        sc_core::wait(me->wake_);
+        continue;
+      }
+      Tick n = now();
+      if (n >= deadline) break;
+      sc_core::wait(Calendar::to_sc(deadline - n), me->wake_);
+    }
+  }
+  if (!w.notified) waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &w));
+  if (m) m->lock(where);
+  return w.notified;
+}
+
+void WaitQueue::notify_one() {
+  if (waiters_.empty()) return;
+  Waiter* w = waiters_.front();
+  waiters_.pop_front();
+  w->notified = true;
+  w->wake->notify(sc_core::SC_ZERO_TIME);
+}
+
+void WaitQueue::notify_all() {
+  while (!waiters_.empty()) notify_one();
+}
+
+// --- Timer -----------------------------------------------------------------
+
+Timer::Timer(Host& host, std::string name, std::function<void()> callback)
+    : host_(host), name_(std::move(name)), callback_(std::move(callback)) {}
+
+Timer::~Timer() { cancel(); }
+
+void Timer::start(Tick delay) {
+  cancel();
+  generation_ = host_.next_timer_id_++;
+  host_.timers_[generation_] = this;
+  armed_ = true;
+  Sim::get().calendar().at(now() + delay, &Host::timer_expired, &host_, generation_);
+}
+
+void Timer::cancel() {
+  if (!armed_) return;
+  host_.timers_.erase(generation_);
+  armed_ = false;
+}
+
+}  // namespace nicsim::host

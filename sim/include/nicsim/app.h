@@ -1,0 +1,112 @@
+/*
+ * nicsim/app.h: the interface between nicsim and consumer programs.
+ *
+ * A consumer program is a C function registered by name. A scenario's
+ * workload runs it on a simulated host thread of each node it names, with
+ * argc/argv. Everything here runs in simulated time: nicsim_sleep_ns waits
+ * in the simulation, and every call is charged to the node's CPU.
+ *
+ * All nodes of a simulation live in one process: a program must keep its
+ * state on its stack, in memory from nicsim_alloc, or behind
+ * nicsim_program_context(), never in static variables (those would be shared
+ * by every simulated node).
+ *
+ * Plugins: a shared object built against this header (see the nicsim CMake
+ * package, nicsim_add_plugin) defines nicsim_plugin_init() and registers its
+ * programs there; `nicsim run --plugin FILE.so` loads it.
+ *
+ * C99 and C++; needs nothing else from nicsim.
+ */
+#ifndef NICSIM_APP_H
+#define NICSIM_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NICSIM_APP_API_VERSION 1
+
+/* A program's entry point: returns 0 on success; anything else fails the
+ * workload (and `nicsim run` exits 1). */
+typedef int (*nicsim_program_fn)(int argc, char** argv);
+
+/* Registers a program. Returns 0, or -1 if the name is taken or empty. */
+int nicsim_register_program(const char* name, nicsim_program_fn fn, const char* doc);
+
+/* Defined by a plugin; called once after the plugin is loaded. Returns 0 on
+ * success. */
+int nicsim_plugin_init(void);
+
+/* ---- where am I --------------------------------------------------------- */
+uint32_t nicsim_node_id(void);          /* this node's index in the scenario */
+const char* nicsim_node_name(void);
+uint32_t nicsim_node_count(void);       /* nodes in the scenario */
+const char* nicsim_node_name_of(uint32_t node_id);
+/* This workload's participants (like MPI ranks): the nodes the scenario's
+ * workload names, in scenario order. */
+uint32_t nicsim_workload_size(void);
+uint32_t nicsim_workload_rank(void);
+uint32_t nicsim_workload_node(uint32_t rank);
+
+/* ---- simulated time ----------------------------------------------------- */
+uint64_t nicsim_now_ps(void);
+uint64_t nicsim_now_ns(void);
+void nicsim_sleep_ns(uint64_t ns);
+void nicsim_sleep_ps(uint64_t ps);
+void nicsim_yield(void);
+
+/* ---- threads ------------------------------------------------------------ */
+typedef struct nicsim_thread* nicsim_thread_t;
+/* Spawns a simulated thread on this node running fn(arg). NULL on failure. */
+nicsim_thread_t nicsim_thread_spawn(void (*fn)(void* arg), void* arg, const char* name);
+/* Waits for the thread to finish. 0 on success, -1 on a bad handle. */
+int nicsim_thread_join(nicsim_thread_t thread);
+
+/* ---- memory ------------------------------------------------------------- */
+/* Node memory (accounted per node, visible to the node's NIC for DMA). */
+void* nicsim_alloc(size_t bytes, size_t align);
+void nicsim_free(void* p);
+/* One pointer of per-program-instance state, initially NULL. */
+void** nicsim_program_context(void);
+
+/* ---- output ------------------------------------------------------------- */
+/* printf-style; goes to the trace ("program" component) and, with
+ * `nicsim run -v`, to stderr prefixed by time and node. */
+void nicsim_log(const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* A named result of this program instance, with its unit ("ns", "MB/s",
+ * "packets"...). Results appear in the report and results.json. */
+void nicsim_result(const char* name, double value, const char* unit);
+/* Marks this program instance failed with a reason (it still runs on). */
+void nicsim_fail(const char* reason);
+
+/* ---- management network (bootstrap only) -------------------------------- */
+/* A separate, modelled management Ethernet (latency and bandwidth are the
+ * scenario's "mgmt" parameters) for exchanging small bootstrap records:
+ * queue pair numbers, keys, addresses, as perftest does over TCP or an MPI
+ * launcher does. Never for data the stacks under test must carry: that
+ * crosses the simulated fabric. Messages are at most NICSIM_MGMT_MAX bytes
+ * and are matched by (source node, tag) in FIFO order. */
+#define NICSIM_MGMT_MAX 4096
+#define NICSIM_ANY_NODE 0xffffffffu
+/* 0 on success; -1 for a bad node or an oversized message. */
+int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t len);
+/* Blocks until a message with `tag` from `src_node` (or NICSIM_ANY_NODE)
+ * arrives. Returns its length (truncated to cap), or -1 on timeout
+ * (timeout_ns 0 = wait forever). *from receives the sender if non-NULL. */
+long nicsim_mgmt_recv(uint32_t src_node, uint32_t tag, void* buf, size_t cap, uint32_t* from,
+                      uint64_t timeout_ns);
+/* All nodes of this workload wait until each has reached the barrier. */
+int nicsim_barrier(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NICSIM_APP_H */

@@ -1,0 +1,85 @@
+#include "trace/stats.h"
+
+#include <bit>
+
+namespace nicsim {
+
+std::size_t Histogram::bucket_of(std::uint64_t v) {
+  // Values below 2^kSubBits get one bucket each; above, each power of two is
+  // split into 2^kSubBits equal sub-buckets.
+  constexpr std::uint64_t sub = 1ULL << kSubBits;
+  if (v < sub) return static_cast<std::size_t>(v);
+  int msb = 63 - std::countl_zero(v);
+  int shift = msb - kSubBits;
+  std::uint64_t mantissa = (v >> shift) - sub;  // 0 .. sub-1
+  return static_cast<std::size_t>(sub + static_cast<std::uint64_t>(shift) * sub + mantissa);
+}
+
+std::uint64_t Histogram::bucket_upper(std::size_t b) {
+  constexpr std::uint64_t sub = 1ULL << kSubBits;
+  if (b < sub) return b;
+  std::uint64_t shift = (b - sub) / sub;
+  std::uint64_t mantissa = (b - sub) % sub;
+  return (((sub + mantissa + 1) << shift) - 1);
+}
+
+void Histogram::add(std::uint64_t v) {
+  std::size_t b = bucket_of(v);
+  if (b >= buckets_.size()) buckets_.resize(b + 1, 0);
+  ++buckets_[b];
+  ++count_;
+  sum_ += v;
+  if (v < min_) min_ = v;
+  if (v > max_) max_ = v;
+}
+
+std::uint64_t Histogram::percentile(double p) const {
+  if (count_ == 0) return 0;
+  double target = p / 100.0 * static_cast<double>(count_);
+  std::uint64_t need = static_cast<std::uint64_t>(target);
+  if (static_cast<double>(need) < target) ++need;
+  if (need == 0) need = 1;
+  std::uint64_t seen = 0;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    seen += buckets_[b];
+    if (seen >= need) {
+      std::uint64_t v = bucket_upper(b);
+      if (v > max_) v = max_;
+      if (v < min_) v = min_;
+      return v;
+    }
+  }
+  return max_;
+}
+
+void Histogram::merge(const Histogram& other) {
+  if (other.buckets_.size() > buckets_.size()) buckets_.resize(other.buckets_.size(), 0);
+  for (std::size_t b = 0; b < other.buckets_.size(); ++b) buckets_[b] += other.buckets_[b];
+  count_ += other.count_;
+  sum_ += other.sum_;
+  if (other.count_) {
+    if (other.min_ < min_) min_ = other.min_;
+    if (other.max_ > max_) max_ = other.max_;
+  }
+}
+
+void StatsRegistry::counter(std::string object, std::string name, std::string unit,
+                            const std::uint64_t* value, std::string doc) {
+  scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc),
+                            [value] { return static_cast<double>(*value); }});
+}
+
+void StatsRegistry::gauge(std::string object, std::string name, std::string unit,
+                          std::function<double()> read, std::string doc) {
+  scalars_.push_back(
+      Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read)});
+}
+
+Histogram& StatsRegistry::histogram(std::string object, std::string name, std::string unit,
+                                    std::string doc) {
+  hists_.push_back(Hist{std::move(object), std::move(name), std::move(unit), std::move(doc),
+                        std::make_shared<Histogram>()});
+  return *hists_.back().histogram;
+}
+
+}  // namespace nicsim

@@ -1,0 +1,63 @@
+// Declared statistics with units, per object (gem5/ns-3 style). Objects keep
+// their own counters as plain integers (no cost on hot paths) and register
+// pointers to them; the registry reads them when the results are written.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicsim {
+
+// Log-linear histogram (HDR style): 32 sub-buckets per power of two, so any
+// recorded value is known to within ~3%; min, max, count and sum are exact.
+class Histogram {
+ public:
+  void add(std::uint64_t v);
+  std::uint64_t count() const { return count_; }
+  std::uint64_t min() const { return count_ ? min_ : 0; }
+  std::uint64_t max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
+  // Smallest recorded bucket bound such that `p` (0..100) percent of values
+  // are at or below it, clamped to [min, max].
+  std::uint64_t percentile(double p) const;
+  void merge(const Histogram& other);
+
+ private:
+  static constexpr int kSubBits = 5;
+  static std::size_t bucket_of(std::uint64_t v);
+  static std::uint64_t bucket_upper(std::size_t b);
+  std::vector<std::uint64_t> buckets_;
+  std::uint64_t count_ = 0, min_ = ~0ULL, max_ = 0;
+  unsigned __int128 sum_ = 0;
+};
+
+class StatsRegistry {
+ public:
+  struct Scalar {
+    std::string object, name, unit, doc;
+    std::function<double()> read;
+  };
+  struct Hist {
+    std::string object, name, unit, doc;
+    std::shared_ptr<Histogram> histogram;
+  };
+  // A counter the object owns; `value` must outlive the registry's use.
+  void counter(std::string object, std::string name, std::string unit, const std::uint64_t* value,
+               std::string doc = {});
+  // A derived value computed when results are written (e.g. utilisation).
+  void gauge(std::string object, std::string name, std::string unit, std::function<double()> read,
+             std::string doc = {});
+  // A histogram owned by the registry.
+  Histogram& histogram(std::string object, std::string name, std::string unit, std::string doc = {});
+
+  const std::vector<Scalar>& scalars() const { return scalars_; }
+  const std::vector<Hist>& histograms() const { return hists_; }
+
+ private:
+  std::vector<Scalar> scalars_;
+  std::vector<Hist> hists_;
+};
+
+}  // namespace nicsim

@@ -1,0 +1,142 @@
+#include "trace/trace.h"
+
+#include <fmt/format.h>
+
+namespace nicsim {
+
+namespace {
+struct ComponentInfo {
+  const char* name;
+  const char* doc;
+};
+constexpr ComponentInfo kComponents[] = {
+#define NICSIM_X(name, doc) {#name, doc},
+    NICSIM_TRACE_COMPONENTS(NICSIM_X)
+#undef NICSIM_X
+};
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20)
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+        else
+          out.push_back(c);
+    }
+  }
+  out.push_back('"');
+}
+}  // namespace
+
+const char* component_name(Component c) { return kComponents[static_cast<int>(c)].name; }
+const char* component_doc(Component c) { return kComponents[static_cast<int>(c)].doc; }
+
+std::optional<Component> trace_component_from_name(std::string_view name) {
+  for (int i = 0; i < static_cast<int>(Component::count); ++i)
+    if (name == kComponents[i].name) return static_cast<Component>(i);
+  return std::nullopt;
+}
+
+bool glob_match(std::string_view p, std::string_view t) {
+  std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  auto class_match = [&](std::size_t& i, char c) {
+    // [abc] or [a-z]; i points at '['; on return i is past ']'.
+    std::size_t j = i + 1;
+    bool negate = j < p.size() && p[j] == '!';
+    if (negate) ++j;
+    bool hit = false;
+    for (; j < p.size() && p[j] != ']'; ++j) {
+      if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
+        if (c >= p[j] && c <= p[j + 2]) hit = true;
+        j += 2;
+      } else if (p[j] == c) {
+        hit = true;
+      }
+    }
+    i = j + 1;
+    return hit != negate;
+  };
+  while (ti < t.size()) {
+    if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+      continue;
+    }
+    if (pi < p.size()) {
+      std::size_t next = pi;
+      bool ok;
+      if (p[pi] == '[') {
+        ok = class_match(next, t[ti]);
+      } else {
+        ok = p[pi] == '?' || p[pi] == t[ti];
+        next = pi + 1;
+      }
+      if (ok) {
+        pi = next;
+        ++ti;
+        continue;
+      }
+    }
+    if (star == std::string_view::npos) return false;
+    pi = star + 1;
+    ti = ++mark;
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+Tracer::~Tracer() { close(); }
+
+void Tracer::set_devices(std::vector<std::string> names) {
+  names_ = std::move(names);
+  masks_.assign(names_.size(), 0);
+}
+
+void Tracer::enable(std::string_view device_glob, std::optional<Component> component) {
+  std::uint32_t bits = component ? (1u << static_cast<unsigned>(*component)) : ~0u;
+  for (std::size_t d = 0; d < names_.size(); ++d)
+    if (glob_match(device_glob, names_[d])) masks_[d] |= bits;
+}
+
+bool Tracer::open(const std::string& path) {
+  close();
+  out_ = std::fopen(path.c_str(), "w");
+  return out_ != nullptr;
+}
+
+void Tracer::close() {
+  if (out_) std::fclose(out_);
+  out_ = nullptr;
+}
+
+void Tracer::record(Tick t, std::uint32_t device, Component c, std::string_view event,
+                    std::initializer_list<TraceField> fields) {
+  ++records_;
+  if (!out_) return;
+  line_.clear();
+  fmt::format_to(std::back_inserter(line_), "{{\"t\":{},\"dev\":", t);
+  append_json_string(line_, device < names_.size() ? std::string_view(names_[device]) : "?");
+  fmt::format_to(std::back_inserter(line_), ",\"comp\":\"{}\",\"ev\":", component_name(c));
+  append_json_string(line_, event);
+  for (const TraceField& f : fields) {
+    line_ += ",\"";
+    line_ += f.key;
+    line_ += "\":";
+    switch (f.type) {
+      case TraceField::Type::Int: fmt::format_to(std::back_inserter(line_), "{}", f.i); break;
+      case TraceField::Type::Uint: fmt::format_to(std::back_inserter(line_), "{}", f.u); break;
+      case TraceField::Type::Real: fmt::format_to(std::back_inserter(line_), "{}", f.d); break;
+      case TraceField::Type::Str: append_json_string(line_, f.s); break;
+    }
+  }
+  line_ += "}\n";
+  std::fwrite(line_.data(), 1, line_.size(), out_);
+}
+
+}  // namespace nicsim

@@ -1,0 +1,190 @@
+// The C functions of nicsim/app.h, on top of the host model and the world.
+#include <fmt/format.h>
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "core/sim.h"
+#include "host/host.h"
+#include "nicsim/app.h"
+#include "trace/trace.h"
+#include "world/programs.h"
+#include "world/world.h"
+
+using namespace nicsim;
+
+namespace {
+
+// Programs call these only from their own simulated threads; a call from
+// anywhere else is a usage error reported once per call site kind.
+ProgramInstance* self(const char* call) {
+  ProgramInstance* p = current_program();
+  if (!p) Sim::get().error("app", fmt::format("{} called outside a program thread", call));
+  return p;
+}
+
+void charge(ProgramInstance* p, std::uint64_t bytes = 0) { p->node().host().charge("api_call", bytes); }
+
+constexpr std::uint32_t kBarrierTag = 0xfffffff0u;
+
+}  // namespace
+
+extern "C" {
+
+int nicsim_register_program(const char* name, nicsim_program_fn fn, const char* doc) {
+  if (!name) return -1;
+  return ProgramRegistry::instance().add(name, fn, doc ? doc : "") ? 0 : -1;
+}
+
+uint32_t nicsim_node_id(void) {
+  ProgramInstance* p = self("nicsim_node_id");
+  return p ? p->node().id() : 0;
+}
+
+const char* nicsim_node_name(void) {
+  ProgramInstance* p = self("nicsim_node_name");
+  return p ? p->node().name().c_str() : "";
+}
+
+uint32_t nicsim_node_count(void) {
+  World* w = World::current();
+  return w ? static_cast<uint32_t>(w->num_nodes()) : 0;
+}
+
+const char* nicsim_node_name_of(uint32_t node_id) {
+  World* w = World::current();
+  return w && node_id < w->num_nodes() ? w->node(node_id).name().c_str() : nullptr;
+}
+
+uint32_t nicsim_workload_size(void) {
+  ProgramInstance* p = self("nicsim_workload_size");
+  return p ? static_cast<uint32_t>(p->workload().nodes.size()) : 0;
+}
+
+uint32_t nicsim_workload_rank(void) {
+  ProgramInstance* p = self("nicsim_workload_rank");
+  return p ? p->rank() : 0;
+}
+
+uint32_t nicsim_workload_node(uint32_t rank) {
+  ProgramInstance* p = self("nicsim_workload_node");
+  if (!p || rank >= p->workload().nodes.size()) return NICSIM_ANY_NODE;
+  return p->workload().nodes[rank];
+}
+
+uint64_t nicsim_now_ps(void) { return now(); }
+uint64_t nicsim_now_ns(void) { return now() / kNs; }
+
+void nicsim_sleep_ps(uint64_t ps) {
+  if (ProgramInstance* p = self("nicsim_sleep_ps")) p->node().host().sleep(ps);
+}
+
+void nicsim_sleep_ns(uint64_t ns) {
+  if (ProgramInstance* p = self("nicsim_sleep_ns")) p->node().host().sleep(ns * kNs);
+}
+
+void nicsim_yield(void) {
+  if (ProgramInstance* p = self("nicsim_yield")) p->node().host().yield();
+}
+
+nicsim_thread_t nicsim_thread_spawn(void (*fn)(void* arg), void* arg, const char* name) {
+  ProgramInstance* p = self("nicsim_thread_spawn");
+  if (!p || !fn) return nullptr;
+  host::Host& h = p->node().host();
+  h.charge("thread_spawn");
+  host::HostThread* t = h.spawn(name ? name : "thread", [fn, arg] { fn(arg); });
+  t->user_context = p;
+  return reinterpret_cast<nicsim_thread_t>(t);
+}
+
+int nicsim_thread_join(nicsim_thread_t thread) {
+  ProgramInstance* p = self("nicsim_thread_join");
+  if (!p || !thread) return -1;
+  host::Host& h = p->node().host();
+  auto* t = reinterpret_cast<host::HostThread*>(thread);
+  for (auto& owned : h.threads())
+    if (owned.get() == t) return h.join(t) ? 0 : -1;
+  return -1;  // not a thread of this node
+}
+
+void* nicsim_alloc(size_t bytes, size_t align) {
+  ProgramInstance* p = self("nicsim_alloc");
+  if (!p) return nullptr;
+  charge(p);
+  return p->node().host().memory().alloc(bytes, align ? align : 64);
+}
+
+void nicsim_free(void* ptr) {
+  ProgramInstance* p = self("nicsim_free");
+  if (!p || !ptr) return;
+  if (!p->node().host().memory().free_checked(ptr))
+    Sim::get().error(p->node().name(), fmt::format("nicsim_free of {} which this node did not allocate", ptr));
+}
+
+void** nicsim_program_context(void) {
+  ProgramInstance* p = self("nicsim_program_context");
+  return p ? &p->context : nullptr;
+}
+
+void nicsim_log(const char* format, ...) {
+  ProgramInstance* p = self("nicsim_log");
+  if (!p) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, format);
+  std::vsnprintf(buf, sizeof buf, format, ap);
+  va_end(ap);
+  Sim& sim = Sim::get();
+  const std::uint32_t dev = p->node().id();
+  if (sim.tracer().on(dev, Component::program))
+    sim.tracer().record(now(), dev, Component::program, "log", {{"program", p->info().name}, {"text", buf}});
+  if (std::getenv("NICSIM_VERBOSE"))
+    std::fprintf(stderr, "[%s %s] %s\n", format_time(now()).c_str(), p->node().name().c_str(), buf);
+}
+
+void nicsim_result(const char* name, double value, const char* unit) {
+  if (ProgramInstance* p = self("nicsim_result")) p->result(name ? name : "", value, unit ? unit : "");
+}
+
+void nicsim_fail(const char* reason) {
+  if (ProgramInstance* p = self("nicsim_fail")) p->fail(reason ? reason : "failed");
+}
+
+int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t len) {
+  ProgramInstance* p = self("nicsim_mgmt_send");
+  if (!p) return -1;
+  charge(p, len);
+  return World::current()->mgmt().send(p->node().id(), dst_node, tag, buf, len) ? 0 : -1;
+}
+
+long nicsim_mgmt_recv(uint32_t src_node, uint32_t tag, void* buf, size_t cap, uint32_t* from,
+                      uint64_t timeout_ns) {
+  ProgramInstance* p = self("nicsim_mgmt_recv");
+  if (!p) return -1;
+  host::BlockScope blocked(p->node().host(), "nicsim_mgmt_recv");
+  long n = World::current()->mgmt().recv(p->node().id(), src_node, tag, buf, cap, from, timeout_ns * kNs);
+  if (n > 0) charge(p, static_cast<std::uint64_t>(n));
+  return n;
+}
+
+int nicsim_barrier(void) {
+  ProgramInstance* p = self("nicsim_barrier");
+  if (!p) return -1;
+  // Gather at rank 0, then release; tags carry the barrier generation so
+  // back-to-back barriers never mix.
+  const auto& nodes = p->workload().nodes;
+  const std::uint32_t tag = kBarrierTag - static_cast<std::uint32_t>(p->barrier_generation++ % 8);
+  const std::uint32_t root = nodes[0];
+  char token = 0;
+  if (p->rank() == 0) {
+    for (std::size_t i = 1; i < nodes.size(); ++i)
+      if (nicsim_mgmt_recv(NICSIM_ANY_NODE, tag, &token, 1, nullptr, 0) < 0) return -1;
+    for (std::size_t i = 1; i < nodes.size(); ++i)
+      if (nicsim_mgmt_send(nodes[i], tag, &token, 1) != 0) return -1;
+    return 0;
+  }
+  if (nicsim_mgmt_send(root, tag, &token, 1) != 0) return -1;
+  return nicsim_mgmt_recv(root, tag, &token, 1, nullptr, 0) < 0 ? -1 : 0;
+}
+
+}  // extern "C"

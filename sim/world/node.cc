@@ -1,0 +1,48 @@
+#include "world/node.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "fabric/raw_nic.h"
+
+namespace nicsim {
+
+NicRegistry& NicRegistry::instance() {
+  static NicRegistry registry;
+  return registry;
+}
+
+const NicFactory* NicRegistry::find(const std::string& kind) const {
+  auto it = factories_.find(kind);
+  return it == factories_.end() ? nullptr : &it->second;
+}
+
+namespace {
+// The raw NIC kind lives in sim/fabric; register its factory here.
+const bool raw_registered = [] {
+  NicRegistry::instance().add("raw", [](NicContext& c) -> std::unique_ptr<fabric::Device> {
+    return std::make_unique<fabric::RawNic>(c.fabric, c.device_id, c.name, c.node.id(), c.params);
+  });
+  return true;
+}();
+}  // namespace
+
+Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric) : spec_(spec), id_(id) {
+  host_ = std::make_unique<host::Host>(fmt::format("{}_host", spec.name).c_str(), id, spec.host);
+  bus_ = std::make_unique<host::HostBus>(fmt::format("{}_bus", spec.name).c_str(), *host_, spec.bus);
+  const NicFactory* factory = NicRegistry::instance().find(spec.nic);
+  if (!factory) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
+  NicContext ctx{fabric, id, spec.name, *this, spec.nic_params};
+  nic_ = (*factory)(ctx);
+  lids_.assign(nic_->num_ports(), 0);
+}
+
+Node::~Node() = default;
+
+void Node::set_lid(std::uint32_t port, std::uint16_t lid) {
+  lids_.at(port - 1) = lid;
+  if (auto* raw = nic_as<fabric::RawNic>()) raw->set_lid(port, lid);
+}
+
+}  // namespace nicsim

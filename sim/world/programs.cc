@@ -1,0 +1,114 @@
+#include "world/programs.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include "core/sim.h"
+#include "host/host.h"
+#include "scenario/loader.h"
+#include "trace/trace.h"
+#include "world/node.h"
+
+namespace nicsim {
+
+ProgramRegistry& ProgramRegistry::instance() {
+  static ProgramRegistry registry;
+  return registry;
+}
+
+bool ProgramRegistry::add(const std::string& name, nicsim_program_fn fn, const std::string& doc) {
+  if (name.empty() || !fn || programs_.count(name)) return false;
+  programs_.emplace(name, ProgramInfo{name, fn, doc, loading_origin_});
+  return true;
+}
+
+const ProgramInfo* ProgramRegistry::find(std::string_view name) const {
+  auto it = programs_.find(name);
+  return it == programs_.end() ? nullptr : &it->second;
+}
+
+std::vector<const ProgramInfo*> ProgramRegistry::all() const {
+  std::vector<const ProgramInfo*> out;
+  for (auto& [_, p] : programs_) out.push_back(&p);
+  return out;
+}
+
+std::string ProgramRegistry::load_plugin(const std::string& path) {
+  // RTLD_GLOBAL is not needed: plugins resolve nicsim symbols against the
+  // already-loaded libnicsim_core.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return fmt::format("{}: cannot load plugin: {}", path, dlerror());
+  using InitFn = int (*)();
+  auto init = reinterpret_cast<InitFn>(dlsym(handle, "nicsim_plugin_init"));
+  if (!init) return fmt::format("{}: not a nicsim plugin (no nicsim_plugin_init symbol)", path);
+  loading_origin_ = path;
+  int rc = init();
+  loading_origin_ = "built-in";
+  if (rc != 0) return fmt::format("{}: nicsim_plugin_init returned {}", path, rc);
+  return {};
+}
+
+const FsmType& ProgramInstance::fsm_type() {
+  using S = ProgramState;
+  auto i = [](S s) { return static_cast<int>(s); };
+  static FsmType type("program", ProgramState_names(),
+                      {{i(S::Pending), i(S::Running), "start"},
+                       {i(S::Running), i(S::Finished), "exit_ok"},
+                       {i(S::Running), i(S::Failed), "exit_failed"},
+                       {i(S::Pending), i(S::Failed), "not_started"}});
+  return type;
+}
+
+ProgramInstance::ProgramInstance(const ProgramInfo& info, const WorkloadSpec& workload,
+                                 std::uint32_t workload_index, std::uint32_t rank, Node& node)
+    : info_(info),
+      workload_(workload),
+      workload_index_(workload_index),
+      rank_(rank),
+      node_(node),
+      fsm_(fsm_type(), fmt::format("{}.{}[{}]", node.name(), info.name, workload_index), node.id(),
+           static_cast<int>(ProgramState::Pending)) {
+  Sim::get().fsm().declare(const_cast<FsmType&>(fsm_type()));
+  args_.push_back(info.name);
+  for (auto& a : workload.args) args_.push_back(a);
+}
+
+void ProgramInstance::start() {
+  main_thread_ = node_.host().spawn(fmt::format("{}[{}]", info_.name, workload_index_), [this] { run(); });
+  main_thread_->user_context = this;
+}
+
+void ProgramInstance::run() {
+  host::Host& h = node_.host();
+  if (workload_.start > now()) h.sleep(workload_.start - now());
+  fsm_.to(static_cast<int>(ProgramState::Running), "start");
+  Sim& sim = Sim::get();
+  if (sim.tracer().on(node_.id(), Component::program))
+    sim.tracer().record(now(), node_.id(), Component::program, "start", {{"program", info_.name}, {"rank", rank_}});
+  std::vector<char*> argv;
+  for (auto& a : args_) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  exit_code_ = info_.fn(static_cast<int>(args_.size()), argv.data());
+  if (exit_code_ != 0 && failure_.empty()) failure_ = fmt::format("exited with status {}", exit_code_);
+  bool ok = failure_.empty();
+  fsm_.to(static_cast<int>(ok ? ProgramState::Finished : ProgramState::Failed), ok ? "exit_ok" : "exit_failed");
+  if (sim.tracer().on(node_.id(), Component::program))
+    sim.tracer().record(now(), node_.id(), Component::program, "exit", {{"program", info_.name}, {"status", exit_code_}});
+}
+
+void ProgramInstance::result(std::string name, double value, std::string unit) {
+  results_.push_back(ProgramResultValue{std::move(name), value, std::move(unit)});
+}
+
+void ProgramInstance::fail(std::string reason) {
+  if (failure_.empty()) failure_ = std::move(reason);
+}
+
+ProgramInstance* current_program() {
+  host::Host* h = host::Host::current_host();
+  if (!h) return nullptr;
+  host::HostThread* t = h->current();
+  return t ? static_cast<ProgramInstance*>(t->user_context) : nullptr;
+}
+
+}  // namespace nicsim

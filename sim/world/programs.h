@@ -1,0 +1,99 @@
+// Registered consumer programs (built-in and from plugins) and their running
+// instances. The C side of this is nicsim/app.h.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fsm/fsm.h"
+#include "nicsim/app.h"
+
+namespace nicsim {
+
+namespace host { class HostThread; }
+class Node;
+struct WorkloadSpec;
+
+struct ProgramInfo {
+  std::string name;
+  nicsim_program_fn fn;
+  std::string doc;
+  std::string origin;  // "built-in" or the plugin's path
+};
+
+class ProgramRegistry {
+ public:
+  static ProgramRegistry& instance();
+  bool add(const std::string& name, nicsim_program_fn fn, const std::string& doc);
+  const ProgramInfo* find(std::string_view name) const;
+  std::vector<const ProgramInfo*> all() const;  // sorted by name
+  // dlopen()s a plugin and calls its nicsim_plugin_init. Returns "" or an
+  // error message naming the file and the reason.
+  std::string load_plugin(const std::string& path);
+
+ private:
+  std::map<std::string, ProgramInfo, std::less<>> programs_;
+  std::string loading_origin_ = "built-in";
+};
+
+// Workload instance states: every program instance is an FSM too.
+#define NICSIM_PROGRAM_STATES(X) X(Pending) X(Running) X(Finished) X(Failed)
+NICSIM_FSM_STATES(ProgramState, NICSIM_PROGRAM_STATES)
+
+struct ProgramResultValue {
+  std::string name;
+  double value;
+  std::string unit;
+};
+
+// One program running on one node for one workload.
+class ProgramInstance {
+ public:
+  ProgramInstance(const ProgramInfo& info, const WorkloadSpec& workload, std::uint32_t workload_index,
+                  std::uint32_t rank, Node& node);
+  const ProgramInfo& info() const { return info_; }
+  const WorkloadSpec& workload() const { return workload_; }
+  std::uint32_t workload_index() const { return workload_index_; }
+  std::uint32_t rank() const { return rank_; }
+  Node& node() const { return node_; }
+  ProgramState state() const { return static_cast<ProgramState>(fsm_.state()); }
+  int exit_code() const { return exit_code_; }
+  const std::string& failure() const { return failure_; }
+  const std::vector<ProgramResultValue>& results() const { return results_; }
+  host::HostThread* main_thread() const { return main_thread_; }
+
+  void start();  // spawns the main thread; it waits for the workload's start time
+  void result(std::string name, double value, std::string unit);
+  void fail(std::string reason);
+  void* context = nullptr;
+  std::uint64_t barrier_generation = 0;
+
+  static const FsmType& fsm_type();
+
+ private:
+  void run();
+  const ProgramInfo& info_;
+  const WorkloadSpec& workload_;
+  std::uint32_t workload_index_;
+  std::uint32_t rank_;
+  Node& node_;
+  Fsm fsm_;
+  int exit_code_ = 0;
+  std::string failure_;
+  std::vector<ProgramResultValue> results_;
+  std::vector<std::string> args_;
+  host::HostThread* main_thread_ = nullptr;
+};
+
+// The program instance the calling simulated thread belongs to, or nullptr.
+ProgramInstance* current_program();
+
+// Registers a built-in program from a C++ translation unit at load time.
+struct BuiltinProgram {
+  BuiltinProgram(const char* name, nicsim_program_fn fn, const char* doc) {
+    ProgramRegistry::instance().add(name, fn, doc);
+  }
+};
+
+}  // namespace nicsim

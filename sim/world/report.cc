@@ -1,0 +1,244 @@
+#include "world/report.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/sim.h"
+#include "fabric/raw_nic.h"
+#include "fsm/fsm.h"
+#include "trace/stats.h"
+
+namespace nicsim {
+
+namespace {
+
+const char* state_name(ProgramState s) {
+  static const auto names = ProgramState_names();
+  return names[static_cast<int>(s)].c_str();
+}
+
+results::LinkDirection direction(const fabric::Port& from, Tick sim_time) {
+  results::LinkDirection d;
+  const auto& s = from.stats();
+  d.set_from(from.path());
+  d.set_to(from.peer()->path());
+  d.set_packets(s.tx_packets);
+  d.set_bytes(s.tx_bytes);
+  d.set_utilisation(sim_time ? static_cast<double>(s.tx_busy) / static_cast<double>(sim_time) : 0.0);
+  d.set_drops_link_down(s.drops_link_down);
+  d.set_drops_injected(s.drops_injected);
+  d.set_bit_errors(s.bit_errors);
+  d.set_credit_stalls(s.credit_stalls);
+  return d;
+}
+
+void fill(results::Distribution* d, const std::string& object, const std::string& name, const std::string& unit,
+          const Histogram& h) {
+  d->set_object(object);
+  d->set_name(name);
+  d->set_unit(unit);
+  d->set_count(h.count());
+  d->set_min(h.min());
+  d->set_p50(h.percentile(50));
+  d->set_p90(h.percentile(90));
+  d->set_p99(h.percentile(99));
+  d->set_p999(h.percentile(99.9));
+  d->set_max(h.max());
+  d->set_mean(h.mean());
+}
+
+}  // namespace
+
+std::uint64_t peak_rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  std::uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %lu kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
+results::Results collect_results(World& world, const RunStatus& status) {
+  Sim& sim = Sim::get();
+  results::Results r;
+  const Scenario& sc = world.scenario();
+  r.set_scenario(sc.name);
+  r.set_file(sc.file);
+  r.set_seed(sim.seed());
+  r.set_sim_time_ps(status.end_time);
+  r.set_status(status.ok ? "ok" : "failed");
+  r.set_events(sim.calendar().events_fired());
+  r.set_packet_hops(world.fabric().packet_hops());
+  r.set_mgmt_messages(world.mgmt().messages());
+  for (auto& p : world.programs()) {
+    auto* pr = r.add_programs();
+    pr->set_program(p->info().name);
+    pr->set_workload(p->workload_index());
+    pr->set_node(p->node().name());
+    pr->set_rank(p->rank());
+    pr->set_state(state_name(p->state()));
+    pr->set_exit_code(p->exit_code());
+    pr->set_failure(p->failure());
+    for (auto& v : p->results()) {
+      auto* rv = pr->add_results();
+      rv->set_object(p->node().name());
+      rv->set_name(v.name);
+      rv->set_unit(v.unit);
+      rv->set_value(v.value);
+    }
+  }
+  for (auto& l : world.fabric().links()) {
+    auto* lr = r.add_links();
+    lr->set_name(l->name());
+    lr->set_bandwidth_bps(l->bits_per_second());
+    lr->set_delay_ps(l->delay());
+    lr->set_state(l->up() ? "Up" : "Down");
+    *lr->mutable_a_to_b() = direction(l->a(), status.end_time);
+    *lr->mutable_b_to_a() = direction(l->b(), status.end_time);
+  }
+  Histogram all_raw;
+  bool any_raw = false;
+  for (std::uint32_t i = 0; i < world.num_nodes(); ++i)
+    if (auto* raw = world.node(i).nic_as<fabric::RawNic>()) {
+      all_raw.merge(raw->latency());
+      any_raw = true;
+    }
+  if (any_raw && all_raw.count()) fill(r.add_distributions(), "fabric", "raw_packet_latency", "ps", all_raw);
+  for (auto& h : sim.stats().histograms())
+    if (h.histogram->count()) fill(r.add_distributions(), h.object, h.name, h.unit, *h.histogram);
+  for (auto& s : sim.stats().scalars()) {
+    auto* v = r.add_stats();
+    v->set_object(s.object);
+    v->set_name(s.name);
+    v->set_unit(s.unit);
+    v->set_value(s.read());
+  }
+  for (auto& c : sim.fsm().coverage()) {
+    auto* f = r.add_fsm();
+    f->set_type(c.type->name());
+    f->set_declared(static_cast<std::uint32_t>(c.taken.size()));
+    std::uint32_t taken = 0;
+    for (std::size_t i = 0; i < c.taken.size(); ++i) {
+      const auto& t = c.type->transitions()[i];
+      auto* tc = f->add_transitions();
+      tc->set_from(c.type->state_name(t.from));
+      tc->set_to(c.type->state_name(t.to));
+      tc->set_name(t.name);
+      tc->set_taken(c.taken[i]);
+      taken += c.taken[i] ? 1 : 0;
+    }
+    f->set_taken(taken);
+  }
+  for (auto& e : sim.errors().all()) {
+    auto* er = r.add_errors();
+    er->set_time_ps(e.time);
+    er->set_where(e.where);
+    er->set_message(e.message);
+  }
+  return r;
+}
+
+results::WallClock collect_wall(World& world, double wall_seconds) {
+  results::WallClock w;
+  const double events = static_cast<double>(Sim::get().calendar().events_fired());
+  const double hops = static_cast<double>(world.fabric().packet_hops());
+  w.set_wall_seconds(wall_seconds);
+  if (wall_seconds > 0) {
+    w.set_events_per_second(events / wall_seconds);
+    w.set_packet_hops_per_second(hops / wall_seconds);
+    w.set_sim_seconds_per_wall_second(static_cast<double>(now()) / 1e12 / wall_seconds);
+  }
+  if (hops > 0) w.set_wall_ns_per_packet_hop(wall_seconds * 1e9 / hops);
+  w.set_peak_rss_bytes(peak_rss_bytes());
+  if (world.num_nodes()) w.set_rss_bytes_per_node(static_cast<double>(w.peak_rss_bytes()) / static_cast<double>(world.num_nodes()));
+  return w;
+}
+
+std::string to_json(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
+  return out;
+}
+
+void print_summary(std::ostream& out, const results::Results& r, const results::WallClock* wall) {
+  out << fmt::format("nicsim: scenario '{}' seed {}: {} after {} simulated\n", r.scenario(), r.seed(), r.status(),
+                     format_time(r.sim_time_ps()));
+  // Programs: one line per (workload, program) with its states, then each
+  // result as min / mean / max over the instances.
+  std::map<std::uint32_t, std::vector<const results::ProgramResult*>> by_workload;
+  for (auto& p : r.programs()) by_workload[p.workload()].push_back(&p);
+  for (auto& [w, list] : by_workload) {
+    std::map<std::string, int> states;
+    for (auto* p : list) ++states[p->state()];
+    std::string st;
+    for (auto& [s, n] : states) st += fmt::format("{}{} {}", st.empty() ? "" : ", ", n, s);
+    out << fmt::format("workload {} {} on {} node(s): {}\n", w, list.front()->program(), list.size(), st);
+    for (auto* p : list)
+      if (!p->failure().empty()) out << fmt::format("  {} failed: {}\n", p->node(), p->failure());
+    std::map<std::string, std::vector<std::pair<double, std::string>>> values;
+    std::vector<std::string> order;
+    for (auto* p : list)
+      for (auto& v : p->results()) {
+        if (!values.count(v.name())) order.push_back(v.name());
+        values[v.name()].push_back({v.value(), v.unit()});
+      }
+    for (auto& name : order) {
+      auto& vs = values[name];
+      double lo = vs[0].first, hi = vs[0].first, sum = 0;
+      for (auto& [v, _] : vs) lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
+      if (vs.size() == 1)
+        out << fmt::format("  {:<18} {:.6g} {}\n", name, lo, vs[0].second);
+      else
+        out << fmt::format("  {:<18} min {:.6g}  mean {:.6g}  max {:.6g} {}\n", name, lo, sum / static_cast<double>(vs.size()), hi, vs[0].second);
+    }
+  }
+  for (auto& d : r.distributions()) {
+    if (d.object() != "fabric") continue;
+    auto t = [](std::uint64_t ps) { return format_time(ps); };
+    out << fmt::format("latency {} (n={}): p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", d.name(), d.count(), t(d.p50()),
+                       t(d.p90()), t(d.p99()), t(d.p999()), t(d.max()));
+  }
+  // Links: all of them when few, else the busiest directions.
+  struct Dir {
+    std::string label;
+    double util;
+  };
+  std::vector<Dir> dirs;
+  double total = 0;
+  for (auto& l : r.links())
+    for (auto* d : {&l.a_to_b(), &l.b_to_a()}) {
+      dirs.push_back({fmt::format("{} -> {}", d->from(), d->to()), d->utilisation()});
+      total += d->utilisation();
+    }
+  if (!dirs.empty()) {
+    const std::size_t show = dirs.size() <= 16 ? dirs.size() : 10;
+    if (dirs.size() > 16)
+      std::stable_sort(dirs.begin(), dirs.end(), [](const Dir& a, const Dir& b) { return a.util > b.util; });
+    out << fmt::format("link utilisation ({} directions, mean {:.1f}%){}:\n", dirs.size(),
+                       100.0 * total / static_cast<double>(dirs.size()), dirs.size() > 16 ? ", busiest 10" : "");
+    for (std::size_t i = 0; i < show; ++i) out << fmt::format("  {:<36} {:5.1f}%\n", dirs[i].label, 100.0 * dirs[i].util);
+  }
+  std::string cov;
+  for (auto& f : r.fsm()) cov += fmt::format("{}{} {}/{}", cov.empty() ? "" : ", ", f.type(), f.taken(), f.declared());
+  if (!cov.empty()) out << "fsm transitions taken/declared: " << cov << "\n";
+  if (r.errors_size()) {
+    out << fmt::format("{} error(s):\n", r.errors_size());
+    for (int i = 0; i < std::min(r.errors_size(), 10); ++i)
+      out << fmt::format("  {} {}: {}\n", format_time(r.errors(i).time_ps()), r.errors(i).where(), r.errors(i).message());
+  }
+  if (wall)
+    out << fmt::format("wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}\n", wall->wall_seconds(),
+                       wall->events_per_second(), wall->packet_hops_per_second(), format_size(wall->peak_rss_bytes()));
+}
+
+}  // namespace nicsim

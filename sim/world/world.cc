@@ -1,0 +1,178 @@
+#include "world/world.h"
+
+#include <fmt/format.h>
+
+#include "core/sim.h"
+#include "fabric/raw_nic.h"
+#include "fabric/routing.h"
+#include "trace/timeline.h"
+#include "trace/trace.h"
+
+namespace nicsim {
+
+namespace {
+World* g_world = nullptr;
+}
+
+World* World::current() { return g_world; }
+
+World::World(const Scenario& scenario) : scenario_(scenario) {
+  if (g_world) throw std::logic_error("a second World in one process");
+  g_world = this;
+  build_devices();
+  build_links();
+  assign_addresses_and_routes();
+  std::vector<Node*> nodes;
+  for (auto& n : nodes_) nodes.push_back(n.get());
+  mgmt_ = std::make_unique<MgmtNet>(scenario_.mgmt, nodes);
+  for (std::uint32_t w = 0; w < scenario_.workloads.size(); ++w) {
+    const WorkloadSpec& spec = scenario_.workloads[w];
+    const ProgramInfo* info = ProgramRegistry::instance().find(spec.program);
+    if (!info) throw std::logic_error(fmt::format("program '{}' vanished after validation", spec.program));
+    for (std::uint32_t rank = 0; rank < spec.nodes.size(); ++rank)
+      programs_.push_back(std::make_unique<ProgramInstance>(*info, spec, w, rank, *nodes_[spec.nodes[rank]]));
+  }
+}
+
+World::~World() { g_world = nullptr; }
+
+void World::build_devices() {
+  const auto n = static_cast<std::uint32_t>(scenario_.nodes.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_));
+    device_names_.push_back(scenario_.nodes[i].name);
+  }
+  for (std::uint32_t j = 0; j < scenario_.switches.size(); ++j) {
+    const SwitchSpec& s = scenario_.switches[j];
+    switches_.push_back(std::make_unique<fabric::Switch>(fabric_, n + j, s.name, s.params));
+    device_names_.push_back(s.name);
+  }
+  Sim& sim = Sim::get();
+  sim.tracer().set_devices(device_names_);
+  sim.timeline().set_devices(device_names_);
+}
+
+void World::build_links() {
+  auto port_of = [&](const LinkEnd& e) -> fabric::Port& {
+    if (e.kind == LinkEnd::Kind::Node) return nodes_[e.index]->nic().port(e.port);
+    return switches_[e.index]->port(e.port);
+  };
+  for (const LinkSpec& l : scenario_.links)
+    links_.push_back(&fabric_.connect(l.name, port_of(l.a), port_of(l.b), l.params, Sim::get().seed()));
+}
+
+void World::assign_addresses_and_routes() {
+  // LIDs in scenario order: node 0 port 1 is LID 1, then its other ports,
+  // then the next node. (An IB subnet manager reassigns them when present.)
+  std::vector<fabric::EndpointAddress> endpoints;
+  std::uint16_t next_lid = 1;
+  for (auto& node : nodes_) {
+    for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
+      node->set_lid(p, next_lid);
+      endpoints.push_back({&node->nic(), p, next_lid});
+      ++next_lid;
+    }
+  }
+  std::vector<fabric::Switch*> switches;
+  for (auto& s : switches_) switches.push_back(s.get());
+  fabric::program_unicast_routes(switches, endpoints);
+  for (const MulticastGroupSpec& g : scenario_.multicast) {
+    std::vector<fabric::EndpointAddress> members;
+    for (std::uint32_t m : g.members) {
+      Node& node = *nodes_[m];
+      members.push_back({&node.nic(), 1, node.lid(1)});
+      if (auto* raw = node.nic_as<fabric::RawNic>()) raw->join_multicast(static_cast<std::uint16_t>(g.mlid));
+    }
+    fabric::program_multicast_tree(switches, static_cast<std::uint16_t>(g.mlid), members);
+  }
+}
+
+void World::open_outputs(const std::string& trace_path, const std::string& timeline_path) {
+  Sim& sim = Sim::get();
+  if (!trace_path.empty() && !scenario_.outputs.trace.empty()) {
+    for (const TraceSelect& t : scenario_.outputs.trace)
+      sim.tracer().enable(t.device, t.component == "*" ? std::nullopt : trace_component_from_name(t.component));
+    if (!sim.tracer().open(trace_path)) throw std::runtime_error(fmt::format("cannot write {}", trace_path));
+  }
+  const bool timeline = !timeline_path.empty() && scenario_.outputs.timeline;
+  if (timeline) {
+    for (auto& l : fabric_.links())
+      for (fabric::Port* p : {&l->a(), &l->b()})
+        p->timeline_track = sim.timeline().track(p->owner().device_id(), fmt::format("port {} tx", p->number()));
+    if (!sim.timeline().open(timeline_path, scenario_.outputs.timeline_max_events))
+      throw std::runtime_error(fmt::format("cannot write {}", timeline_path));
+  }
+  for (auto& l : fabric_.links())
+    for (fabric::Port* p : {&l->a(), &l->b()}) p->trace_on = sim.tracer().on(p->owner().device_id(), Component::fabric);
+  if (timeline || !trace_path.empty()) {
+    sim.fsm().listen([&sim](const FsmTransitionEvent& ev) {
+      const auto& type = ev.fsm.type();
+      if (sim.tracer().on(ev.fsm.device(), Component::fsm))
+        sim.tracer().record(ev.time, ev.fsm.device(), Component::fsm, "transition",
+                            {{"fsm", type.name()}, {"object", ev.fsm.object()},
+                             {"from", type.state_name(ev.from)}, {"to", type.state_name(ev.to)},
+                             {"cause", ev.cause}});
+      if (sim.timeline().enabled()) {
+        auto track = sim.timeline().track(ev.fsm.device(), fmt::format("fsm {}", ev.fsm.object()));
+        sim.timeline().instant(ev.fsm.device(), track,
+                               fmt::format("{} -> {}", type.state_name(ev.from), type.state_name(ev.to)), ev.time);
+      }
+    });
+  }
+}
+
+void World::schedule_faults() {
+  for (std::size_t i = 0; i < scenario_.faults.size(); ++i)
+    Sim::get().calendar().at(scenario_.faults[i].at, &World::fault_thunk, this, i);
+}
+
+void World::fault_thunk(void* self, std::uint64_t index) {
+  auto* w = static_cast<World*>(self);
+  const FaultSpec& f = w->scenario_.faults[index];
+  fabric::Link& link = *w->links_[f.link];
+  Sim& sim = Sim::get();
+  const std::uint32_t dev = link.a().owner().device_id();
+  const char* what = "";
+  switch (f.kind) {
+    case FaultSpec::Kind::LinkDown: link.set_up(false, "fault"); what = "link_down"; break;
+    case FaultSpec::Kind::LinkUp: link.set_up(true, "fault"); what = "link_up"; break;
+    case FaultSpec::Kind::DropRate: link.set_drop_rate(f.value); what = "drop_rate"; break;
+    case FaultSpec::Kind::BitErrorRate: link.set_bit_error_rate(f.value); what = "bit_error_rate"; break;
+  }
+  if (sim.tracer().on(dev, Component::fault))
+    sim.tracer().record(now(), dev, Component::fault, what, {{"link", link.name()}, {"value", f.value}});
+}
+
+RunStatus World::run() {
+  for (auto& p : programs_) p->start();
+  schedule_faults();
+  const Tick stop = scenario_.stop_time;
+  if (stop)
+    sc_core::sc_start(Calendar::to_sc(stop), sc_core::SC_EXIT_ON_STARVATION);
+  else
+    sc_core::sc_start();
+  RunStatus status;
+  status.end_time = now();
+  for (auto& p : programs_)
+    if (p->state() == ProgramState::Pending || p->state() == ProgramState::Running) status.all_finished = false;
+  if (!status.all_finished) explain_unfinished(stop && now() >= stop);
+  status.ok = status.all_finished && Sim::get().errors().empty();
+  for (auto& p : programs_)
+    if (p->state() == ProgramState::Failed) status.ok = false;
+  return status;
+}
+
+void World::explain_unfinished(bool stopped_by_time) {
+  for (auto& p : programs_) {
+    if (p->state() != ProgramState::Pending && p->state() != ProgramState::Running) continue;
+    host::HostThread* t = p->main_thread();
+    std::string where = fmt::format("{}.{}", p->node().name(), p->info().name);
+    if (stopped_by_time)
+      Sim::get().error(where, fmt::format("did not finish by stop_time {}", format_time(scenario_.stop_time)));
+    else
+      Sim::get().error(where, fmt::format("deadlock: nothing left to simulate while the program is blocked in {}",
+                                          t && t->blocked_in() ? t->blocked_in() : "an unknown wait"));
+  }
+}
+
+}  // namespace nicsim

@@ -1,0 +1,66 @@
+// The world of one simulation: nodes, switches and links built from a
+// validated Scenario, static routes, faults on the calendar, program
+// instances, and the management network. One World per process.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/fabric.h"
+#include "fabric/switch.h"
+#include "scenario/loader.h"
+#include "world/mgmt.h"
+#include "world/node.h"
+#include "world/programs.h"
+
+namespace nicsim {
+
+struct RunStatus {
+  Tick end_time = 0;
+  bool all_finished = true;  // every program instance ran to completion
+  bool ok = true;            // all finished, none failed, no simulation errors
+};
+
+class World {
+ public:
+  explicit World(const Scenario& scenario);  // a Sim must exist
+  ~World();
+  World(const World&) = delete;
+  static World* current();
+
+  const Scenario& scenario() const { return scenario_; }
+  fabric::Fabric& fabric() { return fabric_; }
+  std::size_t num_nodes() const { return nodes_.size(); }
+  Node& node(std::uint32_t i) { return *nodes_.at(i); }
+  fabric::Switch& switch_at(std::uint32_t i) { return *switches_.at(i); }
+  std::size_t num_switches() const { return switches_.size(); }
+  fabric::Link& link(std::uint32_t scenario_index) { return *links_.at(scenario_index); }
+  MgmtNet& mgmt() { return *mgmt_; }
+  const std::vector<std::unique_ptr<ProgramInstance>>& programs() const { return programs_; }
+  const std::vector<std::string>& device_names() const { return device_names_; }
+
+  // Opens the structured trace and the timeline (paths may be empty).
+  void open_outputs(const std::string& trace_path, const std::string& timeline_path);
+  // Starts the programs, schedules the faults, runs the SystemC kernel until
+  // the stop time or until nothing is left to do, and checks the outcome.
+  RunStatus run();
+
+ private:
+  void build_devices();
+  void build_links();
+  void assign_addresses_and_routes();
+  void schedule_faults();
+  static void fault_thunk(void* self, std::uint64_t index);
+  void explain_unfinished(bool stopped_by_time);
+
+  const Scenario& scenario_;
+  fabric::Fabric fabric_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<fabric::Switch>> switches_;
+  std::vector<fabric::Link*> links_;
+  std::vector<std::string> device_names_;
+  std::unique_ptr<MgmtNet> mgmt_;
+  std::vector<std::unique_ptr<ProgramInstance>> programs_;
+};
+
+}  // namespace nicsim
