@@ -69,6 +69,13 @@ void Port::absorb_credits(Tick now) {
   if (n) pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<long>(n));
 }
 
+std::uint32_t Port::credits(int vl) const {
+  std::uint32_t c = credits_[vl];
+  for (const CreditReturn& r : pending_credits_)
+    if (r.at <= Calendar::now() && r.vl == vl) c += r.blocks;
+  return link_ ? std::min(c, link_->vl_buffer_blocks()) : c;
+}
+
 void Port::schedule_wake(Tick at) {
   if (at >= wake_at_) return;  // an earlier wake is already pending
   wake_at_ = at;
@@ -85,13 +92,64 @@ void Port::pump() {
   if (pumping_) return;  // re-entered from a transmitted() hook: the loop below continues
   pumping_ = true;
   const Tick now = Calendar::now();
+  if (vls_ == 1)
+    pump_fifo(now, up());
+  else
+    pump_arbitrated(now, up());
+  pumping_ = false;
+}
+
+Packet* Port::pop(int vl) {
+  Packet* p = head_[vl];
+  head_[vl] = p->next;
+  if (!head_[vl]) tail_[vl] = nullptr;
+  p->next = nullptr;
+  --queued_;
+  return p;
+}
+
+bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
+  // Credits on hand, else the earliest time enough of the pending returns
+  // will have arrived (they are then counted as held from that time on).
+  at = 0;
+  if (credits_[vl] >= need) return true;
+  std::uint32_t have = credits_[vl];
+  std::size_t n = 0;
+  for (; n < pending_credits_.size() && have < need; ++n)
+    if (pending_credits_[n].vl == vl) have += pending_credits_[n].blocks;
+  if (have < need) return false;
+  at = pending_credits_[n - 1].at;
+  for (std::size_t i = 0; i < n; ++i)
+    if (pending_credits_[i].vl == vl) credits_[vl] += pending_credits_[i].blocks;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < pending_credits_.size(); ++i)
+    if (i >= n || pending_credits_[i].vl != vl) pending_credits_[kept++] = pending_credits_[i];
+  pending_credits_.resize(kept);
+  credits_[vl] = std::min(credits_[vl], link_->vl_buffer_blocks());
+  return true;
+}
+
+void Port::pump_fifo(Tick now, bool is_up) {
+  while (head_[0]) {
+    if (!is_up) {
+      drop(pop(0), &PortStats::drops_link_down, "link_down");
+      continue;
+    }
+    Tick credit_at;
+    if (!credits_by(0, head_[0]->blocks(), credit_at)) return;  // a credit return pumps again
+    const Tick free = std::max(now, busy_until_);
+    if (credit_at > free) ++stats_.credit_stalls;  // the wire was free; credits were not
+    transmit(pop(0), std::max(free, credit_at));
+  }
+}
+
+void Port::pump_arbitrated(Tick now, bool is_up) {
   while (queued_ > 0) {
     if (busy_until_ > now) {
       schedule_wake(busy_until_);
-      break;
+      return;
     }
     absorb_credits(now);
-    const bool is_up = up();
     int chosen = -1;
     bool stalled = false;
     for (int i = 0; i < vls_; ++i) {
@@ -106,31 +164,28 @@ void Port::pump() {
     }
     if (chosen < 0) {
       if (stalled) {
-        ++stats_.credit_stalls;
+        if (!stalled_) ++stats_.credit_stalls;
+        stalled_ = true;
         if (!pending_credits_.empty()) schedule_wake(pending_credits_.front().at);
       }
-      break;
+      return;
     }
+    stalled_ = false;
     rr_next_ = (chosen + 1) % vls_;
-    Packet* p = head_[chosen];
-    head_[chosen] = p->next;
-    if (!head_[chosen]) tail_[chosen] = nullptr;
-    p->next = nullptr;
-    --queued_;
+    Packet* p = pop(chosen);
     if (!is_up) {
       drop(p, &PortStats::drops_link_down, "link_down");
       continue;
     }
     transmit(p, now);
   }
-  pumping_ = false;
 }
 
-void Port::transmit(Packet* p, Tick now) {
+void Port::transmit(Packet* p, Tick earliest) {
   const Tick ser = serialization_time(p->bytes.size(), bits_per_second_);
   // Cut-through: the first bit leaves once the device is ready, but never so
   // early that the tail would leave before it has arrived.
-  Tick start = std::max(now, p->ready_at);
+  Tick start = std::max(earliest, p->ready_at);
   if (p->tail_at > start + ser) start = p->tail_at - ser;
   const Tick end = start + ser;
   const int vl = p->meta.vl;
@@ -215,7 +270,11 @@ void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
   auto it = pending_credits_.end();
   while (it != pending_credits_.begin() && (it - 1)->at > at) --it;
   pending_credits_.insert(it, c);
-  if (queued_ > 0) schedule_wake(std::max(at, busy_until_));
+  if (queued_ == 0) return;
+  if (vls_ == 1)
+    pump();  // commits the stalled head at the credit's arrival time
+  else
+    schedule_wake(std::max(at, busy_until_));
 }
 
 void Port::reset_credits() {

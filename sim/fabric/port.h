@@ -6,10 +6,13 @@
 // owning device gives back with release(). Credits travel back over the link
 // with its propagation delay.
 //
-// Events per packet per hop: one arrival at the next device, plus a
-// transmit-done wake only when packets are queued behind a busy wire, plus a
-// credit wake only when the queue is stalled on credits. Credit returns are
-// otherwise applied lazily when the transmitter next looks.
+// Events per packet per hop: one, its arrival at the next device. With a
+// single VL the output queue is strictly FIFO, so a head packet's start time
+// is fixed as soon as the credits it needs are known to arrive: the port
+// commits transmissions ahead (start = max(wire free, credits back, packet
+// ready)) and needs no wake-ups. With several VLs the arbiter must choose at
+// the moment the wire frees, so the port wakes then (and when a stalled VL
+// gets credits back).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -66,7 +69,7 @@ struct PortStats {
   std::uint64_t rx_packets = 0, rx_bytes = 0;
   Tick tx_busy = 0;              // time the serialiser was sending
   std::uint64_t drops_link_down = 0, drops_injected = 0, bit_errors = 0;
-  std::uint64_t credit_stalls = 0;  // times the head packet waited for credits
+  std::uint64_t credit_stalls = 0;  // times a packet could not start for lack of credits
 };
 
 class Port {
@@ -84,7 +87,9 @@ class Port {
   // p->ready_at and, cut-through, not before its tail could have arrived.
   void send(Packet* p);
   std::uint32_t queued() const { return queued_; }
-  std::uint32_t credits(int vl) const { return credits_[vl]; }
+  // Credits for the peer's VL buffer that have reached this port by now
+  // (returns are applied lazily, so this adds the ones not yet absorbed).
+  std::uint32_t credits(int vl) const;
   Tick busy_until() const { return busy_until_; }
 
   // Receive side: the owner frees the input buffer of `p` at time `when`
@@ -104,10 +109,14 @@ class Port {
     std::uint32_t blocks;
   };
   void pump();
+  void pump_fifo(Tick now, bool is_up);
+  void pump_arbitrated(Tick now, bool is_up);
+  bool credits_by(int vl, std::uint32_t need, Tick& at);
+  Packet* pop(int vl);
   void absorb_credits(Tick now);
   void schedule_wake(Tick at);
   void deliver(Packet* p);
-  void transmit(Packet* p, Tick start);
+  void transmit(Packet* p, Tick earliest);
   void drop(Packet* p, std::uint64_t PortStats::*counter, const char* why);
   void leave_buffer(Packet* p, Tick when);
   void credit_return(Tick at, int vl, std::uint32_t blocks);
@@ -129,6 +138,7 @@ class Port {
   std::uint32_t queued_ = 0;
   int rr_next_ = 0;  // round-robin VL arbitration
   bool pumping_ = false;
+  bool stalled_ = false;
   Tick busy_until_ = 0;
   Tick wake_at_ = kTickMax;  // pending wake, if any
   std::vector<CreditReturn> pending_credits_;  // sorted by `at`

@@ -6,7 +6,9 @@
 // Raw frame on the wire (little-endian):
 //   0  u32 magic 0x5752534e ("NSRW")   4  u32 source node
 //   8  u64 sequence number             16 u64 creation time (ps)
-//   24 payload: 64-bit words of splitmix64(source, sequence, index)
+//   24 payload: 64-bit words seed + i * 0x9e3779b97f4a7c15, where seed is
+//      splitmix64 of (source << 40 ^ sequence); a tail shorter than a word
+//      holds the low bytes of the next word
 #pragma once
 #include <cstdint>
 #include <functional>

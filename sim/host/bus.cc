@@ -128,7 +128,7 @@ void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, 
   Tracer& tr = Sim::get().tracer();
   if (tr.on(host_.node_id(), Component::bus))
     tr.record(now(), host_.node_id(), Component::bus, is_read ? "dma_read" : "dma_write",
-              {{"initiator", initiator}, {"addr", host_addr}, {"bytes", bytes}, {"start", start},
+              {{"initiator", initiator ? initiator : "?"}, {"addr", host_addr}, {"bytes", bytes}, {"start", start},
                {"complete", complete}});
   Sim::get().calendar().at(complete, &HostBus::dma_complete, this, s);
 }

@@ -71,12 +71,13 @@ class FirstError : public google::protobuf::io::ErrorCollector {
   std::string message;
 };
 
-// Column of byte `index` of `line` as the protobuf tokenizer counts it: a
-// tab advances to the next multiple of 8.
+// Columns as the protobuf tokenizer counts them: a tab advances to the next
+// multiple of 8.
+int next_column(int column, char c) { return c == '\t' ? (column / 8 + 1) * 8 : column + 1; }
+
 int visual_column(std::string_view line, std::size_t index) {
   int col = 0;
-  for (std::size_t i = 0; i < index && i < line.size(); ++i)
-    col = line[i] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+  for (std::size_t i = 0; i < index && i < line.size(); ++i) col = next_column(col, line[i]);
   return col;
 }
 
@@ -94,7 +95,7 @@ int field_error_column(const std::string& text, int line, int column, const std:
   std::string_view row(text);
   row = row.substr(start, std::min(row.find('\n', start), row.size()) - start);
   std::size_t end = 0;
-  while (end < row.size() && visual_column(row, end) < column) ++end;
+  for (int col = 0; end < row.size() && col < column; ++end) col = next_column(col, row[end]);
   while (end > 0 && (row[end - 1] == ' ' || row[end - 1] == '\t')) --end;
   for (std::size_t q = message.find('"'); q != std::string::npos;) {
     std::size_t close = message.find('"', q + 1);
@@ -243,6 +244,7 @@ NodeParams Loader::node_params(const std::string& nic, const SourceLoc& nic_loc,
   for (int i = 0; i < list.size(); ++i) {
     Locator where = parent.in(field, i);
     const std::string& key = list[i].key();
+    if (key.empty()) fail(where.self(), "parameter has no key");
     std::size_t dot = key.find('.');
     std::string prefix = dot == std::string::npos ? "" : key.substr(0, dot);
     ParamSet* target = prefix == "host"  ? &p.host
@@ -324,6 +326,9 @@ std::string Loader::device_label(Device d) const {
 void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
   const std::string prefix = t.host_prefix().empty() ? "h" : t.host_prefix();
   check_name(prefix, "host_prefix", where.at("host_prefix"));
+  if (t.has_star() && !t.star().switch_name().empty()) {
+    check_name(t.star().switch_name(), "switch", where.in("star").at("switch_name"));
+  }
   NodeParams hosts = node_params(t.nic(), where.at("nic"), t.node_param(), where, "node_param");
   ParamSet switch_params(scope("switch"));
   apply_params(switch_params, t.switch_param(), where, "switch_param", nullptr);
@@ -576,7 +581,16 @@ void Loader::faults(const pb::Scenario& msg, const Locator& root) {
     auto link = sc_.link_index(f.link());
     if (!link) fail(where.at("link"), "fault names unknown link '" + f.link() + "'");
     spec.link = *link;
+    // A rate fault changes the link's parameter of the same name, so it is
+    // checked against that parameter's declared range when there is one.
     auto rate = [&](const std::string& field, const std::string& text) {
+      ParamSet probe = sc_.links[spec.link].params;
+      const ParamDef* def = probe.scope() ? probe.scope()->find(field) : nullptr;
+      if (def && def->kind == UnitKind::Ratio) {
+        std::string err = probe.set(field, text);
+        if (!err.empty()) fail(where.at(field), err);
+        return probe.ratio(field);
+      }
       std::string err;
       auto r = parse_ratio(text, &err);
       if (!r) fail(where.at(field), field + ": " + err);

@@ -52,9 +52,14 @@ TEST(Scenario, MinimalPairUsesDefaults) {
   EXPECT_EQ(s.links[0].name, "a:1--b:1");
   EXPECT_EQ(s.links[0].a.kind, LinkEnd::Kind::Node);
   EXPECT_EQ(s.links[0].b.index, 1u);
-  EXPECT_EQ(s.links[0].params.bandwidth("bandwidth"), 8000000000u);
-  EXPECT_EQ(s.links[0].params.time("delay"), 10 * kNs);
-  EXPECT_EQ(s.mgmt.time("latency"), 50 * kUs);
+  // Unset values are the registered defaults.
+  const ParamScope* link_scope = ParamRegistry::instance().find("link");
+  ASSERT_NE(link_scope, nullptr);
+  EXPECT_EQ(s.links[0].params.scope(), link_scope);
+  EXPECT_FALSE(s.links[0].params.is_set("bandwidth"));
+  EXPECT_EQ(s.links[0].params.raw("delay"), link_scope->find("delay")->default_value);
+  EXPECT_EQ(s.mgmt.scope(), ParamRegistry::instance().find("mgmt"));
+  EXPECT_FALSE(s.mgmt.is_set("latency"));
   EXPECT_TRUE(s.outputs.trace.empty());
   EXPECT_EQ(s.outputs.timeline_max_events, 1000000u);
 }
@@ -387,7 +392,7 @@ link { a: "a" b: "b" delay: "5nx" })",
     {"FractionalTime", true, R"(workload { program: "pingpong" nodes: "a" start: "0.1ps" })", 4, 43,
      "start: fractional picoseconds"},
     {"OutOfRangeSwitchPorts", true, R"(switch { name: "s0" param { key: "ports" value: "300" } })",
-     4, 42, "switch.ports: 300 is above the maximum 255"},
+     4, 42, "switch.ports: 300 is above the maximum"},
     {"OutOfRangeHostCpus", false, R"(node { name: "a" param { key: "host.cpus" value: "0" } })", 1,
      43, "host.cpus: 0 is below the minimum 1"},
     {"OutOfRangeLinkDropRate", true, R"(link_defaults { param { key: "drop_rate" value: "2" } })",
@@ -515,10 +520,10 @@ workload { program: "pingpong" nodes: "s0" })",
     {"FaultLinkDownFalse", true, R"(fault { at: "1us" link: "a:1--b:1" link_down: false })", 4, 36,
      "link_down: false does nothing"},
     {"FaultDropRateAboveOne", true, R"(fault { at: "1us" link: "a:1--b:1" drop_rate: "1.5" })", 4,
-     36, "drop_rate: 1.5 is above the maximum 1"},
+     36, "link.drop_rate: 1.5 is above the maximum 1"},
     {"FaultBadBitErrorRate", true,
      R"(fault { at: "1us" link: "a:1--b:1" bit_error_rate: "1e-9x" })", 4, 36,
-     "bit_error_rate: '1e-9x' is not a ratio"},
+     "link.bit_error_rate: '1e-9x' is not a valid ratio"},
     {"MlidBelowRange", true, R"(multicast { mlid: 49151 members: "a" })", 4, 13,
      "mlid 49151 is outside the multicast range 0xC000..0xFFFE"},
     {"MlidAboveRange", true, R"(multicast { mlid: 65535 members: "a" })", 4, 13,
@@ -553,7 +558,7 @@ switch { name: "s0" })",
 })",
      2, 10, "star needs at least 1 host"},
     {"StarTooManyPortsForSwitch", false, R"(topology { star { hosts: 300 } })", 1, 12,
-     "switch 'sw0' would need 300 ports: switch.ports: 300 is above the maximum 255"},
+     "switch 'sw0' would need 300 ports: switch.ports: 300 is above the maximum"},
     {"SwitchParamPortsTooFew", false,
      R"(topology { star { hosts: 4 } switch_param { key: "ports" value: "3" } })", 1, 58,
      "switch 'sw0' needs 4 ports but switch_param sets ports to 3"},
@@ -577,6 +582,8 @@ switch { name: "s0" })",
      "fat_tree with k=16 n=5 has more than the limit of 65536 hosts"},
     {"TopologyBadHostPrefix", false, R"(topology { star { hosts: 2 } host_prefix: "h*" })", 1, 30,
      "invalid host_prefix name 'h*'"},
+    {"StarBadSwitchName", false, R"(topology { star { switch_name: "s:0" hosts: 2 } })", 1, 19,
+     "invalid switch name 's:0'"},
     {"TopologyUnknownNic", false, R"(topology { star { hosts: 2 } nic: "ib" })", 1, 30,
      "unknown NIC kind 'ib'"},
     // The tokenizer counts a tab as advancing to the next multiple of 8.
