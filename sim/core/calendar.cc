@@ -67,17 +67,35 @@ void Calendar::arm() {
 
 void Calendar::run() {
   running_ = true;
-  Tick n = now();
-  while (!heap_.empty() && heap_.front().t <= n) {
+  const Tick n = now();
+  while (!heap_.empty()) {
+    const Tick t = heap_.front().t;
+    if (t > n) {
+      // Run ahead only strictly before every pending SystemC activity.
+      if (t >= horizon_) break;
+      const Tick limit = n + sc_core::sc_time_to_pending_activity().value();
+      if (t >= limit) break;
+      ahead_ = true;
+      ahead_now_ = t;
+    }
     Entry e = heap_.front();
     pop();
     ++fired_;
     e.fn(e.obj, e.arg);
   }
+  const Tick reached = ahead_ ? ahead_now_ : n;
+  ahead_ = false;
   running_ = false;
-  progress_ps.store(n, std::memory_order_relaxed);
+  progress_ps.store(reached, std::memory_order_relaxed);
   progress_events.store(fired_, std::memory_order_relaxed);
   armed_for_ = kTickMax;
+  if (reached > n) {
+    // Bring SystemC's clock to where the calendar got to (one wake per
+    // run-ahead batch), so the run ends at the last event's time.
+    wake_.notify(to_sc(reached - n));
+    armed_for_ = reached;
+    return;
+  }
   arm();
 }
 

@@ -10,6 +10,15 @@
 // time because the calendar's SC_METHOD runs inside the SystemC scheduler.
 //
 // Order is deterministic: equal times fire in scheduling order.
+//
+// Run-ahead: when the next calendar event comes before any pending SystemC
+// activity (no thread or SystemC event is due earlier), the calendar fires it
+// at once instead of returning to the kernel for one timed notification per
+// distinct time. While it does, now() is the calendar's time, ahead of
+// sc_time_stamp(). A handler that wakes SystemC processes must therefore
+// notify through notify_now(), which places the notification at now(); that
+// new activity ends the run-ahead, so no thread ever observes the calendar
+// ahead of its own time.
 #pragma once
 #include <systemc>
 
@@ -29,7 +38,13 @@ class Calendar : public sc_core::sc_module {
   explicit Calendar(sc_core::sc_module_name name);
 
   // Current simulated time in picoseconds.
-  static Tick now() { return sc_core::sc_time_stamp().value(); }
+  static Tick now() { return ahead_ ? ahead_now_ : sc_core::sc_time_stamp().value(); }
+  // Notifies `e` at now() (a delta notification when not running ahead).
+  static void notify_now(sc_core::sc_event& e) {
+    e.notify(sc_core::sc_time::from_value(now() - sc_core::sc_time_stamp().value()));
+  }
+  // No run-ahead beyond this time (the end of sc_start's run).
+  static void set_horizon(Tick t) { horizon_ = t; }
   static sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
 
   // Schedule fn(obj, arg) at absolute time `at` (>= now()).
@@ -71,6 +86,9 @@ class Calendar : public sc_core::sc_module {
   Tick armed_for_ = kTickMax;  // time the wake event is notified for
   bool running_ = false;
   sc_core::sc_event wake_;
+  static inline bool ahead_ = false;
+  static inline Tick ahead_now_ = 0;
+  static inline Tick horizon_ = kTickMax;
 };
 
 }  // namespace nicsim

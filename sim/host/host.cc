@@ -132,7 +132,7 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
   process_hosts().erase(t->process_);
   t->process_ = nullptr;
   t->finished_ = true;
-  t->done_.notify(sc_core::SC_ZERO_TIME);
+  Calendar::notify_now(t->done_);
 }
 
 HostThread* Host::current() const {
@@ -228,7 +228,7 @@ bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_
     CpuWaiter* next = cpu_waiters_.front();
     cpu_waiters_.pop_front();
     next->granted = true;
-    next->wake->notify(sc_core::SC_ZERO_TIME);
+    Calendar::notify_now(*next->wake);
   }
   return true;
 }

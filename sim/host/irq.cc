@@ -47,7 +47,7 @@ void InterruptController::raise(int vector) {
   if (line.pending) return;
   line.pending = true;
   queue_.push_back(Pending{vector, 0});
-  kick_.notify(sc_core::SC_ZERO_TIME);
+  Calendar::notify_now(kick_);
 }
 
 std::uint64_t InterruptController::delivered(int vector) const {
@@ -57,7 +57,7 @@ std::uint64_t InterruptController::delivered(int vector) const {
 
 void InterruptController::post_timer(std::uint64_t timer_id) {
   queue_.push_back(Pending{-1, timer_id});
-  kick_.notify(sc_core::SC_ZERO_TIME);
+  Calendar::notify_now(kick_);
 }
 
 void InterruptController::run_handler(const std::string& name, const Handler& handler) {

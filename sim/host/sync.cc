@@ -68,7 +68,7 @@ void Mutex::unlock() {
   // before it runs.
   owner_ = waiters_.front();
   waiters_.pop_front();
-  owner_->wake_.notify(sc_core::SC_ZERO_TIME);
+  Calendar::notify_now(owner_->wake_);
 }
 
 // --- WaitQueue -------------------------------------------------------------
@@ -120,7 +120,7 @@ void WaitQueue::notify_one() {
   Waiter* w = waiters_.front();
   waiters_.pop_front();
   w->notified = true;
-  w->wake->notify(sc_core::SC_ZERO_TIME);
+  Calendar::notify_now(*w->wake);
 }
 
 void WaitQueue::notify_all() {

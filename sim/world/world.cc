@@ -147,6 +147,7 @@ RunStatus World::run() {
   for (auto& p : programs_) p->start();
   schedule_faults();
   const Tick stop = scenario_.stop_time;
+  if (stop) Calendar::set_horizon(stop);
   if (stop)
     sc_core::sc_start(Calendar::to_sc(stop), sc_core::SC_EXIT_ON_STARVATION);
   else
