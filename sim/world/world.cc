@@ -152,11 +152,16 @@ RunStatus World::run() {
     sc_core::sc_start(Calendar::to_sc(stop), sc_core::SC_EXIT_ON_STARVATION);
   else
     sc_core::sc_start();
+  // Exit-on-starvation stops at the last activity before the stop time; if
+  // anything is still pending the run was cut by the stop time, so the
+  // clock moves on to it (nothing is due before it).
+  const bool cut = stop && sc_core::sc_pending_activity();
+  if (cut && now() < stop) sc_core::sc_start(Calendar::to_sc(stop - now()), sc_core::SC_RUN_TO_TIME);
   RunStatus status;
   status.end_time = now();
   for (auto& p : programs_)
     if (p->state() == ProgramState::Pending || p->state() == ProgramState::Running) status.all_finished = false;
-  if (!status.all_finished) explain_unfinished(stop && now() >= stop);
+  if (!status.all_finished) explain_unfinished(cut);
   status.ok = status.all_finished && Sim::get().errors().empty();
   for (auto& p : programs_)
     if (p->state() == ProgramState::Failed) status.ok = false;

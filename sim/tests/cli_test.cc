@@ -1,0 +1,141 @@
+// The nicsim command line, run as a separate process: exit codes, error
+// locations, and byte-identical outputs for the same scenario and seed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  std::string cmd = std::string(NICSIM_BIN) + " " + args + " 2>&1";
+  Result r{-1, {}};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("nicsim_cli_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+const std::string kQuickstart = std::string(NICSIM_SOURCE_DIR) + "/scenarios/quickstart.textproto";
+
+TEST(Cli, HelpVersionAndUnknownCommand) {
+  EXPECT_EQ(run("--help").exit_code, 0);
+  Result v = run("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("nicsim "), std::string::npos);
+  Result u = run("frobnicate");
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_NE(u.out.find("unknown command 'frobnicate'"), std::string::npos);
+  EXPECT_EQ(run("run").exit_code, 2);
+  EXPECT_EQ(run("run " + kQuickstart + " --no-such-option").exit_code, 2);
+}
+
+TEST(Cli, ParamsListsEveryParameterWithUnitAndDefault) {
+  Result r = run("params");
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* s : {"[link]", "[switch]", "[host]", "[bus]", "[mgmt]", "[nic.raw]", "bandwidth", "8Gbps",
+                        "hop_latency", "cost.api_call", "pcix-133"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, ListShowsProgramsAndNicKinds) {
+  Result r = run("list");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("fabric_traffic"), std::string::npos);
+  EXPECT_NE(r.out.find("raw"), std::string::npos);
+}
+
+TEST(Cli, ValidateAcceptsQuickstart) {
+  Result r = run("validate " + kQuickstart);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ok: 8 nodes, 1 switches, 8 links, 1 workloads"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadScenarioExits2WithFileLineColumn) {
+  fs::path d = temp_dir("bad");
+  std::string f = write(d / "bad.textproto",
+                        "name: \"bad\"\n"
+                        "node { name: \"a\" nic: \"raw\" }\n"
+                        "link { a: \"a\" b: \"nowhere\" }\n");
+  for (const char* cmd : {"validate ", "run "}) {
+    Result r = run(cmd + f);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(f + ":3:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nowhere"), std::string::npos) << r.out;
+  }
+  Result missing = run("run " + (d / "absent.textproto").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  fs::remove_all(d);
+}
+
+TEST(Cli, FailedWorkloadExits1) {
+  fs::path d = temp_dir("fail");
+  std::string f = write(d / "fail.textproto",
+                        "name: \"fail\"\n"
+                        "topology { star { hosts: 2 } }\n"
+                        "workload { program: \"fabric_traffic\" nodes: \"*\" args: \"--load=7\" }\n");
+  Result r = run("run " + f);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("--load=7: must be in (0, 1]"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+TEST(Cli, SameScenarioAndSeedGiveIdenticalFiles) {
+  fs::path a = temp_dir("det_a"), b = temp_dir("det_b"), c = temp_dir("det_c");
+  ASSERT_EQ(run("run " + kQuickstart + " --out " + a.string()).exit_code, 0);
+  ASSERT_EQ(run("run " + kQuickstart + " --out " + b.string()).exit_code, 0);
+  ASSERT_EQ(run("run " + kQuickstart + " --seed 99 --out " + c.string()).exit_code, 0);
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(a)) {
+    const std::string name = entry.path().filename().string();
+    ASSERT_TRUE(fs::exists(b / name)) << name;
+    if (name.find("wall") != std::string::npos) continue;  // wall-clock figures only
+    EXPECT_EQ(slurp(entry.path()), slurp(b / name)) << name << " differs between identical runs";
+    ++compared;
+  }
+  for (const char* f : {"results.json", "summary.txt", "trace.jsonl", "timeline.json", "wall.json"})
+    EXPECT_TRUE(fs::exists(a / f)) << f;
+  EXPECT_EQ(compared, 4);
+  EXPECT_GT(slurp(a / "trace.jsonl").size(), 1000u);
+  // A different seed draws a different permutation, so the trace differs.
+  EXPECT_NE(slurp(a / "trace.jsonl"), slurp(c / "trace.jsonl"));
+  EXPECT_NE(slurp(a / "wall.json").find("packet_hops_per_second"), std::string::npos);
+  for (auto& d : {a, b, c}) fs::remove_all(d);
+}
+
+}  // namespace
