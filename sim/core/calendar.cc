@@ -34,8 +34,7 @@ void Calendar::pop() {
     if (first >= n) break;
     std::size_t best = first;
     std::size_t end = first + 4 < n ? first + 4 : n;
-    for (std::size_t c = first + 1; c < end; ++c)
-      if (before(heap_[c], heap_[best])) best = c;
+    for (std::size_t c = first + 1; c < end; ++c) best = before(heap_[c], heap_[best]) ? c : best;
     if (!before(heap_[best], last)) break;
     heap_[i] = heap_[best];
     i = best;
@@ -46,7 +45,7 @@ void Calendar::pop() {
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   Tick n = now();
   if (t < n) t = n;  // the past is now: callers computing max() get it for free
-  push(Entry{t, seq_++, fn, obj, arg});
+  push(Entry{(static_cast<Key>(t) << 64) | seq_++, fn, obj, arg});
   if (!running_ && t < armed_for_) arm();
 }
 
@@ -55,7 +54,7 @@ void Calendar::arm() {
     armed_for_ = kTickMax;
     return;
   }
-  Tick t = heap_.front().t;
+  Tick t = heap_.front().t();
   Tick n = now();
   // An earlier notification overrides a pending later one (IEEE 1666 5.10.8).
   if (t <= n)
@@ -69,7 +68,7 @@ void Calendar::run() {
   running_ = true;
   const Tick n = now();
   while (!heap_.empty()) {
-    const Tick t = heap_.front().t;
+    const Tick t = heap_.front().t();
     if (t > n) {
       // Run ahead only strictly before every pending SystemC activity.
       if (t >= horizon_) break;

@@ -97,7 +97,12 @@ std::optional<T> fail(std::string* error, std::string message) {
   return std::nullopt;
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string q;
+  q.reserve(s.size() + 2);
+  q.append(1, '\'').append(s).append(1, '\'');
+  return q;
+}
 
 // Parses "<digits>[.<digits>]<spaces><unit>" exactly: the decimal is kept as
 // an integer mantissa and a count of fraction digits, so "4.096us" becomes
@@ -203,15 +208,8 @@ std::string format_scaled(std::uint64_t value, const FormatUnit* units, std::siz
   }
   U128 whole = m / 1000;
   unsigned frac = static_cast<unsigned>(m % 1000);
-  std::string out;
-  if (whole == 0) {
-    out = "0";
-  } else {
-    while (whole > 0) {
-      out.insert(out.begin(), static_cast<char>('0' + static_cast<unsigned>(whole % 10)));
-      whole /= 10;
-    }
-  }
+  // whole <= value, so it fits in 64 bits.
+  std::string out = std::to_string(static_cast<std::uint64_t>(whole));
   if (frac != 0) {
     char buf[5];
     buf[0] = '.';

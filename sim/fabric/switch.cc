@@ -4,6 +4,7 @@
 
 #include "core/sim.h"
 #include "fabric/fabric.h"
+#include "trace/stats.h"
 #include "trace/trace.h"
 
 namespace nicsim::fabric {
@@ -13,6 +14,11 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
       hop_latency_(params.time("hop_latency")),
       store_and_forward_(params.text("mode") == "store_and_forward") {
   add_ports(static_cast<std::uint32_t>(params.count("ports")));
+  auto& stats = Sim::get().stats();
+  stats.counter(this->name(), "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
+  stats.counter(this->name(), "replicated", "packets", &stats_.replicated, "multicast copies made");
+  stats.counter(this->name(), "dropped_no_route", "packets", &stats_.dropped_no_route,
+                "no forwarding entry, or routed back out of its input port");
 }
 
 void Switch::set_route(std::uint16_t dlid, std::uint32_t port) {

@@ -12,7 +12,9 @@ bool fail(ShapeError* error, std::string field, std::string message) {
 }
 
 std::string copy_suffix(std::uint32_t copy, std::uint32_t copies) {
-  return copies > 1 ? "#" + std::to_string(copy) : std::string();
+  std::string suffix;
+  if (copies > 1) suffix.append("#").append(std::to_string(copy));
+  return suffix;
 }
 
 std::string end_name(const Generated& g, const End& e) {

@@ -224,7 +224,7 @@ void print_summary(std::ostream& out, const results::Results& r, const results::
     const std::size_t show = dirs.size() <= 16 ? dirs.size() : 10;
     if (dirs.size() > 16)
       std::stable_sort(dirs.begin(), dirs.end(), [](const Dir& a, const Dir& b) { return a.util > b.util; });
-    out << fmt::format("link utilisation ({} directions, mean {:.1f}%){}:\n", dirs.size(),
+    out << fmt::format("link utilisation over {} ({} directions, mean {:.1f}%){}:\n", format_time(r.sim_time_ps()), dirs.size(),
                        100.0 * total / static_cast<double>(dirs.size()), dirs.size() > 16 ? ", busiest 10" : "");
     for (std::size_t i = 0; i < show; ++i) out << fmt::format("  {:<36} {:5.1f}%\n", dirs[i].label, 100.0 * dirs[i].util);
   }
