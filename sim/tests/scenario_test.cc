@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <ostream>
 #include <fstream>
 #include <set>
 
@@ -589,6 +590,8 @@ switch { name: "s0" })",
     // The tokenizer counts a tab as advancing to the next multiple of 8.
     {"UnknownFieldAfterTab", false, "node {\tnam: \"a\" }", 1, 9, "no field named \"nam\""},
 };
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class ScenarioErrors : public ::testing::TestWithParam<ErrorCase> {};
 

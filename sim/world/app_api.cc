@@ -23,7 +23,14 @@ ProgramInstance* self(const char* call) {
   return p;
 }
 
-void charge(ProgramInstance* p, std::uint64_t bytes = 0) { p->node().host().charge("api_call", bytes); }
+// Charges the call's CPU cost and records it in the trace ("api" component).
+void charge(ProgramInstance* p, const char* call, std::uint64_t bytes = 0) {
+  Sim& sim = Sim::get();
+  const std::uint32_t dev = p->node().id();
+  if (sim.tracer().on(dev, Component::api))
+    sim.tracer().record(now(), dev, Component::api, call, {{"program", p->info().name}, {"bytes", bytes}});
+  p->node().host().charge("api_call", bytes);
+}
 
 constexpr std::uint32_t kBarrierTag = 0xfffffff0u;
 
@@ -110,7 +117,7 @@ int nicsim_thread_join(nicsim_thread_t thread) {
 void* nicsim_alloc(size_t bytes, size_t align) {
   ProgramInstance* p = self("nicsim_alloc");
   if (!p) return nullptr;
-  charge(p);
+  charge(p, "nicsim_alloc");
   return p->node().host().memory().alloc(bytes, align ? align : 64);
 }
 
@@ -153,7 +160,7 @@ void nicsim_fail(const char* reason) {
 int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t len) {
   ProgramInstance* p = self("nicsim_mgmt_send");
   if (!p) return -1;
-  charge(p, len);
+  charge(p, "nicsim_mgmt_send", len);
   return World::current()->mgmt().send(p->node().id(), dst_node, tag, buf, len) ? 0 : -1;
 }
 
@@ -163,7 +170,7 @@ long nicsim_mgmt_recv(uint32_t src_node, uint32_t tag, void* buf, size_t cap, ui
   if (!p) return -1;
   host::BlockScope blocked(p->node().host(), "nicsim_mgmt_recv");
   long n = World::current()->mgmt().recv(p->node().id(), src_node, tag, buf, cap, from, timeout_ns * kNs);
-  if (n > 0) charge(p, static_cast<std::uint64_t>(n));
+  if (n > 0) charge(p, "nicsim_mgmt_recv", static_cast<std::uint64_t>(n));
   return n;
 }
 
