@@ -65,22 +65,26 @@ class Calendar : public sc_core::sc_module {
   std::size_t pending() const { return heap_.size(); }
 
  private:
-  // (time, insertion sequence) as one 128-bit key: one compare, no branches.
+  // The heap holds 16-byte keys, four to a cache line: time in the high
+  // word; in the low word the insertion sequence (40 bits: ties fire in
+  // scheduling order) above the index of the callback's slot (24 bits).
   using Key = unsigned __int128;
-  struct Entry {
-    Key key;
+  static constexpr int kSlotBits = 24;
+  struct Callback {
     EventFn fn;
     void* obj;
     std::uint64_t arg;
-    Tick t() const { return static_cast<Tick>(key >> 64); }
   };
-  static bool before(const Entry& a, const Entry& b) { return a.key < b.key; }
+  static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
+  static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
-  void push(const Entry& e);
-  void pop();
+  void push(Key k);
+  Key pop();
   void arm();
 
-  std::vector<Entry> heap_;
+  std::vector<Key> heap_;
+  std::vector<Callback> slots_;
+  std::vector<std::uint32_t> free_slots_;
   std::uint64_t seq_ = 0;
   std::uint64_t fired_ = 0;
   Tick armed_for_ = kTickMax;  // time the wake event is notified for
