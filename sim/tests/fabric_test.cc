@@ -71,6 +71,19 @@ struct Bench {
     for (auto& s : switches) sws.push_back(s.get());
     program_unicast_routes(sws, eps);
   }
+  // Two NICs on ports 1 and 2 of one switch, 5 ns cables, routes programmed.
+  Switch& pair_through_switch(std::map<std::string, std::string> switch_params,
+                              std::map<std::string, std::string> a_params = {},
+                              std::map<std::string, std::string> z_params = {},
+                              std::map<std::string, std::string> link_params = {{"delay", "5ns"}}) {
+    RawNic& a = nic(a_params);
+    RawNic& z = nic(z_params);
+    Switch& s = sw(std::move(switch_params));
+    connect(a.port(1), s.port(1), link_params);
+    connect(z.port(1), s.port(2), link_params);
+    route();
+    return s;
+  }
   // Runs `fn` at simulated time `at` (from the calendar).
   void at(Tick t, std::function<void()> fn) {
     auto* f = new std::function<void()>(std::move(fn));
@@ -117,13 +130,8 @@ TEST(Fabric, RoundingUpToWholePicoseconds) {
 
 TEST(Fabric, CutThroughSwitchTiming) {
   Bench b;
-  RawNic& a = b.nic();
-  RawNic& z = b.nic();
-  Switch& s = b.sw({{"ports", "4"}, {"hop_latency", "200ns"}});
-  b.connect(a.port(1), s.port(1), {{"delay", "5ns"}});
-  b.connect(z.port(1), s.port(2), {{"delay", "5ns"}});
-  b.route();
-  b.at(0, [&] { a.send(z.lid(), 2048); });
+  Switch& s = b.pair_through_switch({{"ports", "4"}, {"hop_latency", "200ns"}});
+  b.at(0, [&] { b.nics[0]->send(b.nics[1]->lid(), 2048); });
   sc_core::sc_start();
   ASSERT_EQ(b.received[1].size(), 1u);
   // Head crosses the first cable (5 ns) and the switch (200 ns); the tail
@@ -134,13 +142,8 @@ TEST(Fabric, CutThroughSwitchTiming) {
 
 TEST(Fabric, StoreAndForwardSwitchTiming) {
   Bench b;
-  RawNic& a = b.nic();
-  RawNic& z = b.nic();
-  Switch& s = b.sw({{"ports", "4"}, {"hop_latency", "200ns"}, {"mode", "store_and_forward"}});
-  b.connect(a.port(1), s.port(1), {{"delay", "5ns"}});
-  b.connect(z.port(1), s.port(2), {{"delay", "5ns"}});
-  b.route();
-  b.at(0, [&] { a.send(z.lid(), 2048); });
+  b.pair_through_switch({{"ports", "4"}, {"hop_latency", "200ns"}, {"mode", "store_and_forward"}});
+  b.at(0, [&] { b.nics[0]->send(b.nics[1]->lid(), 2048); });
   sc_core::sc_start();
   ASSERT_EQ(b.received[1].size(), 1u);
   EXPECT_EQ(b.received[1][0].done, (2048 + 5 + 200 + 2048 + 5) * kNs);
@@ -164,12 +167,10 @@ TEST(Fabric, CutThroughIntoFasterLinkWaitsForTheTail) {
 
 TEST(Fabric, SlowReceiverBackPressureLosesNothing) {
   Bench b;
-  RawNic& a = b.nic({{"tx_queue", "1000"}});
-  RawNic& z = b.nic({{"rx_rate", "1Gbps"}});
-  Switch& s = b.sw({{"ports", "4"}, {"hop_latency", "200ns"}});
-  b.connect(a.port(1), s.port(1), {{"delay", "5ns"}, {"vl_buffer", "8KiB"}});
-  b.connect(z.port(1), s.port(2), {{"delay", "5ns"}, {"vl_buffer", "8KiB"}});
-  b.route();
+  Switch& s = b.pair_through_switch({{"ports", "4"}, {"hop_latency", "200ns"}}, {{"tx_queue", "1000"}},
+                                    {{"rx_rate", "1Gbps"}}, {{"delay", "5ns"}, {"vl_buffer", "8KiB"}});
+  RawNic& a = *b.nics[0];
+  RawNic& z = *b.nics[1];
   constexpr int kPackets = 100;
   b.at(0, [&] {
     for (int i = 0; i < kPackets; ++i) ASSERT_TRUE(a.send(z.lid(), 2048));
