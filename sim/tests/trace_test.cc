@@ -1,0 +1,122 @@
+// Trace, timeline and statistics building blocks.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "trace/stats.h"
+#include "trace/timeline.h"
+#include "trace/trace.h"
+
+using namespace nicsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool valid_json(const std::string& text) {
+  google::protobuf::Struct s;
+  return google::protobuf::util::JsonStringToMessage(text, &s).ok();
+}
+
+TEST(Trace, GlobMatching) {
+  EXPECT_TRUE(glob_match("*", "h0"));
+  EXPECT_TRUE(glob_match("h*", "h12"));
+  EXPECT_FALSE(glob_match("h*", "leaf0"));
+  EXPECT_TRUE(glob_match("h[0-3]", "h2"));
+  EXPECT_FALSE(glob_match("h[0-3]", "h4"));
+  EXPECT_TRUE(glob_match("h[!0-3]", "h4"));
+  EXPECT_TRUE(glob_match("leaf?", "leaf7"));
+  EXPECT_FALSE(glob_match("leaf?", "leaf10"));
+  EXPECT_TRUE(glob_match("*a*b", "xxaybb"));
+}
+
+TEST(Trace, EnablesPerDeviceAndComponentAndWritesJsonLines) {
+  fs::path path = fs::temp_directory_path() / ("nicsim_trace_" + std::to_string(getpid()) + ".jsonl");
+  Tracer t;
+  t.set_devices({"h0", "h1", "sw0"});
+  t.enable("h*", Component::fabric);
+  t.enable("sw0", std::nullopt);
+  EXPECT_TRUE(t.on(0, Component::fabric));
+  EXPECT_FALSE(t.on(0, Component::host));
+  EXPECT_TRUE(t.on(2, Component::host));
+  EXPECT_FALSE(t.on(7, Component::fabric));  // unknown device
+  ASSERT_TRUE(t.open(path.string()));
+  t.record(1234, 1, Component::fabric, "tx", {{"port", 1u}, {"len", 2048ul}, {"why", "a \"quoted\"\nline"}, {"x", -3}});
+  t.close();
+  const std::string text = slurp(path);
+  EXPECT_EQ(text,
+            "{\"t\":1234,\"dev\":\"h1\",\"comp\":\"fabric\",\"ev\":\"tx\",\"port\":1,\"len\":2048,"
+            "\"why\":\"a \\\"quoted\\\"\\nline\",\"x\":-3}\n");
+  EXPECT_TRUE(valid_json(text));
+  fs::remove(path);
+}
+
+TEST(Timeline, IsValidChromeTraceJsonAndCountsDroppedEvents) {
+  fs::path path = fs::temp_directory_path() / ("nicsim_timeline_" + std::to_string(getpid()) + ".json");
+  Timeline tl;
+  tl.set_devices({"h0", "sw\"0"});
+  auto t0 = tl.track(0, "port 1 tx");
+  ASSERT_TRUE(tl.open(path.string(), 2));
+  auto t1 = tl.track(1, "fsm link");
+  tl.span(0, t0, "pkt 1", 1'500'000, 2'048'000, "{\"len\":2048}");
+  tl.instant(1, t1, "Up -> Down", 3'000'001);
+  tl.span(0, t0, "pkt 2", 4'000'000, 1);  // over the cap of 2
+  EXPECT_EQ(tl.events(), 2u);
+  EXPECT_EQ(tl.dropped(), 1u);
+  tl.close();
+  const std::string text = slurp(path);
+  EXPECT_TRUE(valid_json(text)) << text;
+  EXPECT_NE(text.find("\"ts\":1.500000,\"dur\":2.048000"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"ts\":3.000001"), std::string::npos);
+  EXPECT_NE(text.find("\"dropped\":1"), std::string::npos);
+  EXPECT_EQ(text.find("pkt 2"), std::string::npos);
+  EXPECT_EQ(ps_to_us_string(1), "0.000001");
+  fs::remove(path);
+}
+
+TEST(Stats, HistogramPercentilesWithinBucketPrecision) {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= 10000; ++v) h.add(v * 1000);
+  EXPECT_EQ(h.count(), 10000u);
+  EXPECT_EQ(h.min(), 1000u);
+  EXPECT_EQ(h.max(), 10'000'000u);
+  EXPECT_DOUBLE_EQ(h.mean(), 5'000'500.0);
+  for (double p : {50.0, 90.0, 99.0, 99.9}) {
+    const double exact = p / 100.0 * 10'000'000.0;
+    const double got = static_cast<double>(h.percentile(p));
+    EXPECT_GE(got, exact) << p;           // an upper bucket bound...
+    EXPECT_LE(got, exact * 1.035) << p;   // ...within one sub-bucket (1/32)
+  }
+  EXPECT_EQ(h.percentile(100), 10'000'000u);
+  Histogram small;
+  for (std::uint64_t v : {3u, 3u, 7u}) small.add(v);  // exact below 32
+  EXPECT_EQ(small.percentile(50), 3u);
+  EXPECT_EQ(small.percentile(100), 7u);
+  h.merge(small);
+  EXPECT_EQ(h.count(), 10003u);
+  EXPECT_EQ(h.min(), 3u);
+}
+
+TEST(Stats, RegistryReadsCountersAtReportTime) {
+  StatsRegistry r;
+  std::uint64_t packets = 0;
+  r.counter("h0", "tx_packets", "packets", &packets);
+  r.gauge("h0", "half", "ratio", [&] { return packets / 2.0; });
+  packets = 10;
+  ASSERT_EQ(r.scalars().size(), 2u);
+  EXPECT_EQ(r.scalars()[0].read(), 10.0);
+  EXPECT_EQ(r.scalars()[1].read(), 5.0);
+  EXPECT_EQ(r.scalars()[0].unit, "packets");
+}
+
+}  // namespace
