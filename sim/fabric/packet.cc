@@ -23,6 +23,7 @@ Packet* PacketPool::get(std::size_t len) {
   p->parent = nullptr;
   p->copies_left = 0;
   p->ready_at = p->tail_at = p->release_at = 0;
+  p->device_refs = 0;
   ++live_;
   return p;
 }

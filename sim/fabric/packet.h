@@ -44,6 +44,7 @@ struct Packet {
   std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
   Tick release_at = 0;          // multicast original: latest copy tail-out so far
   std::uint32_t wire_generation = 0;  // link generation when put on the wire
+  std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
 
   std::uint32_t blocks() const {
     return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);

@@ -1,0 +1,371 @@
+#include "hca_model/hca.h"
+
+#include <fmt/format.h>
+
+#include "core/sim.h"
+#include "hca_model/commands.h"
+#include "hca_model/recv_engine.h"
+#include "hca_model/send_engine.h"
+#include "trace/stats.h"
+#include "trace/trace.h"
+
+namespace nicsim::hca {
+
+const char* command_name(std::uint16_t opcode) {
+  switch (opcode) {
+#define NICSIM_X(name, value, doc) \
+  case value: return #name;
+    NICSIM_HCA_COMMANDS(NICSIM_X)
+#undef NICSIM_X
+  }
+  return "?";
+}
+
+const char* cmd_status_name(std::uint8_t status) {
+  switch (status) {
+#define NICSIM_X(name, value, doc) \
+  case value: return #name;
+    NICSIM_HCA_CMD_STATUS(NICSIM_X)
+#undef NICSIM_X
+  }
+  return "?";
+}
+
+const char* cqe_status_name(std::uint8_t status) {
+  switch (status) {
+#define NICSIM_X(name, value, doc) \
+  case value: return #name;
+    NICSIM_HCA_CQE_STATUS(NICSIM_X)
+#undef NICSIM_X
+  }
+  return "?";
+}
+
+const char* event_name(std::uint8_t type) {
+  switch (type) {
+#define NICSIM_X(name, value, doc) \
+  case value: return #name;
+    NICSIM_HCA_EVENTS(NICSIM_X)
+#undef NICSIM_X
+  }
+  return "?";
+}
+
+const FsmType& Hca::qp_fsm_type() {
+  using S = QpFsmState;
+  auto i = [](S s) { return static_cast<int>(s); };
+  // IBA 1.1 §10.3.1 (Figure 111): the QP state diagram. Any state may be
+  // reset or moved to Error by a modify; the HCA itself moves RTS to SQE
+  // (send error on UC/UD) and anything to Error on a fatal fault.
+  static FsmType type("hca.qp", QpFsmState_names(),
+                      {{i(S::Reset), i(S::Init), "rst2init"},   {i(S::Init), i(S::Init), "init2init"},
+                       {i(S::Init), i(S::Rtr), "init2rtr"},     {i(S::Rtr), i(S::Rts), "rtr2rts"},
+                       {i(S::Rts), i(S::Rts), "rts2rts"},       {i(S::Rts), i(S::Sqd), "rts2sqd"},
+                       {i(S::Sqd), i(S::Sqd), "sqd2sqd"},       {i(S::Sqd), i(S::Rts), "sqd2rts"},
+                       {i(S::Rts), i(S::Sqe), "send_error"},    {i(S::Sqe), i(S::Rts), "sqe2rts"},
+                       {i(S::Init), i(S::Reset), "reset"},      {i(S::Rtr), i(S::Reset), "reset"},
+                       {i(S::Rts), i(S::Reset), "reset"},       {i(S::Sqd), i(S::Reset), "reset"},
+                       {i(S::Sqe), i(S::Reset), "reset"},       {i(S::Error), i(S::Reset), "reset"},
+                       {i(S::Reset), i(S::Reset), "reset"},     {i(S::Reset), i(S::Error), "to_error"},
+                       {i(S::Init), i(S::Error), "to_error"},   {i(S::Rtr), i(S::Error), "to_error"},
+                       {i(S::Rts), i(S::Error), "to_error"},    {i(S::Sqd), i(S::Error), "to_error"},
+                       {i(S::Sqe), i(S::Error), "to_error"},    {i(S::Error), i(S::Error), "to_error"}});
+  return type;
+}
+
+QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner)
+    : qpn(n), fsm(Hca::qp_fsm_type(), fmt::format("{}.qp{}", owner, n), device, static_cast<int>(QpFsmState::Reset)) {}
+
+Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
+         const ParamSet& params)
+    : Device(fabric, device_id, std::move(name)), p_(hca_params_from(params, device_id)), host_(host), bus_(bus) {
+  add_ports(p_.ports);
+  lids_.assign(p_.ports, 0);
+  port_states_.assign(p_.ports, PortState{});
+  Sim::get().fsm().declare(const_cast<FsmType&>(qp_fsm_type()));
+  tpt_.resize(0, 0);
+  bus_.map_device(this->name() + ".bar0", p_.bar0, kBar0Size, *this);
+  commands_ = std::make_unique<CommandProcessor>(*this);
+  send_ = std::make_unique<SendEngine>(*this);
+  recv_ = std::make_unique<RecvEngine>(*this);
+  auto& st = Sim::get().stats();
+  const std::string obj = this->name() + ".hca";
+  st.counter(obj, "commands", "commands", &stats_.commands);
+  st.counter(obj, "doorbells", "doorbells", &stats_.doorbells);
+  st.counter(obj, "tx_packets", "packets", &stats_.tx_packets);
+  st.counter(obj, "rx_packets", "packets", &stats_.rx_packets);
+  st.counter(obj, "tx_bytes", "bytes", &stats_.tx_bytes, "payload bytes sent");
+  st.counter(obj, "rx_bytes", "bytes", &stats_.rx_bytes, "payload bytes received");
+  st.counter(obj, "rx_bad_crc", "packets", &stats_.rx_bad_crc, "dropped for a bad ICRC or VCRC");
+  st.counter(obj, "rx_dropped", "packets", &stats_.rx_dropped, "dropped for any other reason");
+  st.counter(obj, "acks_sent", "packets", &stats_.acks_sent);
+  st.counter(obj, "naks_sent", "packets", &stats_.naks_sent);
+  st.counter(obj, "rnr_naks_sent", "packets", &stats_.rnr_naks_sent);
+  st.counter(obj, "retransmits", "packets", &stats_.retransmits);
+  st.counter(obj, "timeouts", "events", &stats_.timeouts, "local ACK timer expiries");
+  st.counter(obj, "cqes", "entries", &stats_.cqes);
+  st.counter(obj, "eqes", "entries", &stats_.eqes);
+  st.counter(obj, "interrupts", "interrupts", &stats_.interrupts);
+}
+
+Hca::~Hca() = default;
+
+QpCtx* Hca::qp(std::uint32_t qpn) {
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? nullptr : it->second.get();
+}
+
+bool Hca::port_active(std::uint32_t port) const {
+  // Without a subnet manager the world programs routes statically, so an
+  // enabled port (INIT_IB) whose link is up is active.
+  if (port < 1 || port > p_.ports || !port_states_[port - 1].enabled) return false;
+  const fabric::Port& p = const_cast<Hca*>(this)->Device::port(port);
+  return p.connected() && p.up();
+}
+
+std::uint8_t* Hca::scratch() {
+  if (scratch_free_.empty()) {
+    scratch_all_.push_back(std::make_unique<std::array<std::uint8_t, 64>>());
+    return scratch_all_.back()->data();
+  }
+  std::uint8_t* b = scratch_free_.back();
+  scratch_free_.pop_back();
+  return b;
+}
+
+void Hca::release_scratch(std::uint8_t* b) { scratch_free_.push_back(b); }
+
+// ---- MMIO ------------------------------------------------------------------
+
+void Hca::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+  const std::uint64_t off = gp.get_address();
+  const unsigned len = gp.get_data_length();
+  std::uint8_t* data = gp.get_data_ptr();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (gp.is_write()) {
+    if (off + len <= hcr_.size()) {
+      std::memcpy(hcr_.data() + off, data, len);
+      if (off <= reg::hcr_go_opcode.offset && off + len >= reg::hcr_go_opcode.offset + 4 &&
+          (get(hcr_.data(), reg::hcr_go_opcode) & reg::kHcrGo))
+        start_command();
+      return;
+    }
+    if (off >= reg::db_send.offset && off + len <= reg::db_eq.offset + 8 && len == 8 && off % 8 == 0) {
+      std::uint32_t w0, w1;
+      std::memcpy(&w0, data, 4);
+      std::memcpy(&w1, data + 4, 4);
+      doorbell(off, w0, w1);
+      return;
+    }
+    Sim::get().error(name() + ".hca", fmt::format("MMIO write of {} bytes to unmapped BAR0 offset {:#x}", len, off));
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (off + len <= hcr_.size()) {
+    std::memcpy(data, hcr_.data() + off, len);
+    return;
+  }
+  // Identification registers, laid out relative to the first of them.
+  std::uint8_t id[0x18] = {};
+  auto rel = [](Field f) { return Field{f.offset - reg::id_vendor.offset, f.width, f.name}; };
+  put(id, rel(reg::id_vendor), 0x15b3);  // Mellanox
+  put(id, rel(reg::id_device), 0x5a44);  // MT23108 InfiniHost
+  put(id, rel(reg::id_revision), 0xa1);
+  put(id, rel(reg::id_node_guid), p_.node_guid);
+  if (off >= reg::id_vendor.offset && off + len <= reg::id_vendor.offset + sizeof id) {
+    std::memcpy(data, id + (off - reg::id_vendor.offset), len);
+    return;
+  }
+  Sim::get().error(name() + ".hca", fmt::format("MMIO read of {} bytes from unmapped BAR0 offset {:#x}", len, off));
+  gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+void Hca::start_command() { commands_->start(hcr_.data()); }
+
+void Hca::doorbell(std::uint64_t offset, std::uint32_t w0, std::uint32_t w1) {
+  ++stats_.doorbells;
+  Sim& sim = Sim::get();
+  if (sim.tracer().on(device_id(), Component::nic))
+    sim.tracer().record(now(), device_id(), Component::nic, "doorbell",
+                        {{"offset", static_cast<unsigned long>(offset)}, {"w0", w0}, {"w1", w1}});
+  if (offset == reg::db_send.offset || offset == reg::db_recv.offset) {
+    QpCtx* q = qp(w0 & kMaxQpn);
+    if (!q) {
+      sim.error(name() + ".hca", fmt::format("doorbell for QP {} which does not exist", w0 & kMaxQpn));
+      return;
+    }
+    WorkQueue& wq = offset == reg::db_send.offset ? q->sq : q->rq;
+    if (wq.entries == 0 || w1 - wq.consumer > wq.entries) {
+      sim.error(name() + ".hca", fmt::format("QP {}: doorbell producer {} overruns a {}-entry queue (consumer {})",
+                                             q->qpn, w1, wq.entries, wq.consumer));
+      return;
+    }
+    wq.producer = w1;
+    if (offset == reg::db_send.offset)
+      send_->kick(*q, cycles(p_.doorbell_cycles));
+    else
+      recv_->rq_doorbell(*q);
+    return;
+  }
+  const std::uint32_t n = w0 & 0xffffff;
+  const std::uint8_t cmd = static_cast<std::uint8_t>(w0 >> 24);
+  if (offset == reg::db_cq.offset) {
+    auto it = cqs_.find(n);
+    if (it == cqs_.end() || !it->second.valid) {
+      sim.error(name() + ".hca", fmt::format("doorbell for CQ {} which does not exist", n));
+      return;
+    }
+    CqCtx& cq = it->second;
+    if (cmd == static_cast<std::uint8_t>(reg::CqDoorbell::UpdateConsumer)) {
+      cq.consumer = w1;
+    } else if (cmd == static_cast<std::uint8_t>(reg::CqDoorbell::ArmNext) ||
+               cmd == static_cast<std::uint8_t>(reg::CqDoorbell::ArmSolicited)) {
+      cq.consumer = w1;
+      cq.arm = static_cast<reg::CqDoorbell>(cmd);
+      // Entries already waiting beyond the consumer count fire at once.
+      if (cq.producer != cq.consumer && cq.arm == reg::CqDoorbell::ArmNext) {
+        cq.arm = reg::CqDoorbell::UpdateConsumer;
+        post_event(Event::Completion, n, 0, 0, cq.eqn);
+      }
+    } else {
+      sim.error(name() + ".hca", fmt::format("CQ doorbell with unknown command {}", cmd));
+    }
+    return;
+  }
+  auto it = eqs_.find(n);
+  if (it == eqs_.end() || !it->second.valid) {
+    sim.error(name() + ".hca", fmt::format("doorbell for EQ {} which does not exist", n));
+    return;
+  }
+  EqCtx& eq = it->second;
+  eq.consumer = w1;
+  if (cmd == static_cast<std::uint8_t>(reg::EqDoorbell::UpdateAndArm)) {
+    eq.armed = true;
+    if (eq.producer != eq.consumer && eq.irq_vector >= 0) {
+      eq.armed = false;
+      ++stats_.interrupts;
+      host_.irq().raise(eq.irq_vector);
+    }
+  }
+}
+
+// ---- completions and events ------------------------------------------------
+
+namespace {
+struct CqeWrite {
+  Hca* hca;
+  std::uint8_t* buf;
+  std::uint32_t cqn;
+  bool notify;
+};
+struct EqeWrite {
+  Hca* hca;
+  std::uint8_t* buf;
+  std::uint32_t eqn;
+};
+}  // namespace
+
+bool Hca::write_cqe(std::uint32_t cqn, std::uint8_t* cqe, bool solicited) {
+  auto it = cqs_.find(cqn);
+  if (it == cqs_.end() || !it->second.valid) {
+    Sim::get().error(name() + ".hca", fmt::format("completion for CQ {} which does not exist", cqn));
+    return false;
+  }
+  CqCtx& cq = it->second;
+  if (cq.producer - cq.consumer >= cq.entries) {
+    if (!cq.overrun) post_event(Event::CqError, cqn, 0, 0, cq.eqn);
+    cq.overrun = true;
+    return false;
+  }
+  const std::uint32_t index = cq.producer % cq.entries;
+  put(cqe, cqe::owner, ((cq.producer / cq.entries) & 1) ? 0 : cqe::kOwnerHw);
+  ++cq.producer;
+  ++stats_.cqes;
+  const bool notify = cq.arm == reg::CqDoorbell::ArmNext || (cq.arm == reg::CqDoorbell::ArmSolicited && solicited);
+  if (notify) cq.arm = reg::CqDoorbell::UpdateConsumer;
+  auto* w = new CqeWrite{this, cqe, cqn, notify};
+  bus_.dma_write("hca.cqe", cq.base + static_cast<std::uint64_t>(index) * cqe::kSize, cqe, cqe::kSize,
+                 host::DmaDone{[](void* o, std::uint64_t arg) {
+                                 auto* w = static_cast<CqeWrite*>(o);
+                                 w->hca->release_scratch(w->buf);
+                                 if (!(arg & host::kDmaFailedBit) && w->notify) {
+                                   auto& cqs = w->hca->cqs();
+                                   auto c = cqs.find(w->cqn);
+                                   if (c != cqs.end()) w->hca->post_event(Event::Completion, w->cqn, 0, 0, c->second.eqn);
+                                 }
+                                 delete w;
+                               },
+                               w, 0});
+  return true;
+}
+
+void Hca::post_event(Event type, std::uint32_t object, std::uint32_t data, std::uint8_t subtype, std::uint32_t eqn) {
+  auto it = eqs_.find(eqn);
+  if (it == eqs_.end() || !it->second.valid || !(it->second.event_mask >> static_cast<unsigned>(type) & 1)) {
+    // No EQ takes this event: a real HCA drops it too; say so in the trace.
+    if (Sim::get().tracer().on(device_id(), Component::nic))
+      Sim::get().tracer().record(now(), device_id(), Component::nic, "event_dropped",
+                                 {{"type", event_name(static_cast<std::uint8_t>(type))}, {"object", object}});
+    return;
+  }
+  EqCtx& eq = it->second;
+  if (eq.producer - eq.consumer >= eq.entries) {
+    Sim::get().error(name() + ".hca", fmt::format("EQ {} overrun: event {} for {} lost", eqn,
+                                                  event_name(static_cast<std::uint8_t>(type)), object));
+    return;
+  }
+  std::uint8_t* e = scratch();
+  std::memset(e, 0, eqe::kSize);
+  put(e, eqe::type, static_cast<std::uint8_t>(type));
+  put(e, eqe::subtype, subtype);
+  put(e, eqe::object, object);
+  put(e, eqe::data, data);
+  put(e, eqe::owner, ((eq.producer / eq.entries) & 1) ? 0 : cqe::kOwnerHw);
+  const std::uint32_t index = eq.producer % eq.entries;
+  ++eq.producer;
+  ++stats_.eqes;
+  if (Sim::get().tracer().on(device_id(), Component::nic))
+    Sim::get().tracer().record(now(), device_id(), Component::nic, "event",
+                               {{"type", event_name(static_cast<std::uint8_t>(type))}, {"object", object}});
+  auto* w = new EqeWrite{this, e, eqn};
+  bus_.dma_write("hca.eqe", eq.base + static_cast<std::uint64_t>(index) * eqe::kSize, e, eqe::kSize,
+                 host::DmaDone{[](void* o, std::uint64_t) {
+                                 auto* w = static_cast<EqeWrite*>(o);
+                                 w->hca->release_scratch(w->buf);
+                                 auto& eqs = w->hca->eqs();
+                                 auto q = eqs.find(w->eqn);
+                                 if (q != eqs.end() && q->second.armed && q->second.irq_vector >= 0) {
+                                   q->second.armed = false;
+                                   ++w->hca->mutable_stats().interrupts;
+                                   w->hca->host().irq().raise(q->second.irq_vector);
+                                 }
+                                 delete w;
+                               },
+                               w, 0});
+}
+
+void Hca::qp_to_error(QpCtx& q, const char* cause) {
+  if (q.state() == QpState::Error) return;
+  q.fsm.to(static_cast<int>(QpFsmState::Error), cause);
+  post_event(Event::WqCatastrophic, q.qpn);
+  flush_qp(q);
+}
+
+void Hca::flush_qp(QpCtx& q) {
+  // Every outstanding and posted WQE completes with a flush error, in order.
+  send_->flush(q);
+  recv_->flush(q);
+}
+
+// ---- fabric ----------------------------------------------------------------
+
+void Hca::receive(fabric::Port& in, fabric::Packet* p) { recv_->packet(in, p); }
+
+void Hca::link_state_changed(fabric::Port& port, bool up) {
+  // ib_port_state_t numbering: 1 = DOWN, 4 = ACTIVE.
+  post_event(Event::PortChange, port.number(), up ? 4 : 1);
+}
+
+void Hca::transmitted(fabric::Port& port, const fabric::Packet&, Tick when) { send_->port_has_room(port.number(), when); }
+
+}  // namespace nicsim::hca

@@ -1,0 +1,580 @@
+#include "hca_model/send_engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/sim.h"
+#include "fabric/fabric.h"
+#include "trace/trace.h"
+
+namespace nicsim::hca {
+
+namespace {
+
+// RNR NAK timer codes (IBA table 45), in microseconds x 100.
+constexpr std::uint32_t kRnrTimerUs100[32] = {
+    65536, 1,   2,   3,   4,   6,   8,   12,   16,   24,   32,   48,   64,   96,    128,   192,
+    256,   384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+
+struct DmaRef {
+  SendEngine* engine;
+  void* what;
+};
+
+bool is_request_op(swqe::Op op) {
+  switch (op) {
+    case swqe::Op::Send: case swqe::Op::SendImm: case swqe::Op::RdmaWrite: case swqe::Op::RdmaWriteImm:
+    case swqe::Op::RdmaRead: case swqe::Op::AtomicCs: case swqe::Op::AtomicFa: return true;
+    default: return false;
+  }
+}
+
+bool is_read_like(swqe::Op op) {
+  return op == swqe::Op::RdmaRead || op == swqe::Op::AtomicCs || op == swqe::Op::AtomicFa;
+}
+
+}  // namespace
+
+SendEngine::SendEngine(Hca& hca) : hca_(hca) {}
+SendEngine::~SendEngine() {
+  for (auto& a : assembly_)
+    if (a.pkt) hca_.fabric().pool().put(a.pkt);
+}
+
+void SendEngine::schedule(Tick at) {
+  if (at >= scheduled_) return;
+  scheduled_ = at;
+  Sim::get().calendar().at(at, &SendEngine::pump_thunk, this);
+}
+
+void SendEngine::pump_thunk(void* self, std::uint64_t) {
+  auto* e = static_cast<SendEngine*>(self);
+  if (now() >= e->scheduled_) e->scheduled_ = kTickMax;
+  e->pump();
+}
+
+void SendEngine::kick(QpCtx& q, Tick delay) {
+  if (!q.in_send_list) {
+    q.in_send_list = true;
+    ready_.push_back(q.qpn);
+  }
+  schedule(now() + delay);
+}
+
+void SendEngine::port_has_room(std::uint32_t, Tick) { schedule(now()); }
+
+bool SendEngine::port_full(std::uint32_t port) { return hca_.port(port).queued() >= hca_.params().port_queue; }
+
+void SendEngine::pump() {
+  const Tick n = now();
+  drain_assembly();
+  if (busy_until_ > n) {
+    schedule(busy_until_);
+    return;
+  }
+  const HcaParams& p = hca_.params();
+  if (reads_in_flight_ >= p.dma_read_depth || assembly_.size() >= p.dma_read_depth + p.port_queue) return;
+  bool built = build_response();
+  for (std::size_t tries = ready_.size(); !built && tries > 0; --tries) {
+    const std::uint32_t qpn = ready_.front();
+    ready_.pop_front();
+    QpCtx* q = hca_.qp(qpn);
+    if (!q) continue;
+    q->in_send_list = false;
+    built = build_request(*q);
+    if (built && !q->in_send_list) {
+      // Round robin: it goes to the back and is asked again next time.
+      q->in_send_list = true;
+      ready_.push_back(qpn);
+    }
+  }
+  if (built) {
+    busy_until_ = n + hca_.clock_cycles(p.tx_packet_cycles);
+    schedule(busy_until_);
+  }
+  drain_assembly();
+}
+
+// ---- building packets ------------------------------------------------------
+
+void SendEngine::fill_route(QpCtx& q, PacketFields& f, const AddressVector& av) {
+  f.dlid = av.dlid;
+  f.slid = static_cast<std::uint16_t>(hca_.port_lid(q.port) | av.path_bits);
+  f.sl = av.sl;
+  f.grh = av.grh;
+  f.hop_limit = av.hop_limit;
+  f.tclass = av.tclass;
+  f.flow_label = av.flow_label;
+  f.dgid = av.dgid;
+  // Source GID: link-local prefix and this port's GUID (GUIDInfo index 0).
+  const std::uint64_t guid = hca_.params().node_guid + q.port;
+  f.sgid[0] = 0xfe;
+  f.sgid[1] = 0x80;
+  for (int i = 0; i < 8; ++i) f.sgid[8 + i] = static_cast<std::uint8_t>(guid >> (56 - 8 * i));
+}
+
+SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::uint32_t payload) {
+  const std::size_t len = wire_bytes(f.opcode, f.grh, payload);
+  fabric::Packet* pkt = hca_.fabric().pool().get(len);
+  pkt->meta.src_node = hca_.device_id();
+  pkt->meta.slid = f.slid;
+  pkt->meta.dlid = f.dlid;
+  pkt->meta.vl = 0;
+  pkt->meta.kind = 1;  // IB
+  pkt->meta.created = now();
+  pkt->ready_at = now();
+  encode_headers(f, payload, pkt->bytes.data());
+  assembly_.push_back(Assembly{pkt, q.port, 0, false, q.qpn});
+  ++hca_.mutable_stats().tx_packets;
+  hca_.mutable_stats().tx_bytes += payload;
+  if (Sim::get().tracer().on(hca_.device_id(), Component::nic))
+    Sim::get().tracer().record(now(), hca_.device_id(), Component::nic, "tx_build",
+                               {{"qp", q.qpn}, {"op", opcode_name(f.opcode)}, {"psn", f.psn}, {"len", payload}});
+  return assembly_.back();
+}
+
+bool SendEngine::gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
+                        std::size_t payload_at) {
+  if (len == 0) return true;
+  std::uint8_t* dst = a.pkt->bytes.data() + payload_at;
+  if (!w.inline_data.empty()) {
+    std::copy_n(w.inline_data.begin() + static_cast<long>(offset), len, dst);
+    return true;
+  }
+  // Walk the data segments to the message offset, translating each piece.
+  std::vector<HostRange> ranges;
+  std::uint64_t skip = offset, want = len;
+  for (const auto& d : w.ds) {
+    const std::uint64_t addr = d[0];
+    const std::uint32_t dlen = static_cast<std::uint32_t>(d[1]);
+    const std::uint32_t lkey = static_cast<std::uint32_t>(d[1] >> 32);
+    if (skip >= dlen) {
+      skip -= dlen;
+      continue;
+    }
+    const std::uint64_t piece = std::min<std::uint64_t>(dlen - skip, want);
+    if (hca_.tpt().translate(lkey, q.pd, addr + skip, piece, 0, q.qpn, ranges) != TptResult::Ok) return false;
+    want -= piece;
+    skip = 0;
+    if (want == 0) break;
+  }
+  for (const HostRange& r : ranges) {
+    ++a.reads_pending;
+    ++reads_in_flight_;
+    hca_.bus().dma_read("hca.tx", r.addr, dst, r.len,
+                        host::DmaDone{[](void* o, std::uint64_t arg) {
+                                        auto* e = static_cast<SendEngine*>(o);
+                                        auto* as = reinterpret_cast<Assembly*>(arg & ~host::kDmaFailedBit);
+                                        --e->reads_in_flight_;
+                                        --as->reads_pending;
+                                        if (arg & host::kDmaFailedBit) as->failed = true;
+                                        e->schedule(now());
+                                      },
+                                      this, reinterpret_cast<std::uint64_t>(&a)});
+    dst += r.len;
+  }
+  return true;
+}
+
+void SendEngine::drain_assembly() {
+  while (!assembly_.empty()) {
+    Assembly& a = assembly_.front();
+    if (a.reads_pending) return;
+    if (!a.failed && port_full(a.port)) return;
+    fabric::Packet* pkt = a.pkt;
+    const bool failed = a.failed;
+    const std::uint32_t port = a.port;
+    assembly_.pop_front();
+    if (failed || !hca_.port_active(port)) {
+      // A master abort on the payload read, or the port went away: the
+      // packet never leaves (the QP's retry logic recovers or errors out).
+      ++hca_.mutable_stats().rx_dropped;
+      hca_.fabric().pool().put(pkt);
+      continue;
+    }
+    seal(pkt->bytes.data(), pkt->bytes.size());
+    hca_.port(port).send(pkt);
+  }
+}
+
+bool SendEngine::build_response() {
+  while (!responses_.empty()) {
+    Response& r = responses_.front();
+    QpCtx* q = hca_.qp(r.qpn);
+    if (!q || q->state() == QpState::Reset) {
+      responses_.pop_front();
+      continue;
+    }
+    PacketFields f;
+    fill_route(*q, f, q->av);
+    f.dest_qp = q->dest_qpn;
+    if (r.kind == Response::Kind::Ack) {
+      f.opcode = opc::kRc | opc::kAck;
+      f.psn = r.psn;
+      f.aeth_syndrome = r.syndrome;
+      f.aeth_msn = r.msn;
+      start_packet(*q, f, 0);
+      if (r.syndrome == aeth::kAck || (r.syndrome & 0xe0) == 0)
+        ++hca_.mutable_stats().acks_sent;
+      else if ((r.syndrome & 0xe0) == aeth::kRnrNak)
+        ++hca_.mutable_stats().rnr_naks_sent;
+      else
+        ++hca_.mutable_stats().naks_sent;
+      responses_.pop_front();
+      return true;
+    }
+    if (r.kind == Response::Kind::AtomicAck) {
+      f.opcode = opc::kRc | opc::kAtomicAck;
+      f.psn = r.psn;
+      f.aeth_syndrome = aeth::kAck | aeth::kNoCredits;
+      f.aeth_msn = r.msn;
+      f.atomic_ack_orig = r.value;
+      start_packet(*q, f, 0);
+      responses_.pop_front();
+      return true;
+    }
+    // RDMA read response: the next MTU of data.
+    const std::uint32_t mtu = mtu_bytes(*q);
+    const std::uint64_t left = r.length - r.offset;
+    const auto len = static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu, left));
+    const bool first = r.offset == 0, last = r.offset + len == r.length;
+    f.opcode = opc::kRc | (first && last ? opc::kReadRespOnly
+                           : first       ? opc::kReadRespFirst
+                           : last        ? opc::kReadRespLast
+                                         : opc::kReadRespMiddle);
+    f.psn = r.next_psn;
+    f.aeth_syndrome = aeth::kAck | aeth::kNoCredits;
+    f.aeth_msn = r.msn;
+    Assembly& a = start_packet(*q, f, len);
+    const std::size_t at = header_bytes(f.opcode, f.grh);
+    std::uint8_t* dst = a.pkt->bytes.data() + at;
+    std::uint64_t skip = r.offset, want = len;
+    for (const HostRange& h : r.ranges) {
+      if (skip >= h.len) {
+        skip -= h.len;
+        continue;
+      }
+      const auto piece = static_cast<std::uint32_t>(std::min<std::uint64_t>(h.len - skip, want));
+      ++a.reads_pending;
+      ++reads_in_flight_;
+      hca_.bus().dma_read("hca.read_resp", h.addr + skip, dst, piece,
+                          host::DmaDone{[](void* o, std::uint64_t arg) {
+                                          auto* e = static_cast<SendEngine*>(o);
+                                          auto* as = reinterpret_cast<Assembly*>(arg & ~host::kDmaFailedBit);
+                                          --e->reads_in_flight_;
+                                          --as->reads_pending;
+                                          if (arg & host::kDmaFailedBit) as->failed = true;
+                                          e->schedule(now());
+                                        },
+                                        this, reinterpret_cast<std::uint64_t>(&a)});
+      dst += piece;
+      want -= piece;
+      skip = 0;
+      if (want == 0) break;
+    }
+    r.offset += len;
+    r.next_psn = psn_add(r.next_psn, 1);
+    if (last) {
+      if (q->reads_in_progress) --q->reads_in_progress;
+      responses_.pop_front();
+    }
+    return true;
+  }
+  return false;
+}
+
+bool SendEngine::build_request(QpCtx& q) {
+  const QpState st = q.state();
+  if (st == QpState::Error) {
+    // Flushing: complete what was fetched, then fetch the rest.
+    for (auto& w : q.wqes)
+      if (!w.completed) complete(q, w, CqeStatus::WrFlushError);
+    retire_completed(q);
+    if (q.sq.consumer != q.sq.producer && !q.fetching) fetch_wqe(q);
+    return false;
+  }
+  if ((st != QpState::Rts && st != QpState::Sqd) || q.rnr_waiting) return false;
+  if (q.tx_index >= q.wqes.size()) {
+    // SQD finishes messages in progress but starts no new ones.
+    if (st == QpState::Rts && q.sq.consumer != q.sq.producer && !q.fetching) fetch_wqe(q);
+    return false;
+  }
+  SendWqe& w = q.wqes[q.tx_index];
+  if (st == QpState::Sqd && w.sent == 0 && !w.all_sent) return false;
+  if ((w.flags & swqe::kFence) && q.reads_outstanding > 0 && w.sent == 0) return false;
+  if (!is_request_op(w.op)) {
+    // Local operations (NOP, window binds) complete in order without a packet.
+    complete(q, w, w.status);
+    ++q.tx_index;
+    retire_completed(q);
+    return build_request(q);
+  }
+  PacketFields f;
+  const bool ud = q.type == QpType::Ud;
+  fill_route(q, f, ud ? w.ud_av : q.av);
+  f.dest_qp = ud ? w.ud_dqpn : q.dest_qpn;
+  const std::uint8_t transport = q.type == QpType::Rc ? opc::kRc : q.type == QpType::Uc ? opc::kUc : opc::kUd;
+  if (is_read_like(w.op)) {
+    if (q.reads_outstanding >= std::max<std::uint32_t>(1, q.init_depth)) return false;
+    const std::uint32_t mtu = mtu_bytes(q);
+    const std::uint32_t npsn =
+        w.op == swqe::Op::RdmaRead ? std::max<std::uint32_t>(1, static_cast<std::uint32_t>((w.length + mtu - 1) / mtu)) : 1;
+    w.first_psn = q.next_psn;
+    w.last_psn = psn_add(q.next_psn, npsn - 1);
+    w.read_done = 0;
+    f.psn = q.next_psn;
+    f.ack_req = true;
+    if (w.op == swqe::Op::RdmaRead) {
+      f.opcode = opc::kRc | opc::kReadRequest;
+      f.reth_va = w.remote_va;
+      f.reth_rkey = w.rkey;
+      f.reth_len = static_cast<std::uint32_t>(w.length);
+    } else {
+      f.opcode = opc::kRc | (w.op == swqe::Op::AtomicCs ? opc::kCompareSwap : opc::kFetchAdd);
+      f.atomic_va = w.remote_va;
+      f.atomic_rkey = w.rkey;
+      f.atomic_swap_add = w.swap_add;
+      f.atomic_compare = w.compare;
+    }
+    start_packet(q, f, 0);
+    q.next_psn = psn_add(q.next_psn, npsn);
+    w.all_sent = true;
+    ++q.reads_outstanding;
+    ++q.tx_index;
+    arm_timer(q);
+    return true;
+  }
+  const std::uint32_t mtu = ud ? (128u << hca_.params().max_mtu) : mtu_bytes(q);
+  const std::uint64_t offset = w.sent;
+  const auto len = static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu, w.length - offset));
+  const bool first = offset == 0, last = offset + len == w.length;
+  const bool write = w.op == swqe::Op::RdmaWrite || w.op == swqe::Op::RdmaWriteImm;
+  const bool imm = last && (w.op == swqe::Op::SendImm || w.op == swqe::Op::RdmaWriteImm);
+  std::uint8_t code;
+  if (write)
+    code = first && last ? (imm ? opc::kWriteOnlyImm : opc::kWriteOnly)
+           : first       ? opc::kWriteFirst
+           : last        ? (imm ? opc::kWriteLastImm : opc::kWriteLast)
+                         : opc::kWriteMiddle;
+  else
+    code = first && last ? (imm ? opc::kSendOnlyImm : opc::kSendOnly)
+           : first       ? opc::kSendFirst
+           : last        ? (imm ? opc::kSendLastImm : opc::kSendLast)
+                         : opc::kSendMiddle;
+  f.opcode = transport | code;
+  if (first) w.first_psn = q.next_psn;
+  f.psn = q.next_psn;
+  f.solicited = last && (w.flags & swqe::kSolicited);
+  f.ack_req = q.type == QpType::Rc && (last || (psn_diff(f.psn, w.first_psn) + 1) % hca_.params().ack_coalesce == 0);
+  if (write && first) {
+    f.reth_va = w.remote_va;
+    f.reth_rkey = w.rkey;
+    f.reth_len = static_cast<std::uint32_t>(w.length);
+  }
+  if (imm) {
+    f.imm = w.imm;
+    f.has_imm = true;
+  }
+  if (ud) {
+    f.deth_qkey = w.ud_qkey;
+    f.deth_src_qp = q.qpn;
+  }
+  Assembly& a = start_packet(q, f, len);
+  if (!gather(a, q, w, offset, len, header_bytes(f.opcode, f.grh))) {
+    a.failed = true;
+    fail_qp(q, w, CqeStatus::LocalProtectionError);
+    return true;
+  }
+  q.next_psn = psn_add(q.next_psn, 1);
+  w.sent += len;
+  if (last) {
+    w.all_sent = true;
+    w.last_psn = f.psn;
+    ++q.tx_index;
+    // Unreliable transports complete once the last packet is on its way.
+    if (q.type != QpType::Rc) {
+      complete(q, w, CqeStatus::Success);
+      retire_completed(q);
+    }
+  }
+  if (q.type == QpType::Rc) arm_timer(q);
+  return true;
+}
+
+// ---- WQE fetch ---------------------------------------------------------------
+
+void SendEngine::fetch_wqe(QpCtx& q) {
+  q.fetching = true;
+  q.fetch_buf.assign(q.sq.stride(), 0);
+  const std::uint64_t arg = (static_cast<std::uint64_t>(q.epoch) << 32) | q.qpn;
+  hca_.bus().dma_read("hca.wqe", q.sq.addr(q.sq.consumer), q.fetch_buf.data(), q.fetch_buf.size(),
+                      host::DmaDone{[](void* o, std::uint64_t a) {
+                                      auto* e = static_cast<SendEngine*>(o);
+                                      QpCtx* qp = e->hca_.qp(static_cast<std::uint32_t>(a) & kMaxQpn);
+                                      const auto epoch = static_cast<std::uint32_t>((a & ~host::kDmaFailedBit) >> 32);
+                                      if (!qp || qp->epoch != epoch) return;
+                                      e->wqe_fetched(*qp, qp->fetch_buf.data(), !(a & host::kDmaFailedBit));
+                                    },
+                                    this, arg});
+}
+
+void SendEngine::wqe_fetched(QpCtx& q, std::uint8_t* b, bool ok) {
+  q.fetching = false;
+  SendWqe w;
+  w.index = q.sq.consumer;
+  ++q.sq.consumer;
+  w.op = static_cast<swqe::Op>(get(b, swqe::opcode));
+  w.flags = static_cast<std::uint8_t>(get(b, swqe::flags));
+  w.wr_id = get(b, swqe::wr_id);
+  w.imm = static_cast<std::uint32_t>(get(b, swqe::imm));
+  w.rkey = static_cast<std::uint32_t>(get(b, swqe::rkey));
+  w.remote_va = get(b, swqe::remote_va);
+  w.swap_add = get(b, swqe::atomic_swap_add);
+  w.compare = get(b, swqe::atomic_compare);
+  if (q.sig_all) w.flags |= swqe::kSignaled;
+  CqeStatus status = ok ? CqeStatus::Success : CqeStatus::LocalQpOpError;
+  const auto num_ds = static_cast<std::uint32_t>(get(b, swqe::num_ds));
+  const std::uint32_t max_ds = (q.sq.stride() - swqe::kHeaderBytes) / ds::kSize;
+  const bool ud = q.type == QpType::Ud;
+  switch (w.op) {
+    case swqe::Op::Send: case swqe::Op::SendImm: case swqe::Op::Nop: break;
+    case swqe::Op::RdmaWrite: case swqe::Op::RdmaWriteImm:
+      if (ud) status = CqeStatus::LocalQpOpError;
+      break;
+    case swqe::Op::RdmaRead: case swqe::Op::AtomicCs: case swqe::Op::AtomicFa:
+      if (q.type != QpType::Rc) status = CqeStatus::LocalQpOpError;
+      break;
+    case swqe::Op::BindMw: break;
+    default: status = CqeStatus::LocalQpOpError; break;
+  }
+  if (ud) {
+    w.ud_dqpn = static_cast<std::uint32_t>(get(b, swqe::ud_dqpn)) & kMaxQpn;
+    w.ud_qkey = static_cast<std::uint32_t>(get(b, swqe::ud_qkey));
+    AddressVector& av = w.ud_av;
+    av.dlid = static_cast<std::uint16_t>(get(b, swqe::ud_dlid));
+    av.sl = static_cast<std::uint8_t>(get(b, swqe::ud_sl));
+    av.path_bits = static_cast<std::uint8_t>(get(b, swqe::ud_path_bits));
+    av.grh = get(b, swqe::ud_grh) != 0;
+    av.hop_limit = static_cast<std::uint8_t>(get(b, swqe::ud_hop_limit));
+    av.sgid_index = static_cast<std::uint8_t>(get(b, swqe::ud_sgid_index));
+    av.tclass = static_cast<std::uint8_t>(get(b, swqe::ud_tclass));
+    av.flow_label = static_cast<std::uint32_t>(get(b, swqe::ud_flow_label));
+    av.static_rate = static_cast<std::uint8_t>(get(b, swqe::ud_static_rate));
+    get_bytes(b, swqe::ud_dgid, av.dgid.data());
+  }
+  if (w.flags & swqe::kInline) {
+    const auto n = static_cast<std::uint32_t>(get(b, swqe::inline_len));
+    if (n > hca_.params().max_inline || swqe::kHeaderBytes + n > q.sq.stride())
+      status = CqeStatus::LocalQpOpError;
+    else
+      w.inline_data.assign(b + swqe::kHeaderBytes, b + swqe::kHeaderBytes + n);
+    w.length = w.inline_data.size();
+  } else if (num_ds > max_ds) {
+    status = CqeStatus::LocalQpOpError;
+  } else {
+    for (std::uint32_t i = 0; i < num_ds; ++i) {
+      const std::uint8_t* d = b + swqe::kHeaderBytes + i * ds::kSize;
+      const std::uint64_t addr = get(d, ds::addr);
+      const std::uint64_t len = get(d, ds::length);
+      const std::uint64_t lkey = get(d, ds::lkey);
+      w.ds.push_back({addr, (lkey << 32) | len});
+      w.length += len;
+    }
+  }
+  if (w.op == swqe::Op::AtomicCs || w.op == swqe::Op::AtomicFa) {
+    if (w.length != 8 || (w.remote_va & 7)) status = CqeStatus::LocalQpOpError;
+  }
+  const std::uint32_t mtu = ud ? (128u << hca_.params().max_mtu) : mtu_bytes(q);
+  if (ud && w.length > mtu) status = CqeStatus::LocalLengthError;
+  if (w.length > (1ULL << 31)) status = CqeStatus::LocalLengthError;
+  if (w.op == swqe::Op::BindMw) status = bind_window(q, b);
+  w.status = status;
+  const bool bad = status != CqeStatus::Success && w.op != swqe::Op::BindMw;
+  q.wqes.push_back(std::move(w));
+  if (Sim::get().tracer().on(hca_.device_id(), Component::nic))
+    Sim::get().tracer().record(now(), hca_.device_id(), Component::nic, "wqe",
+                               {{"qp", q.qpn}, {"op", static_cast<unsigned>(q.wqes.back().op)},
+                                {"len", q.wqes.back().length}, {"status", cqe_status_name(static_cast<std::uint8_t>(status))}});
+  if (bad && q.state() != QpState::Error) {
+    fail_qp(q, q.wqes.back(), status);
+    return;
+  }
+  kick(q, hca_.clock_cycles(hca_.params().wqe_cycles));
+}
+
+// ---- completion ------------------------------------------------------------
+
+void SendEngine::complete(QpCtx& q, SendWqe& w, CqeStatus status) {
+  if (w.completed) return;
+  w.completed = true;
+  w.status = status;
+}
+
+void SendEngine::retire_completed(QpCtx& q) {
+  while (!q.wqes.empty() && q.wqes.front().completed) {
+    SendWqe& w = q.wqes.front();
+    if (w.status != CqeStatus::Success || (w.flags & swqe::kSignaled)) {
+      std::uint8_t* c = hca_.scratch();
+      std::memset(c, 0, cqe::kSize);
+      put(c, cqe::wr_id, w.wr_id);
+      put(c, cqe::qpn, q.qpn);
+      put(c, cqe::byte_len, w.length);
+      put(c, cqe::opcode, static_cast<std::uint8_t>(w.op));
+      put(c, cqe::status, static_cast<std::uint8_t>(w.status));
+      if (!hca_.write_cqe(q.send_cqn, c, false)) hca_.release_scratch(c);
+    }
+    if (is_read_like(w.op) && w.all_sent && q.reads_outstanding && w.status != CqeStatus::Success)
+      --q.reads_outstanding;
+    q.wqes.pop_front();
+    if (q.tx_index > 0) --q.tx_index;
+  }
+  if (q.wqes.empty()) {
+    q.oldest_unacked = q.next_psn;
+    q.timer_armed = false;
+    ++q.timer_generation;
+    if (q.state() == QpState::Sqd && q.sq_drain_event) {
+      q.sq_drain_event = false;
+      hca_.post_event(Event::SqDrained, q.qpn);
+    }
+  }
+}
+
+void SendEngine::fail_qp(QpCtx& q, SendWqe& w, CqeStatus status) {
+  complete(q, w, status);
+  if (q.type == QpType::Rc) {
+    hca_.qp_to_error(q, cqe_status_name(static_cast<std::uint8_t>(status)));
+    return;
+  }
+  // UC and UD: a send queue error stops the send queue only (SQE state).
+  if (q.state() == QpState::Rts) q.fsm.to(static_cast<int>(QpFsmState::Sqe), "send_error");
+  for (auto& x : q.wqes)
+    if (!x.completed) complete(q, x, CqeStatus::WrFlushError);
+  retire_completed(q);
+}
+
+void SendEngine::flush(QpCtx& q) {
+  for (auto& w : q.wqes)
+    if (!w.completed) complete(q, w, CqeStatus::WrFlushError);
+  retire_completed(q);
+  q.reads_outstanding = 0;
+  q.rnr_waiting = false;
+  ++q.timer_generation;
+  kick(q, 0);
+}
+
+void SendEngine::reset(QpCtx& q) {
+  q.wqes.clear();
+  q.tx_index = 0;
+  q.reads_outstanding = 0;
+  q.fetching = false;
+  q.rnr_waiting = false;
+  q.timer_armed = false;
+  ++q.timer_generation;
+  ++q.epoch;
+  responses_.erase(std::remove_if(responses_.begin(), responses_.end(),
+                                  [&](const Response& r) { return r.qpn == q.qpn; }),
+                   responses_.end());
+}
+
+}  // namespace nicsim::hca

@@ -1,0 +1,197 @@
+#include "hca_model/wire/ib_wire.h"
+
+#include <algorithm>
+
+namespace nicsim::ib {
+namespace {
+
+// Which ExtHeaders member holds each extended header.
+#define NICSIM_IB_EXT_MEMBERS(X)                                                         \
+  X(Rdeth, rdeth) X(Deth, deth) X(Reth, reth) X(AtomicEth, atomic_eth) X(Aeth, aeth)     \
+  X(AtomicAckEth, atomic_ack_eth) X(ImmDt, imm_dt) X(Ieth, ieth)
+
+void encode_ext(const ExtHeaders& ext, Ext e, std::uint8_t* out) {
+  switch (e) {
+#define NICSIM_IB_ENCODE_EXT(type, member) \
+  case Ext::type:                          \
+    ext.member.encode(out);                \
+    return;
+    NICSIM_IB_EXT_MEMBERS(NICSIM_IB_ENCODE_EXT)
+#undef NICSIM_IB_ENCODE_EXT
+  }
+}
+
+// `in` holds at least the header's size (checked by the caller against the
+// opcode's ext_len).
+void decode_ext(std::span<const std::uint8_t> in, Ext e, ExtHeaders& ext) {
+  switch (e) {
+#define NICSIM_IB_DECODE_EXT(type, member) \
+  case Ext::type:                          \
+    ext.member = *type::decode(in);        \
+    return;
+    NICSIM_IB_EXT_MEMBERS(NICSIM_IB_DECODE_EXT)
+#undef NICSIM_IB_DECODE_EXT
+  }
+}
+
+bool ext_fits(const ExtHeaders& ext, Ext e) {
+  switch (e) {
+#define NICSIM_IB_EXT_FITS(type, member) \
+  case Ext::type:                        \
+    return ext.member.fits();
+    NICSIM_IB_EXT_MEMBERS(NICSIM_IB_EXT_FITS)
+#undef NICSIM_IB_EXT_FITS
+  }
+  return false;
+}
+
+constexpr std::size_t pad_for(std::size_t payload_len) { return (4 - payload_len % 4) % 4; }
+
+ParsedPacket fail(ParsedPacket& r, Verdict v) {
+  r.verdict = v;
+  return r;
+}
+
+}  // namespace
+
+#define NICSIM_IB_NAME_CASE(name, text) \
+  case name:                            \
+    return #name;
+#define NICSIM_IB_TEXT_CASE(name, text) \
+  case name:                            \
+    return text;
+
+const char* build_status_name(BuildStatus s) {
+  using enum BuildStatus;
+  switch (s) { NICSIM_IB_BUILD_STATUSES(NICSIM_IB_NAME_CASE) }
+  return "?";
+}
+const char* build_status_text(BuildStatus s) {
+  using enum BuildStatus;
+  switch (s) { NICSIM_IB_BUILD_STATUSES(NICSIM_IB_TEXT_CASE) }
+  return "?";
+}
+const char* verdict_name(Verdict v) {
+  using enum Verdict;
+  switch (v) { NICSIM_IB_VERDICTS(NICSIM_IB_NAME_CASE) }
+  return "?";
+}
+const char* verdict_text(Verdict v) {
+  using enum Verdict;
+  switch (v) { NICSIM_IB_VERDICTS(NICSIM_IB_TEXT_CASE) }
+  return "?";
+}
+
+std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) {
+  const OpcodeInfo* op = opcode_info(h.bth.opcode);
+  if (op == nullptr) return 0;
+  return Lrh::kSize + (h.grh ? Grh::kSize : 0) + Bth::kSize + op->ext_len + payload_len +
+         pad_for(payload_len) + kIcrcSize + kVcrcSize;
+}
+
+BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
+                         std::span<std::uint8_t> out, std::size_t* written) {
+  const OpcodeInfo* op = opcode_info(h.bth.opcode);
+  if (op == nullptr) return BuildStatus::UnknownOpcode;
+  if (!op->payload && !payload.empty()) return BuildStatus::PayloadNotAllowed;
+  if (payload.size() > kMaxPayload) return BuildStatus::PayloadTooLong;
+  bool fits = h.lrh.fits() && h.bth.fits() && (!h.grh || h.grh->fits());
+  for (std::size_t i = 0; i < op->num_exts; ++i) fits = fits && ext_fits(h.ext, op->order[i]);
+  if (!fits) return BuildStatus::FieldOutOfRange;
+  const std::size_t size = packet_size(h, payload.size());
+  if (out.size() < size) return BuildStatus::BufferTooSmall;
+
+  std::uint8_t* p = out.data();
+  Lrh lrh = h.lrh;
+  lrh.lnh = h.grh ? kLnhIbaGlobal : kLnhIbaLocal;
+  lrh.pkt_len = static_cast<std::uint16_t>((size - kVcrcSize) / 4);
+  lrh.encode(p);
+  p += Lrh::kSize;
+  if (h.grh) {
+    Grh grh = *h.grh;
+    grh.nxt_hdr = kGrhNxtHdrIba;
+    grh.pay_len = static_cast<std::uint16_t>(size - Lrh::kSize - Grh::kSize - kVcrcSize);
+    grh.encode(p);
+    p += Grh::kSize;
+  }
+  Bth bth = h.bth;
+  bth.pad_cnt = static_cast<std::uint8_t>(pad_for(payload.size()));
+  bth.encode(p);
+  p += Bth::kSize;
+  for (std::size_t i = 0; i < op->num_exts; ++i) {
+    encode_ext(h.ext, op->order[i], p);
+    p += kExtSize[static_cast<std::size_t>(op->order[i])];
+  }
+  p = std::copy(payload.begin(), payload.end(), p);
+  p = std::fill_n(p, pad_for(payload.size()), std::uint8_t{0});
+
+  const std::size_t icrc_at = static_cast<std::size_t>(p - out.data());
+  store_icrc(p, compute_icrc(out.first(icrc_at)));
+  store_vcrc(p + kIcrcSize, compute_vcrc(out.first(icrc_at + kIcrcSize)));
+  *written = size;
+  return BuildStatus::Ok;
+}
+
+BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
+                         std::vector<std::uint8_t>& out) {
+  out.resize(packet_size(h, payload.size()));
+  std::size_t written = 0;
+  const BuildStatus s = build_packet(h, payload, std::span<std::uint8_t>(out), &written);
+  if (s != BuildStatus::Ok) out.clear();
+  return s;
+}
+
+ParsedPacket parse_packet(std::span<const std::uint8_t> bytes) {
+  ParsedPacket r;
+  const std::size_t size = bytes.size();
+  if (size < kMinLocalPacket) return fail(r, Verdict::Truncated);
+
+  // Link layer (§7.7, §7.8.2): length, VCRC, what follows the LRH.
+  r.hdr.lrh = *Lrh::decode(bytes);
+  const Lrh& lrh = r.hdr.lrh;
+  const std::size_t stated = std::size_t{lrh.pkt_len} * 4 + kVcrcSize;
+  if (stated > size) return fail(r, Verdict::Truncated);
+  if (stated < size) return fail(r, Verdict::BadLength);
+  const std::size_t vcrc_at = size - kVcrcSize;
+  r.vcrc = load_vcrc(bytes.data() + vcrc_at);
+  if (compute_vcrc(bytes.first(vcrc_at)) != r.vcrc) return fail(r, Verdict::BadVcrc);
+  if (lrh.lnh != kLnhIbaLocal && lrh.lnh != kLnhIbaGlobal) return fail(r, Verdict::NotIba);
+  if (lrh.lver != 0) return fail(r, Verdict::BadVersion);
+
+  // Network layer (§8.3).
+  std::size_t at = Lrh::kSize;
+  if (lrh.lnh == kLnhIbaGlobal) {
+    if (size < kMinGlobalPacket) return fail(r, Verdict::BadLength);
+    r.hdr.grh = Grh::decode(bytes.subspan(at));
+    const Grh& grh = *r.hdr.grh;
+    if (grh.ipver != kGrhIpVer) return fail(r, Verdict::BadVersion);
+    if (grh.nxt_hdr != kGrhNxtHdrIba) return fail(r, Verdict::NotIba);
+    if (grh.pay_len != size - Lrh::kSize - Grh::kSize - kVcrcSize) return fail(r, Verdict::BadGrhLength);
+    at += Grh::kSize;
+  }
+
+  // Transport layer (§9.2, §7.8.1, §9.3).
+  r.hdr.bth = *Bth::decode(bytes.subspan(at));
+  at += Bth::kSize;
+  if (r.hdr.bth.tver != 0) return fail(r, Verdict::BadVersion);
+  const std::size_t icrc_at = vcrc_at - kIcrcSize;
+  r.icrc = load_icrc(bytes.data() + icrc_at);
+  if (compute_icrc(bytes.first(icrc_at)) != r.icrc) return fail(r, Verdict::BadIcrc);
+  r.op = opcode_info(r.hdr.bth.opcode);
+  if (r.op == nullptr) return fail(r, Verdict::UnknownOpcode);
+  if (at + r.op->ext_len > icrc_at) return fail(r, Verdict::ShortForOpcode);
+  for (std::size_t i = 0; i < r.op->num_exts; ++i) {
+    const Ext e = r.op->order[i];
+    decode_ext(bytes.subspan(at + r.op->offset[static_cast<std::size_t>(e)]), e, r.hdr.ext);
+  }
+  at += r.op->ext_len;
+
+  const std::size_t padded = icrc_at - at;
+  r.pad = r.hdr.bth.pad_cnt;
+  if ((!r.op->payload && padded != 0) || r.pad > padded) return fail(r, Verdict::BadPayloadLength);
+  r.payload = bytes.subspan(at, padded - r.pad);
+  r.verdict = Verdict::Ok;
+  return r;
+}
+
+}  // namespace nicsim::ib
