@@ -104,7 +104,8 @@ std::string hex(std::uint64_t v, int digits) {
 std::string squash(std::string_view s) {  // lower case letters and digits only
   std::string out;
   for (char c : s)
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -122,7 +123,9 @@ struct Sent {
 
 ib::PacketHeaders headers_for(const ib::OpcodeInfo& op, bool global, std::uint32_t n) {
   ib::PacketHeaders h;
-  h.lrh = {.vl = 0, .sl = static_cast<std::uint8_t>(n % 16), .dlid = static_cast<std::uint16_t>(0x10 + n),
+  h.lrh = {.vl = 0,
+           .sl = static_cast<std::uint8_t>(n % 16),
+           .dlid = static_cast<std::uint16_t>(0x10 + n),
            .slid = 0x0042};
   if (global) {
     ib::Grh g{.ipver = 6, .tclass = 0, .flow_label = n, .hop_lmt = 64};
@@ -131,8 +134,12 @@ ib::PacketHeaders headers_for(const ib::OpcodeInfo& op, bool global, std::uint32
     h.grh = g;
   }
   // Destination QPs above 1: QP0/QP1 would be dissected as management MADs.
-  h.bth = {.opcode = op.code, .se = static_cast<std::uint8_t>(op.last() ? 1 : 0), .p_key = 0xFFFF,
-           .dest_qp = 0x000100 + n, .a = static_cast<std::uint8_t>(op.acked ? 1 : 0), .psn = 0x1000 + n};
+  h.bth = {.opcode = op.code,
+           .se = static_cast<std::uint8_t>(op.last() ? 1 : 0),
+           .p_key = 0xFFFF,
+           .dest_qp = 0x000100 + n,
+           .a = static_cast<std::uint8_t>(op.acked ? 1 : 0),
+           .psn = 0x1000 + n};
   h.ext.deth = {.q_key = 0x80010000, .src_qp = 0x000200 + n};
   h.ext.reth = {.va = 0x00007f0000001000ull + 4096ull * n, .r_key = 0x0000AB00 + n, .dma_len = 4096};
   h.ext.atomic_eth = {.va = 0x00007f0000002000ull, .r_key = 0x0000CD00 + n, .swap_add = 5, .compare = 7};
@@ -155,10 +162,12 @@ std::vector<Sent> write_capture(const std::string& path, std::uint32_t linktype)
       Bytes payload;
       if (op.payload) {
         payload.resize(5 + n % 8);  // every PadCnt
-        for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(0x41 + (i + n) % 26);
+        for (std::size_t i = 0; i < payload.size(); ++i)
+          payload[i] = static_cast<std::uint8_t>(0x41 + (i + n) % 26);
       }
       Sent s;
-      EXPECT_EQ(ib::build_packet(headers_for(op, global, n), payload, s.wire), ib::BuildStatus::Ok) << op.name;
+      EXPECT_EQ(ib::build_packet(headers_for(op, global, n), payload, s.wire), ib::BuildStatus::Ok)
+          << op.name;
       s.time = 1000 + Tick{n} * 1'234'567;
       if (linktype == kLinktypeErf)
         w.write_erf(s.time, kErfTypeInfiniband, s.wire.data(), s.wire.size());
@@ -255,10 +264,10 @@ TEST(Tshark, UserDltWithPreferenceAlsoDissects) {
   ASSERT_NO_FATAL_FAILURE(require_tshark());
   const std::string path = temp_path("ib_user0");
   const std::vector<Sent> sent = write_capture(path, kLinktypeUser0);
-  const CommandResult r = run(
-      "tshark -n --disable-heuristic rpcrdma_infiniband "
-      "-o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -V -r " +
-      path + " 2>&1");
+  const CommandResult r =
+      run("tshark -n --disable-heuristic rpcrdma_infiniband "
+          "-o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -V -r " +
+          path + " 2>&1");
   ASSERT_EQ(r.status, 0) << r.output;
   const std::vector<std::string> frames = split_frames(r.output);
   ASSERT_EQ(frames.size(), sent.size()) << r.output;
@@ -343,7 +352,8 @@ TEST(PcapWriter, SameInputGivesSameBytes) {
     PcapWriter w;
     ASSERT_TRUE(w.open(path, kLinktypeErf));
     const Bytes frame{9, 8, 7, 6};
-    for (Tick t = 0; t < 10; ++t) w.write_erf(t * 333'333'333, kErfTypeInfiniband, frame.data(), frame.size());
+    for (Tick t = 0; t < 10; ++t)
+      w.write_erf(t * 333'333'333, kErfTypeInfiniband, frame.data(), frame.size());
   }
   EXPECT_EQ(read_file(a), read_file(b));
   std::remove(a.c_str());

@@ -16,13 +16,13 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-// The sample packet of the IBA spec's ICRC example (vol. 1 §7.8.1, table
-// "ICRC calculation example", quoted with its ICRC 0x9625B75A on the
-// linux-rdma list, "RDMA/rxe: handle ICRC correctly on big endian systems",
-// Jan 2025). The spec lists the bytes already masked (VL and resv8a as ones);
-// here they are the wire values of the same packet as Mellanox's MPGA packet
-// generator test array has them: VL 7, resv8a 0. An RC RDMA WRITE Only of 14
-// bytes, local (LNH 2), PktLen 14 words.
+// The sample packet of the IBA spec's ICRC example (vol. 1 §7.8.1): its
+// table lists the 52 bytes the ICRC covers (VL and resv8a already as ones)
+// and the ICRC 0x9625B75A, sent 0x96 first (quoted in the linux-rdma thread
+// "RDMA/rxe: handle ICRC correctly on big endian systems", January 2025).
+// Here are the wire values of the same packet as Mellanox's MPGA packet
+// generator has them in its test array: VL 7, resv8a 0. An RC RDMA WRITE
+// Only of 14 bytes, local (LNH 2), PktLen 14 words.
 constexpr std::array<std::uint8_t, 52> kIbaSample{
     0x70, 0x12, 0x37, 0x5C, 0x00, 0x0E, 0x17, 0xD2,                          // LRH
     0x0A, 0x20, 0x24, 0x87, 0x00, 0x87, 0xB1, 0xB3, 0x00, 0x0D, 0xEC, 0x2A,  // BTH
@@ -30,7 +30,8 @@ constexpr std::array<std::uint8_t, 52> kIbaSample{
     0x00, 0x00, 0x00, 0x0E,                                                  //
     0xBB, 0x88, 0x4D, 0x85, 0xFD, 0x5C, 0xFB, 0xA4, 0x72, 0x8B, 0xC0, 0x69,  // payload
     0x0E, 0xD4, 0x00, 0x00};                                                 // + pad
-constexpr std::uint32_t kIbaSampleIcrc = 0x9625B75A;  // wire bytes 96 25 B7 5A
+// On the wire: 96 25 B7 5A.
+constexpr std::uint32_t kIbaSampleIcrc = 0x9625B75A;
 
 PacketHeaders iba_sample_headers() {
   PacketHeaders h;
@@ -102,7 +103,8 @@ PacketHeaders sample_headers(std::uint8_t opcode, bool global) {
   h.ext.rdeth.ee_context = 0x00C0FE;
   h.ext.deth = {.q_key = 0x80010002, .src_qp = 0x000321};
   h.ext.reth = {.va = 0x0000'7F00'1234'5000ull, .r_key = 0xDEADBEEF, .dma_len = 0x10000};
-  h.ext.atomic_eth = {.va = 0x1000, .r_key = 0x77, .swap_add = 0x1111222233334444ull, .compare = 0x5555666677778888ull};
+  h.ext.atomic_eth = {
+      .va = 0x1000, .r_key = 0x77, .swap_add = 0x1111222233334444ull, .compare = 0x5555666677778888ull};
   h.ext.aeth = {.syndrome = 0x1F, .msn = 0x00FEED};
   h.ext.atomic_ack_eth.orig_remote_data = 0x0123456789ABCDEFull;
   h.ext.imm_dt.imm = 0xCAFEF00D;
@@ -193,19 +195,18 @@ TEST(IbCrc, BuilderReproducesIbaSamplePacket) {
 // It checks the CRC engine, the resv8a mask and the wire byte order against
 // silicon.
 TEST(IbCrc, ConnectX4RoceCnpIcrc) {
-  const Bytes frame{0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00,
-                    0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00,
-                    0x11, 0x01, 0x0a, 0x00, 0x12, 0x01, 0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00,
-                    0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-                    0x82, 0xfd, 0x00, 0x2a};
-  Bytes covered(8 + frame.size() - 14 - 4, 0xFF);           // dummy LRH, then
+  const Bytes frame{0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00, 0x45,
+                    0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00, 0x11, 0x01,
+                    0x0a, 0x00, 0x12, 0x01, 0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x81, 0x00, 0xff,
+                    0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x82, 0xfd, 0x00, 0x2a};
+  Bytes covered(8 + frame.size() - 14 - 4, 0xFF);                       // dummy LRH, then
   std::copy(frame.begin() + 14, frame.end() - 4, covered.begin() + 8);  // IPv4 .. payload
-  covered[8 + 1] = 0xFF;                                    // IPv4 TOS
-  covered[8 + 8] = 0xFF;                                    // TTL
-  covered[8 + 10] = covered[8 + 11] = 0xFF;                 // header checksum
-  covered[8 + 20 + 6] = covered[8 + 20 + 7] = 0xFF;         // UDP checksum
-  covered[8 + 28 + 4] = 0xFF;                               // BTH resv8a (FECN/BECN here)
+  covered[8 + 1] = 0xFF;                                                // IPv4 TOS
+  covered[8 + 8] = 0xFF;                                                // TTL
+  covered[8 + 10] = covered[8 + 11] = 0xFF;                             // header checksum
+  covered[8 + 20 + 6] = covered[8 + 20 + 7] = 0xFF;                     // UDP checksum
+  covered[8 + 28 + 4] = 0xFF;                                           // BTH resv8a (FECN/BECN here)
   Crc32 c;
   c.update(covered);
   const std::uint32_t v = c.value();
@@ -324,7 +325,8 @@ TEST(IbHeaders, FieldsTileTheHeaderWithoutOverlap) {
   auto check = []<typename H>(H*, std::size_t reserved_bits) {
     std::array<int, H::kSize * 8> owner{};
     for (const FieldInfo& f : H::kFields)
-      for (unsigned b = f.bit; b < f.bit + f.width; ++b) EXPECT_EQ(owner[b]++, 0) << H::kName << "." << f.name;
+      for (unsigned b = f.bit; b < f.bit + f.width; ++b)
+        EXPECT_EQ(owner[b]++, 0) << H::kName << "." << f.name;
     std::size_t unowned = 0;
     for (int o : owner) unowned += o == 0;
     EXPECT_EQ(unowned, reserved_bits) << H::kName;
@@ -351,12 +353,20 @@ TEST(IbHeaders, LrhAndBthLayoutByHand) {
   lrh.encode(raw);
   EXPECT_EQ(raw, (std::array<std::uint8_t, 8>{0x12, 0x32, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09}));
 
-  Bth bth{.opcode = 0x64, .se = 1, .m = 0, .pad_cnt = 3, .tver = 0, .p_key = 0x8001, .resv8a = 0,
-          .dest_qp = 0xFFFFFF, .a = 1, .psn = 0xABCDEF};
+  Bth bth{.opcode = 0x64,
+          .se = 1,
+          .m = 0,
+          .pad_cnt = 3,
+          .tver = 0,
+          .p_key = 0x8001,
+          .resv8a = 0,
+          .dest_qp = 0xFFFFFF,
+          .a = 1,
+          .psn = 0xABCDEF};
   std::array<std::uint8_t, 12> b{};
   bth.encode(b);
   EXPECT_EQ(b, (std::array<std::uint8_t, 12>{0x64, 0xB0, 0x80, 0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x80, 0xAB, 0xCD,
-                                              0xEF}));
+                                             0xEF}));
 }
 
 TEST(IbHeaders, FitsRejectsValuesWiderThanTheField) {
@@ -528,7 +538,8 @@ TEST(IbPacket, EveryOpcodeRoundTrips) {
       EXPECT_EQ(r.hdr.ext.reth, op.has(Ext::Reth) ? h.ext.reth : none.reth);
       EXPECT_EQ(r.hdr.ext.atomic_eth, op.has(Ext::AtomicEth) ? h.ext.atomic_eth : none.atomic_eth);
       EXPECT_EQ(r.hdr.ext.aeth, op.has(Ext::Aeth) ? h.ext.aeth : none.aeth);
-      EXPECT_EQ(r.hdr.ext.atomic_ack_eth, op.has(Ext::AtomicAckEth) ? h.ext.atomic_ack_eth : none.atomic_ack_eth);
+      EXPECT_EQ(r.hdr.ext.atomic_ack_eth,
+                op.has(Ext::AtomicAckEth) ? h.ext.atomic_ack_eth : none.atomic_ack_eth);
       EXPECT_EQ(r.hdr.ext.imm_dt, op.has(Ext::ImmDt) ? h.ext.imm_dt : none.imm_dt);
       EXPECT_EQ(r.hdr.ext.ieth, op.has(Ext::Ieth) ? h.ext.ieth : none.ieth);
       EXPECT_EQ(r.icrc, compute_icrc(std::span<const std::uint8_t>(p).first(p.size() - 6)));
@@ -589,10 +600,12 @@ TEST(IbPacket, BuildRefusesBadInput) {
 
 TEST(IbPacket, EveryTruncationIsRejected) {
   for (bool global : {false, true}) {
-    const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE), global),
-                          payload_of(13));
+    const Bytes p =
+        build(sample_headers(static_cast<std::uint8_t>(Opcode::RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE), global),
+              payload_of(13));
     for (std::size_t n = 0; n < p.size(); ++n) {
-      const Bytes cut(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));  // exact size: ASan sees over-reads
+      const Bytes cut(p.begin(),
+                      p.begin() + static_cast<std::ptrdiff_t>(n));  // exact size: ASan sees over-reads
       const ParsedPacket r = parse_packet(cut);
       EXPECT_FALSE(r.ok()) << n;
       EXPECT_TRUE(r.payload.empty());
@@ -605,7 +618,8 @@ TEST(IbPacket, EveryTruncationIsRejected) {
 }
 
 TEST(IbPacket, EverySingleBitErrorIsCaught) {
-  const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_RDMA_WRITE_FIRST), true), payload_of(10));
+  const Bytes p =
+      build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_RDMA_WRITE_FIRST), true), payload_of(10));
   for (std::size_t at = 0; at < p.size(); ++at) {
     for (int bit = 0; bit < 8; ++bit) {
       Bytes q = p;
@@ -617,7 +631,8 @@ TEST(IbPacket, EverySingleBitErrorIsCaught) {
 }
 
 TEST(IbPacket, CrcVerdicts) {
-  const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_FIRST), false), payload_of(32));
+  const Bytes p =
+      build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_FIRST), false), payload_of(32));
   Bytes q = p;
   q[30] ^= 0x01;  // payload
   EXPECT_EQ(parse_packet(q).verdict, Verdict::BadVcrc);
@@ -641,7 +656,8 @@ TEST(IbPacket, CrcVerdicts) {
 }
 
 TEST(IbPacket, ReservedOpcodeWithGoodCrcs) {
-  const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_ONLY), false), payload_of(4));
+  const Bytes p =
+      build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_ONLY), false), payload_of(4));
   for (unsigned c = 0; c < 256; ++c) {
     if (opcode_info(static_cast<std::uint8_t>(c)) != nullptr) continue;
     Bytes q = p;

@@ -18,7 +18,8 @@ struct ReflectedCrc {
     std::array<std::array<Reg, 256>, 8> t{};
     for (unsigned i = 0; i < 256; ++i) {
       Reg c = static_cast<Reg>(i);
-      for (int bit = 0; bit < 8; ++bit) c = (c & 1u) ? static_cast<Reg>((c >> 1) ^ kReflectedPoly) : static_cast<Reg>(c >> 1);
+      for (int bit = 0; bit < 8; ++bit)
+        c = (c & 1u) ? static_cast<Reg>((c >> 1) ^ kReflectedPoly) : static_cast<Reg>(c >> 1);
       t[0][i] = c;
     }
     for (unsigned k = 1; k < 8; ++k)
@@ -100,7 +101,7 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> packet) {
     grh[1] = 0xFF;   // TClass, lower nibble, and FlowLabel
     grh[2] = 0xFF;
     grh[3] = 0xFF;
-    grh[7] = 0xFF;   // HopLmt
+    grh[7] = 0xFF;  // HopLmt
   } else {
     head[0] |= 0xF0;  // VL (LVer stays)
   }
@@ -112,9 +113,7 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> packet) {
   return byteswap32(c.value());
 }
 
-std::uint16_t compute_vcrc(std::span<const std::uint8_t> packet) {
-  return byteswap16(crc16_vcrc(packet));
-}
+std::uint16_t compute_vcrc(std::span<const std::uint8_t> packet) { return byteswap16(crc16_vcrc(packet)); }
 
 bool refresh_vcrc(std::span<std::uint8_t> packet) {
   if (packet.size() < kVcrcSize) return false;

@@ -11,8 +11,8 @@
 // The remainder goes on the wire coefficient of x^31 first, which for a
 // reflected register means its least significant byte first. The spec writes
 // the ICRC as the number those four bytes spell in big-endian order
-// (0x9625B75A for its sample packet, Table "ICRC calculation example"), and so
-// does Wireshark; that is the value these functions return and take.
+// (0x9625B75A for the sample packet of its ICRC example table), and so does
+// Wireshark; that is the value these functions return and take.
 //
 // VCRC (§7.8.2): CRC-16 with polynomial 0x100B (x^16+x^12+x^3+x+1), reflected
 // like the ICRC, preset to all ones, remainder inverted, over every byte from

@@ -4,8 +4,8 @@
 // Every header is one field list (an X-macro): member name, first bit, width.
 // Bits are numbered from the most significant bit of the header's first byte
 // (bit 0) onwards, which is how the IBA figures draw them, and every
-// multi-byte field is big-endian on the wire (IBA §5.3, byte and bit
-// ordering). The same list declares the struct members, encodes, decodes,
+// multi-byte field is big-endian on the wire (IBA vol. 1 chapter 5, data
+// packet format). The same list declares the struct members, encodes, decodes,
 // checks ranges and prints, so a layout is written exactly once. Bits that no
 // field covers are reserved: written as 0 and ignored on receipt.
 #pragma once
@@ -62,73 +62,75 @@ constexpr bool field_fits_in_8_bytes(unsigned bit, unsigned width) {
 
 // Local Route Header, 8 bytes (IBA §7.7).
 #define NICSIM_IB_LRH_FIELDS(F, B) \
-  F(vl, 0, 4)       /* §7.7.1 Virtual Lane */                          \
-  F(lver, 4, 4)     /* §7.7.2 Link Version, 0 */                       \
-  F(sl, 8, 4)       /* §7.7.3 Service Level */                         \
-  F(lnh, 14, 2)     /* §7.7.5 Link Next Header (bits 12-13 reserved) */ \
-  F(dlid, 16, 16)   /* §7.7.6 Destination LID */                       \
-  F(pkt_len, 37, 11) /* §7.7.8 LRH..ICRC in 4-byte words (32-36 rsvd) */ \
-  F(slid, 48, 16)   /* §7.7.9 Source LID */
+  F(vl, 0, 4)       /* Virtual Lane */                          \
+  F(lver, 4, 4)     /* Link Version, 0 */                       \
+  F(sl, 8, 4)       /* Service Level */                         \
+  F(lnh, 14, 2)     /* Link Next Header (bits 12-13 reserved) */ \
+  F(dlid, 16, 16)   /* Destination LID */                       \
+  F(pkt_len, 37, 11) /* LRH..ICRC in 4-byte words (32-36 rsvd) */ \
+  F(slid, 48, 16)   /* Source LID */
 
 // Global Route Header, 40 bytes (IBA §8.3); IPv6-shaped.
 #define NICSIM_IB_GRH_FIELDS(F, B) \
-  F(ipver, 0, 4)        /* §8.3.1 IP Version, 6 */                  \
-  F(tclass, 4, 8)       /* §8.3.2 Traffic Class */                  \
-  F(flow_label, 12, 20) /* §8.3.3 Flow Label */                     \
-  F(pay_len, 32, 16)    /* §8.3.4 bytes after the GRH through ICRC */ \
-  F(nxt_hdr, 48, 8)     /* §8.3.5 Next Header, 0x1B = IBA transport */ \
-  F(hop_lmt, 56, 8)     /* §8.3.6 Hop Limit */                      \
-  B(sgid, 8, 16)        /* §8.3.7 Source GID */                     \
-  B(dgid, 24, 16)       /* §8.3.8 Destination GID */
+  F(ipver, 0, 4)        /* IP Version, 6 */                  \
+  F(tclass, 4, 8)       /* Traffic Class */                  \
+  F(flow_label, 12, 20) /* Flow Label */                     \
+  F(pay_len, 32, 16)    /* bytes after the GRH through ICRC */ \
+  F(nxt_hdr, 48, 8)     /* Next Header, 0x1B = IBA transport */ \
+  F(hop_lmt, 56, 8)     /* Hop Limit */                      \
+  B(sgid, 8, 16)        /* Source GID */                     \
+  B(dgid, 24, 16)       /* Destination GID */
 
 // Base Transport Header, 12 bytes (IBA §9.2).
 #define NICSIM_IB_BTH_FIELDS(F, B) \
-  F(opcode, 0, 8)    /* §9.2.1 OpCode */                               \
-  F(se, 8, 1)        /* §9.2.2 Solicited Event */                      \
-  F(m, 9, 1)         /* §9.2.3 MigReq */                               \
-  F(pad_cnt, 10, 2)  /* §9.2.4 Pad Count */                            \
-  F(tver, 12, 4)     /* §9.2.5 Transport Header Version, 0 */          \
-  F(p_key, 16, 16)   /* §9.2.6 Partition Key */                        \
+  F(opcode, 0, 8)    /* OpCode (ib_opcodes.h) */                               \
+  F(se, 8, 1)        /* Solicited Event */                      \
+  F(m, 9, 1)         /* MigReq */                               \
+  F(pad_cnt, 10, 2)  /* Pad Count: bytes padding the payload to 4 */                            \
+  F(tver, 12, 4)     /* Transport Header Version, 0 */          \
+  F(p_key, 16, 16)   /* Partition Key */                        \
   F(resv8a, 32, 8)   /* reserved, variant: masked out of the ICRC */   \
-  F(dest_qp, 40, 24) /* §9.2.7 Destination QP */                       \
-  F(a, 64, 1)        /* §9.2.8 Acknowledge Request (65-71 reserved) */ \
-  F(psn, 72, 24)     /* §9.2.9 Packet Sequence Number */
+  F(dest_qp, 40, 24) /* Destination QP */                       \
+  F(a, 64, 1)        /* Acknowledge Request (65-71 reserved) */ \
+  F(psn, 72, 24)     /* Packet Sequence Number */
 
-// Reliable Datagram ETH, 4 bytes (IBA §9.3.1).
+// Reliable Datagram Extended Transport Header (RDETH), 4 bytes (IBA §9.3).
 #define NICSIM_IB_RDETH_FIELDS(F, B) \
   F(ee_context, 8, 24) /* EE-Context (bits 0-7 reserved) */
 
-// Datagram ETH, 8 bytes (IBA §9.3.2).
+// Datagram Extended Transport Header (DETH), 8 bytes (IBA §9.3).
 #define NICSIM_IB_DETH_FIELDS(F, B) \
   F(q_key, 0, 32)   /* Queue Key */                        \
   F(src_qp, 40, 24) /* Source QP (bits 32-39 reserved) */
 
-// RDMA ETH, 16 bytes (IBA §9.3.3).
+// RDMA Extended Transport Header (RETH), 16 bytes (IBA §9.3).
 #define NICSIM_IB_RETH_FIELDS(F, B) \
   F(va, 0, 64)      /* Virtual Address */ \
   F(r_key, 64, 32)  /* Remote Key */      \
   F(dma_len, 96, 32) /* DMA Length, bytes */
 
-// Atomic ETH, 28 bytes (IBA §9.3.4).
+// Atomic Extended Transport Header (AtomicETH), 28 bytes (IBA §9.3).
 #define NICSIM_IB_ATOMIC_ETH_FIELDS(F, B) \
   F(va, 0, 64)         /* Virtual Address */     \
   F(r_key, 64, 32)     /* Remote Key */          \
   F(swap_add, 96, 64)  /* Swap (or Add) Data */  \
   F(compare, 160, 64)  /* Compare Data */
 
-// ACK ETH, 4 bytes (IBA §9.3.5).
+// ACK Extended Transport Header (AETH), 4 bytes (IBA §9.3).
 #define NICSIM_IB_AETH_FIELDS(F, B) \
-  F(syndrome, 0, 8) /* ACK/NAK type, credits or NAK code (§9.7.5.1) */ \
+  F(syndrome, 0, 8) /* ACK/RNR NAK/NAK type and credits, timer or code */ \
   F(msn, 8, 24)     /* Message Sequence Number */
 
-// Atomic ACK ETH, 8 bytes (IBA §9.3.6).
+// Atomic ACK Extended Transport Header (AtomicAckETH), 8 bytes (IBA §9.3).
 #define NICSIM_IB_ATOMIC_ACK_ETH_FIELDS(F, B) \
   F(orig_remote_data, 0, 64) /* value at the address before the atomic */
 
-// Immediate Data, 4 bytes (IBA §9.3.7). Opaque to the transport.
+// Immediate Data Extended Transport Header (ImmDt), 4 bytes (IBA §9.3).
+// Opaque to the transport.
 #define NICSIM_IB_IMM_DT_FIELDS(F, B) F(imm, 0, 32)
 
-// Invalidate ETH, 4 bytes (IBA 1.2 §9.3.8; send with invalidate).
+// Invalidate Extended Transport Header (IETH), 4 bytes (IBA 1.2 §9.3; send
+// with invalidate).
 #define NICSIM_IB_IETH_FIELDS(F, B) F(r_key, 0, 32)
 
 // Every header: X(Type, FIELDS macro, size in bytes, display name).
@@ -182,11 +184,11 @@ struct FieldInfo {
 NICSIM_IB_HEADERS(NICSIM_IB_DECLARE_HEADER)
 
 // Values with a meaning fixed by the spec.
-inline constexpr std::uint8_t kLnhRaw = 0;        // §7.7.5: raw packet, no IBA transport
+inline constexpr std::uint8_t kLnhRaw = 0;        // §7.7: raw packet, no IBA transport
 inline constexpr std::uint8_t kLnhIpv6Raw = 1;    // raw IPv6 packet
 inline constexpr std::uint8_t kLnhIbaLocal = 2;   // BTH follows the LRH
 inline constexpr std::uint8_t kLnhIbaGlobal = 3;  // GRH follows the LRH
-inline constexpr std::uint8_t kGrhNxtHdrIba = 0x1B;  // §8.3.5: BTH follows the GRH
+inline constexpr std::uint8_t kGrhNxtHdrIba = 0x1B;  // §8.3: BTH follows the GRH
 inline constexpr std::uint8_t kGrhIpVer = 6;
 inline constexpr std::size_t kIcrcSize = 4;  // §7.8.1
 inline constexpr std::size_t kVcrcSize = 2;  // §7.8.2

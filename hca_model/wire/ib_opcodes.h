@@ -1,9 +1,10 @@
-// The BTH OpCode table as data (IBA vol. 1 §9.2.1 and the header layouts of
-// §9.3): one row per opcode, from which every other view (the enum, names,
-// which extended transport headers follow the BTH and where, what the packet
-// carries) is generated. The upper 3 bits of an opcode select the transport
-// service and the lower 5 the operation (§9.2.1); values not listed here are
-// reserved (or manufacturer specific, 0xC0-0xFF) and have no descriptor.
+// The BTH OpCode table as data (IBA vol. 1 §9.2, OpCode field, and the
+// extended transport headers of §9.3): one row per opcode, from which every
+// other view (the enum, names, which extended transport headers follow the
+// BTH and where, what the packet carries) is generated. The upper 3 bits of
+// an opcode select the transport service and the lower 5 the operation
+// (§9.2); values not listed here are reserved (or manufacturer specific,
+// 0xC0-0xFF) and have no descriptor.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -19,7 +20,7 @@ namespace nicsim::ib {
   X(AtomicAcknowledge) X(CompareSwap) X(FetchAdd) X(Resync)
 #define NICSIM_IB_POSITIONS(X) X(First) X(Middle) X(Last) X(Only)
 // Extended transport headers in the order they follow the BTH whenever
-// several are present (IBA §9.2, Figure "IBA packet format"; §9.3).
+// several are present (IBA chapter 5 packet format; §9.3).
 #define NICSIM_IB_EXTS(X) \
   X(Rdeth) X(Deth) X(Reth) X(AtomicEth) X(Aeth) X(AtomicAckEth) X(ImmDt) X(Ieth)
 
@@ -63,7 +64,8 @@ inline constexpr ExtMask IETH = 1u << static_cast<unsigned>(Ext::Ieth);
 
 // X(NAME, value, transport, operation, position in message, extended headers)
 // "Only" also marks single-packet operations (read request, ACKs, atomics).
-// Header sets are IBA §9.2.1 Table 35 ("OpCode field") with §9.3.
+// Header sets are those of the IBA §9.2 OpCode table with the §9.3 header
+// descriptions (which packets carry each extended header).
 #define NICSIM_IB_OPCODES(X)                                                              \
   /* Reliable Connection, 0x00-0x1F */                                                    \
   X(RC_SEND_FIRST, 0x00, RC, Send, First, eh::NONE)                                       \
@@ -214,7 +216,7 @@ constexpr std::array<std::int16_t, 256> make_opcode_index() {
 }
 inline constexpr std::array<std::int16_t, 256> kOpcodeIndex = make_opcode_index();
 
-// The table is consistent with the opcode numbering of §9.2.1: the top three
+// The table is consistent with the opcode numbering of §9.2: the top three
 // bits name the transport, rows are sorted and unique.
 constexpr bool opcode_table_is_consistent() {
   for (std::size_t i = 0; i < kOpcodes.size(); ++i) {

@@ -1,4 +1,5 @@
-// InfiniBand wire format: whole packets (IBA vol. 1 §5.3, packet format).
+// InfiniBand wire format: whole packets (IBA vol. 1 chapter 5, data packet
+// format).
 //
 //   LRH [GRH] BTH [RDETH] [DETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH]
 //   [ImmDt] [IETH] payload pad ICRC VCRC
@@ -26,8 +27,8 @@
 
 namespace nicsim::ib {
 
-inline constexpr std::size_t kMaxPayload = 4096;  // largest path MTU (§7.7.8)
-// LRH PktLen counts LRH through ICRC in 4-byte words in 11 bits (§7.7.8).
+inline constexpr std::size_t kMaxPayload = 4096;  // largest path MTU
+// LRH PktLen counts LRH through ICRC in 4-byte words in 11 bits (§7.7).
 inline constexpr std::size_t kMaxPktLenWords = 2047;
 // Smallest IBA packets: LRH BTH ICRC VCRC, and with a GRH.
 inline constexpr std::size_t kMinLocalPacket = Lrh::kSize + Bth::kSize + kIcrcSize + kVcrcSize;

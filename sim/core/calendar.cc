@@ -49,6 +49,10 @@ Calendar::Key Calendar::pop() {
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   Tick n = now();
   if (t < n) t = n;  // the past is now: callers computing max() get it for free
+  // kTickMax means "never": such an event would only keep the run alive.
+  if (t == kTickMax) return;
+  if (seq_ >> (64 - kSlotBits))
+    throw std::overflow_error("calendar: 2^40 events scheduled; the tie-break sequence is exhausted");
   std::uint32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(slots_.size());

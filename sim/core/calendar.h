@@ -50,7 +50,7 @@ class Calendar : public sc_core::sc_module {
   // Schedule fn(obj, arg) at absolute time `at` (>= now()).
   void at(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
   void after(Tick delay, EventFn fn, void* obj, std::uint64_t arg = 0) {
-    at(now() + delay, fn, obj, arg);
+    at(add_saturating(now(), delay), fn, obj, arg);
   }
   // Member-function convenience: calendar.at_member<&Link::arrive>(t, link, arg)
   template <auto Method, class T>

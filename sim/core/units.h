@@ -48,6 +48,10 @@ std::optional<std::uint64_t> parse_count(std::string_view text, std::string* err
 std::optional<double> parse_ratio(std::string_view text, std::string* error);
 std::optional<bool> parse_bool(std::string_view text, std::string* error);
 
+// a + b, saturating at kTickMax ("forever") instead of wrapping.
+inline Tick add_saturating(Tick a, Tick b) { return b > kTickMax - a ? kTickMax : a + b; }
+inline Tick mul_saturating(Tick a, Tick b) { return a != 0 && b > kTickMax / a ? kTickMax : a * b; }
+
 // Human formatting with the largest unit that keeps the number >= 1,
 // up to 3 decimals, trailing zeros dropped: "2.048us", "8Gbps", "2KiB".
 std::string format_time(Tick t);

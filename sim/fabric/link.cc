@@ -45,13 +45,11 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
 void Link::set_up(bool up, std::string_view cause) {
   if (up == this->up()) return;
   if (!fsm_.to(static_cast<int>(up ? LinkState::Up : LinkState::Down), cause)) return;
-  if (!up) {
-    ++generation_;
-  } else {
-    // Retraining resets flow control at both ends.
-    a_.reset_credits();
-    b_.reset_credits();
-  }
+  // Packets on the wire when the link goes down are lost; their credits come
+  // back to the sender (the receiver never held them), and packets still in
+  // a receiver's buffer return theirs when it frees them. So the credit
+  // count stays exact across down/up with no resynchronisation.
+  if (!up) ++generation_;
   for (Port* p : {&a_, &b_}) {
     if (p->trace_on)
       Sim::get().tracer().record(now(), p->owner().device_id(), Component::fault, up ? "link_up" : "link_down",

@@ -63,10 +63,21 @@ void Port::absorb_credits(Tick now) {
   std::size_t n = 0;
   while (n < pending_credits_.size() && pending_credits_[n].at <= now) {
     const CreditReturn& c = pending_credits_[n];
-    credits_[c.vl] = std::min(credits_[c.vl] + c.blocks, link_->vl_buffer_blocks());
+    add_credits(c.vl, c.blocks);
     ++n;
   }
   if (n) pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<long>(n));
+}
+
+void Port::add_credits(int vl, std::uint32_t blocks) {
+  credits_[vl] += blocks;
+  if (credits_[vl] > link_->vl_buffer_blocks()) {
+    // More credits than buffer: an accounting bug somewhere. Say so, and
+    // keep the sender within the real buffer.
+    Sim::get().error(path(), fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits_[vl],
+                                         link_->vl_buffer_blocks()));
+    credits_[vl] = link_->vl_buffer_blocks();
+  }
 }
 
 std::uint32_t Port::credits(int vl) const {
@@ -120,12 +131,11 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   if (have < need) return false;
   at = pending_credits_[n - 1].at;
   for (std::size_t i = 0; i < n; ++i)
-    if (pending_credits_[i].vl == vl) credits_[vl] += pending_credits_[i].blocks;
+    if (pending_credits_[i].vl == vl) add_credits(vl, pending_credits_[i].blocks);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < pending_credits_.size(); ++i)
     if (i >= n || pending_credits_[i].vl != vl) pending_credits_[kept++] = pending_credits_[i];
   pending_credits_.resize(kept);
-  credits_[vl] = std::min(credits_[vl], link_->vl_buffer_blocks());
   return true;
 }
 

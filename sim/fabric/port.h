@@ -121,6 +121,7 @@ class Port {
   void leave_buffer(Packet* p, Tick when);
   void credit_return(Tick at, int vl, std::uint32_t blocks);
   void reset_credits();
+  void add_credits(int vl, std::uint32_t blocks);
   static void wake_thunk(void* self, std::uint64_t);
   static void arrive_thunk(void* self, std::uint64_t packet);
 

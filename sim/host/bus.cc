@@ -128,7 +128,7 @@ void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, 
   Tracer& tr = Sim::get().tracer();
   if (tr.on(host_.node_id(), Component::bus))
     tr.record(now(), host_.node_id(), Component::bus, is_read ? "dma_read" : "dma_write",
-              {{"initiator", initiator ? initiator : "?"}, {"addr", host_addr}, {"bytes", bytes}, {"start", start},
+              {{"initiator", initiator ? initiator : "?"}, {"addr", host_.memory().describe(host_addr)}, {"bytes", bytes}, {"start", start},
                {"complete", complete}});
   Sim::get().calendar().at(complete, &HostBus::dma_complete, this, s);
 }
@@ -142,14 +142,14 @@ void HostBus::dma_complete(void* bus, std::uint64_t slot) {
   std::uint64_t arg = done.arg;
   if (x.aborted) {
     Sim::get().error(self->name(),
-                     fmt::format("master abort: {} DMA {} of {} bytes at host address {:#x} is outside "
+                     fmt::format("master abort: {} DMA {} of {} bytes at host address {} is outside "
                                  "the node's memory",
                                  x.initiator ? x.initiator : "?", x.is_read ? "read" : "write", x.bytes,
-                                 x.addr));
+                                 self->host_.memory().describe(x.addr)));
     Tracer& tr = Sim::get().tracer();
     if (tr.on(self->host_.node_id(), Component::bus))
       tr.record(now(), self->host_.node_id(), Component::bus, "master_abort",
-                {{"initiator", x.initiator ? x.initiator : "?"}, {"addr", x.addr}, {"bytes", x.bytes}});
+                {{"initiator", x.initiator ? x.initiator : "?"}, {"addr", self->host_.memory().describe(x.addr)}, {"bytes", x.bytes}});
     arg |= kDmaFailedBit;
   } else if (x.is_read) {
     std::memcpy(x.dst, reinterpret_cast<const void*>(x.addr), x.bytes);

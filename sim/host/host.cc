@@ -102,10 +102,17 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   threads_.push_back(std::move(owned));
 
   bool pay_spawn = sc_core::sc_is_running();
+  // Spawned from a calendar callback running ahead of SystemC time, the
+  // thread must not start before the time it was spawned at.
+  const Tick start_at = Calendar::now();
   sc_core::sc_spawn_options opts;
   opts.set_stack_size(stack_bytes_);
   sc_core::sc_process_handle h = sc_core::sc_spawn(
-      [this, t, body = std::move(body), pay_spawn] { thread_main(t, body, pay_spawn); },
+      [this, t, body = std::move(body), pay_spawn, start_at] {
+        const Tick sc_now = sc_core::sc_time_stamp().value();
+        if (start_at > sc_now) sc_core::wait(Calendar::to_sc(start_at - sc_now));
+        thread_main(t, body, pay_spawn);
+      },
       unique_process_name(t->name_).c_str(), &opts);
   // Registered before the thread first runs, so that it is "current" from
   // its first instruction (charging thread_spawn needs that).
@@ -186,6 +193,12 @@ bool Host::join(HostThread* t, std::source_location where) {
 bool Host::sleep(Tick duration, std::source_location where) {
   if (!may_block("sleep", where)) return false;
   BlockScope scope(*this, "sleep");
+  if (duration >= kTickMax - now()) {
+    // Beyond the end of time: sleep forever (a deadlock report names it).
+    sc_core::sc_event never;
+    sc_core::wait(never);
+    return true;
+  }
   sc_core::wait(Calendar::to_sc(duration));
   return true;
 }

@@ -204,6 +204,9 @@ class HostMemory {
   // Whole range inside one region. A zero-length range is contained when its
   // address lies within (or at the end of) a region.
   bool contains(std::uint64_t addr, std::size_t bytes) const;
+  // "r<id>+<offset>" (regions numbered in creation order) or "unmapped":
+  // process addresses differ between runs, so traces and messages use this.
+  std::string describe(std::uint64_t addr) const;
   std::uint64_t bytes_in_use() const { return in_use_; }
   std::uint64_t limit() const { return limit_; }
 
@@ -212,7 +215,9 @@ class HostMemory {
     std::size_t bytes;    // as requested: DMA may touch exactly these
     std::size_t charged;  // counted against the limit (rounded up to the alignment)
     bool owned;           // allocated here (freed with the node) vs pinned
+    std::uint64_t id;     // creation order: names the region in traces
   };
+  std::uint64_t next_region_id_ = 0;
   std::uint64_t limit_;
   std::uint64_t in_use_ = 0;
   std::map<std::uint64_t, Region> regions_;  // by start address

@@ -26,7 +26,7 @@ void* HostMemory::alloc(std::size_t bytes, std::size_t align) {
   void* p = std::aligned_alloc(align, charged);
   if (!p) return nullptr;
   std::memset(p, 0, charged);
-  regions_[reinterpret_cast<std::uint64_t>(p)] = Region{want, charged, true};
+  regions_[reinterpret_cast<std::uint64_t>(p)] = Region{want, charged, true, next_region_id_++};
   in_use_ += charged;
   return p;
 }
@@ -43,7 +43,8 @@ bool HostMemory::free_checked(void* p) {
 void HostMemory::free(void* p) {
   if (!p) return;
   if (free_checked(p) || !Sim::exists()) return;
-  Sim::get().error("host memory", fmt::format("free of {} which the node did not allocate", p));
+  Sim::get().error("host memory", fmt::format("free of {} which the node did not allocate",
+                                              describe(reinterpret_cast<std::uint64_t>(p))));
 }
 
 bool HostMemory::pin(const void* p, std::size_t bytes) {
@@ -55,7 +56,7 @@ bool HostMemory::pin(const void* p, std::size_t bytes) {
     auto prev = std::prev(next);
     if (prev->first + prev->second.bytes > addr) return false;
   }
-  regions_[addr] = Region{bytes, 0, false};
+  regions_[addr] = Region{bytes, 0, false, next_region_id_++};
   return true;
 }
 
@@ -72,6 +73,16 @@ bool HostMemory::contains(std::uint64_t addr, std::size_t bytes) const {
   if (it == regions_.begin()) return false;
   --it;
   return addr + bytes <= it->first + it->second.bytes;
+}
+
+std::string HostMemory::describe(std::uint64_t addr) const {
+  auto it = regions_.upper_bound(addr);
+  if (it != regions_.begin()) {
+    --it;
+    if (addr - it->first < std::max<std::size_t>(it->second.bytes, 1))
+      return fmt::format("r{}+{:#x}", it->second.id, addr - it->first);
+  }
+  return "unmapped";
 }
 
 }  // namespace nicsim::host

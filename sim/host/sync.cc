@@ -139,7 +139,7 @@ void Timer::start(Tick delay) {
   generation_ = host_.next_timer_id_++;
   host_.timers_[generation_] = this;
   armed_ = true;
-  Sim::get().calendar().at(now() + delay, &Host::timer_expired, &host_, generation_);
+  Sim::get().calendar().at(add_saturating(now(), delay), &Host::timer_expired, &host_, generation_);
 }
 
 void Timer::cancel() {

@@ -282,12 +282,11 @@ TEST(BusTest, MasterAbortReportsAndLeavesMemoryUntouched) {
   EXPECT_EQ(bus.bytes_read(), 0u);
   ASSERT_EQ(sim.errors().all().size(), 3u) << all_errors();
   EXPECT_EQ(sim.errors().all()[0].where, "bus");
-  EXPECT_TRUE(has_error(fmt::format("master abort: hca0.rx DMA write of 128 bytes at host address {:#x}",
-                                    addr)))
-      << all_errors();
-  EXPECT_TRUE(has_error(fmt::format("master abort: hca0.tx DMA read of 128 bytes at host address {:#x}",
-                                    addr)))
-      << all_errors();
+  // Addresses are named relative to node memory regions (process addresses
+  // differ between runs and would break byte-identical outputs).
+  EXPECT_TRUE(has_error("master abort: hca0.rx DMA write of 128 bytes at host address unmapped")) << all_errors();
+  EXPECT_TRUE(has_error("master abort: hca0.tx DMA read of 128 bytes at host address unmapped")) << all_errors();
+  EXPECT_TRUE(has_error("master abort: hca0.rx DMA write of 64 bytes at host address r0+0x20")) << all_errors();
 }
 
 TEST(BusTest, PinnedMemoryIsDmaAbleAndFreeingInFlightAborts) {

@@ -349,3 +349,59 @@ TEST(Fabric, OversizedPacketIsAnErrorNotACrash) {
 }
 
 }  // namespace
+
+namespace {
+
+// Review finding: a link going down and up must not let a receiver's buffer
+// overfill (credits must stay exact without any reset).
+TEST(Fabric, LinkDownUpKeepsCreditsExact) {
+  {
+    const int vls = 1;
+    Bench b;
+    Switch& s = b.pair_through_switch({{"ports", "4"}, {"hop_latency", "200ns"}}, {{"tx_queue", "1000"}},
+                                      {{"rx_rate", "1Gbps"}},
+                                      {{"delay", "5ns"}, {"vl_buffer", "8KiB"}, {"vls", std::to_string(vls)}});
+    RawNic& a = *b.nics[0];
+    RawNic& z = *b.nics[1];
+    Link& first = *b.fabric.links()[0];
+    b.at(0, [&] {
+      for (int i = 0; i < 40; ++i) a.send(z.lid(), 2048, static_cast<std::uint8_t>(i % vls));
+    });
+    b.at(30 * kUs, [&] { first.set_up(false, "test"); });
+    b.at(31 * kUs, [&] { first.set_up(true, "test"); });
+    b.at(10 * kMs, [] {});
+    sc_core::sc_start();
+    EXPECT_TRUE(b.sim.errors().empty()) << b.sim.errors().all()[0].message;
+    const auto dropped = a.port(1).stats().drops_link_down;
+    EXPECT_GT(dropped, 0u);
+    EXPECT_EQ(z.stats().rx_packets + dropped, 40u);
+    for (int vl = 0; vl < vls; ++vl) {
+      EXPECT_EQ(a.port(1).credits(vl), 128u);
+      EXPECT_EQ(s.port(2).credits(vl), 128u);
+    }
+  }
+}
+
+TEST(Fabric, LinkDownUpKeepsCreditsExactWithTwoVls) {
+  Bench b;
+  Switch& s = b.pair_through_switch({{"ports", "4"}, {"hop_latency", "200ns"}}, {{"tx_queue", "1000"}},
+                                    {{"rx_rate", "1Gbps"}}, {{"delay", "5ns"}, {"vl_buffer", "8KiB"}, {"vls", "2"}});
+  RawNic& a = *b.nics[0];
+  RawNic& z = *b.nics[1];
+  Link& first = *b.fabric.links()[0];
+  b.at(0, [&] {
+    for (int i = 0; i < 40; ++i) a.send(z.lid(), 2048, static_cast<std::uint8_t>(i % 2));
+  });
+  b.at(30 * kUs, [&] { first.set_up(false, "test"); });
+  b.at(31 * kUs, [&] { first.set_up(true, "test"); });
+  b.at(10 * kMs, [] {});
+  sc_core::sc_start();
+  EXPECT_TRUE(b.sim.errors().empty()) << b.sim.errors().all()[0].message;
+  EXPECT_EQ(z.stats().rx_packets + a.port(1).stats().drops_link_down, 40u);
+  for (int vl = 0; vl < 2; ++vl) {
+    EXPECT_EQ(a.port(1).credits(vl), 128u);
+    EXPECT_EQ(s.port(2).credits(vl), 128u);
+  }
+}
+
+}  // namespace

@@ -206,3 +206,69 @@ TEST(World, LinkFaultsFromTheScenario) {
 }
 
 }  // namespace
+
+namespace {
+
+int barrier_once(int, char**) {
+  if (nicsim_barrier() != 0) return 1;
+  nicsim_result("left_ns", static_cast<double>(nicsim_now_ns()), "ns");
+  return 0;
+}
+const BuiltinProgram reg_barrier_once("test_barrier_once", barrier_once, "test");
+
+int bad_mgmt_calls(int, char**) {
+  // NULL buffers with a length are refused, not dereferenced.
+  if (nicsim_mgmt_send(nicsim_workload_node(0), 1, nullptr, 5) != -1) return 1;
+  if (nicsim_mgmt_recv(NICSIM_ANY_NODE, 1, nullptr, 16, nullptr, 1) != -1) return 2;
+  return 0;
+}
+const BuiltinProgram reg_bad_mgmt("test_bad_mgmt_calls", bad_mgmt_calls, "test");
+
+int sleeps_forever(int, char**) {
+  nicsim_sleep_ns(~0ULL);  // beyond the end of time: must not wrap to a short sleep
+  return 0;
+}
+const BuiltinProgram reg_forever("test_sleeps_forever", sleeps_forever, "test");
+
+TEST(World, BarriersOfTwoWorkloadsOnOneNodeDoNotMix) {
+  Scenario sc = scenario(R"(
+    topology { star { hosts: 3 } }
+    workload { program: "test_barrier_once" nodes: "h0" nodes: "h1" }
+    workload { program: "test_barrier_once" nodes: "h0" nodes: "h2" start: "200us" }
+  )");
+  Sim sim(sc.seed);
+  World world(sc);
+  ASSERT_TRUE(world.run().ok);
+  // The second workload starts at 200 us: none of its members may leave its
+  // barrier before then, and the first workload is not held up by it (its
+  // barrier takes two 50 us management hops).
+  ASSERT_EQ(world.programs().size(), 4u);
+  for (auto& p : world.programs()) {
+    ASSERT_EQ(p->state(), ProgramState::Finished);
+    const double left = p->results().at(0).value;
+    if (p->workload_index() == 0)
+      EXPECT_LT(left, 150'000) << "workload 0 rank " << p->rank();
+    else
+      EXPECT_GT(left, 250'000) << "workload 1 rank " << p->rank();
+  }
+  EXPECT_TRUE(sim.errors().empty());
+}
+
+TEST(World, NullManagementBuffersAreRefused) {
+  Scenario sc = scenario(std::string(kPair) + R"(workload { program: "test_bad_mgmt_calls" nodes: "a" })");
+  Sim sim(sc.seed);
+  World world(sc);
+  EXPECT_TRUE(world.run().ok);
+}
+
+TEST(World, SleepBeyondTheEndOfTimeNeverReturns) {
+  Scenario sc = scenario(std::string(kPair) + R"(workload { program: "test_sleeps_forever" nodes: "a" })");
+  Sim sim(sc.seed);
+  World world(sc);
+  RunStatus st = world.run();
+  EXPECT_FALSE(st.all_finished);
+  ASSERT_EQ(sim.errors().all().size(), 1u);
+  EXPECT_NE(sim.errors().all()[0].message.find("blocked in sleep"), std::string::npos) << sim.errors().all()[0].message;
+}
+
+}  // namespace

@@ -59,8 +59,7 @@ void PcapWriter::write(Tick time_ps, const std::uint8_t* bytes, std::size_t len)
   ++records_;
 }
 
-void PcapWriter::write_erf(Tick time_ps, std::uint8_t erf_type, const std::uint8_t* bytes,
-                           std::size_t len) {
+void PcapWriter::write_erf(Tick time_ps, std::uint8_t erf_type, const std::uint8_t* bytes, std::size_t len) {
   if (out_ == nullptr) return;
   // ERF record header (Endace ERF types document, "Generic ERF header"):
   //   timestamp  8 bytes little-endian, seconds in the upper 32 bits and a
@@ -94,7 +93,8 @@ void PcapWriter::write_erf(Tick time_ps, std::uint8_t erf_type, const std::uint8
 
 void PcapWriter::close() {
   if (out_ == nullptr) return;
-  if (std::fclose(out_) != 0 && error_.empty()) error_ = "cannot write " + path_ + ": " + std::strerror(errno);
+  if (std::fclose(out_) != 0 && error_.empty())
+    error_ = "cannot write " + path_ + ": " + std::strerror(errno);
   out_ = nullptr;
 }
 

@@ -32,7 +32,9 @@ void charge(ProgramInstance* p, const char* call, std::uint64_t bytes = 0) {
   p->node().host().charge("api_call", bytes);
 }
 
-constexpr std::uint32_t kBarrierTag = 0xfffffff0u;
+// Barrier tags: 0xff000000 | workload << 8 | generation; programs are told
+// to keep their own tags below 0xff000000.
+constexpr std::uint32_t kBarrierTagBase = 0xff000000u;
 
 }  // namespace
 
@@ -87,7 +89,7 @@ void nicsim_sleep_ps(uint64_t ps) {
 }
 
 void nicsim_sleep_ns(uint64_t ns) {
-  if (ProgramInstance* p = self("nicsim_sleep_ns")) p->node().host().sleep(ns * kNs);
+  if (ProgramInstance* p = self("nicsim_sleep_ns")) p->node().host().sleep(mul_saturating(ns, kNs));
 }
 
 void nicsim_yield(void) {
@@ -98,7 +100,7 @@ nicsim_thread_t nicsim_thread_spawn(void (*fn)(void* arg), void* arg, const char
   ProgramInstance* p = self("nicsim_thread_spawn");
   if (!p || !fn) return nullptr;
   host::Host& h = p->node().host();
-  h.charge("thread_spawn");
+  // Host::spawn charges thread_spawn to the new thread before its body runs.
   host::HostThread* t = h.spawn(name ? name : "thread", [fn, arg] { fn(arg); });
   t->user_context = p;
   return reinterpret_cast<nicsim_thread_t>(t);
@@ -159,7 +161,7 @@ void nicsim_fail(const char* reason) {
 
 int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t len) {
   ProgramInstance* p = self("nicsim_mgmt_send");
-  if (!p) return -1;
+  if (!p || (!buf && len)) return -1;
   charge(p, "nicsim_mgmt_send", len);
   return World::current()->mgmt().send(p->node().id(), dst_node, tag, buf, len) ? 0 : -1;
 }
@@ -167,9 +169,10 @@ int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t le
 long nicsim_mgmt_recv(uint32_t src_node, uint32_t tag, void* buf, size_t cap, uint32_t* from,
                       uint64_t timeout_ns) {
   ProgramInstance* p = self("nicsim_mgmt_recv");
-  if (!p) return -1;
+  if (!p || (!buf && cap)) return -1;
   host::BlockScope blocked(p->node().host(), "nicsim_mgmt_recv");
-  long n = World::current()->mgmt().recv(p->node().id(), src_node, tag, buf, cap, from, timeout_ns * kNs);
+  long n = World::current()->mgmt().recv(p->node().id(), src_node, tag, buf, cap, from,
+                                         mul_saturating(timeout_ns, kNs));
   if (n > 0) charge(p, "nicsim_mgmt_recv", static_cast<std::uint64_t>(n));
   return n;
 }
@@ -180,7 +183,8 @@ int nicsim_barrier(void) {
   // Gather at rank 0, then release; tags carry the barrier generation so
   // back-to-back barriers never mix.
   const auto& nodes = p->workload().nodes;
-  const std::uint32_t tag = kBarrierTag - static_cast<std::uint32_t>(p->barrier_generation++ % 8);
+  const std::uint32_t tag = kBarrierTagBase | ((p->workload_index() & 0xffff) << 8) |
+                            static_cast<std::uint32_t>(p->barrier_generation++ & 0xff);
   const std::uint32_t root = nodes[0];
   char token = 0;
   if (p->rank() == 0) {

@@ -46,8 +46,8 @@ std::string parse_args(int argc, char** argv, TrafficArgs& a) {
       if (!ok) err = "use uniform or permutation";
     } else if (key == "size") {
       auto v = parse_size(val, &err);
-      ok = v && *v >= fabric::kRawHeaderBytes;
-      if (v && !ok) err = fmt::format("at least {} bytes", fabric::kRawHeaderBytes);
+      ok = v && *v >= fabric::kRawHeaderBytes && *v <= 1024 * 1024;
+      if (v && !ok) err = fmt::format("between {} bytes and 1MiB", fabric::kRawHeaderBytes);
       if (ok) a.size = *v;
     } else if (key == "load") {
       auto v = parse_ratio(val, &err);
@@ -56,7 +56,8 @@ std::string parse_args(int argc, char** argv, TrafficArgs& a) {
       if (ok) a.load = *v;
     } else if (key == "duration" || key == "drain") {
       auto v = parse_time(val, &err);
-      ok = v.has_value();
+      ok = v && *v <= 3600 * kSec && (key == "drain" || *v > 0);
+      if (v && !ok) err = key == "duration" ? "must be above 0 and at most 1 hour" : "at most 1 hour";
       if (ok) (key == "duration" ? a.duration : a.drain) = *v;
     } else if (key == "arrival") {
       ok = val == "fixed" || val == "poisson";
@@ -112,6 +113,16 @@ int fabric_traffic(int argc, char** argv) {
   fabric::Port& port = nic->port(1);
   if (!port.link()) {
     nicsim_fail("port 1 is not connected");
+    return 2;
+  }
+  if (args.vl >= static_cast<std::uint64_t>(port.link()->vls())) {
+    nicsim_fail(fmt::format("--vl={}: the link has {} VL(s)", args.vl, port.link()->vls()).c_str());
+    return 2;
+  }
+  if (args.size > std::uint64_t{port.link()->vl_buffer_blocks()} * fabric::kCreditBlock) {
+    nicsim_fail(fmt::format("--size={}: larger than the link's VL buffer ({})", format_size(args.size),
+                            format_size(std::uint64_t{port.link()->vl_buffer_blocks()} * fabric::kCreditBlock))
+                    .c_str());
     return 2;
   }
   const Tick ser = serialization_time(args.size, port.link()->bits_per_second());

@@ -28,7 +28,7 @@ MgmtNet::MgmtNet(const ParamSet& params, const std::vector<Node*>& nodes)
 MgmtNet::~MgmtNet() = default;
 
 bool MgmtNet::send(std::uint32_t src, std::uint32_t dst, std::uint32_t tag, const void* data, std::size_t len) {
-  if (src >= nodes_.size() || dst >= nodes_.size() || len > NICSIM_MGMT_MAX) return false;
+  if (src >= nodes_.size() || dst >= nodes_.size() || len > NICSIM_MGMT_MAX || (!data && len)) return false;
   Box& from = boxes_[src];
   const Tick start = std::max(now(), from.tx_free);
   // 64 bytes of Ethernet/IP/TCP framing per message.
@@ -57,9 +57,9 @@ void MgmtNet::deliver_thunk(void* self, std::uint64_t id) {
 
 long MgmtNet::recv(std::uint32_t self, std::uint32_t src, std::uint32_t tag, void* buf, std::size_t cap,
                    std::uint32_t* from, Tick timeout) {
-  if (self >= nodes_.size()) return -1;
+  if (self >= nodes_.size() || (!buf && cap)) return -1;
   Box& box = boxes_[self];
-  const Tick deadline = timeout ? now() + timeout : kTickMax;
+  const Tick deadline = timeout ? add_saturating(now(), timeout) : kTickMax;
   for (;;) {
     for (auto it = box.inbox.begin(); it != box.inbox.end(); ++it) {
       if (it->tag != tag || (src != NICSIM_ANY_NODE && it->src != src)) continue;

@@ -68,6 +68,10 @@ void World::assign_addresses_and_routes() {
   std::uint16_t next_lid = 1;
   for (auto& node : nodes_) {
     for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
+      if (next_lid >= fabric::kMulticastLidBase)
+        throw std::runtime_error(fmt::format("the scenario has more node ports than unicast LIDs ({}); "
+                                             "node '{}' port {} gets none",
+                                             fabric::kMulticastLidBase - 1, node->name(), p));
       node->set_lid(p, next_lid);
       endpoints.push_back({&node->nic(), p, next_lid});
       ++next_lid;

@@ -92,7 +92,9 @@ void nicsim_fail(const char* reason);
  * queue pair numbers, keys, addresses, as perftest does over TCP or an MPI
  * launcher does. Never for data the stacks under test must carry: that
  * crosses the simulated fabric. Messages are at most NICSIM_MGMT_MAX bytes
- * and are matched by (source node, tag) in FIFO order. */
+ * and are matched by (source node, tag) in FIFO order. Tags from 0xff000000
+ * up are reserved (nicsim_barrier uses them). A NULL buffer with a nonzero
+ * length is an error (-1). */
 #define NICSIM_MGMT_MAX 4096
 #define NICSIM_ANY_NODE 0xffffffffu
 /* 0 on success; -1 for a bad node or an oversized message. */
