@@ -222,6 +222,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   host::HostBus& bus() { return bus_; }
   std::uint16_t port_lid(std::uint32_t port) const { return lids_.at(port - 1); }
   void set_port_lid(std::uint32_t port, std::uint16_t lid) { lids_.at(port - 1) = lid; }
+  void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_port_lid(port, lid); }
   bool port_active(std::uint32_t port) const;
   // Logical port state the driver controls with INIT_IB / CLOSE_IB, and the
   // PortInfo fields SET_IB and the SMA maintain.

@@ -48,6 +48,9 @@ class Device {
   // it must eventually release() the input buffer and hand the packet on,
   // or release and free it.
   virtual void receive(Port& in, Packet* p) = 0;
+  // The fabric address of one of this device's ports (assigned by the world's
+  // static addressing, or later by a subnet manager).
+  virtual void assign_lid(std::uint32_t port, std::uint16_t lid) {}
   // The link behind `port` changed state (up or down).
   virtual void link_state_changed(Port& port, bool up) {}
   // A packet finished serialising on `port` (tail left at `when`). Devices

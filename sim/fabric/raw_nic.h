@@ -52,6 +52,7 @@ class RawNic : public Device {
   std::uint32_t node() const { return node_; }
   std::uint16_t lid(std::uint32_t port = 1) const { return lids_.at(port - 1); }
   void set_lid(std::uint32_t port, std::uint16_t lid) { lids_.at(port - 1) = lid; }
+  void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_lid(port, lid); }
   void join_multicast(std::uint16_t mlid) { groups_.push_back(mlid); }
 
   // Builds a raw frame of `packet_bytes` and queues it; false (and counted)

@@ -56,7 +56,7 @@ Node::~Node() = default;
 
 void Node::set_lid(std::uint32_t port, std::uint16_t lid) {
   lids_.at(port - 1) = lid;
-  if (auto* raw = nic_as<fabric::RawNic>()) raw->set_lid(port, lid);
+  nic_->assign_lid(port, lid);
 }
 
 }  // namespace nicsim
