@@ -63,6 +63,14 @@ HostBus::HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& param
                                             &parse_time, &ParamSet::time);
   mmio_read_latency_ = profile_value<Tick>(params, "mmio_read_latency", p->mmio_read_latency,
                                            &parse_time, &ParamSet::time);
+  max_read_request_ = profile_value<std::uint64_t>(params, "max_read_request", p->max_read_request, &parse_size,
+                                                   &ParamSet::size);
+}
+
+Tick HostBus::read_occupancy(std::size_t bytes) const {
+  if (bytes <= max_read_request_) return occupancy(bytes);
+  const std::size_t full = bytes / max_read_request_, rest = bytes % max_read_request_;
+  return full * occupancy(max_read_request_) + (rest ? occupancy(rest) : 0);
 }
 
 Tick HostBus::occupancy(std::size_t bytes) const {
@@ -81,7 +89,7 @@ Tick HostBus::grant(Tick occ) {
 
 Tick HostBus::quote(bool is_read, std::size_t bytes) const {
   Tick start = std::max(now(), free_at_);
-  Tick occ = occupancy(bytes);
+  Tick occ = is_read ? read_occupancy(bytes) : occupancy(bytes);
   return is_read ? start + read_latency_ + occ : start + occ + write_latency_;
 }
 
@@ -111,7 +119,7 @@ void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, 
                   const void* src, std::size_t bytes, DmaDone done) {
   bool ok = host_.memory().contains(host_addr, bytes);
   // A master abort ends after the address phase: no data cycles, no latency.
-  Tick occ = occupancy(ok ? bytes : 0);
+  Tick occ = !ok ? occupancy(0) : is_read ? read_occupancy(bytes) : occupancy(bytes);
   Tick start = grant(occ);
   Tick complete = !ok ? start + occ : is_read ? start + read_latency_ + occ : start + occ + write_latency_;
   std::uint32_t s = new_slot();

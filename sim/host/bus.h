@@ -70,12 +70,13 @@ struct BusProfile {
   const char* write_latency;
   const char* mmio_write_latency;
   const char* mmio_read_latency;
+  const char* max_read_request;  // bytes per read transaction (PCI-X MMRBC)
 };
 inline constexpr BusProfile kBusProfiles[] = {
-    {"pcix-133", "64", "133MHz", "0.92", "8", "750ns", "200ns", "250ns", "1us"},
-    {"pcix-66", "64", "66.666MHz", "0.92", "8", "800ns", "200ns", "300ns", "1.1us"},
-    {"pci-66", "64", "66.666MHz", "0.85", "6", "1us", "200ns", "300ns", "1.2us"},
-    {"pci-33", "32", "33.333MHz", "0.85", "6", "1.2us", "250ns", "350ns", "1.5us"},
+    {"pcix-133", "64", "133MHz", "0.92", "8", "750ns", "200ns", "250ns", "1us", "512B"},
+    {"pcix-66", "64", "66.666MHz", "0.92", "8", "800ns", "200ns", "300ns", "1.1us", "512B"},
+    {"pci-66", "64", "66.666MHz", "0.85", "6", "1us", "200ns", "300ns", "1.2us", "4KiB"},
+    {"pci-33", "32", "33.333MHz", "0.85", "6", "1.2us", "250ns", "350ns", "1.5us", "4KiB"},
 };
 const BusProfile* find_bus_profile(std::string_view name);
 
@@ -129,6 +130,9 @@ class HostBus : public sc_core::sc_module {
 
   // The time the bus is held by a transaction of `bytes` (formula above).
   Tick occupancy(std::size_t bytes) const;
+  // A DMA read is split into transactions of at most max_read_request
+  // bytes, each paying the transaction overhead.
+  Tick read_occupancy(std::size_t bytes) const;
 
   // Resolved timing (profile defaults or overrides), for reports and tests.
   std::uint64_t width_bits() const { return width_bytes_ * 8; }
@@ -179,6 +183,7 @@ class HostBus : public sc_core::sc_module {
   std::uint64_t clock_hz_;
   std::uint64_t efficiency_ppm_;
   std::uint64_t overhead_cycles_;
+  std::uint64_t max_read_request_;
   Tick read_latency_, write_latency_, mmio_write_latency_, mmio_read_latency_;
   Tick free_at_ = 0;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;

@@ -69,6 +69,10 @@ const ParamRegistration bus_params(
         {"mmio_read_latency", UnitKind::Time, kDefault.mmio_read_latency, "0ps", "1ms", {},
          "MMIO read: from the end of the request until the data is back in the CPU "
          "(default from profile)"},
+        {"max_read_request", UnitKind::Size, kDefault.max_read_request, "64B", "64KiB", {},
+         "largest DMA read transaction: PCI-X's Maximum Memory Read Byte Count (512 B by "
+         "default); longer reads are split, each part paying the transaction overhead "
+         "(default from profile)"},
     });
 
 }  // namespace
