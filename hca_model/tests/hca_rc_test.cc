@@ -7,6 +7,12 @@
 #include "hca_model/tests/hca_harness.h"
 #include "scenario/loader.h"
 
+#include <cctype>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
 using namespace nicsim;
 using namespace nicsim::hca;
 using namespace nicsim::hca::testing;
@@ -379,6 +385,62 @@ TEST(HcaRc, DropsRecoveredByRetransmission) {
 }
 TEST(HcaRc, RetryExhaustionWhenTheLinkGoesDown) {
   run_ok(two_hcas("t_rc_lossy", R"(fault { at: "200us" link: "h1--sw0" link_down: true })", R"(args: "dead")"));
+}
+
+}  // namespace
+
+namespace {
+
+// A mixed RC run captured to pcap, dissected by tshark's InfiniBand
+// dissector: every packet an IB packet, nothing malformed.
+TEST(HcaPcap, TsharkDissectsAMixedRunWithoutErrors) {
+  const std::string path = "/tmp/nicsim_hca_pcap_" + std::to_string(getpid()) + ".pcap";
+  Scenario sc = two_hcas("t_rc_rdma", R"(outputs { pcap: "h0--sw0" })");
+  {
+    Sim sim(sc.seed);
+    World world(sc);
+    world.open_outputs("", "", path);
+    ASSERT_TRUE(world.run().ok);
+    world.close_outputs();
+  }
+  std::string out;
+  {
+    std::FILE* p = ::popen(("tshark -n --disable-heuristic rpcrdma_infiniband -T fields -e frame.number "
+                            "-e infiniband.bth.opcode -e _ws.malformed -e _ws.expert.severity -r " +
+                            path + " 2>/dev/null")
+                               .c_str(),
+                           "r");
+    ASSERT_NE(p, nullptr) << "tshark could not be run (apt-get install tshark)";
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ASSERT_EQ(::pclose(p), 0) << out;
+  }
+  std::istringstream lines(out);
+  std::string line;
+  std::set<std::string> opcodes;
+  int frames = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0]))) continue;
+    std::istringstream fields(line);
+    std::string number, opcode, malformed, severity;
+    std::getline(fields, number, '\t');
+    std::getline(fields, opcode, '\t');
+    std::getline(fields, malformed, '\t');
+    std::getline(fields, severity, '\t');
+    ++frames;
+    EXPECT_FALSE(opcode.empty()) << "frame " << number << " not dissected as InfiniBand: " << line;
+    EXPECT_TRUE(malformed.empty()) << "frame " << number << " malformed: " << line;
+    EXPECT_TRUE(severity.empty()) << "frame " << number << " expert info: " << line;
+    opcodes.insert(opcode);
+  }
+  EXPECT_GT(frames, 10);
+  // RDMA write first/middle/last, write-only-with-immediate, read request,
+  // read response first/middle/last (6000 bytes), ACK, atomic ACK,
+  // compare-swap, fetch-add.
+  for (const char* op : {"6", "7", "8", "11", "12", "13", "14", "15", "17", "18", "19", "20"})
+    if (!opcodes.count(op)) ADD_FAILURE() << "opcode " << op << " missing from the capture; seen: " << out;
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -126,7 +126,8 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose) {
     if (!out_dir.empty()) {
       std::filesystem::create_directories(out_dir);
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
-                          (std::filesystem::path(out_dir) / "timeline.json").string());
+                          (std::filesystem::path(out_dir) / "timeline.json").string(),
+                          (std::filesystem::path(out_dir) / "packets.pcap").string());
     }
   } catch (const std::exception& e) {
     std::cerr << "nicsim: " << e.what() << "\n";
@@ -140,8 +141,7 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose) {
     status = world->run();
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Sim::get().tracer().close();
-  Sim::get().timeline().close();
+  world->close_outputs();
   const results::Results results = collect_results(*world, status);
   const results::WallClock wall = collect_wall(*world, wall_s);
   std::ostringstream summary;

@@ -217,6 +217,7 @@ void Port::transmit(Packet* p, Tick earliest) {
     sim.timeline().span(owner_.device_id(), timeline_track, fmt::format("pkt {}", p->meta.id), start, ser,
                         fmt::format("{{\"len\":{},\"vl\":{},\"dlid\":{}}}", p->bytes.size(), vl, p->meta.dlid));
   owner_.transmitted(*this, *p, end);
+  if (tap_) tap_(tap_ctx_, *p, start);
 
   if (!link_->pass(*p)) {
     // Lost on the wire: the peer's buffer never fills, so the credit comes back.

@@ -103,6 +103,13 @@ class Port {
   PortStats& mutable_stats() { return stats_; }
   std::uint32_t timeline_track = 0;  // tx spans
   bool trace_on = false;             // fabric tracing enabled for the owner
+  // Packet capture: called for every packet this port puts on the wire, with
+  // the time its first bit leaves.
+  using Tap = void (*)(void* ctx, const Packet& p, Tick start);
+  void set_tap(Tap tap, void* ctx) {
+    tap_ = tap;
+    tap_ctx_ = ctx;
+  }
 
  private:
   friend class Link;
@@ -147,6 +154,8 @@ class Port {
   Tick wake_at_ = kTickMax;  // pending wake, if any
   std::vector<CreditReturn> pending_credits_;  // sorted by `at`
   PortStats stats_;
+  Tap tap_ = nullptr;
+  void* tap_ctx_ = nullptr;
 };
 
 }  // namespace nicsim::fabric

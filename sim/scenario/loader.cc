@@ -682,6 +682,12 @@ void Loader::outputs(const pb::Scenario& msg, const Locator& root) {
     if (!n) fail(where.at("timeline_max_events"), "timeline_max_events: " + error);
     sc_.outputs.timeline_max_events = *n;
   }
+  for (int i = 0; i < o.pcap_size(); ++i) {
+    bool any = false;
+    for (const LinkSpec& l : sc_.links) any = any || glob_match(o.pcap(i), l.name);
+    if (!any) fail(where.at("pcap", i), "pcap link '" + o.pcap(i) + "' matches no link");
+    sc_.outputs.pcap_links.push_back(o.pcap(i));
+  }
 }
 
 Scenario Loader::load(const std::string& text) {

@@ -99,6 +99,7 @@ struct OutputSpec {
   std::vector<TraceSelect> trace;   // empty = no structured trace
   bool timeline = false;
   std::uint64_t timeline_max_events = 1000000;
+  std::vector<std::string> pcap_links;  // globs over link names
 };
 
 struct Scenario {

@@ -91,8 +91,30 @@ void World::assign_addresses_and_routes() {
   }
 }
 
-void World::open_outputs(const std::string& trace_path, const std::string& timeline_path) {
+void World::close_outputs() {
+  Sim::get().tracer().close();
+  Sim::get().timeline().close();
+  if (pcap_) pcap_->close();
+}
+
+void World::open_outputs(const std::string& trace_path, const std::string& timeline_path,
+                         const std::string& pcap_path) {
   Sim& sim = Sim::get();
+  if (!pcap_path.empty() && !scenario_.outputs.pcap_links.empty()) {
+    pcap_ = std::make_unique<PcapWriter>();
+    if (!pcap_->open(pcap_path, kLinktypeErf)) throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
+    for (auto& l : fabric_.links()) {
+      bool chosen = false;
+      for (const auto& g : scenario_.outputs.pcap_links) chosen = chosen || glob_match(g, l->name());
+      if (!chosen) continue;
+      for (fabric::Port* p : {&l->a(), &l->b()})
+        p->set_tap(
+            [](void* w, const fabric::Packet& pkt, Tick start) {
+              static_cast<PcapWriter*>(w)->write_erf(start, kErfTypeInfiniband, pkt.bytes.data(), pkt.bytes.size());
+            },
+            pcap_.get());
+    }
+  }
   if (!trace_path.empty() && !scenario_.outputs.trace.empty()) {
     for (const TraceSelect& t : scenario_.outputs.trace)
       sim.tracer().enable(t.device, t.component == "*" ? std::nullopt : trace_component_from_name(t.component));

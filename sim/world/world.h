@@ -9,6 +9,7 @@
 #include "fabric/fabric.h"
 #include "fabric/switch.h"
 #include "scenario/loader.h"
+#include "trace/pcap.h"
 #include "world/mgmt.h"
 #include "world/node.h"
 #include "world/programs.h"
@@ -39,8 +40,11 @@ class World {
   const std::vector<std::unique_ptr<ProgramInstance>>& programs() const { return programs_; }
   const std::vector<std::string>& device_names() const { return device_names_; }
 
-  // Opens the structured trace and the timeline (paths may be empty).
-  void open_outputs(const std::string& trace_path, const std::string& timeline_path);
+  // Opens the structured trace, the timeline and the packet capture (paths
+  // may be empty).
+  void open_outputs(const std::string& trace_path, const std::string& timeline_path,
+                    const std::string& pcap_path = {});
+  void close_outputs();
   // Starts the programs, schedules the faults, runs the SystemC kernel until
   // the stop time or until nothing is left to do, and checks the outcome.
   RunStatus run();
@@ -61,6 +65,7 @@ class World {
   std::vector<std::string> device_names_;
   std::unique_ptr<MgmtNet> mgmt_;
   std::vector<std::unique_ptr<ProgramInstance>> programs_;
+  std::unique_ptr<PcapWriter> pcap_;
 };
 
 }  // namespace nicsim

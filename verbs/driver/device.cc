@@ -3,11 +3,11 @@
 // memory, CPU charging, the handle registry and resource pools.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/sim.h"
 #include "hca_model/hca.h"
-#include "hca_model/sma.h"
 #include "verbs/driver/driver.h"
 #include "verbs/driver/mad.h"
 #include "world/world.h"
@@ -125,7 +125,7 @@ Device* Device::load_current() {
   s.world = world;
   s.state = LoadState::Loading;
   s.loaded = std::make_unique<host::WaitQueue>(*h);
-  s.dev = std::make_unique<Device>(*h, node.bus(), hca->bar0(), hca);
+  s.dev = std::make_unique<Device>(*h, node.bus(), hca->bar0());
   const bool ok = s.dev->init();
   s.state = ok ? LoadState::Ready : LoadState::Failed;
   s.loaded->notify_all();
@@ -139,8 +139,8 @@ Device* Device::owner_of(const ci_interface_t* ci) {
   return nullptr;
 }
 
-Device::Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0, const void* hca)
-    : callbacks_done(host), host_(host), bus_(bus), bar0_(bar0), hca_(hca), cmd_mutex_(host) {}
+Device::Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0)
+    : callbacks_done(host), host_(host), bus_(bus), bar0_(bar0), cmd_mutex_(host) {}
 
 Device::~Device() {
   // Node memory belongs to the node and goes with it; only C++ objects here.
@@ -155,13 +155,11 @@ bool Device::init() {
     Sim::get().error(host_.name(), "verbs driver: " + why);
     return false;
   };
-  std::uint32_t v32 = 0;
   if (!bus_.mmio_read(bar0_ + reg::id_vendor.offset, &vendor_, 4) ||
       !bus_.mmio_read(bar0_ + reg::id_device.offset, &device_id_, 4) ||
       !bus_.mmio_read(bar0_ + reg::id_revision.offset, &revision_, 4) ||
       !bus_.mmio_read(bar0_ + reg::id_node_guid.offset, &guid_, 8))
     return fail("cannot read the HCA identification registers");
-  (void)v32;
   mbox_in_ = alloc_dma(kMailboxBytes);
   mbox_out_ = alloc_dma(kMailboxBytes);
   if (!mbox_in_ || !mbox_out_) return fail("no node memory for command mailboxes");
@@ -204,7 +202,7 @@ bool Device::init() {
   eq_entries_ = kEqEntries;
   eq_ring_ = alloc_dma(static_cast<std::size_t>(eq_entries_) * eqe::kSize);
   if (!eq_ring_) return fail("no node memory for the event queue");
-  irq_vector_ = host_.irq().attach(fmt::format("hca_eq0"), [this] { eq_interrupt(); });
+  irq_vector_ = host_.irq().attach("hca_eq0", [this] { eq_interrupt(); });
   std::uint8_t eq[eqc::kSize] = {};
   put(eq, eqc::base, reinterpret_cast<std::uint64_t>(eq_ring_));
   put(eq, eqc::entries, eq_entries_);
@@ -224,12 +222,15 @@ bool Device::init() {
   // Static facts the CA attribute size depends on.
   std::uint8_t resp[kMadBytes];
   if (smp_get(*this, 1, mad_attr::kNodeInfo, 0, resp) != IB_SUCCESS) return fail("NodeInfo SMP failed");
-  caps_.partition_cap = static_cast<std::uint16_t>(hca::be_get(resp + kSmpData + 28, 2));
+  caps_.partition_cap = static_cast<std::uint16_t>(be(resp + kSmpData + 28, 2));
   if (caps_.partition_cap == 0) caps_.partition_cap = 1;
   caps_.guid_cap.assign(caps_.num_ports + 1, 1);
+  caps_.port_guid.assign(caps_.num_ports + 1, 0);
   for (std::uint8_t port = 1; port <= caps_.num_ports; ++port) {
     if (smp_get(*this, port, mad_attr::kPortInfo, port, resp) != IB_SUCCESS) return fail("PortInfo SMP failed");
     caps_.guid_cap[port] = std::max<std::uint8_t>(1, resp[kSmpData + 50]);
+    if (smp_get(*this, port, mad_attr::kGuidInfo, 0, resp) != IB_SUCCESS) return fail("GUIDInfo SMP failed");
+    std::memcpy(&caps_.port_guid[port], resp + kSmpData, 8);
   }
 
   ci_.guid = cl_hton64(guid_);
@@ -355,7 +356,7 @@ void Device::cpu(std::string_view cls, std::uint64_t bytes) {
 }
 
 void Device::kill(Object* o) {
-  live_.erase(o->key);
+  live_.erase(o->handle_key);
   quarantine_.emplace_back(o);
   if (quarantine_.size() > kQuarantine) quarantine_.pop_front();
 }

@@ -12,11 +12,13 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
 #include <set>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -45,7 +47,7 @@ struct Object {
   virtual ~Object() = default;
   ObjType type;
   Device* dev;                  // the node's driver instance that owns the object
-  const void* key = nullptr;    // the handle value consumers hold
+  const void* handle_key = nullptr;  // the handle value consumers hold
 };
 
 // One open instance of the CA (ci_open_ca).
@@ -105,6 +107,7 @@ struct WorkQueue {
   std::uint32_t head = 0;        // WQEs posted
   std::uint32_t tail = 0;        // WQEs retired by completions polled
   std::vector<std::uint8_t> signaled;  // per slot (send queue only)
+  std::vector<std::uint64_t> wr_ids;   // per slot (send queue only)
   std::uint8_t* slot(std::uint32_t count) const {
     return ring + (static_cast<std::size_t>(count & (entries - 1)) << stride_log);
   }
@@ -180,7 +183,8 @@ struct Caps {
   std::uint8_t num_ports = 0, max_mtu = 0, local_ack_delay = 0, atomic_cap = 0, page_size_log = 12;
   std::uint64_t node_guid = 0;
   std::uint16_t partition_cap = 1;  // NodeInfo:PartitionCap (P_Key table size)
-  std::vector<std::uint8_t> guid_cap;  // per port, PortInfo:GUIDCap
+  std::vector<std::uint8_t> guid_cap;     // per port, PortInfo:GUIDCap
+  std::vector<ib_net64_t> port_guid;      // per port (GUIDInfo entry 0), network order
 };
 
 // A free-list allocator of small integers in [first, limit).
@@ -231,17 +235,15 @@ class Device {
   // For ib_deregister_ca: the device whose interface this is, if any.
   static Device* owner_of(const ci_interface_t* ci);
 
-  Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0, const void* hca);
+  Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0);
   ~Device();
   bool init();  // runs on a thread of `host`
 
   host::Host& host() { return host_; }
   const Caps& caps() const { return caps_; }
   const ci_interface_t& ci() const { return ci_; }
-  std::uint64_t guid() const { return guid_; }
-  const void* hca_identity() const { return hca_; }
-  Ca* open_ca() const { return ca_; }
-  void set_open_ca(Ca* ca) { ca_ = ca; }
+  Ca* open_instance() const { return ca_; }
+  void set_open_instance(Ca* ca) { ca_ = ca; }
 
   // ---- handle registry ----------------------------------------------------
   template <class T>
@@ -254,8 +256,8 @@ class Device {
   template <class T>
   T* make() {
     auto* o = new T(*this);
-    o->key = static_cast<const void*>(static_cast<typename T::HandleBase*>(o));
-    live_.emplace(o->key, o);
+    o->handle_key = static_cast<const void*>(static_cast<typename T::HandleBase*>(o));
+    live_.emplace(o->handle_key, o);
     return o;
   }
   void kill(Object* o);  // removes from the registry, quarantines the memory
@@ -264,7 +266,6 @@ class Device {
   // Charges cost.<cls> (+ bytes at copy bandwidth) to the caller: a CPU of
   // the node on a thread, a stall of the handler in interrupt context.
   void cpu(std::string_view cls, std::uint64_t bytes = 0);
-  bool in_interrupt() const { return host_.in_interrupt(); }
 
   // ---- the hardware interface ----------------------------------------------
   // Runs one HCR command: `in` (in_bytes) is copied into the input mailbox,
@@ -309,7 +310,6 @@ class Device {
   host::Host& host_;
   host::HostBus& bus_;
   std::uint64_t bar0_;
-  const void* hca_;  // identity only: which HCA this instance drives
   Caps caps_;
   std::uint64_t guid_ = 0;
   std::uint32_t vendor_ = 0, device_id_ = 0, revision_ = 0;
@@ -335,7 +335,27 @@ T* lookup(const void* handle) {
   return d ? d->find<T>(handle) : nullptr;
 }
 
+// Charges `cls` to the caller first, then finds the handle again: another
+// thread of the node may have destroyed the object while this one was
+// charged. The verb then checks and acts without letting others run.
+template <class T>
+T* lookup_charged(const void* handle, std::string_view cls) {
+  T* o = lookup<T>(handle);
+  if (!o) return nullptr;
+  Device& d = *o->dev;
+  d.cpu(cls);
+  return d.find<T>(handle);
+}
+
 // ---- conversions shared by the verb files ---------------------------------
+// The integer a consumer stored in an enum field: C code may store any
+// value there, which C++ must not load as the enum type.
+template <class E>
+std::underlying_type_t<E> raw_enum(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 ib_api_status_t status_of(const CmdResult& r);     // generic command status mapping
 std::uint32_t mpt_access(ib_access_t access);      // IB_AC_* -> hca::mpt flags
 hca::QpState hw_state(ib_qp_state_t s, bool& ok);  // IB_QPS_* -> hardware state
@@ -343,7 +363,10 @@ ib_qp_state_t ib_state(hca::QpState s);
 std::uint32_t next_pow2(std::uint32_t v);
 unsigned log2_of(std::uint32_t pow2);
 void fill_qp_attr(const Qp& qp, ib_qp_attr_t* attr);
-void retire_wqes(Qp& qp, bool is_recv, bool error);  // bookkeeping for one CQE
+// Bookkeeping for one CQE of `qp`: frees the work queue slots it retires.
+void retire_wqes(Qp& qp, bool is_recv, bool error, std::uint64_t wr_id);
+// Asks the HCA for the QP's state (it moves QPs to SQE/Error by itself).
+void refresh_state(Qp& qp);
 
 // The 43 verbs (ci_interface_t order), defined across the driver's files.
 ib_api_status_t open_ca(const ib_net64_t, const ci_completion_cb_t, const ci_async_event_cb_t, const void* const,
