@@ -9,6 +9,18 @@
 // queues in host memory with owner bits), with formats of our own. Every
 // register and descriptor is a table of fields (name, byte offset, width);
 // all multi-byte fields are little-endian host order.
+//
+// Encodings used throughout:
+// - Keys (lkey, rkey, MW keys) are host integers: (MPT index << 8) | tag.
+//   (The verbs API hands rkeys to consumers in wire order; the driver
+//   converts.)
+// - Immediate data in WQEs and CQEs is the host integer whose big-endian
+//   bytes are the ImmDt field on the wire.
+// - Access rights (qpc::access, mpt::flags, bind access) use the mpt:: flag
+//   bits.
+// - eqc::event_mask has bit N set for event type N (the Event values).
+// - Every mailbox is node memory the driver allocated; the HCA DMA-reads
+//   inputs and DMA-writes outputs.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -101,10 +113,10 @@ NICSIM_HCA_ID_REGS(NICSIM_HCA_FIELD)
   X(SW2HW_CQ, 0x0016, "in_mod: CQN; in: CqContext")                                \
   X(HW2SW_CQ, 0x0017, "in_mod: CQN")                                               \
   X(QUERY_CQ, 0x0018, "in_mod: CQN; out: CqContext with counters")                 \
-  X(RESIZE_CQ, 0x002c, "in_mod: CQN; in: CqContext (new ring, copied entries)")    \
+  X(RESIZE_CQ, 0x002c, "in_mod: CQN; in: CqContext (new ring; the HCA writes the old ring until it runs)") \
   X(MODIFY_QP, 0x0020, "in_mod: QPN; in: QpContext (from, to, mask, fields)")      \
   X(QUERY_QP, 0x0022, "in_mod: QPN; out: QpContext")                               \
-  X(CONF_SPECIAL_QP, 0x0023, "in_mod: port << 24 | type; in_param: first QPN")     \
+  X(CONF_SPECIAL_QP, 0x0023, "in_mod: port << 24; in_param: QPN of QP0 (QP1 is +1)") \
   X(MAD_IFC, 0x0024, "in_mod: port; in: 256-byte MAD; out: 256-byte response")    \
   X(ATTACH_MCG, 0x0030, "in_mod: QPN; in: McgEntry (MGID, MLID)")                  \
   X(DETACH_MCG, 0x0031, "in_mod: QPN; in: McgEntry")
@@ -184,7 +196,7 @@ inline constexpr std::uint32_t kRemoteAtomic = 1u << 3;
 inline constexpr std::uint32_t kMwBind = 1u << 4;
 inline constexpr std::uint32_t kIsWindow = 1u << 8;   // a memory window (no pages of its own)
 inline constexpr std::uint32_t kPhysical = 1u << 9;   // start is a host address; no MTT
-inline constexpr std::uint32_t kValid = 1u << 31;
+inline constexpr std::uint32_t kValid = 1u << 31;  // the driver sets it on SW2HW_MPT
 }  // namespace mpt
 // Keys: bits 31..8 are the MPT index, bits 7..0 a tag the driver changes on
 // every reuse, so a stale key never matches a new region.
@@ -324,7 +336,8 @@ inline constexpr std::uint32_t kSize = 0x14;
 // then data segments or inline data. Stride is 2^sq_stride_log (>= 128).
 // The address segment is read per opcode, so fields of different opcodes
 // share offsets: RDMA uses rkey/remote_va; atomics add swap_add/compare; UD
-// sends use ud_*; BindMw uses bind_* (which overlay the others).
+// sends use ud_*; BindMw uses bind_* (which overlay the others) and takes the
+// window's start address from remote_va.
 namespace swqe {
 #define NICSIM_HCA_SWQE(F)          \
   F(opcode, 0x00, 1)                \

@@ -25,7 +25,10 @@ RecvEngine::~RecvEngine() {
 
 void RecvEngine::packet(fabric::Port& in, fabric::Packet* p) {
   ++p->device_refs;  // the pipeline's own reference
-  queue_.push_back(Pending{&in, p});
+  Pending pk;
+  pk.port = &in;
+  pk.pkt = p;
+  queue_.push_back(std::move(pk));
   if (!stalled_) schedule(std::max(now(), free_at_) + hca_.clock_cycles(hca_.params().rx_packet_cycles));
 }
 

@@ -31,8 +31,8 @@ class RecvEngine {
  private:
   enum class Step { Done, Stall };
   struct Pending {
-    fabric::Port* port;
-    fabric::Packet* pkt;
+    fabric::Port* port = nullptr;
+    fabric::Packet* pkt = nullptr;
     bool decoded = false;
     PacketFields f;
     std::size_t payload_at = 0, payload_len = 0;

@@ -128,12 +128,16 @@ bool process_local_mad(Hca& hca, std::uint32_t port, const std::uint8_t* in, std
         case mad::kAttrNodeInfo: node_info(hca, port, data); break;
         case mad::kAttrPortInfo: port_info(hca, target, data); break;
         case mad::kAttrGuidInfo:
+          // Modifier: block of 8 GUIDs. Only GUID index 0 (block 0) is set.
           std::memset(data, 0, 64);
-          be_put(data, 8, hca.params().node_guid + target);
+          if ((modifier & 0xff) == 0) be_put(data, 8, hca.params().node_guid + port);
           break;
         case mad::kAttrPkeyTable:
+          // Modifier bits 15..0: block of 32 P_Keys. Index 0 holds the
+          // default full-member partition; the table has 64 entries.
           std::memset(data, 0, 64);
-          be_put(data, 2, 0xffff);  // the default full-member partition
+          if ((modifier & 0xffff) == 0) be_put(data, 2, 0xffff);
+          if ((modifier & 0xffff) > 1) status = mad::kStatusBadValue;
           break;
         default: status = mad::kStatusBadMethodAttr; break;
       }

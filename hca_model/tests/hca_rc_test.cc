@@ -43,8 +43,11 @@ struct Setup {
     std::memset(buf, 0, 65536);
     key = h.reg_mr(buf, 65536, kAccessAll);
     peer = exchange(Peer{qp, h.lid(), key, reinterpret_cast<std::uint64_t>(buf)});
-    if (type != QpType::Ud) h.connect(qp, peer.qpn, peer.lid, 4, timeout, retry, rnr_retry);
-    else h.connect(qp, 0, 0);
+    if (type != QpType::Ud) {
+      h.connect(qp, peer.qpn, peer.lid, 4, timeout, retry, rnr_retry);
+    } else {
+      h.connect(qp, 0, 0);
+    }
   }
 };
 
@@ -335,7 +338,9 @@ int rc_lossy(int argc, char** argv) {
       }
     }
     nicsim_result("retransmits", static_cast<double>(s.h.hca().stats().retransmits), "packets");
-    if (!dead) EXPECT_GT(s.h.hca().stats().retransmits, 0u);
+    if (!dead) {
+      EXPECT_GT(s.h.hca().stats().retransmits, 0u);
+    }
   } else if (!dead) {
     for (int i = 0; i < kMessages; ++i) {
       Cqe c{};
