@@ -12,16 +12,6 @@ namespace nicsim::hca {
 
 namespace {
 
-// RNR NAK timer codes (IBA table 45), in microseconds x 100.
-constexpr std::uint32_t kRnrTimerUs100[32] = {
-    65536, 1,   2,   3,   4,   6,   8,   12,   16,   24,   32,   48,   64,   96,    128,   192,
-    256,   384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
-
-struct DmaRef {
-  SendEngine* engine;
-  void* what;
-};
-
 bool is_request_op(swqe::Op op) {
   switch (op) {
     case swqe::Op::Send: case swqe::Op::SendImm: case swqe::Op::RdmaWrite: case swqe::Op::RdmaWriteImm:
@@ -163,18 +153,20 @@ bool SendEngine::gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t o
     ++a.reads_pending;
     ++reads_in_flight_;
     hca_.bus().dma_read("hca.tx", r.addr, dst, r.len,
-                        host::DmaDone{[](void* o, std::uint64_t arg) {
-                                        auto* e = static_cast<SendEngine*>(o);
-                                        auto* as = reinterpret_cast<Assembly*>(arg & ~host::kDmaFailedBit);
-                                        --e->reads_in_flight_;
-                                        --as->reads_pending;
-                                        if (arg & host::kDmaFailedBit) as->failed = true;
-                                        e->schedule(now());
-                                      },
-                                      this, reinterpret_cast<std::uint64_t>(&a)});
+                        host::DmaDone{&SendEngine::payload_read_done, this, reinterpret_cast<std::uint64_t>(&a)});
     dst += r.len;
   }
   return true;
+}
+
+// A payload read for an assembling packet finished (arg: the Assembly).
+void SendEngine::payload_read_done(void* self, std::uint64_t arg) {
+  auto* e = static_cast<SendEngine*>(self);
+  auto* a = reinterpret_cast<Assembly*>(arg & ~host::kDmaFailedBit);
+  --e->reads_in_flight_;
+  --a->reads_pending;
+  if (arg & host::kDmaFailedBit) a->failed = true;
+  e->schedule(now());
 }
 
 void SendEngine::drain_assembly() {
@@ -259,15 +251,7 @@ bool SendEngine::build_response() {
       ++a.reads_pending;
       ++reads_in_flight_;
       hca_.bus().dma_read("hca.read_resp", h.addr + skip, dst, piece,
-                          host::DmaDone{[](void* o, std::uint64_t arg) {
-                                          auto* e = static_cast<SendEngine*>(o);
-                                          auto* as = reinterpret_cast<Assembly*>(arg & ~host::kDmaFailedBit);
-                                          --e->reads_in_flight_;
-                                          --as->reads_pending;
-                                          if (arg & host::kDmaFailedBit) as->failed = true;
-                                          e->schedule(now());
-                                        },
-                                        this, reinterpret_cast<std::uint64_t>(&a)});
+                          host::DmaDone{&SendEngine::payload_read_done, this, reinterpret_cast<std::uint64_t>(&a)});
       dst += piece;
       want -= piece;
       skip = 0;

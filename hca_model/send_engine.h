@@ -75,6 +75,7 @@ class SendEngine {
   Assembly& start_packet(QpCtx& q, PacketFields& f, std::uint32_t payload);
   void fill_route(QpCtx& q, PacketFields& f, const AddressVector& av);
   void drain_assembly();
+  static void payload_read_done(void* self, std::uint64_t arg);
   void complete(QpCtx& q, SendWqe& w, CqeStatus status);
   void retire_completed(QpCtx& q);
   void retransmit_from(QpCtx& q, std::uint32_t psn);
