@@ -40,6 +40,7 @@ struct HcaParams {
       ack_cycles, atomic_cycles;
   std::uint32_t ack_coalesce;     // responder ACKs at least every N packets
   std::uint8_t local_ack_delay;   // reported in the CA attributes (4.096us * 2^x)
+  bool verify_crc_always;         // recompute CRCs of every received packet
   std::uint64_t node_guid;
   std::uint64_t bar0;             // MMIO window base on the host bus
 };

@@ -43,6 +43,9 @@ const ParamRegistration hca_params(
         {"max_mcg", UnitKind::Count, "8192", "1", "65536", {}, "multicast groups"},
         {"max_qp_per_mcg", UnitKind::Count, "8", "1", "1024", {}, "QPs attached to one multicast group"},
         {"max_inline", UnitKind::Count, "128", "0", "4096", {}, "bytes of inline data per send WQE"},
+        {"verify_crc", UnitKind::Text, "touched", "", "", {"touched", "always"},
+         "receive-side ICRC/VCRC recomputation: for packets a link's error injection touched "
+         "(the only source of changed bytes, so the verdicts are the same), or for every packet"},
     });
 
 }  // namespace
@@ -79,6 +82,7 @@ HcaParams hca_params_from(const ParamSet& p, std::uint32_t node_id) {
   h.max_mcg = c("max_mcg");
   h.max_qp_per_mcg = c("max_qp_per_mcg");
   h.max_inline = c("max_inline");
+  h.verify_crc_always = p.text("verify_crc") == "always";
   // Mellanox's OUI (00-02-C9) and the node number: unique per simulation.
   h.node_guid = 0x0002c90000000000ULL | (static_cast<std::uint64_t>(node_id + 1) << 8);
   h.bar0 = 0xf0000000ULL;

@@ -70,7 +70,7 @@ void encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* bu
   const std::size_t len = ib::packet_size(h, payload);
   std::size_t written = 0;
   const ib::BuildStatus s = ib::build_packet(h, std::span<const std::uint8_t>(kZeros, payload),
-                                             std::span<std::uint8_t>(buf, len), &written);
+                                             std::span<std::uint8_t>(buf, len), &written, false);
   if (s != ib::BuildStatus::Ok)
     throw std::logic_error(std::string("HCA built an invalid packet: ") + ib::build_status_text(s));
 }
@@ -83,8 +83,8 @@ void seal(std::uint8_t* buf, std::size_t wire_len) {
 }
 
 RxVerdict decode(const std::uint8_t* buf, std::size_t len, PacketFields& f, std::size_t& payload_offset,
-                 std::size_t& payload_len) {
-  const ib::ParsedPacket p = ib::parse_packet(std::span<const std::uint8_t>(buf, len));
+                 std::size_t& payload_len, bool check_crcs) {
+  const ib::ParsedPacket p = ib::parse_packet(std::span<const std::uint8_t>(buf, len), check_crcs);
   switch (p.verdict) {
     case ib::Verdict::Ok: break;
     case ib::Verdict::Truncated: return RxVerdict::Truncated;

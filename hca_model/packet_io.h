@@ -70,8 +70,9 @@ void encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* bu
 // Computes and stores ICRC and VCRC once the payload is in place.
 void seal(std::uint8_t* buf, std::size_t wire_len);
 // Parses and checks a received packet; on Ok fills `f`, payload offset/len.
+// `check_crcs` false: the caller knows the bytes are as the sender sealed them.
 RxVerdict decode(const std::uint8_t* buf, std::size_t len, PacketFields& f, std::size_t& payload_offset,
-                 std::size_t& payload_len);
+                 std::size_t& payload_len, bool check_crcs = true);
 const char* verdict_name(RxVerdict v);
 const char* opcode_name(std::uint8_t opcode);
 

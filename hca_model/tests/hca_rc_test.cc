@@ -449,3 +449,38 @@ TEST(HcaPcap, TsharkDissectsAMixedRunWithoutErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every packet's CRCs recomputed at the receiver: none may be wrong.
+TEST(HcaRc, SealedCrcsVerifyOnEveryPacket) {
+  Scenario sc = load_scenario_text(R"(
+    topology { star { hosts: 2 } nic: "hca" node_param { key: "nic.verify_crc" value: "always" } }
+    workload { program: "t_rc_rdma" nodes: "*" })",
+                                   "crc.textproto",
+                                   [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
+  Sim sim(sc.seed);
+  World world(sc);
+  EXPECT_TRUE(world.run().ok);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    const auto& st = world.node(i).nic_as<Hca>()->stats();
+    EXPECT_GT(st.rx_packets, 5u);
+    EXPECT_EQ(st.rx_bad_crc, 0u);
+  }
+}
+
+// Bit errors on the wire are caught by the CRCs, dropped, and recovered by
+// retransmission with exact data.
+TEST(HcaRc, BitErrorsCaughtByCrcAndRecovered) {
+  Scenario sc = two_hcas("t_rc_lossy", R"(fault { at: "0ns" link: "h0--sw0" bit_error_rate: "2e-5" })");
+  Sim sim(sc.seed);
+  World world(sc);
+  RunStatus st = world.run();
+  for (auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
+  EXPECT_TRUE(st.ok);
+  std::uint64_t bad = 0;
+  for (std::uint32_t i = 0; i < 2; ++i) bad += world.node(i).nic_as<Hca>()->stats().rx_bad_crc;
+  EXPECT_GT(bad, 0u);
+}
+
+}  // namespace

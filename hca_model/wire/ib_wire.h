@@ -98,8 +98,10 @@ std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len);
 BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
                          std::vector<std::uint8_t>& out);
 // Same, into a caller buffer; `*written` gets the packet size on success.
+// `with_crcs` false leaves ICRC and VCRC zero, for a caller that fills the
+// payload later and then seals the packet (compute_icrc/compute_vcrc).
 BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
-                         std::span<std::uint8_t> out, std::size_t* written);
+                         std::span<std::uint8_t> out, std::size_t* written, bool with_crcs = true);
 
 struct ParsedPacket {
   Verdict verdict = Verdict::Truncated;
@@ -115,7 +117,9 @@ struct ParsedPacket {
 };
 
 // `bytes` is one wire image, LRH through VCRC; the result's payload span
-// refers into it.
-ParsedPacket parse_packet(std::span<const std::uint8_t> bytes);
+// refers into it. `check_crcs` false skips recomputing VCRC and ICRC (the
+// stored values are still read): for callers that know the bytes are
+// exactly as sealed.
+ParsedPacket parse_packet(std::span<const std::uint8_t> bytes, bool check_crcs = true);
 
 }  // namespace nicsim::ib
