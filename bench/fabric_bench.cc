@@ -5,7 +5,11 @@
 //   - calendar events per wall second,
 //   - peak RSS, and RSS per simulated node above the process baseline,
 //   - the ratio to a reference rate (ns-3 3.37 on this topology: 135 k/s).
-// Usage: fabric_bench [--scenario FILE] [--duration 20ms] [--json FILE]
+// Usage: fabric_bench [--scenario FILE] [--duration 20ms] [--arg --name=value]...
+//                     [--json FILE]
+// --arg replaces (or adds) a program argument of every workload, e.g.
+// `--scenario scenarios/ib_write_bw.textproto --arg --bytes=1GiB`. For HCA
+// scenarios it also reports simulated IB packets per wall second.
 // A run of a few milliseconds of simulated time is the CI smoke version; the
 // reported figures come from the default 20 ms run.
 #include <fmt/format.h>
@@ -15,8 +19,10 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "core/sim.h"
+#include "hca_model/hca.h"
 #include "scenario/loader.h"
 #include "world/programs.h"
 #include "world/report.h"
@@ -33,15 +39,19 @@ int sc_main(int argc, char** argv) {
   std::string scenario_path = std::string(NICSIM_SOURCE_DIR) + "/scenarios/bench_fabric64.textproto";
   std::string duration = "20ms";
   std::string json_path;
+  std::vector<std::string> overrides;
+  bool duration_given = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--scenario")) scenario_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--duration")) duration = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--duration")) duration = argv[i + 1], duration_given = true;
     else if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--arg")) overrides.push_back(argv[i + 1]);
     else {
-      std::cerr << "usage: fabric_bench [--scenario FILE] [--duration 20ms] [--json FILE]\n";
+      std::cerr << "usage: fabric_bench [--scenario FILE] [--duration 20ms] [--arg --name=value]... [--json FILE]\n";
       return 2;
     }
   }
+  if (duration_given || overrides.empty()) overrides.push_back("--duration=" + duration);
   const std::uint64_t baseline_rss = peak_rss_bytes();
   Scenario sc;
   try {
@@ -51,8 +61,14 @@ int sc_main(int argc, char** argv) {
     return 2;
   }
   for (auto& w : sc.workloads)
-    for (auto& a : w.args)
-      if (a.rfind("--duration=", 0) == 0) a = "--duration=" + duration;
+    for (const std::string& o : overrides) {
+      const std::string key = o.substr(0, o.find('=') + 1);
+      bool replaced = false;
+      for (auto& a : w.args)
+        if (a.rfind(key, 0) == 0) a = o, replaced = true;
+      // --duration only applies where the program takes it.
+      if (!replaced && key != "--duration=") w.args.push_back(o);
+    }
   Sim sim(sc.seed);
   World world(sc);
   const auto t0 = std::chrono::steady_clock::now();
@@ -60,6 +76,9 @@ int sc_main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double hops = static_cast<double>(world.fabric().packet_hops());
   const double events = static_cast<double>(sim.calendar().events_fired());
+  std::uint64_t ib_packets = 0;
+  for (std::uint32_t i = 0; i < world.num_nodes(); ++i)
+    if (auto* h = world.node(i).nic_as<hca::Hca>()) ib_packets += h->stats().tx_packets;
   const std::uint64_t rss = peak_rss_bytes();
   const double per_node = static_cast<double>(rss - baseline_rss) / static_cast<double>(world.num_nodes());
   const double rate = hops / wall;
@@ -75,6 +94,9 @@ int sc_main(int argc, char** argv) {
       st.ok ? "ok" : "FAILED", hops, wall, rate, kTargetPacketHopsPerSecond, rate / kTargetPacketHopsPerSecond,
       kNs3PacketHopsPerSecond, rate / kNs3PacketHopsPerSecond, wall * 1e9 / hops, events / wall, events / hops,
       format_size(rss), format_size(baseline_rss), per_node / 1024.0);
+  if (ib_packets)
+    std::cout << fmt::format("  IB packets sent      {} ({:.3g} per wall s, {:.0f} wall ns each)\n", ib_packets,
+                             static_cast<double>(ib_packets) / wall, wall * 1e9 / static_cast<double>(ib_packets));
   if (!json_path.empty()) {
     std::ofstream(json_path) << fmt::format(
         "{{\"scenario\":\"{}\",\"duration\":\"{}\",\"packet_hops\":{:.0f},\"wall_seconds\":{:.6f},"
