@@ -51,8 +51,11 @@ struct Setup {
   }
 };
 
-int rc_send_recv(int, char**) {
-  Setup s;
+// Five messages of 1, 64 (inline), 2048, 2049 and 10000 bytes, the last
+// with immediate data, over RC or (argument "uc") UC.
+int send_recv(int argc, char** argv) {
+  const bool uc = argc > 1 && std::string(argv[1]) == "uc";
+  Setup s(uc ? QpType::Uc : QpType::Rc);
   const bool sender = nicsim_workload_rank() == 0;
   const std::uint32_t sizes[] = {1, 64, 2048, 2049, 10000};
   if (!sender) {
@@ -73,6 +76,10 @@ int rc_send_recv(int, char**) {
       a.len = sizes[i];
       a.lkey = s.key;
       if (i == 1) a.flags |= swqe::kInline;
+      if (i == 4) {
+        a.op = swqe::Op::SendImm;
+        a.imm = 0x01020304;
+      }
       s.h.post_send(s.qp, a);
     }
     for (std::uint32_t i = 0; i < 5; ++i) {
@@ -90,15 +97,22 @@ int rc_send_recv(int, char**) {
       EXPECT_EQ(c.wr_id, 100 + i);
       EXPECT_EQ(c.byte_len, sizes[i]);
       EXPECT_TRUE(c.flags & cqe::kIsRecv);
+      EXPECT_EQ(static_cast<bool>(c.flags & cqe::kImm), i == 4);
+      if (i == 4) {
+        EXPECT_EQ(c.imm, 0x01020304u);
+      }
       fill(pattern.data(), sizes[i], i);
       EXPECT_TRUE(same(s.buf + 12000 * i, pattern.data(), sizes[i])) << "payload of message " << i;
       EXPECT_EQ(s.buf[12000 * i + sizes[i]], 0) << "wrote past the message";
     }
+    // UC never acknowledges.
+    if (uc) {
+      EXPECT_EQ(s.h.hca().stats().acks_sent, 0u);
+    }
   }
-  nicsim_result("hca_tx_packets", static_cast<double>(s.h.hca().stats().tx_packets), "packets");
   return ::testing::Test::HasFailure() ? 1 : 0;
 }
-const BuiltinProgram reg1("t_rc_send_recv", rc_send_recv, "test");
+const BuiltinProgram reg1("t_send_recv", send_recv, "test");
 
 int rc_rdma(int, char**) {
   Setup s;
@@ -378,7 +392,8 @@ void run_ok(const Scenario& sc) {
   EXPECT_TRUE(st.ok);
 }
 
-TEST(HcaRc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_rc_send_recv")); }
+TEST(HcaRc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_send_recv")); }
+TEST(HcaUc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_send_recv", "", R"(args: "uc")")); }
 TEST(HcaRc, RdmaWriteReadAndAtomics) { run_ok(two_hcas("t_rc_rdma")); }
 TEST(HcaRc, BadRkeyIsRemoteAccessErrorAndQpError) { run_ok(two_hcas("t_rc_bad_rkey")); }
 TEST(HcaUd, SendWithQkeyCheck) { run_ok(two_hcas("t_ud_send")); }
