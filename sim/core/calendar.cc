@@ -82,10 +82,29 @@ void Calendar::arm() {
   armed_for_ = t;
 }
 
+void Calendar::request_stop() {
+  if (stop_at_ != kTickMax) return;
+  stop_at_ = now();
+  if (!running_) {
+    const Tick sc_now = sc_core::sc_time_stamp().value();
+    if (stop_at_ <= sc_now) {
+      sc_core::sc_stop();
+    } else {
+      wake_.notify(to_sc(stop_at_ - sc_now));
+      armed_for_ = stop_at_;
+    }
+  }
+}
+
 void Calendar::run() {
   running_ = true;
   const Tick n = now();
-  while (!heap_.empty()) {
+  if (stop_at_ != kTickMax) {
+    running_ = false;
+    if (n >= stop_at_) sc_core::sc_stop();
+    return;
+  }
+  while (!heap_.empty() && stop_at_ == kTickMax) {
     const Tick t = time_of(heap_.front());
     if (t > n) {
       // Run ahead only strictly before every pending SystemC activity.
@@ -107,6 +126,16 @@ void Calendar::run() {
   progress_ps.store(reached, std::memory_order_relaxed);
   progress_events.store(fired_, std::memory_order_relaxed);
   armed_for_ = kTickMax;
+  if (stop_at_ != kTickMax) {
+    // Stop requested from a handler: at its (possibly run-ahead) time.
+    if (stop_at_ <= n) {
+      sc_core::sc_stop();
+    } else {
+      wake_.notify(to_sc(stop_at_ - n));
+      armed_for_ = stop_at_;
+    }
+    return;
+  }
   if (reached > n) {
     // Bring SystemC's clock to where the calendar got to (one wake per
     // run-ahead batch), so the run ends at the last event's time.

@@ -45,6 +45,10 @@ class Calendar : public sc_core::sc_module {
   }
   // No run-ahead beyond this time (the end of sc_start's run).
   static void set_horizon(Tick t) { horizon_ = t; }
+  // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
+  // clock has caught up. Events still pending are not fired.
+  void request_stop();
+  bool stop_requested() const { return stop_at_ != kTickMax; }
   static sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
 
   // Schedule fn(obj, arg) at absolute time `at` (>= now()).
@@ -88,6 +92,7 @@ class Calendar : public sc_core::sc_module {
   std::uint64_t seq_ = 0;
   std::uint64_t fired_ = 0;
   Tick armed_for_ = kTickMax;  // time the wake event is notified for
+  Tick stop_at_ = kTickMax;
   bool running_ = false;
   sc_core::sc_event wake_;
   static inline bool ahead_ = false;

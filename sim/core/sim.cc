@@ -26,6 +26,9 @@ Sim::Sim(std::uint64_t seed)
     std::abort();
   }
   g_current = this;
+  // SystemC's own informational messages ("Simulation stopped by user")
+  // would mix into nicsim's output; warnings and errors still show.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 }
 
 Sim::~Sim() { g_current = nullptr; }

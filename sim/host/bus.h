@@ -144,6 +144,9 @@ class HostBus : public sc_core::sc_module {
   Tick mmio_write_latency() const { return mmio_write_latency_; }
   Tick mmio_read_latency() const { return mmio_read_latency_; }
 
+  // Transactions issued and not yet completed.
+  std::size_t in_flight() const { return slots_.size() - free_slots_.size(); }
+
   // Statistics: DMA payload bytes, and the time the bus was held by any
   // transaction.
   std::uint64_t bytes_read() const { return bytes_read_; }

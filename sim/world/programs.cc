@@ -8,6 +8,7 @@
 #include "scenario/loader.h"
 #include "trace/trace.h"
 #include "world/node.h"
+#include "world/world.h"
 
 namespace nicsim {
 
@@ -94,6 +95,7 @@ void ProgramInstance::run() {
   fsm_.to(static_cast<int>(ok ? ProgramState::Finished : ProgramState::Failed), ok ? "exit_ok" : "exit_failed");
   if (sim.tracer().on(node_.id(), Component::program))
     sim.tracer().record(now(), node_.id(), Component::program, "exit", {{"program", info_.name}, {"status", exit_code_}});
+  if (World* w = World::current()) w->program_finished();
 }
 
 void ProgramInstance::result(std::string name, double value, std::string unit) {

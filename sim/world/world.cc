@@ -169,6 +169,22 @@ void World::fault_thunk(void* self, std::uint64_t index) {
     sim.tracer().record(now(), dev, Component::fault, what, {{"link", link.name()}, {"value", f.value}});
 }
 
+void World::program_finished() {
+  for (auto& p : programs_)
+    if (p->state() == ProgramState::Pending || p->state() == ProgramState::Running) return;
+  Sim::get().calendar().at(now(), &World::idle_check, this);
+}
+
+void World::idle_check(void* self, std::uint64_t) {
+  auto* w = static_cast<World*>(self);
+  bool idle = w->fabric_.pool().live() == 0;
+  for (auto& n : w->nodes_) idle = idle && n->bus().in_flight() == 0;
+  if (idle)
+    Sim::get().calendar().request_stop();
+  else
+    Sim::get().calendar().after(1 * kUs, &World::idle_check, w);
+}
+
 RunStatus World::run() {
   for (auto& p : programs_) p->start();
   schedule_faults();
@@ -181,7 +197,7 @@ RunStatus World::run() {
   // Exit-on-starvation stops at the last activity before the stop time; if
   // anything is still pending the run was cut by the stop time, so the
   // clock moves on to it (nothing is due before it).
-  const bool cut = stop && sc_core::sc_pending_activity();
+  const bool cut = stop && !Sim::get().calendar().stop_requested() && sc_core::sc_pending_activity();
   if (cut && now() < stop) sc_core::sc_start(Calendar::to_sc(stop - now()), sc_core::SC_RUN_TO_TIME);
   RunStatus status;
   status.end_time = now();

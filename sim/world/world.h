@@ -55,6 +55,13 @@ class World {
   void assign_addresses_and_routes();
   void schedule_faults();
   static void fault_thunk(void* self, std::uint64_t index);
+  // When every program has finished: stop as soon as no packet is in flight
+  // and no host bus has a transaction outstanding (stale timers and idle
+  // generators do not keep the run alive).
+  static void idle_check(void* self, std::uint64_t);
+ public:
+  void program_finished();
+ private:
   void explain_unfinished(bool stopped_by_time);
 
   const Scenario& scenario_;
