@@ -33,6 +33,7 @@ struct HcaParams {
   std::uint32_t max_qp, max_qp_wr, max_sge, max_cq, max_cqe, max_mpt, max_mtt, max_pd;
   std::uint32_t max_rd_atom, max_mcg, max_qp_per_mcg, max_inline;
   std::uint32_t dma_read_depth;   // payload reads the send engine keeps in flight
+  std::uint32_t wqe_prefetch;     // send WQEs fetched per DMA read
   std::uint32_t port_queue;       // packets the send engine keeps queued per port
   Tick command_latency;           // firmware time per command
   // Engine costs, in HCA clock cycles.
@@ -168,7 +169,8 @@ struct QpCtx {
   bool rnr_waiting = false;
   std::uint32_t packets_building = 0;  // payload reads in flight
   std::uint32_t epoch = 0;        // bumped on reset: late DMA completions for an old epoch are ignored
-  std::vector<std::uint8_t> fetch_buf;  // the send WQE being fetched
+  std::vector<std::uint8_t> fetch_buf;  // the send WQEs being fetched
+  std::uint32_t fetch_count = 0;
 
   // Responder.
   std::uint32_t expected_psn = 0;

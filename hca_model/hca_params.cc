@@ -27,6 +27,8 @@ const ParamRegistration hca_params(
         {"dma_read_depth", UnitKind::Count, "4", "1", "64", {},
          "payload DMA reads the send engine keeps in flight (hides the bus read latency)"},
         {"port_queue", UnitKind::Count, "2", "1", "64", {}, "packets the send engine keeps queued at a port"},
+        {"wqe_prefetch", UnitKind::Count, "4", "1", "64", {},
+         "send WQEs the requester fetches in one DMA read when the doorbell shows them posted"},
         {"ack_coalesce", UnitKind::Count, "8", "1", "1024", {},
          "the responder acknowledges at least every N packets even without an AckReq"},
         {"local_ack_delay", UnitKind::Count, "8", "0", "31", {},
@@ -67,6 +69,7 @@ HcaParams hca_params_from(const ParamSet& p, std::uint32_t node_id) {
   h.ack_cycles = c("ack_cycles");
   h.atomic_cycles = c("atomic_cycles");
   h.dma_read_depth = c("dma_read_depth");
+  h.wqe_prefetch = c("wqe_prefetch");
   h.port_queue = c("port_queue");
   h.ack_coalesce = c("ack_coalesce");
   h.local_ack_delay = static_cast<std::uint8_t>(c("local_ack_delay"));

@@ -511,14 +511,24 @@ RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
   const std::uint64_t result = (f.opcode & 0x1f) == opc::kCompareSwap
                                    ? (old == f.atomic_compare ? f.atomic_swap_add : old)
                                    : old + f.atomic_swap_add;
-  std::memcpy(atomic_.new_value, &result, 8);
+  // The write reads its source at completion time, after the next atomic
+  // may have started: each result gets its own staging buffer.
+  std::uint8_t* value = hca_.scratch();
+  std::memcpy(value, &result, 8);
+  struct Write {
+    RecvEngine* engine;
+    fabric::Packet* pkt;
+    std::uint8_t* value;
+  };
   ++pk.pkt->device_refs;
-  hca_.bus().dma_write("hca.atomic", atomic_.host_addr, atomic_.new_value, 8,
-                       host::DmaDone{[](void* o, std::uint64_t a) {
-                                       static_cast<RecvEngine*>(o)->free_packet(
-                                           reinterpret_cast<fabric::Packet*>(a & ~host::kDmaFailedBit));
+  hca_.bus().dma_write("hca.atomic", atomic_.host_addr, value, 8,
+                       host::DmaDone{[](void* o, std::uint64_t) {
+                                       auto* w = static_cast<Write*>(o);
+                                       w->engine->hca_.release_scratch(w->value);
+                                       w->engine->free_packet(w->pkt);
+                                       delete w;
                                      },
-                                     this, reinterpret_cast<std::uint64_t>(pk.pkt)});
+                                     new Write{this, pk.pkt, value}, 0});
   atomic_.active = false;
   q.msn = (q.msn + 1) & 0xffffff;
   hca_.send_engine().send_atomic_ack(q, f.psn, q.msn, old);

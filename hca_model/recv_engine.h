@@ -86,7 +86,6 @@ class RecvEngine {
     bool active = false, done = false;
     std::uint64_t host_addr = 0;
     std::uint8_t old_value[8] = {};
-    std::uint8_t new_value[8] = {};
   } atomic_;
 };
 

@@ -389,8 +389,12 @@ bool SendEngine::build_request(QpCtx& q) {
 // ---- WQE fetch ---------------------------------------------------------------
 
 void SendEngine::fetch_wqe(QpCtx& q) {
+  // Up to wqe_prefetch WQEs in one read, as far as the ring does not wrap.
+  const std::uint32_t posted = q.sq.producer - q.sq.consumer;
+  const std::uint32_t to_end = q.sq.entries - q.sq.consumer % q.sq.entries;
+  q.fetch_count = std::min({posted, to_end, hca_.params().wqe_prefetch});
   q.fetching = true;
-  q.fetch_buf.assign(q.sq.stride(), 0);
+  q.fetch_buf.assign(static_cast<std::size_t>(q.sq.stride()) * q.fetch_count, 0);
   const std::uint64_t arg = (static_cast<std::uint64_t>(q.epoch) << 32) | q.qpn;
   hca_.bus().dma_read("hca.wqe", q.sq.addr(q.sq.consumer), q.fetch_buf.data(), q.fetch_buf.size(),
                       host::DmaDone{[](void* o, std::uint64_t a) {
@@ -398,7 +402,9 @@ void SendEngine::fetch_wqe(QpCtx& q) {
                                       QpCtx* qp = e->hca_.qp(static_cast<std::uint32_t>(a) & kMaxQpn);
                                       const auto epoch = static_cast<std::uint32_t>((a & ~host::kDmaFailedBit) >> 32);
                                       if (!qp || qp->epoch != epoch) return;
-                                      e->wqe_fetched(*qp, qp->fetch_buf.data(), !(a & host::kDmaFailedBit));
+                                      const bool ok = !(a & host::kDmaFailedBit);
+                                      for (std::uint32_t i = 0; i < qp->fetch_count && qp->epoch == epoch; ++i)
+                                        e->wqe_fetched(*qp, qp->fetch_buf.data() + i * qp->sq.stride(), ok);
                                     },
                                     this, arg});
 }
