@@ -13,6 +13,7 @@
 // A run of a few milliseconds of simulated time is the CI smoke version; the
 // reported figures come from the default 20 ms run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstring>
@@ -83,14 +84,14 @@ int sc_main(int argc, char** argv) {
   const double per_node = static_cast<double>(rss - baseline_rss) / static_cast<double>(world.num_nodes());
   const double rate = hops / wall;
   std::cout << fmt::format(
-      "fabric_bench: {} ({} nodes, {} switches, {} links), traffic {} simulated, run {}\n"
+      "fabric_bench: {} ({} nodes, {} switches, {} links), arguments {}, run {}\n"
       "  packet-hops          {:.0f}\n"
       "  wall                 {:.3f} s\n"
       "  packet-hops / wall s {:.3g}   (target {:.3g}: {:.2f}x; ns-3 reference {:.3g}: {:.1f}x)\n"
       "  wall ns / packet-hop {:.1f}\n"
       "  events / wall s      {:.3g}   ({:.2f} events per packet-hop)\n"
       "  peak RSS             {} (baseline {}), {:.1f} KiB per node\n",
-      sc.name, world.num_nodes(), world.num_switches(), world.fabric().links().size(), duration,
+      sc.name, world.num_nodes(), world.num_switches(), world.fabric().links().size(), fmt::format("{}", fmt::join(overrides, " ")),
       st.ok ? "ok" : "FAILED", hops, wall, rate, kTargetPacketHopsPerSecond, rate / kTargetPacketHopsPerSecond,
       kNs3PacketHopsPerSecond, rate / kNs3PacketHopsPerSecond, wall * 1e9 / hops, events / wall, events / hops,
       format_size(rss), format_size(baseline_rss), per_node / 1024.0);
