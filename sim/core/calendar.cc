@@ -13,11 +13,10 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
 }
 
 void Calendar::push(Key k) {
-  // 4-ary heap: shallower than binary; four children share a cache line.
   std::size_t i = heap_.size();
   heap_.push_back(k);
   while (i > 0) {
-    std::size_t parent = (i - 1) / 4;
+    const std::size_t parent = (i - 1) / 2;
     if (!(k < heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
@@ -26,23 +25,27 @@ void Calendar::push(Key k) {
 }
 
 Calendar::Key Calendar::pop() {
+  // Bottom-up removal (Floyd): walk the hole from the root to a leaf along
+  // the smaller child (one compare per level), then sift the last entry up
+  // from there; it is usually large, so that rarely moves.
   const Key top = heap_.front();
   const Key last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return top;
-  std::size_t i = 0;
-  for (;;) {
-    std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    std::size_t end = first + 4 < n ? first + 4 : n;
-    for (std::size_t c = first + 1; c < end; ++c) best = heap_[c] < heap_[best] ? c : best;
-    if (!(heap_[best] < last)) break;
-    heap_[i] = heap_[best];
-    i = best;
+  std::size_t hole = 0;
+  for (std::size_t child = 1; child < n; child = 2 * hole + 1) {
+    if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
+    heap_[hole] = heap_[child];
+    hole = child;
   }
-  heap_[i] = last;
+  while (hole > 0) {
+    const std::size_t parent = (hole - 1) / 2;
+    if (!(last < heap_[parent])) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
+  }
+  heap_[hole] = last;
   return top;
 }
 

@@ -1,7 +1,7 @@
 // The event calendar that drives every hardware model.
 //
 // Hardware blocks schedule plain callbacks at absolute simulated times; the
-// calendar keeps them in a 4-ary heap ordered by (time, insertion sequence)
+// calendar keeps them in a binary heap ordered by (time, insertion sequence)
 // and wakes one SC_METHOD at the earliest time. This is how nicsim follows
 // DESIGN rule 4 (event-driven, idle hardware costs nothing) while keeping the
 // per-packet cost far below one SystemC event notification each: measured on
@@ -69,7 +69,7 @@ class Calendar : public sc_core::sc_module {
   std::size_t pending() const { return heap_.size(); }
 
  private:
-  // The heap holds 16-byte keys, four to a cache line: time in the high
+  // The heap holds 16-byte keys: time in the high
   // word; in the low word the insertion sequence (40 bits: ties fire in
   // scheduling order) above the index of the callback's slot (24 bits).
   using Key = unsigned __int128;
