@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -293,7 +294,7 @@ class Host : public sc_core::sc_module {
   std::uint32_t node_id_;
   ParamSet params_;
   std::vector<std::unique_ptr<HostThread>> threads_;
-  std::map<const sc_core::sc_object*, HostThread*> by_process_;
+  std::unordered_map<const sc_core::sc_object*, HostThread*> by_process_;
   bool in_interrupt_ = false;
   const sc_core::sc_object* irq_process_ = nullptr;
   std::uint32_t cpus_;
@@ -301,7 +302,13 @@ class Host : public sc_core::sc_module {
   std::deque<CpuWaiter*> cpu_waiters_;
   int stack_bytes_;
   std::uint64_t copy_bandwidth_;
-  mutable std::map<std::string, Tick, std::less<>> cost_cache_;  // "cost.<class>" values
+  // "cost.<class>" values, looked up on every charge: hashed, and found by
+  // string_view without building a string.
+  struct CostHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  mutable std::unordered_map<std::string, Tick, CostHash, std::equal_to<>> cost_cache_;
   std::map<std::uint64_t, Timer*> timers_;  // armed timers by arming id
   std::uint64_t next_timer_id_ = 1;
   std::unique_ptr<InterruptController> irq_;
