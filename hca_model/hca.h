@@ -69,7 +69,7 @@ struct HostRange {
   std::uint32_t len;
 };
 
-enum class TptResult : std::uint8_t { Ok, BadKey, BadPd, BadAccess, OutOfBounds, BadQp };
+enum class TptResult : std::uint8_t { Ok, BadKey, BadPd, BadAccess, OutOfBounds };
 
 class Tpt {
  public:

@@ -22,8 +22,8 @@ TptResult Tpt::translate(std::uint32_t key, std::uint32_t pd, std::uint64_t va, 
   if ((need & kAccessBits) & ~e.flags) return TptResult::BadAccess;
   if (len > e.length || va < e.start || va - e.start > e.length - len) return TptResult::OutOfBounds;
   if (e.flags & mpt::kIsWindow) {
-    // A type-2 style window is usable only through the QP that bound it.
-    if (e.bound_qpn != 0 && e.bound_qpn != qpn) return TptResult::BadQp;
+    // IBA 1.1 windows (type 1): usable by any QP of the window's PD, which
+    // was checked above; bound_qpn only records who bound it.
     const std::uint32_t pi = mpt_index(e.parent_key);
     if (pi >= mpts_.size() || !mpts_[pi].valid) return TptResult::BadKey;
     const Mpt& parent = mpts_[pi];
