@@ -805,3 +805,29 @@ void pt_report_bw(pt_ctx_t *c, uint32_t size, const char *suffix, double mbps)
 	nicsim_result(name, mbps, "MB/s");
 	nicsim_log("%s: %8u bytes %8u iters  %s %.2f MB/s", c->opt.prog, size, c->opt.iters, name, mbps);
 }
+
+int pt_run_bw_sizes(pt_ctx_t *c, pt_size_fn run_size)
+{
+	const pt_opts_t *o = &c->opt;
+	uint32_t s;
+	if (pt_connect(c))
+		return 1;
+	for (s = 0; s < o->nsizes; s++) {
+		const uint32_t size = o->sizes[s];
+		pt_result_msg_t mine, theirs;
+		int rc;
+		memset(&mine, 0, sizeof mine);
+		mine.size = size;
+		rc = run_size(c, size, &mine.mbps);
+		mine.ok = rc == 0;
+		if (pt_exchange(c, PT_TAG_RESULT, &mine, &theirs, sizeof mine) || rc)
+			return 1;
+		if (!theirs.ok || theirs.size != size)
+			return pt_fail(c, "the peer reports a failure at size %u", size);
+		if (c->rank == 0 || o->bidir)
+			pt_report_bw(c, size, "", mine.mbps);
+		if (c->rank == 0 && o->bidir)
+			pt_report_bw(c, size, "_total", mine.mbps + theirs.mbps);
+	}
+	return 0;
+}

@@ -267,4 +267,13 @@ void pt_report_bw(pt_ctx_t *c, uint32_t size, const char *suffix, double mbps);
 }
 #endif
 
+
+/* The bandwidth programs' outer loop: for every size, run it, exchange the
+ * result with the peer (which waits for it even when this side failed, and
+ * whose buffers stay in place until then), stop if either side failed, and
+ * report bw_<size> (the client's; each side's when bidirectional) and, when
+ * bidirectional, the client's bw_<size>_total. Returns 0 or 1. */
+typedef int (*pt_size_fn)(pt_ctx_t *c, uint32_t size, double *mbps);
+int pt_run_bw_sizes(pt_ctx_t *c, pt_size_fn run_size);
+
 #endif /* NICSIM_PERFTEST_H */

@@ -142,28 +142,7 @@ static int run_size(pt_ctx_t *c, uint32_t size, double *mbps)
 
 static int run(pt_ctx_t *c)
 {
-	const pt_opts_t *o = &c->opt;
-	uint32_t s;
-	if (pt_connect(c))
-		return 1;
-	for (s = 0; s < o->nsizes; s++) {
-		const uint32_t size = o->sizes[s];
-		pt_result_msg_t mine, theirs;
-		memset(&mine, 0, sizeof mine);
-		mine.size = size;
-		if (run_size(c, size, &mine.mbps))
-			return 1;
-		mine.ok = 1;
-		if (pt_exchange(c, PT_TAG_RESULT, &mine, &theirs, sizeof mine))
-			return 1;
-		if (!theirs.ok || theirs.size != size)
-			return pt_fail(c, "the peer reports a failure at size %u", size);
-		if (c->rank == 0 || o->bidir)
-			pt_report_bw(c, size, "", mine.mbps);
-		if (c->rank == 0 && o->bidir)
-			pt_report_bw(c, size, "_total", mine.mbps + theirs.mbps);
-	}
-	return 0;
+	return pt_run_bw_sizes(c, run_size);
 }
 
 static int send_bw_main(int argc, char **argv)
