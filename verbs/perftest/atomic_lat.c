@@ -86,8 +86,8 @@ static int run(pt_ctx_t *c)
 	*counter = COUNTER_START;
 	if (pt_connect(c))
 		return 1;
-	t = (uint64_t *)nicsim_alloc((o->iters + 1) * sizeof *t, 64);
-	rc = !t ? pt_fail(c, "no node memory for %u samples", o->iters) : pt_start(c);
+	t = pt_alloc_stamps(c);
+	rc = !t ? 1 : pt_start(c);
 	if (c->rank == 0 && !rc) {
 		for (i = 0; i < o->iters && !rc; i++) {
 			t[i] = nicsim_now_ps();
@@ -95,9 +95,7 @@ static int run(pt_ctx_t *c)
 		}
 		if (!rc) {
 			t[o->iters] = nicsim_now_ps();
-			for (i = 0; i < o->iters; i++)
-				t[i] = t[i + 1] - t[i];
-			pt_report_lat(c, 8, t, o->iters);
+			pt_report_stamps(c, 8, t, o->iters, 1);
 			rc = read_counter(c, readback);
 			if (!rc && *readback != final_value)
 				rc = pt_fail(c, "counter read back as %#llx, expected %#llx",

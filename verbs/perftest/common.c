@@ -656,13 +656,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void pt_report_lat(pt_ctx_t *c, uint32_t size, uint64_t *samples, uint32_t n)
+uint64_t *pt_alloc_stamps(pt_ctx_t *c)
+{
+	uint64_t *t = (uint64_t *)nicsim_alloc((c->opt.iters + 1) * sizeof *t, 64);
+	if (!t)
+		pt_fail(c, "no node memory for %u samples", c->opt.iters);
+	return t;
+}
+
+void pt_report_stamps(pt_ctx_t *c, uint32_t size, uint64_t *samples, uint32_t n, uint32_t divisor)
 {
 	char name[64];
 	double sum = 0, typical;
 	uint32_t i;
 	if (n == 0)
 		return;
+	/* In place: sample i only reads stamps i and i + 1. */
+	for (i = 0; i < n; i++)
+		samples[i] = (samples[i + 1] - samples[i]) / divisor;
 	qsort(samples, n, sizeof *samples, cmp_u64);
 	for (i = 0; i < n; i++)
 		sum += (double)samples[i];

@@ -202,9 +202,14 @@ void pt_fill(uint8_t *p, uint32_t len, uint32_t size, uint32_t iter);
 long pt_check(const uint8_t *p, uint32_t len, uint32_t size, uint32_t iter);
 
 /* ---- results ---------------------------------------------------------------- */
-/* Latency per size from `n` samples in ps (the array is sorted in place):
- * lat_<size>_typical (median) and lat_<size>_avg, in us. */
-void pt_report_lat(pt_ctx_t *c, uint32_t size, uint64_t *samples, uint32_t n);
+/* Node memory for iters + 1 timestamps; NULL (after pt_fail) if there is
+ * none. Free with nicsim_free. */
+uint64_t *pt_alloc_stamps(pt_ctx_t *c);
+/* Latency per size from n + 1 timestamps in ps, taken before each of n
+ * iterations and after the last: each interval divided by `divisor` (2 for
+ * a ping-pong's half round trip) is one sample. Reports lat_<size>_typical
+ * (median) and lat_<size>_avg in us. The array is overwritten. */
+void pt_report_stamps(pt_ctx_t *c, uint32_t size, uint64_t *stamps, uint32_t n, uint32_t divisor);
 /* MB/s (10^6 bytes per second) of `bytes` moved in `ps`. */
 double pt_mbps(uint64_t bytes, uint64_t ps);
 /* Sends mine to the peer and receives theirs (tag per program step). */

@@ -58,11 +58,6 @@ static int run_size(pt_ctx_t *c, uint32_t size, double *mbps)
 	return check_area(c, size, 0) || check_area(c, size, o->iters - 1);
 }
 
-static int run(pt_ctx_t *c)
-{
-	return pt_run_bw_sizes(c, run_size);
-}
-
 static int read_bw_main(int argc, char **argv)
 {
 	pt_opts_t o;
@@ -72,7 +67,7 @@ static int read_bw_main(int argc, char **argv)
 		return 1;
 	if (pt_setup(&c, &o, pt_bw_buf_len(&o), o.tx_depth, 1, o.cq_mod))
 		return pt_finish(&c, 1);
-	return pt_finish(&c, run(&c));
+	return pt_finish(&c, pt_run_bw_sizes(&c, run_size));
 }
 
 __attribute__((constructor)) static void reg(void)

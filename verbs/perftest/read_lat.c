@@ -42,15 +42,14 @@ static int run(pt_ctx_t *c)
 {
 	const pt_opts_t *o = &c->opt;
 	uint8_t *dst = c->buf + o->max_size;
-	uint64_t *t = NULL, *lat = NULL;
+	uint64_t *t = NULL;
 	uint32_t s, i;
 	int rc;
 
 	if (pt_connect(c))
 		return 1;
-	t = (uint64_t *)nicsim_alloc((o->iters + 1) * sizeof *t, 64);
-	lat = (uint64_t *)nicsim_alloc(o->iters * sizeof *lat, 64);
-	rc = (!t || !lat) ? pt_fail(c, "no node memory for %u samples", o->iters) : 0;
+	t = pt_alloc_stamps(c);
+	rc = t ? 0 : 1;
 	for (s = 0; s < o->nsizes && !rc; s++) {
 		const uint32_t size = o->sizes[s];
 		if (c->rank == 1)
@@ -71,9 +70,7 @@ static int run(pt_ctx_t *c)
 			}
 			if (!rc) {
 				t[o->iters] = nicsim_now_ps();
-				for (i = 0; i < o->iters; i++)
-					lat[i] = t[i + 1] - t[i];
-				pt_report_lat(c, size, lat, o->iters);
+				pt_report_stamps(c, size, t, o->iters, 1);
 			}
 		}
 		/* The server changes its data for the next size only after this. */
@@ -82,8 +79,6 @@ static int run(pt_ctx_t *c)
 	}
 	if (t)
 		nicsim_free(t);
-	if (lat)
-		nicsim_free(lat);
 	return rc;
 }
 

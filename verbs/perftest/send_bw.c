@@ -140,11 +140,6 @@ static int run_size(pt_ctx_t *c, uint32_t size, double *mbps)
 	return 0;
 }
 
-static int run(pt_ctx_t *c)
-{
-	return pt_run_bw_sizes(c, run_size);
-}
-
 static int send_bw_main(int argc, char **argv)
 {
 	pt_opts_t o;
@@ -155,7 +150,7 @@ static int send_bw_main(int argc, char **argv)
 		return 1;
 	if (pt_setup(&c, &o, pt_bw_buf_len(&o), o.tx_depth, o.rx_depth, o.cq_mod))
 		return pt_finish(&c, 1);
-	return pt_finish(&c, run(&c));
+	return pt_finish(&c, pt_run_bw_sizes(&c, run_size));
 }
 
 __attribute__((constructor)) static void reg(void)

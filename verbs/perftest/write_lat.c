@@ -57,15 +57,14 @@ static int run(pt_ctx_t *c)
 	const pt_opts_t *o = &c->opt;
 	uint8_t *tx = c->buf, *rx = c->buf + o->max_size;
 	const uint64_t remote_rx = c->remote.addr + o->max_size;
-	uint64_t *t = NULL, *lat = NULL;
+	uint64_t *t = NULL;
 	uint32_t s, i;
 	int rc;
 
 	if (pt_connect(c))
 		return 1;
-	t = (uint64_t *)nicsim_alloc((o->iters + 1) * sizeof *t, 64);
-	lat = (uint64_t *)nicsim_alloc(o->iters * sizeof *lat, 64);
-	rc = (!t || !lat) ? pt_fail(c, "no node memory for %u samples", o->iters) : 0;
+	t = pt_alloc_stamps(c);
+	rc = t ? 0 : 1;
 	for (s = 0; s < o->nsizes && !rc; s++) {
 		const uint32_t size = o->sizes[s];
 		/* A clean receive area, and the peer's too, before anyone writes. */
@@ -86,14 +85,10 @@ static int run(pt_ctx_t *c)
 		if (rc || c->rank != 0)
 			continue;
 		t[o->iters] = nicsim_now_ps();
-		for (i = 0; i < o->iters; i++)
-			lat[i] = (t[i + 1] - t[i]) / 2;
-		pt_report_lat(c, size, lat, o->iters);
+		pt_report_stamps(c, size, t, o->iters, 2);
 	}
 	if (t)
 		nicsim_free(t);
-	if (lat)
-		nicsim_free(lat);
 	return rc;
 }
 
