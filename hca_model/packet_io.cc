@@ -61,11 +61,7 @@ std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload) {
   return ib::packet_size(to_headers(f), payload);
 }
 
-std::size_t header_bytes(std::uint8_t opcode, bool grh) {
-  return wire_bytes(opcode, grh, 0) - ib::kIcrcSize - ib::kVcrcSize;
-}
-
-void encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf) {
+std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf) {
   const ib::PacketHeaders h = to_headers(f);
   const std::size_t len = ib::packet_size(h, payload);
   std::size_t written = 0;
@@ -73,6 +69,8 @@ void encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* bu
                                              std::span<std::uint8_t>(buf, len), &written, false);
   if (s != ib::BuildStatus::Ok)
     throw std::logic_error(std::string("HCA built an invalid packet: ") + ib::build_status_text(s));
+  const std::size_t pad = (4 - payload % 4) % 4;
+  return len - payload - pad - ib::kIcrcSize - ib::kVcrcSize;
 }
 
 void seal(std::uint8_t* buf, std::size_t wire_len) {

@@ -60,13 +60,11 @@ struct PacketFields {
 
 enum class RxVerdict : std::uint8_t { Ok, Truncated, BadVcrc, BadIcrc, BadOpcode, BadHeader };
 
-// Bytes of LRH [GRH] BTH and the opcode's extension headers.
-std::size_t header_bytes(std::uint8_t opcode, bool grh);
 // Total wire length for a payload of `payload` bytes (pad to 4, ICRC, VCRC).
 std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload);
-// Writes the headers (LRH PktLen and BTH PadCnt from `payload`) at buf[0..);
-// the payload goes at buf[header_bytes(...)]. Pad bytes are zeroed.
-void encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf);
+// Writes the headers (LRH PktLen and BTH PadCnt from `payload`) at buf[0..)
+// and returns their length: the payload goes there. Pad bytes are zeroed.
+std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf);
 // Computes and stores ICRC and VCRC once the payload is in place.
 void seal(std::uint8_t* buf, std::size_t wire_len);
 // Parses and checks a received packet; on Ok fills `f`, payload offset/len.

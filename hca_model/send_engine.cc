@@ -114,8 +114,8 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::u
   pkt->meta.kind = 1;  // IB
   pkt->meta.created = now();
   pkt->ready_at = now();
-  encode_headers(f, payload, pkt->bytes.data());
-  assembly_.push_back(Assembly{pkt, q.port, 0, false, q.qpn});
+  const std::size_t payload_at = encode_headers(f, payload, pkt->bytes.data());
+  assembly_.push_back(Assembly{pkt, q.port, payload_at, 0, false, q.qpn});
   ++hca_.mutable_stats().tx_packets;
   hca_.mutable_stats().tx_bytes += payload;
   if (Sim::get().tracer().on(hca_.device_id(), Component::nic))
@@ -124,10 +124,9 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::u
   return assembly_.back();
 }
 
-bool SendEngine::gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
-                        std::size_t payload_at) {
+bool SendEngine::gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t offset, std::uint32_t len) {
   if (len == 0) return true;
-  std::uint8_t* dst = a.pkt->bytes.data() + payload_at;
+  std::uint8_t* dst = a.pkt->bytes.data() + a.payload_at;
   if (!w.inline_data.empty()) {
     std::copy_n(w.inline_data.begin() + static_cast<long>(offset), len, dst);
     return true;
@@ -239,8 +238,7 @@ bool SendEngine::build_response() {
     f.aeth_syndrome = aeth::kAck | aeth::kNoCredits;
     f.aeth_msn = r.msn;
     Assembly& a = start_packet(*q, f, len);
-    const std::size_t at = header_bytes(f.opcode, f.grh);
-    std::uint8_t* dst = a.pkt->bytes.data() + at;
+    std::uint8_t* dst = a.pkt->bytes.data() + a.payload_at;
     std::uint64_t skip = r.offset, want = len;
     for (const HostRange& h : r.ranges) {
       if (skip >= h.len) {
@@ -365,7 +363,7 @@ bool SendEngine::build_request(QpCtx& q) {
     f.deth_src_qp = q.qpn;
   }
   Assembly& a = start_packet(q, f, len);
-  if (!gather(a, q, w, offset, len, header_bytes(f.opcode, f.grh))) {
+  if (!gather(a, q, w, offset, len)) {
     a.failed = true;
     fail_qp(q, w, CqeStatus::LocalProtectionError);
     return true;

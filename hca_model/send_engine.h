@@ -48,6 +48,7 @@ class SendEngine {
   struct Assembly {
     fabric::Packet* pkt = nullptr;
     std::uint32_t port = 1;
+    std::size_t payload_at = 0;  // where the payload starts in the packet
     std::uint32_t reads_pending = 0;
     bool failed = false;
     std::uint32_t qpn = 0;
@@ -70,8 +71,7 @@ class SendEngine {
   bool build_request(QpCtx& q);
   void fetch_wqe(QpCtx& q);
   void wqe_fetched(QpCtx& q, std::uint8_t* buf, bool ok);
-  bool gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
-              std::size_t payload_at);
+  bool gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t offset, std::uint32_t len);
   Assembly& start_packet(QpCtx& q, PacketFields& f, std::uint32_t payload);
   void fill_route(QpCtx& q, PacketFields& f, const AddressVector& av);
   void drain_assembly();
