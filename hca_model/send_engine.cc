@@ -111,7 +111,7 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::u
   pkt->meta.slid = f.slid;
   pkt->meta.dlid = f.dlid;
   pkt->meta.vl = 0;
-  pkt->meta.kind = 1;  // IB
+  pkt->meta.kind = fabric::kPacketIb;
   pkt->meta.created = now();
   pkt->ready_at = now();
   const std::size_t payload_at = encode_headers(f, payload, pkt->bytes.data());

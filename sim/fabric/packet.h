@@ -17,13 +17,22 @@ inline constexpr std::uint16_t kMulticastLidBase = 0xC000;
 inline constexpr std::uint16_t kPermissiveLid = 0xFFFF;
 inline constexpr std::uint32_t kCreditBlock = 64;  // bytes per flow-control credit
 
+// Who made a packet (PacketMeta::kind); NIC models and switches dispatch on it.
+enum PacketKind : std::uint8_t {
+  kPacketRaw = 0,      // RawNic traffic generator
+  kPacketIb = 1,       // InfiniBand (LRH...VCRC in bytes)
+  kPacketElan = 2,     // Elan3 network packet (route through Elite switches)
+  kPacketElanAck = 3,  // Elan3 acknowledgement token travelling back to the sender
+};
+
 struct PacketMeta {
   std::uint64_t id = 0;      // unique per simulation, in creation order
   std::uint32_t src_node = 0;
   std::uint16_t slid = 0;    // fabric source address
-  std::uint16_t dlid = 0;    // fabric destination; >= 0xC000 is multicast
+  std::uint16_t dlid = 0;    // fabric destination; >= 0xC000 is multicast (IB)
+  std::uint16_t dlid_hi = 0; // Elite broadcast: last node id of the range [dlid, dlid_hi]; 0 = unicast
   std::uint8_t vl = 0;       // virtual lane
-  std::uint8_t kind = 0;     // owner-defined (raw traffic, IB, Elan...)
+  std::uint8_t kind = kPacketRaw;  // PacketKind
   std::uint16_t hops = 0;    // links crossed so far
   std::uint32_t bit_errors = 0;  // injected on the way (for statistics; NICs detect by CRC)
   Tick created = 0;          // made by the source
