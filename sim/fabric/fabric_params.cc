@@ -15,6 +15,9 @@ const ParamRegistration link_params(
         {"vls", UnitKind::Count, "1", "1", "15", {}, "data virtual lanes"},
         {"vl_buffer", UnitKind::Size, "8KiB", "64B", "1MiB", {},
          "receive buffer per VL at each end; credits are 64-byte blocks of it"},
+        {"vl15_buffer", UnitKind::Count, "2", "1", "64", {},
+         "VL15 (subnet management) receive buffer at each end, in packets; VL15 has no credits, "
+         "a packet arriving at a full buffer is dropped"},
         {"drop_rate", UnitKind::Ratio, "0", "0", "1", {}, "probability that a packet is lost on the wire"},
         {"bit_error_rate", UnitKind::Ratio, "0", "0", "0.001", {},
          "probability that any one bit is flipped (one flip per hit packet)"},

@@ -27,6 +27,7 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
       delay_(params.time("delay")),
       vls_(static_cast<int>(params.count("vls"))),
       vl_blocks_(static_cast<std::uint32_t>(params.size("vl_buffer") / kCreditBlock)),
+      vl15_packets_(static_cast<std::uint32_t>(params.count("vl15_buffer"))),
       drop_rate_(params.ratio("drop_rate")),
       ber_(params.ratio("bit_error_rate")),
       rng_(seed, "link:" + name_),
@@ -38,6 +39,7 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
     p->bits_per_second_ = bps_;
     p->delay_ = delay_;
     p->vls_ = vls_;
+    p->vl15_slots_ = vl15_packets_;
     p->reset_credits();
   }
 }

@@ -29,6 +29,7 @@ class Link {
   Tick delay() const { return delay_; }
   int vls() const { return vls_; }
   std::uint32_t vl_buffer_blocks() const { return vl_blocks_; }
+  std::uint32_t vl15_buffer_packets() const { return vl15_packets_; }
 
   bool up() const { return fsm_.state() == static_cast<int>(LinkState::Up); }
   // Fault injection. Packets on the wire when the link goes down are lost.
@@ -54,6 +55,7 @@ class Link {
   Tick delay_;
   int vls_;
   std::uint32_t vl_blocks_;
+  std::uint32_t vl15_packets_;
   double drop_rate_;
   double ber_;
   std::uint32_t generation_ = 0;  // bumped on every down transition

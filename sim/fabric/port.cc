@@ -37,6 +37,18 @@ void Port::send(Packet* p) {
     drop(p, &PortStats::drops_link_down, "unconnected");
     return;
   }
+  if (vl == kVl15) {
+    // Management packets queue apart: no credits, ahead of the data VLs.
+    p->next = nullptr;
+    if (vl15_tail_)
+      vl15_tail_->next = p;
+    else
+      vl15_head_ = p;
+    vl15_tail_ = p;
+    ++queued_;
+    pump();
+    return;
+  }
   if (vl >= vls_) {
     Sim::get().error(path(), fmt::format("packet {} on VL {} but the link has {} VL(s)", p->meta.id, vl, vls_));
     drop(p, &PortStats::drops_link_down, "bad_vl");
@@ -103,10 +115,22 @@ void Port::pump() {
   if (pumping_) return;  // re-entered from a transmitted() hook: the loop below continues
   pumping_ = true;
   const Tick now = Calendar::now();
+  const bool is_up = up();
+  while (vl15_head_) {
+    Packet* p = vl15_head_;
+    vl15_head_ = p->next;
+    if (!vl15_head_) vl15_tail_ = nullptr;
+    p->next = nullptr;
+    --queued_;
+    if (!is_up)
+      drop(p, &PortStats::drops_link_down, "link_down");
+    else
+      transmit(p, std::max(now, busy_until_));
+  }
   if (vls_ == 1)
-    pump_fifo(now, up());
+    pump_fifo(now, is_up);
   else
-    pump_arbitrated(now, up());
+    pump_arbitrated(now, is_up);
   pumping_ = false;
 }
 
@@ -200,7 +224,7 @@ void Port::transmit(Packet* p, Tick earliest) {
   const Tick end = start + ser;
   const int vl = p->meta.vl;
   busy_until_ = end;
-  credits_[vl] -= p->blocks();
+  if (vl != kVl15) credits_[vl] -= p->blocks();
   stats_.tx_busy += ser;
   ++stats_.tx_packets;
   stats_.tx_bytes += p->bytes.size();
@@ -221,7 +245,7 @@ void Port::transmit(Packet* p, Tick earliest) {
 
   if (!link_->pass(*p)) {
     // Lost on the wire: the peer's buffer never fills, so the credit comes back.
-    credit_return(end, vl, p->blocks());
+    if (vl != kVl15) credit_return(end, vl, p->blocks());
     drop(p, &PortStats::drops_injected, "injected_drop");
     return;
   }
@@ -240,8 +264,17 @@ void Port::arrive_thunk(void* self, std::uint64_t packet) {
 void Port::deliver(Packet* p) {
   if (p->wire_generation != link_->generation()) {
     // The link went down while the packet was on it.
-    peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
+    if (p->meta.vl != kVl15) peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
     peer_->drop(p, &PortStats::drops_link_down, "lost_in_flight");
+    return;
+  }
+  if (p->meta.vl == kVl15 && !vl15_accept(Calendar::now())) {
+    // No credits protect VL15: a full buffer loses the packet (IBA 7.9.4).
+    ++stats_.drops_vl15_full;
+    if (trace_on)
+      Sim::get().tracer().record(Calendar::now(), owner_.device_id(), Component::fabric, "drop",
+                                 {{"port", number_}, {"pkt", p->meta.id}, {"why", "vl15_full"}});
+    owner_.fabric().pool().put(p);
     return;
   }
   ++stats_.rx_packets;
@@ -271,7 +304,20 @@ void Port::leave_buffer(Packet* p, Tick when) {
   p->holder = nullptr;
 }
 
+bool Port::vl15_accept(Tick now) {
+  std::erase_if(vl15_busy_, [now](Tick t) { return t <= now; });
+  if (vl15_busy_.size() >= vl15_slots_) return false;
+  vl15_busy_.push_back(kTickMax);  // held until release() says when it leaves
+  return true;
+}
+
 void Port::release(const Packet& p, Tick when) {
+  if (p.held_vl == kVl15) {
+    // The slot frees at `when`; no credit goes back to the sender.
+    auto it = std::find(vl15_busy_.begin(), vl15_busy_.end(), kTickMax);
+    if (it != vl15_busy_.end()) *it = std::max(when, Calendar::now());
+    return;
+  }
   if (!peer_) return;
   peer_->credit_return(std::max(when, Calendar::now()) + delay_, p.held_vl, p.blocks());
 }
@@ -290,6 +336,7 @@ void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
 
 void Port::reset_credits() {
   pending_credits_.clear();
+  vl15_busy_.clear();
   for (int vl = 0; vl < kMaxVls; ++vl) credits_[vl] = vl < vls_ ? link_->vl_buffer_blocks() : 0;
 }
 

@@ -31,6 +31,10 @@ class Fabric;
 class Link;
 
 inline constexpr int kMaxVls = 15;
+// VL15 carries subnet management packets only (IBA 7.6.4): it has priority
+// over the data VLs and no flow control; a receiver whose VL15 buffer is
+// full drops the packet.
+inline constexpr int kVl15 = 15;
 
 // Anything with fabric ports: a switch or a NIC.
 class Device {
@@ -73,6 +77,7 @@ struct PortStats {
   Tick tx_busy = 0;              // time the serialiser was sending
   std::uint64_t drops_link_down = 0, drops_injected = 0, bit_errors = 0;
   std::uint64_t credit_stalls = 0;  // times a packet could not start for lack of credits
+  std::uint64_t drops_vl15_full = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 };
 
 class Port {
@@ -131,6 +136,7 @@ class Port {
   void leave_buffer(Packet* p, Tick when);
   void credit_return(Tick at, int vl, std::uint32_t blocks);
   void reset_credits();
+  bool vl15_accept(Tick now);
   void add_credits(int vl, std::uint32_t blocks);
   static void wake_thunk(void* self, std::uint64_t);
   static void arrive_thunk(void* self, std::uint64_t packet);
@@ -146,6 +152,10 @@ class Port {
   std::array<Packet*, kMaxVls> head_{};
   std::array<Packet*, kMaxVls> tail_{};
   std::array<std::uint32_t, kMaxVls> credits_{};
+  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
+  Packet* vl15_tail_ = nullptr;
+  std::uint32_t vl15_slots_ = 2;               // receive side: VL15 buffer, in packets
+  std::vector<Tick> vl15_busy_;                // receive side: when each held VL15 packet leaves the buffer
   std::uint32_t queued_ = 0;
   int rr_next_ = 0;  // round-robin VL arbitration
   bool pumping_ = false;
