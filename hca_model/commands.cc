@@ -476,8 +476,7 @@ CmdStatus CommandProcessor::port_command(bool up) {
   if (ps.enabled == up) return S::BAD_SYS_STATE;
   ps.enabled = up;
   // The port's logical state changes for the consumers: an async event.
-  const fabric::Port& fp = hca_.port(port);
-  hca_.post_event(Event::PortChange, port, up && fp.connected() && fp.up() ? 4 : 1);
+  hca_.port_changed(port, up ? "init_ib" : "close_ib");
   return S::OK;
 }
 

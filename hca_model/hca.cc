@@ -82,6 +82,8 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
   add_ports(p_.ports);
   lids_.assign(p_.ports, 0);
   port_states_.assign(p_.ports, PortState{});
+  for (std::uint32_t i = 1; i <= p_.ports; ++i)
+    ib_ports_.push_back(std::make_unique<fabric::IbPortState>(fmt::format("{}.port{}", this->name(), i), device_id));
   Sim::get().fsm().declare(const_cast<FsmType&>(qp_fsm_type()));
   tpt_.resize(0, 0);
   bus_.map_device(this->name() + ".bar0", p_.bar0, kBar0Size, *this);
@@ -116,11 +118,39 @@ QpCtx* Hca::qp(std::uint32_t qpn) {
 }
 
 bool Hca::port_active(std::uint32_t port) const {
+  return port >= 1 && port <= p_.ports && ib_ports_[port - 1]->active();
+}
+
+bool Hca::port_carries(std::uint32_t port, std::uint8_t vl) const {
+  if (port < 1 || port > p_.ports) return false;
+  return vl == fabric::kVl15 ? !ib_ports_[port - 1]->down() : ib_ports_[port - 1]->active();
+}
+
+void Hca::port_changed(std::uint32_t port, const char* cause) {
+  fabric::IbPortState& st = ib_port(port);
+  const fabric::Port& fp = Device::port(port);
+  const bool usable = port_states_[port - 1].enabled && fp.connected() && fp.up();
+  const bool was_active = st.active();
+  st.link(usable, cause);
   // Without a subnet manager the world programs routes statically, so an
-  // enabled port (INIT_IB) whose link is up is active.
-  if (port < 1 || port > p_.ports || !port_states_[port - 1].enabled) return false;
-  const fabric::Port& p = const_cast<Hca*>(this)->Device::port(port);
-  return p.connected() && p.up();
+  // enabled port whose link is up is active at once.
+  if (!subnet_managed_ && usable) st.activate_static();
+  // ib_port_state_t numbering: 1 = DOWN, 4 = ACTIVE. Statically configured
+  // ports report every change; managed ones report leaving Active here and
+  // entering it when the SM sets it (sm_set_port_state).
+  if (!subnet_managed_)
+    post_event(Event::PortChange, port, st.active() ? 4 : 1);
+  else if (was_active && !st.active())
+    post_event(Event::PortChange, port, 1);
+}
+
+bool Hca::sm_set_port_state(std::uint32_t port, std::uint8_t code) {
+  fabric::IbPortState& st = ib_port(port);
+  const bool was_active = st.active();
+  if (!st.sm_set(code)) return false;
+  if (!was_active && st.active()) post_event(Event::PortChange, port, 4);
+  if (was_active && !st.active()) post_event(Event::PortChange, port, 1);
+  return true;
 }
 
 std::uint8_t* Hca::scratch() {
@@ -361,10 +391,7 @@ void Hca::flush_qp(QpCtx& q) {
 
 void Hca::receive(fabric::Port& in, fabric::Packet* p) { recv_->packet(in, p); }
 
-void Hca::link_state_changed(fabric::Port& port, bool up) {
-  // ib_port_state_t numbering: 1 = DOWN, 4 = ACTIVE.
-  post_event(Event::PortChange, port.number(), up ? 4 : 1);
-}
+void Hca::link_state_changed(fabric::Port& port, bool up) { port_changed(port.number(), up ? "link_up" : "link_down"); }
 
 void Hca::transmitted(fabric::Port& port, const fabric::Packet&, Tick when) { send_->port_has_room(port.number(), when); }
 

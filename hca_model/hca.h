@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "fabric/ib_mgmt.h"
 #include "fabric/port.h"
 #include "fsm/fsm.h"
 #include "hca_model/hca_regs.h"
@@ -36,6 +37,7 @@ struct HcaParams {
   std::uint32_t wqe_prefetch;     // send WQEs fetched per DMA read
   std::uint32_t port_queue;       // packets the send engine keeps queued per port
   Tick command_latency;           // firmware time per command
+  Tick sma_latency;               // firmware SMA time per SMP from the wire
   // Engine costs, in HCA clock cycles.
   std::uint32_t doorbell_cycles, wqe_cycles, tx_packet_cycles, rx_packet_cycles, tpt_cycles, cqe_cycles,
       ack_cycles, atomic_cycles;
@@ -136,6 +138,9 @@ struct SendWqe {
   CqeStatus status = CqeStatus::Success;
 };
 
+// QP0 and QP1 send and receive datagrams like UD QPs.
+inline bool is_datagram(QpType t) { return t == QpType::Ud || t == QpType::Qp0 || t == QpType::Qp1; }
+
 #define NICSIM_HCA_QP_FSM_STATES(X) X(Reset) X(Init) X(Rtr) X(Rts) X(Sqd) X(Sqe) X(Error)
 NICSIM_FSM_STATES(QpFsmState, NICSIM_HCA_QP_FSM_STATES)
 
@@ -227,6 +232,21 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void set_port_lid(std::uint32_t port, std::uint16_t lid) { lids_.at(port - 1) = lid; }
   void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_port_lid(port, lid); }
   bool port_active(std::uint32_t port) const;
+  // Whether `port` may send a packet on `vl` now: data needs an Active port,
+  // subnet management (VL15) only a link that is up.
+  bool port_carries(std::uint32_t port, std::uint8_t vl) const;
+  fabric::IbPortState& ib_port(std::uint32_t port) { return *ib_ports_.at(port - 1); }
+  void set_subnet_managed(bool managed) override { subnet_managed_ = managed; }
+  bool subnet_managed() const { return subnet_managed_; }
+  // Re-evaluates the logical port state after the link or INIT_IB/CLOSE_IB
+  // changed, and raises the port event the consumers see.
+  void port_changed(std::uint32_t port, const char* cause);
+  // The SM set PortInfo:PortState; false if IBA does not allow it from here.
+  bool sm_set_port_state(std::uint32_t port, std::uint8_t code);
+  // A packet for QP0 arrived (recv engine). The firmware SMA answers SMP
+  // requests; responses and traps go to the QP0 of software (returned,
+  // nullptr when none may take it).
+  QpCtx* smi_receive(fabric::Port& in, fabric::Packet& p);
   // Logical port state the driver controls with INIT_IB / CLOSE_IB, and the
   // PortInfo fields SET_IB and the SMA maintain.
   struct PortState {
@@ -305,6 +325,9 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::vector<std::uint8_t*> scratch_free_;
   std::vector<std::uint16_t> lids_;
   std::vector<PortState> port_states_;
+  std::vector<std::unique_ptr<fabric::IbPortState>> ib_ports_;
+  bool subnet_managed_ = false;
+  void sma_answer(std::uint32_t port, const fabric::SmpPacket& request);
   HcaStats stats_;
 };
 

@@ -15,6 +15,8 @@ const ParamRegistration hca_params(
         {"max_mtu", UnitKind::Size, "2KiB", "256B", "4KiB", {}, "largest path MTU the ports support (InfiniHost: 2048)"},
         {"command_latency", UnitKind::Time, "10us", "0ps", "10ms", {},
          "firmware time to execute one command (context create/modify/destroy)"},
+        {"sma_latency", UnitKind::Time, "2us", "0ps", "10ms", {},
+         "firmware subnet management agent: time to answer one SMP that arrived on QP0"},
         {"doorbell_cycles", UnitKind::Count, "20", "0", "100000", {}, "doorbell decode and scheduling"},
         {"wqe_cycles", UnitKind::Count, "150", "0", "100000", {}, "parse one WQE after it is fetched"},
         {"tx_packet_cycles", UnitKind::Count, "90", "0", "100000", {}, "build one outgoing packet (headers, CRCs)"},
@@ -59,6 +61,7 @@ HcaParams hca_params_from(const ParamSet& p, std::uint32_t node_id) {
   const std::uint64_t mtu = p.size("max_mtu");
   h.max_mtu = mtu >= 4096 ? 5 : mtu >= 2048 ? 4 : mtu >= 1024 ? 3 : mtu >= 512 ? 2 : 1;
   h.command_latency = p.time("command_latency");
+  h.sma_latency = p.time("sma_latency");
   auto c = [&](const char* n) { return static_cast<std::uint32_t>(p.count(n)); };
   h.doorbell_cycles = c("doorbell_cycles");
   h.wqe_cycles = c("wqe_cycles");

@@ -94,6 +94,11 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
                            {"len", pk.payload_len}});
   }
   const std::uint32_t port = pk.port->number();
+  if (pk.f.dest_qp == 0 || pk.pkt->meta.vl == fabric::kVl15) {
+    // Subnet management: the firmware SMA, or the QP0 of software.
+    QpCtx* q0 = hca_.smi_receive(*pk.port, *pk.pkt);
+    return q0 ? deliver(pk, *q0) : Step::Done;
+  }
   if (!hca_.port_active(port)) {
     ++st.rx_dropped;
     return Step::Done;
@@ -565,7 +570,7 @@ RecvEngine::Step RecvEngine::ud_request(Pending& pk, QpCtx& q) {
     ++hca_.mutable_stats().rx_dropped;
     return Step::Done;
   }
-  if (f.deth_qkey != q.qkey) {
+  if (q.type != QpType::Qp0 && f.deth_qkey != q.qkey) {  // QP0 ignores Q_Keys (IBA 10.2.4)
     ++hca_.mutable_stats().qkey_violations;
     ++hca_.port_state(q.port).qkey_violations;
     return Step::Done;

@@ -110,7 +110,7 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::u
   pkt->meta.src_node = hca_.device_id();
   pkt->meta.slid = f.slid;
   pkt->meta.dlid = f.dlid;
-  pkt->meta.vl = 0;
+  pkt->meta.vl = f.vl;
   pkt->meta.kind = fabric::kPacketIb;
   pkt->meta.created = now();
   pkt->ready_at = now();
@@ -177,7 +177,7 @@ void SendEngine::drain_assembly() {
     const bool failed = a.failed;
     const std::uint32_t port = a.port;
     assembly_.pop_front();
-    if (failed || !hca_.port_active(port)) {
+    if (failed || !hca_.port_carries(port, pkt->meta.vl)) {
       // A master abort on the payload read, or the port went away: the
       // packet never leaves (the QP's retry logic recovers or errors out).
       ++hca_.mutable_stats().rx_dropped;
@@ -293,8 +293,9 @@ bool SendEngine::build_request(QpCtx& q) {
     return build_request(q);
   }
   PacketFields f;
-  const bool ud = q.type == QpType::Ud;
+  const bool ud = is_datagram(q.type);
   fill_route(q, f, ud ? w.ud_av : q.av);
+  if (q.type == QpType::Qp0) f.vl = fabric::kVl15;  // SMPs travel on VL15 only
   f.dest_qp = ud ? w.ud_dqpn : q.dest_qpn;
   const std::uint8_t transport = q.type == QpType::Rc ? opc::kRc : q.type == QpType::Uc ? opc::kUc : opc::kUd;
   if (is_read_like(w.op)) {
@@ -360,7 +361,7 @@ bool SendEngine::build_request(QpCtx& q) {
   }
   if (ud) {
     f.deth_qkey = w.ud_qkey;
-    f.deth_src_qp = q.qpn;
+    f.deth_src_qp = q.type == QpType::Qp0 ? 0 : q.type == QpType::Qp1 ? 1 : q.qpn;
   }
   Assembly& a = start_packet(q, f, len);
   if (!gather(a, q, w, offset, len)) {
@@ -424,7 +425,7 @@ void SendEngine::wqe_fetched(QpCtx& q, std::uint8_t* b, bool ok) {
   CqeStatus status = ok ? CqeStatus::Success : CqeStatus::LocalQpOpError;
   const auto num_ds = static_cast<std::uint32_t>(get(b, swqe::num_ds));
   const std::uint32_t max_ds = (q.sq.stride() - swqe::kHeaderBytes) / ds::kSize;
-  const bool ud = q.type == QpType::Ud;
+  const bool ud = is_datagram(q.type);
   switch (w.op) {
     case swqe::Op::Send: case swqe::Op::SendImm: case swqe::Op::Nop: break;
     case swqe::Op::RdmaWrite: case swqe::Op::RdmaWriteImm:

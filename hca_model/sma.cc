@@ -26,7 +26,7 @@ constexpr unsigned kBaseVersion = 0, kMgmtClass = 1, kClassVersion = 2, kMethod 
                    kAttrMod = 20;
 
 // IB port states and physical states (PortInfo).
-constexpr std::uint8_t kPortDown = 1, kPortInit = 2, kPortActive = 4;
+constexpr std::uint8_t kPortInit = 2, kPortActive = 4;
 constexpr std::uint8_t kPhysPolling = 2, kPhysLinkUp = 5;
 
 void node_description(Hca& hca, std::uint8_t* d) {
@@ -55,7 +55,7 @@ void port_info(Hca& hca, std::uint32_t port, std::uint8_t* d) {
   const fabric::Port& fp = hca.port(port);
   const bool link = fp.connected() && fp.up();
   const auto& ps = hca.port_state(port);
-  const std::uint8_t state = !link ? kPortDown : hca.port_active(port) ? kPortActive : kPortInit;
+  const std::uint8_t state = hca.ib_port(port).code();
   std::memset(d, 0, 64);
   be_put(d + 8, 8, 0xfe80000000000000ULL);   // GidPrefix: link-local
   be_put(d + 16, 2, hca.port_lid(port));     // LID
@@ -86,11 +86,13 @@ std::uint16_t set_port_info(Hca& hca, std::uint32_t port, const std::uint8_t* d)
   if (lid == 0 || lid >= 0xc000) return mad::kStatusBadValue;
   auto& ps = hca.port_state(port);
   const std::uint8_t state = d[32] & 0x0f;
-  if (state > kPortActive) return mad::kStatusBadValue;
+  // PortState: 0 no change, 1 Down, 3 Armed, 4 Active; Init is not settable
+  // and the state may only advance one step (IBA 14.2.5.6).
+  if (state == kPortInit || state > kPortActive) return mad::kStatusBadValue;
+  if (!hca.sm_set_port_state(port, state)) return mad::kStatusBadValue;
   hca.set_port_lid(port, lid);
   ps.sm_lid = static_cast<std::uint16_t>(be_get(d + 18, 2));
   ps.lmc = d[34] & 7;
-  if (state == kPortDown) ps.enabled = false;
   return 0;
 }
 

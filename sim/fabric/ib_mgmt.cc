@@ -16,16 +16,11 @@ const FsmType& IbPortState::fsm_type() {
   // IBA 1.1 Figure 150 (logical port states), less the LinkInit details.
   static FsmType type("ib.port", IbPortStateName_names(),
                       {{i(S::Down), i(S::Init), "link_up"},
-                       {i(S::Init), i(S::Armed), "sm_armed"},
-                       {i(S::Armed), i(S::Active), "sm_active"},
-                       {i(S::Init), i(S::Armed), "static"},
-                       {i(S::Armed), i(S::Active), "static"},
-                       {i(S::Init), i(S::Down), "link_down"},
-                       {i(S::Armed), i(S::Down), "link_down"},
-                       {i(S::Active), i(S::Down), "link_down"},
-                       {i(S::Init), i(S::Down), "sm_down"},
-                       {i(S::Armed), i(S::Down), "sm_down"},
-                       {i(S::Active), i(S::Down), "sm_down"}});
+                       {i(S::Init), i(S::Armed), "arm"},
+                       {i(S::Armed), i(S::Active), "activate"},
+                       {i(S::Init), i(S::Down), "down"},
+                       {i(S::Armed), i(S::Down), "down"},
+                       {i(S::Active), i(S::Down), "down"}});
   return type;
 }
 

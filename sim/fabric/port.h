@@ -55,6 +55,9 @@ class Device {
   // The fabric address of one of this device's ports (assigned by the world's
   // static addressing, or later by a subnet manager).
   virtual void assign_lid(std::uint32_t port, std::uint16_t lid) {}
+  // A subnet manager runs on the fabric: IB ports stay in Init until it
+  // activates them (otherwise they go Active as soon as the link is up).
+  virtual void set_subnet_managed(bool managed) {}
   // The link behind `port` changed state (up or down).
   virtual void link_state_changed(Port& port, bool up) {}
   // A packet finished serialising on `port` (tail left at `when`). Devices
