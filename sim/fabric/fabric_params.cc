@@ -31,6 +31,8 @@ const ParamRegistration switch_params(
          "head in to head out, port to port (InfiniScale-class)"},
         {"mode", UnitKind::Text, "cut_through", "", "", {"cut_through", "store_and_forward"},
          "forwarding: start output once the header is in, or once the whole packet is"},
+        {"sma_latency", UnitKind::Time, "1us", "0ps", "10ms", {},
+         "management port 0: time the switch's SMA spends on one SMP (answer or directed-route hop)"},
     });
 
 const ParamRegistration raw_nic_params(

@@ -4,6 +4,7 @@
 
 #include "core/sim.h"
 #include "fabric/fabric.h"
+#include "fabric/switch_sma.h"
 #include "trace/stats.h"
 #include "trace/trace.h"
 
@@ -14,12 +15,21 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
       hop_latency_(params.time("hop_latency")),
       store_and_forward_(params.text("mode") == "store_and_forward") {
   add_ports(static_cast<std::uint32_t>(params.count("ports")));
+  sma_ = std::make_unique<SwitchSma>(*this, params.time("sma_latency"));
   auto& stats = Sim::get().stats();
   stats.counter(this->name(), "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
   stats.counter(this->name(), "replicated", "packets", &stats_.replicated, "multicast copies made");
   stats.counter(this->name(), "dropped_no_route", "packets", &stats_.dropped_no_route,
                 "no forwarding entry, or routed back out of its input port");
+  stats.counter(this->name(), "dropped_port_state", "packets", &stats_.dropped_port_state,
+                "data through a port that is not Active (subnet manager not done)");
 }
+
+Switch::~Switch() = default;
+
+void Switch::link_state_changed(Port& port, bool up) { sma_->link_changed(port.number(), up); }
+
+void Switch::set_subnet_managed(bool managed) { sma_->set_managed(managed); }
 
 void Switch::set_route(std::uint16_t dlid, std::uint32_t port) {
   if (dlid >= kMulticastLidBase) throw std::logic_error("unicast route for a multicast LID");
@@ -51,12 +61,29 @@ void Switch::drop_unroutable(Port& in, Packet* p) {
 }
 
 void Switch::receive(Port& in, Packet* p) {
+  if (p->meta.vl == kVl15) {
+    sma_->receive(in, p);  // subnet management: the SMA's business
+    return;
+  }
+  const bool managed = sma_->managed();
+  if (managed && !sma_->port_active(in.number())) {
+    ++stats_.dropped_port_state;
+    in.release(*p, now());
+    fabric().pool().put(p);
+    return;
+  }
   const Tick ready = (store_and_forward_ ? p->tail_at : now()) + hop_latency_;
   const std::uint16_t dlid = p->meta.dlid;
   if (dlid < kMulticastLidBase) {
     const std::uint32_t out = route(dlid);
     if (out == 0 || out == in.number()) {
       drop_unroutable(in, p);
+      return;
+    }
+    if (managed && !sma_->port_active(out)) {
+      ++stats_.dropped_port_state;
+      in.release(*p, now());
+      fabric().pool().put(p);
       return;
     }
     ++stats_.forwarded;
@@ -72,14 +99,14 @@ void Switch::receive(Port& in, Packet* p) {
   const auto& ports = multicast_ports(dlid);
   std::uint32_t copies = 0;
   for (std::uint32_t out : ports)
-    if (out != in.number()) ++copies;
+    if (out != in.number() && (!managed || sma_->port_active(out))) ++copies;
   if (copies == 0) {
     drop_unroutable(in, p);
     return;
   }
   p->copies_left = copies;
   for (std::uint32_t out : ports) {
-    if (out == in.number()) continue;
+    if (out == in.number() || (managed && !sma_->port_active(out))) continue;
     Packet* c = fabric().pool().clone(*p);
     c->parent = p;
     c->ready_at = ready;
