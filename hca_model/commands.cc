@@ -475,6 +475,7 @@ CmdStatus CommandProcessor::port_command(bool up) {
   Hca::PortState& ps = hca_.port_state(port);
   if (ps.enabled == up) return S::BAD_SYS_STATE;
   ps.enabled = up;
+  ps.closed = !up;
   // The port's logical state changes for the consumers: an async event.
   hca_.port_changed(port, up ? "init_ib" : "close_ib");
   return S::OK;

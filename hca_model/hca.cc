@@ -129,7 +129,11 @@ bool Hca::port_carries(std::uint32_t port, std::uint8_t vl) const {
 void Hca::port_changed(std::uint32_t port, const char* cause) {
   fabric::IbPortState& st = ib_port(port);
   const fabric::Port& fp = Device::port(port);
-  const bool usable = port_states_[port - 1].enabled && fp.connected() && fp.up();
+  // The firmware trains a subnet-managed port's link from power-on (the SMA
+  // must answer the SM before any driver loads); a static one waits for
+  // INIT_IB. CLOSE_IB takes either down.
+  const PortState& ps = port_states_[port - 1];
+  const bool usable = (subnet_managed_ ? !ps.closed : ps.enabled) && fp.connected() && fp.up();
   const bool was_active = st.active();
   st.link(usable, cause);
   // Without a subnet manager the world programs routes statically, so an

@@ -236,7 +236,10 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   // subnet management (VL15) only a link that is up.
   bool port_carries(std::uint32_t port, std::uint8_t vl) const;
   fabric::IbPortState& ib_port(std::uint32_t port) { return *ib_ports_.at(port - 1); }
-  void set_subnet_managed(bool managed) override { subnet_managed_ = managed; }
+  void set_subnet_managed(bool managed) override {
+    subnet_managed_ = managed;
+    for (std::uint32_t p = 1; p <= p_.ports; ++p) port_changed(p, "power_on");
+  }
   bool subnet_managed() const { return subnet_managed_; }
   // Re-evaluates the logical port state after the link or INIT_IB/CLOSE_IB
   // changed, and raises the port event the consumers see.
@@ -251,6 +254,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   // PortInfo fields SET_IB and the SMA maintain.
   struct PortState {
     bool enabled = false;
+    bool closed = false;  // CLOSE_IB after INIT_IB: the driver took the port down
     std::uint32_t cap_mask = 0;
     std::uint16_t qkey_violations = 0, pkey_violations = 0;
     std::uint16_t sm_lid = 0;

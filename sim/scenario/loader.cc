@@ -11,6 +11,7 @@
 
 #include "scenario.pb.h"
 #include "scenario/locator.h"
+#include "scenario/subnet_manager_spec.h"
 #include "scenario/topology.h"
 #include "trace/trace.h"
 
@@ -757,6 +758,7 @@ Scenario Loader::load(const std::string& text) {
   workloads(msg, root);
   faults(msg, root);
   multicast(msg, root);
+  scenario_detail::load_subnet_manager(msg, root, sc_);
   sc_.mgmt = ParamSet(scope("mgmt"));
   apply_params(sc_.mgmt, msg.management().param(), root.in("management"), "param", nullptr);
   outputs(msg, root);

@@ -90,6 +90,14 @@ struct MulticastGroupSpec {
   SourceLoc loc;
 };
 
+// The subnet manager the world starts (see scenario.proto SubnetManager).
+struct SubnetManagerSpec {
+  bool enabled = false;
+  std::uint32_t node = 0;         // node index
+  std::vector<std::string> args;  // argv[1..] (scenario args, then one --mcast per group)
+  SourceLoc loc;
+};
+
 struct TraceSelect {
   std::string device = "*";     // glob over node and switch names
   std::string component = "*";  // "*" or a trace component name (see trace/trace.h)
@@ -114,6 +122,7 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;
   std::vector<FaultSpec> faults;
   std::vector<MulticastGroupSpec> multicast;
+  SubnetManagerSpec subnet_manager;
   ParamSet mgmt;  // scope "mgmt": the management network
   OutputSpec outputs;
 

@@ -67,6 +67,9 @@ class ProgramInstance {
   void result(std::string name, double value, std::string unit);
   void fail(std::string reason);
   void* context = nullptr;
+  // A service (the subnet manager) the run does not wait for: it may still
+  // be blocked when the workloads are done.
+  bool daemon = false;
   std::uint64_t barrier_generation = 0;
 
   static const FsmType& fsm_type();

@@ -62,6 +62,10 @@ void World::build_links() {
 }
 
 void World::assign_addresses_and_routes() {
+  if (scenario_.subnet_manager.enabled) {
+    start_subnet_manager();
+    return;
+  }
   // LIDs in scenario order: node 0 port 1 is LID 1, then its other ports,
   // then the next node. (An IB subnet manager reassigns them when present.)
   std::vector<fabric::EndpointAddress> endpoints;
@@ -171,7 +175,7 @@ void World::fault_thunk(void* self, std::uint64_t index) {
 
 void World::program_finished() {
   for (auto& p : programs_)
-    if (p->state() == ProgramState::Pending || p->state() == ProgramState::Running) return;
+    if (!p->daemon && (p->state() == ProgramState::Pending || p->state() == ProgramState::Running)) return;
   Sim::get().calendar().at(now(), &World::idle_check, this);
 }
 
@@ -202,7 +206,8 @@ RunStatus World::run() {
   RunStatus status;
   status.end_time = now();
   for (auto& p : programs_)
-    if (p->state() == ProgramState::Pending || p->state() == ProgramState::Running) status.all_finished = false;
+    if (!p->daemon && (p->state() == ProgramState::Pending || p->state() == ProgramState::Running))
+      status.all_finished = false;
   if (!status.all_finished) explain_unfinished(cut);
   status.ok = status.all_finished && Sim::get().errors().empty();
   for (auto& p : programs_)
@@ -212,7 +217,7 @@ RunStatus World::run() {
 
 void World::explain_unfinished(bool stopped_by_time) {
   for (auto& p : programs_) {
-    if (p->state() != ProgramState::Pending && p->state() != ProgramState::Running) continue;
+    if (p->daemon || (p->state() != ProgramState::Pending && p->state() != ProgramState::Running)) continue;
     host::HostThread* t = p->main_thread();
     std::string where = fmt::format("{}.{}", p->node().name(), p->info().name);
     if (stopped_by_time)

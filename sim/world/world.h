@@ -53,6 +53,9 @@ class World {
   void build_devices();
   void build_links();
   void assign_addresses_and_routes();
+  // The scenario's subnet manager: IB devices wait for it, and its program
+  // runs as a daemon on its node (world_sm.cc).
+  void start_subnet_manager();
   void schedule_faults();
   static void fault_thunk(void* self, std::uint64_t index);
   // When every program has finished: stop as soon as no packet is in flight
@@ -72,6 +75,7 @@ class World {
   std::vector<std::string> device_names_;
   std::unique_ptr<MgmtNet> mgmt_;
   std::vector<std::unique_ptr<ProgramInstance>> programs_;
+  WorkloadSpec sm_workload_;
   std::unique_ptr<PcapWriter> pcap_;
 };
 

@@ -132,6 +132,27 @@ ib_api_status_t open_ca(const ib_net64_t ca_guid, const ci_completion_cb_t pfn_c
   return IB_SUCCESS;
 }
 
+// open_ca of nicsim_sm_ci_interface(): the subnet manager's instance, one
+// per CA like the consumer's, independent of it.
+ib_api_status_t open_ca_agent(const ib_net64_t ca_guid, const ci_completion_cb_t pfn_completion_cb,
+                              const ci_async_event_cb_t pfn_async_event_cb, const void* const ca_context,
+                              ib_ca_handle_t* ph_ca) {
+  if (!ca_guid || !pfn_completion_cb || !pfn_async_event_cb || !ph_ca) return IB_INVALID_PARAMETER;
+  Device* d = Device::current();
+  if (!d || d->ci().guid != ca_guid) return IB_NOT_FOUND;
+  if (d->agent_instance()) return IB_RESOURCE_BUSY;
+  d->cpu("verbs_open_ca");
+  Ca* ca = d->make<Ca>();
+  ca->completion_cb = pfn_completion_cb;
+  ca->async_cb = pfn_async_event_cb;
+  ca->context = ca_context;
+  d->set_agent_instance(ca);
+  *ph_ca = ca->handle();
+  return IB_SUCCESS;
+}
+
+Ca* Device::instance_of(const Pd* pd) const { return pd && pd->ca ? pd->ca : ca_; }
+
 ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, size_t* p_size, ci_umv_buf_t*) {
   Ca* ca = lookup<Ca>(h_ca);
   if (!ca) return IB_INVALID_CA_HANDLE;
@@ -284,7 +305,10 @@ ib_api_status_t close_ca(ib_ca_handle_t h_ca) {
   if (!(ca = lookup_charged<Ca>(h_ca, "verbs_close_ca"))) return IB_INVALID_CA_HANDLE;
   if (ca->pds) return IB_RESOURCE_BUSY;
   while (d.callbacks_running) d.callbacks_done.wait();
-  d.set_open_instance(nullptr);
+  if (d.agent_instance() == ca)
+    d.set_agent_instance(nullptr);
+  else
+    d.set_open_instance(nullptr);
   d.kill(ca);
   return IB_SUCCESS;
 }

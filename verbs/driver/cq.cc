@@ -362,9 +362,10 @@ void Device::dispatch_event(const std::uint8_t* e) {
   if (type == static_cast<std::uint8_t>(Event::Completion)) {
     auto it = cq_by_num.find(object);
     // A destroyed CQ's pending notification is discarded (seed).
-    if (it == cq_by_num.end() || !ca_) return;
+    Ca* owner = it == cq_by_num.end() ? nullptr : instance_of(it->second->pd);
+    if (!owner) return;
     ++callbacks_running;
-    ca_->completion_cb(const_cast<void*>(it->second->context));
+    owner->completion_cb(const_cast<void*>(it->second->context));
     if (--callbacks_running == 0) callbacks_done.notify_all();
     return;
   }
@@ -372,6 +373,7 @@ void Device::dispatch_event(const std::uint8_t* e) {
     if (static_cast<std::uint8_t>(m.hw) != type) continue;
     ib_event_rec_t rec{};
     rec.type = m.ib;
+    Ca* to = ca_;
     rec.vendor_specific = (static_cast<std::uint64_t>(get(e, eqe::subtype)) << 32) | data;
     switch (m.source) {
       case Source::Qp: {
@@ -379,12 +381,14 @@ void Device::dispatch_event(const std::uint8_t* e) {
         if (it == qp_by_num.end()) return;  // destroyed since
         if (m.hw == Event::WqCatastrophic) it->second->state = QpState::Error;
         rec.context = const_cast<void*>(it->second->context);
+        to = instance_of(it->second->pd);
         break;
       }
       case Source::Cq: {
         auto it = cq_by_num.find(object);
         if (it == cq_by_num.end()) return;
         rec.context = const_cast<void*>(it->second->context);
+        to = instance_of(it->second->pd);
         break;
       }
       case Source::Port:
@@ -393,12 +397,19 @@ void Device::dispatch_event(const std::uint8_t* e) {
         if (object < caps_.port_guid.size()) rec.trap.info.port_guid = caps_.port_guid[object];
         [[fallthrough]];
       case Source::Ca:
+        // Port and CA events go to every open instance (consumer and SM agent).
+        if (agent_) {
+          rec.context = const_cast<void*>(agent_->context);
+          ++callbacks_running;
+          agent_->async_cb(&rec);
+          if (--callbacks_running == 0) callbacks_done.notify_all();
+        }
         if (ca_) rec.context = const_cast<void*>(ca_->context);
         break;
     }
-    if (!ca_) return;  // nobody has the CA open: nobody to tell
+    if (!to) return;  // nobody has the CA open: nobody to tell
     ++callbacks_running;
-    ca_->async_cb(&rec);
+    to->async_cb(&rec);
     if (--callbacks_running == 0) callbacks_done.notify_all();
     return;
   }

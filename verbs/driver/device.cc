@@ -135,7 +135,7 @@ Device* Device::load_current() {
 
 Device* Device::owner_of(const ci_interface_t* ci) {
   for (auto& [_, s] : slots())
-    if (s.dev && &s.dev->ci_ == ci) return s.dev.get();
+    if (s.dev && (&s.dev->ci_ == ci || &s.dev->agent_ci_ == ci)) return s.dev.get();
   return nullptr;
 }
 
@@ -282,6 +282,8 @@ bool Device::init() {
   ci_.attach_mcast = attach_mcast;
   ci_.detach_mcast = detach_mcast;
   ci_.local_mad = local_mad;
+  agent_ci_ = ci_;
+  agent_ci_.open_ca = open_ca_agent;
   return true;
 }
 

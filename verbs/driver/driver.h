@@ -244,6 +244,15 @@ class Device {
   const ci_interface_t& ci() const { return ci_; }
   Ca* open_instance() const { return ca_; }
   void set_open_instance(Ca* ca) { ca_ = ca; }
+  // The subnet manager's own open instance (nicsim_sm_ci_interface): the
+  // seed allows one open instance per CA, which is the consumer's; the SM
+  // is a kernel agent beside it, as it sits beside the consumers above
+  // IBAL's access layer (nicsim has no access layer to multiplex one open).
+  const ci_interface_t& agent_ci() const { return agent_ci_; }
+  Ca* agent_instance() const { return agent_; }
+  void set_agent_instance(Ca* ca) { agent_ = ca; }
+  // The open instance a CQ's or QP's events go to.
+  Ca* instance_of(const Pd* pd) const;
 
   // ---- handle registry ----------------------------------------------------
   template <class T>
@@ -314,6 +323,8 @@ class Device {
   std::uint64_t guid_ = 0;
   std::uint32_t vendor_ = 0, device_id_ = 0, revision_ = 0;
   ci_interface_t ci_{};
+  ci_interface_t agent_ci_{};
+  Ca* agent_ = nullptr;
   host::Mutex cmd_mutex_;
   std::uint8_t* mbox_in_ = nullptr;
   std::uint8_t* mbox_out_ = nullptr;
@@ -421,6 +432,8 @@ ib_api_status_t attach_mcast(const ib_qp_handle_t, const ib_gid_t*, const ib_net
                              ci_umv_buf_t*);
 ib_api_status_t detach_mcast(const ib_mcast_handle_t, ci_umv_buf_t*);
 ib_api_status_t local_mad(const ib_ca_handle_t, const uint8_t, const void*, void*);
+ib_api_status_t open_ca_agent(const ib_net64_t, const ci_completion_cb_t, const ci_async_event_cb_t, const void* const,
+                              ib_ca_handle_t*);
 
 // Posts one bind WQE on qp's send queue (post.cc; used by bind_mw).
 ib_api_status_t post_bind(Qp& qp, const ib_bind_wr_t& wr, std::uint32_t window_key, std::uint32_t new_key,

@@ -64,6 +64,12 @@ extern "C" const ci_interface_t* nicsim_ci_interface(void) {
   return list && !list->empty() ? list->front() : nullptr;
 }
 
+extern "C" const ci_interface_t* nicsim_sm_ci_interface(void) {
+  const ci_interface_t* ci = nicsim_ci_interface();
+  Device* d = ci ? Device::owner_of(ci) : nullptr;
+  return d ? &d->agent_ci() : nullptr;
+}
+
 extern "C" ib_net64_t nicsim_ca_guid(void) {
   const ci_interface_t* ci = nicsim_ci_interface();
   return ci ? ci->guid : 0;

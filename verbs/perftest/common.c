@@ -219,8 +219,10 @@ static void pt_async_cb(const ib_event_rec_t *const rec)
 	if (!c)
 		return;
 	switch (rec->type) {
-	case IB_AE_QP_COMM:             /* first packet in RTR: informational */
 	case IB_AE_PORT_ACTIVE:
+		c->port_active = 1;
+		return;
+	case IB_AE_QP_COMM:             /* first packet in RTR: informational */
 	case IB_AE_SQ_DRAINED:
 		return;
 	default:
@@ -259,9 +261,28 @@ static int query_lid(pt_ctx_t *c, uint16_t *lid)
 		return pt_fail(c, "the CA has no ports");
 	}
 	*lid = cl_ntoh16(attr->p_port_attr[0].lid);
-	if (attr->p_port_attr[0].link_state != IB_LINK_ACTIVE)
-		nicsim_log("%s: port 1 link state %u (not active)", c->opt.prog,
-			   (unsigned)attr->p_port_attr[0].link_state);
+	if (attr->p_port_attr[0].link_state != IB_LINK_ACTIVE) {
+		/* The subnet manager has not activated the port yet: wait for
+		 * IB_AE_PORT_ACTIVE, then read the LID it assigned. */
+		uint64_t waited = 0;
+		while (!c->port_active && waited < PT_PORT_WAIT_NS) {
+			nicsim_sleep_ns(PT_PORT_POLL_NS);
+			waited += PT_PORT_POLL_NS;
+		}
+		if (!c->port_active) {
+			nicsim_free(attr);
+			return pt_fail(c, "port 1 did not become ACTIVE within %llu ms (link state %u; "
+				       "is a subnet manager running?)",
+				       (unsigned long long)(PT_PORT_WAIT_NS / 1000000),
+				       (unsigned)attr->p_port_attr[0].link_state);
+		}
+		st = c->ci->query_ca(c->ca, attr, &size, NULL);
+		if (st != IB_SUCCESS) {
+			nicsim_free(attr);
+			return pt_fail(c, "query_ca: %s", ib_get_err_str(st));
+		}
+		*lid = cl_ntoh16(attr->p_port_attr[0].lid);
+	}
 	nicsim_free(attr);
 	if (*lid == 0)
 		return pt_fail(c, "port 1 has no LID");

@@ -44,6 +44,10 @@ extern "C" {
  * spin loop takes after the HCA's DMA write invalidated the line.
  */
 #define PT_MEM_POLL_NS 50
+/* Waiting for the subnet manager to activate port 1: checked this often, for
+ * at most this long. */
+#define PT_PORT_POLL_NS 1000
+#define PT_PORT_WAIT_NS 100000000ull
 
 /* Which optional arguments a program accepts (pt_opts_t.accepts). */
 #define PT_ARG_SIZES 0x0001u            /* --sizes, --min, --max */
@@ -130,6 +134,7 @@ typedef struct pt_ctx {
 	uint64_t deadline_ps;           /* waits give up after this */
 	volatile int async_error;       /* an error event arrived (interrupt context) */
 	volatile int async_type;
+	volatile int port_active;       /* IB_AE_PORT_ACTIVE arrived (interrupt context) */
 	int failed;
 } pt_ctx_t;
 

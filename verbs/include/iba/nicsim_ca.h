@@ -50,6 +50,12 @@ const ci_interface_t *nicsim_ci_interface(void);
  * ci_interface_t.guid, which ci_open_ca takes.  0 when there is none. */
 ib_net64_t nicsim_ca_guid(void);
 
+/* nicsim: the same CA for a subnet manager running as a kernel agent beside
+ * the node's consumer. Its open_ca gives a second open instance, reserved
+ * for the SM (one per CA); everything else is the consumer's interface.
+ * Port events go to both instances. */
+const ci_interface_t *nicsim_sm_ci_interface(void);
+
 #ifdef __cplusplus
 }
 #endif

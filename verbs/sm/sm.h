@@ -1,0 +1,139 @@
+// The InfiniBand subnet manager: a program on one HCA node that manages the
+// fabric through its CA's QP0, using only ci_interface_t (open_ca,
+// create_spl_qp, post_send/post_recv of 256-byte SMPs, poll_cq,
+// enable_cq_notify, local_mad for its own port). A sweep discovers the
+// fabric breadth-first with directed-route SMPs, assigns LIDs (its own port
+// first, stable by port GUID across sweeps), computes min-hop routes on the
+// graph it discovered, programs every switch's LFT in 64-entry blocks and
+// the MFTs of the multicast groups it was given, then moves every port to
+// Armed and then Active. Lost SMPs are retried after a timeout. It then
+// sleeps until a trap (128, link state change) arrives on QP0 or its own
+// port changes, and sweeps again.
+//
+// Program "subnet_manager", arguments:
+//   --mcast=<mlid>:<node>[,<node>...]   a multicast group and its members
+//                                       (node names = the first word of
+//                                       their NodeDescription)
+//   --timeout-us=N  SMP response timeout (default 100)
+//   --retries=N     resends of an unanswered SMP (default 3)
+// As a workload it sweeps once and exits (0: every port reached Active);
+// started by the world for the scenario's subnet_manager it is a daemon.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/units.h"
+#include "iba/ib_ci.h"
+
+namespace nicsim::host {
+class Host;
+class WaitQueue;
+}  // namespace nicsim::host
+
+namespace nicsim::sm {
+
+struct McastGroup {
+  std::uint16_t mlid = 0;
+  std::vector<std::string> members;
+};
+
+struct SmOptions {
+  std::vector<McastGroup> groups;
+  Tick timeout = 100 * kUs;
+  std::uint32_t retries = 3;
+};
+
+// What the sweep learnt about one port of a node.
+struct SmPort {
+  bool link_up = false;
+  std::uint8_t state = 0;      // PortInfo:PortState
+  std::uint16_t lid = 0, sm_lid = 0;
+  int peer = -1;               // node index across the link
+  std::uint8_t peer_port = 0;
+  std::uint8_t info[64] = {};  // the PortInfo as read (the base of Sets)
+};
+
+struct SmNode {
+  std::uint64_t guid = 0;       // switch: node GUID; CA: port GUID
+  bool is_switch = false;
+  std::uint8_t num_ports = 0;
+  std::uint8_t ca_port = 0;     // CA: the port the sweep reached
+  std::string name;             // first word of NodeDescription
+  std::vector<std::uint8_t> path;  // directed route from the SM's port (empty: the SM's own CA)
+  std::uint16_t lid = 0;
+  std::vector<SmPort> ports;    // [0..num_ports]; [0] is a switch's management port
+};
+
+struct SweepStats {
+  std::uint32_t smps = 0, timeouts = 0, failed = 0;
+  Tick started = 0, finished = 0;
+};
+
+class SubnetManager {
+ public:
+  SubnetManager(const ci_interface_t* ci, host::Host& host, SmOptions options);
+  ~SubnetManager();
+  // Opens the CA and brings up QP0. False (logged) on failure.
+  bool start();
+  // One full sweep. False if the SM's own port is not up or SMPs failed.
+  bool sweep();
+  // Blocks until a trap or a port event of the SM's CA asks for a sweep.
+  void wait_for_change();
+  const std::vector<SmNode>& nodes() const { return nodes_; }
+  const SweepStats& last() const { return stats_; }
+  std::uint32_t sweeps() const { return sweeps_; }
+
+ private:
+  // ---- transport (sm.cc) ----
+  // One SMP transaction: Get/Set `attr` at the node at `path` (directed
+  // route; empty = own port through local_mad). `resp` gets the 256-byte
+  // response. False after all retries timed out or on a bad status.
+  bool smp(const std::vector<std::uint8_t>& path, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
+           const std::uint8_t* data, std::uint8_t* resp);
+  bool wait_response(std::uint64_t tid, std::uint8_t* resp, Tick deadline);
+  void drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found);
+  void post_recv(std::uint32_t slot);
+  static void completion_cb(void* cq_context);
+  static void async_cb(const ib_event_rec_t* rec);
+  // ---- sweep (sweep.cc) ----
+  bool discover();
+  int probe(const std::vector<std::uint8_t>& path, int from, std::uint8_t from_port);
+  void assign_lids();
+  void compute_routes();
+  bool program_lfts();
+  bool program_mfts();
+  bool set_port(int node, std::uint8_t port, std::uint8_t state);
+  bool activate_ports();
+
+  const ci_interface_t* ci_;
+  host::Host& host_;
+  SmOptions opt_;
+  host::WaitQueue* wq_;
+  bool cq_fired_ = false, trap_seen_ = false, port_event_ = false;
+  ib_ca_handle_t ca_ = nullptr;
+  ib_pd_handle_t pd_ = nullptr;
+  ib_cq_handle_t cq_ = nullptr;
+  ib_qp_handle_t qp0_ = nullptr;
+  ib_av_handle_t av_ = nullptr;
+  ib_mr_handle_t mr_ = nullptr;
+  std::uint32_t lkey_ = 0;
+  std::uint8_t* mem_ = nullptr;  // receive slots, then the send buffer
+  std::uint8_t port_ = 1;        // the SM's port
+  std::uint64_t next_tid_ = 1;
+  std::uint32_t sweeps_ = 0;
+  SweepStats stats_;
+  std::vector<SmNode> nodes_;
+  std::map<std::uint64_t, std::uint16_t> lid_of_;  // GUID -> LID, kept across sweeps
+  std::uint16_t next_lid_ = 1;
+  std::map<std::uint64_t, std::vector<std::uint8_t>> lft_;      // switch GUID -> wanted LFT
+  std::map<std::uint64_t, std::vector<std::uint8_t>> lft_set_;  // switch GUID -> what it holds
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::vector<std::uint8_t>> mft_set_;  // (GUID, MFT modifier) -> block
+};
+
+// Parses the program arguments; "" or an error naming the argument.
+std::string parse_options(int argc, char** argv, SmOptions& out);
+
+}  // namespace nicsim::sm
