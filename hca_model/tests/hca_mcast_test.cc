@@ -78,6 +78,7 @@ const BuiltinProgram reg("t_hca_mcast", mcast, "test");
 TEST(HcaMulticast, EveryMemberGetsExactlyOneCopy) {
   Scenario sc = load_scenario_text(R"(
     topology { leaf_spine { leaves: 2 hosts_per_leaf: 2 spines: 2 } nic: "hca" }
+    subnet_manager { off: true }  # register-level harness: static addressing
     multicast { name: "g" mlid: 49153 members: "h0" members: "h1" members: "h3" }
     workload { program: "t_hca_mcast" nodes: "*" })",
                                    "mcast.textproto",

@@ -373,6 +373,7 @@ const BuiltinProgram reg6("t_rc_lossy", rc_lossy, "test");
 Scenario two_hcas(const std::string& program, const std::string& extra = "", const std::string& args = "") {
   std::string text = R"(
     topology { star { hosts: 2 } nic: "hca" }
+    subnet_manager { off: true }  # register-level harness: static addressing
     workload { program: ")" + program + R"(" nodes: "*" )" + args + R"( }
   )" + extra;
   // NICSIM_TEST_TRACE=FILE writes the full trace of the run there (debugging).
@@ -471,6 +472,7 @@ namespace {
 TEST(HcaRc, SealedCrcsVerifyOnEveryPacket) {
   Scenario sc = load_scenario_text(R"(
     topology { star { hosts: 2 } nic: "hca" node_param { key: "nic.verify_crc" value: "always" } }
+    subnet_manager { off: true }
     workload { program: "t_rc_rdma" nodes: "*" })",
                                    "crc.textproto",
                                    [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
