@@ -22,6 +22,7 @@ class Fabric {
 
   void add_device(Device* d);  // not owned; registered for lookup by id
   Device* device(std::uint32_t id) const { return id < devices_.size() ? devices_[id] : nullptr; }
+  const std::vector<Device*>& devices() const { return devices_; }
   Link& connect(std::string name, Port& a, Port& b, const ParamSet& params, std::uint64_t seed);
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
   Link* link(std::string_view name) const;

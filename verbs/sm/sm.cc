@@ -280,6 +280,12 @@ int sm_main(int argc, char** argv) {
     nicsim_fail("subnet_manager: could not bring up QP0");
     return 1;
   }
+  // An incomplete sweep (SMPs lost beyond the retries, a port that did not
+  // answer) is repeated after a pause, a few times, before the SM waits for
+  // the fabric to announce a change.
+  constexpr std::uint32_t kIncompleteRetries = 4;
+  constexpr Tick kIncompletePause = 1 * kMs;
+  std::uint32_t incomplete = 0;
   for (;;) {
     const bool ok = sm.sweep();
     const SweepStats& s = sm.last();
@@ -289,8 +295,14 @@ int sm_main(int argc, char** argv) {
     if (sm.sweeps() == 1) {
       nicsim_result("first_sweep", static_cast<double>(s.finished - s.started) / static_cast<double>(kUs), "us");
       nicsim_result("first_sweep_smps", s.smps, "SMPs");
+      nicsim_result("first_sweep_timeouts", s.timeouts, "SMPs");
     }
     if (!self->daemon) return ok ? 0 : 1;  // as a workload: one sweep
+    incomplete = ok ? 0 : incomplete + 1;
+    if (!ok && incomplete <= kIncompleteRetries) {
+      nicsim_sleep_ps(kIncompletePause);
+      continue;
+    }
     sm.wait_for_change();
   }
 }

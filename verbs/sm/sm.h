@@ -85,14 +85,14 @@ class SubnetManager {
   const std::vector<SmNode>& nodes() const { return nodes_; }
   const SweepStats& last() const { return stats_; }
   std::uint32_t sweeps() const { return sweeps_; }
-
- private:
-  // ---- transport (sm.cc) ----
   // One SMP transaction: Get/Set `attr` at the node at `path` (directed
   // route; empty = own port through local_mad). `resp` gets the 256-byte
   // response. False after all retries timed out or on a bad status.
   bool smp(const std::vector<std::uint8_t>& path, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
            const std::uint8_t* data, std::uint8_t* resp);
+
+ private:
+  // ---- transport (sm.cc) ----
   bool wait_response(std::uint64_t tid, std::uint8_t* resp, Tick deadline);
   void drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found);
   void post_recv(std::uint32_t slot);
