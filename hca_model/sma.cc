@@ -71,9 +71,9 @@ void port_info(Hca& hca, std::uint32_t port, std::uint8_t* d) {
   d[35] = (1 << 4) | 1;                      // LinkSpeedActive | LinkSpeedEnabled: 2.5 Gb/s
   d[36] = static_cast<std::uint8_t>(hca.params().max_mtu << 4);  // NeighborMTU | MasterSMSL
   d[37] = static_cast<std::uint8_t>(1 << 4); // VLCap: VL0
-  d[40] = static_cast<std::uint8_t>(hca.params().max_mtu);       // InitTypeReply | MTUCap
-  d[41] = 0x1f & 19;                         // VLStallCount | HOQLife
-  d[42] = static_cast<std::uint8_t>(1 << 4); // OperationalVLs: 1
+  d[41] = static_cast<std::uint8_t>(hca.params().max_mtu);       // InitTypeReply | MTUCap
+  d[42] = 0x1f & 19;                         // VLStallCount | HOQLife
+  d[43] = static_cast<std::uint8_t>(1 << 4); // OperationalVLs: 1
   be_put(d + 46, 2, ps.pkey_violations);     // P_KeyViolations
   be_put(d + 48, 2, ps.qkey_violations);     // Q_KeyViolations
   d[50] = 1;                                 // GUIDCap

@@ -212,8 +212,9 @@ std::uint16_t SwitchSma::get_attr(std::uint16_t attr, std::uint32_t mod, std::ui
       d[35] = (1 << 4) | 1;  // LinkSpeedActive | Enabled: 2.5 Gb/s
       d[36] = 4 << 4;        // NeighborMTU 2048
       d[37] = 1 << 4;        // VLCap: VL0
-      d[40] = 4;             // MTUCap 2048
-      d[42] = 1 << 4;        // OperationalVLs
+      d[41] = 4;             // InitTypeReply | MTUCap 2048
+      d[42] = 19;            // VLStallCount | HOQLife
+      d[43] = 1 << 4;        // OperationalVLs: 1
       d[51] = 18;            // SubnetTimeout
       return 0;
     }

@@ -59,7 +59,7 @@ ib_api_status_t query_port(Device& d, std::uint8_t port, ib_port_attr_t& pa) {
   if (smp_get(d, port, mad_attr::kPortInfo, port, r) != IB_SUCCESS) return IB_ERROR;
   const std::uint8_t* pi = r + kSmpData;
   pa.port_num = port;
-  pa.mtu = pi[40] & 0x0f;
+  pa.mtu = pi[41] & 0x0f;  // InitTypeReply | MTUCap (IBA 14.2.5.6)
   pa.max_msg_size = 1ULL << 31;  // IBA: 2^31 bytes
   std::memcpy(&pa.lid, pi + 16, 2);
   pa.lmc = pi[34] & 7;
@@ -69,7 +69,7 @@ ib_api_status_t query_port(Device& d, std::uint8_t port, ib_port_attr_t& pa) {
   std::memcpy(&pa.sm_lid, pi + 18, 2);
   pa.sm_sl = pi[36] & 0x0f;
   pa.link_state = pi[32] & 0x0f;
-  pa.init_type_reply = pi[40] >> 4;
+  pa.init_type_reply = pi[41] >> 4;
   pa.subnet_timeout = pi[51] & 0x1f;
   const auto capmask = static_cast<std::uint32_t>(be(pi + 20, 4));
   for (const CapBit& b : kCapBits) pa.cap.*b.field = (capmask & b.bit) ? TRUE : FALSE;
