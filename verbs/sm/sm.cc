@@ -147,13 +147,15 @@ bool SubnetManager::wait_response(std::uint64_t tid, std::uint8_t* resp, Tick de
   for (;;) {
     drain_cq(tid, resp, found);
     if (found) return true;
-    if (tid == 0 ? (trap_seen_ || port_event_) : nicsim::now() >= deadline) return false;
+    // tid 0: waiting for a trap or port event (until `deadline`, 0 = forever).
+    if (tid == 0 && (trap_seen_ || port_event_)) return true;
+    if (deadline && nicsim::now() >= deadline) return false;
     cq_fired_ = false;
     ci_->enable_cq_notify(cq_, FALSE);
     drain_cq(tid, resp, found);  // what arrived before the CQ was armed
     if (found) return true;
     while (!cq_fired_ && !(tid == 0 && (trap_seen_ || port_event_))) {
-      if (tid == 0) {
+      if (!deadline) {
         wq_->wait();
       } else if (!wq_->wait_until(deadline)) {
         break;
@@ -217,11 +219,12 @@ bool SubnetManager::smp(const std::vector<std::uint8_t>& path, std::uint8_t meth
   return false;
 }
 
-void SubnetManager::wait_for_change() {
+bool SubnetManager::wait_for_change(Tick deadline) {
   std::uint8_t unused[kMadBytes];
-  while (!trap_seen_ && !port_event_) wait_response(0, unused, 0);
+  const bool changed = wait_response(0, unused, deadline);
   trap_seen_ = false;
   port_event_ = false;
+  return changed;
 }
 
 std::string parse_options(int argc, char** argv, SmOptions& out) {
@@ -300,10 +303,10 @@ int sm_main(int argc, char** argv) {
     if (!self->daemon) return ok ? 0 : 1;  // as a workload: one sweep
     incomplete = ok ? 0 : incomplete + 1;
     if (!ok && incomplete <= kIncompleteRetries) {
-      nicsim_sleep_ps(kIncompletePause);
+      sm.wait_for_change(nicsim::now() + kIncompletePause);  // a trap ends the pause early
       continue;
     }
-    sm.wait_for_change();
+    sm.wait_for_change(0);
   }
 }
 

@@ -80,8 +80,9 @@ class SubnetManager {
   bool start();
   // One full sweep. False if the SM's own port is not up or SMPs failed.
   bool sweep();
-  // Blocks until a trap or a port event of the SM's CA asks for a sweep.
-  void wait_for_change();
+  // Blocks until a trap or a port event of the SM's CA asks for a sweep, or
+  // until `deadline` (0: no limit). True if one did.
+  bool wait_for_change(Tick deadline);
   const std::vector<SmNode>& nodes() const { return nodes_; }
   const SweepStats& last() const { return stats_; }
   std::uint32_t sweeps() const { return sweeps_; }
