@@ -85,6 +85,7 @@ results::Results collect_results(World& world, const RunStatus& status) {
     pr->set_state(state_name(p->state()));
     pr->set_exit_code(p->exit_code());
     pr->set_failure(p->failure());
+    pr->set_daemon(p->daemon);
     for (auto& v : p->results()) {
       auto* rv = pr->add_results();
       rv->set_object(p->node().name());
@@ -182,6 +183,7 @@ void print_summary(std::ostream& out, const results::Results& r, const results::
     for (auto* p : list) ++states[p->state()];
     std::string st;
     for (auto& [s, n] : states) st += fmt::format("{}{} {}", st.empty() ? "" : ", ", n, s);
+    if (list.front()->daemon()) st += " (daemon: the run does not wait for it)";
     out << fmt::format("workload {} {} on {} node(s): {}\n", w, list.front()->program(), list.size(), st);
     for (auto* p : list)
       if (!p->failure().empty()) out << fmt::format("  {} failed: {}\n", p->node(), p->failure());

@@ -253,6 +253,10 @@ std::string parse_options(int argc, char** argv, SmOptions& out) {
       const long n = std::strtol(v, nullptr, 10);
       if (n < 1 || n > 1000000) return fmt::format("{}: timeout must be 1..1000000 us", a);
       out.timeout = static_cast<Tick>(n) * kUs;
+    } else if (const char* v = value("--sweep-interval-us=")) {
+      const long n = std::strtol(v, nullptr, 10);
+      if (n < 0 || n > 10000000) return fmt::format("{}: sweep interval must be 0..10000000 us", a);
+      out.sweep_interval = static_cast<Tick>(n) * kUs;
     } else if (const char* v = value("--retries=")) {
       const long n = std::strtol(v, nullptr, 10);
       if (n < 0 || n > 100) return fmt::format("{}: retries must be 0..100", a);
@@ -306,7 +310,7 @@ int sm_main(int argc, char** argv) {
       sm.wait_for_change(nicsim::now() + kIncompletePause);  // a trap ends the pause early
       continue;
     }
-    sm.wait_for_change(0);
+    sm.wait_for_change(sm.options().sweep_interval ? nicsim::now() + sm.options().sweep_interval : 0);
   }
 }
 
@@ -314,7 +318,7 @@ __attribute__((constructor)) void register_sm() {
   nicsim_register_program(
       "subnet_manager", sm_main,
       "InfiniBand subnet manager over QP0 (directed-route sweep, LIDs, min-hop LFTs, MFTs, port activation). "
-      "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3. As a workload it sweeps once and "
+      "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0. As a workload it sweeps once and "
       "exits; the scenario's subnet_manager runs it as a daemon that resweeps on traps and port events");
 }
 

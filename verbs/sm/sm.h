@@ -16,6 +16,8 @@
 //                                       their NodeDescription)
 //   --timeout-us=N  SMP response timeout (default 100)
 //   --retries=N     resends of an unanswered SMP (default 3)
+//   --sweep-interval-us=N  also sweep every N us (default 0: only on traps
+//                   and port events, so a fabric at rest stays silent)
 // As a workload it sweeps once and exits (0: every port reached Active);
 // started by the world for the scenario's subnet_manager it is a daemon.
 #pragma once
@@ -44,6 +46,7 @@ struct SmOptions {
   std::vector<McastGroup> groups;
   Tick timeout = 100 * kUs;
   std::uint32_t retries = 3;
+  Tick sweep_interval = 0;  // also sweep this often when nothing happened (0: only on traps and events)
 };
 
 // What the sweep learnt about one port of a node.
@@ -86,6 +89,7 @@ class SubnetManager {
   const std::vector<SmNode>& nodes() const { return nodes_; }
   const SweepStats& last() const { return stats_; }
   std::uint32_t sweeps() const { return sweeps_; }
+  const SmOptions& options() const { return opt_; }
   // One SMP transaction: Get/Set `attr` at the node at `path` (directed
   // route; empty = own port through local_mad). `resp` gets the 256-byte
   // response. False after all retries timed out or on a bad status.
