@@ -5,8 +5,12 @@
 // reach members only, the directed-route fields of real SMPs, and scenario
 // errors for the subnet_manager setting.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -474,6 +478,20 @@ TEST(SubnetManager, SettingErrorsNameFileLineAndColumn) {
   expect_error(topo + "subnet_manager {\n  args: \"--retries=1000\" }", "3:3", "retries must be");
   expect_error("topology { star { hosts: 2 } nic: \"raw\" }\nsubnet_manager { node: \"h0\" }", "2:1",
                "every node must have nic \"hca\"");
+}
+
+TEST(SubnetManager, CliExitsTwoOnABadSetting) {
+  const std::string path = ::testing::TempDir() + "nicsim_sm_bad_" + std::to_string(::getpid()) + ".textproto";
+  std::ofstream(path) << "topology { star { hosts: 2 } nic: \"hca\" }\nsubnet_manager { node: \"h9\" }\n";
+  FILE* p = ::popen((std::string(NICSIM_BIN) + " validate " + path + " 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const int raw = ::pclose(p);
+  EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 2) << out;
+  EXPECT_NE(out.find(path + ":2:18: subnet_manager: unknown node 'h9'"), std::string::npos) << out;
+  std::remove(path.c_str());
 }
 
 TEST(SubnetManager, DefaultIsOnForHcaFabricsOnly) {
