@@ -1,7 +1,7 @@
 // World set-up for a fabric run by the InfiniBand subnet manager: no static
-// addresses or routes; every IB device starts unmanaged-off (ports wait in
-// Init for the SM), and the SM program runs on its node from time 0 as a
-// daemon the run does not wait for.
+// addresses or routes; every IB device is marked subnet-managed (its ports
+// wait in Init for the SM), and the SM program runs on its node from time 0
+// as a daemon the run does not wait for.
 #include <fmt/format.h>
 
 #include "world/world.h"

@@ -190,6 +190,35 @@ bool SubnetManager::smp(const std::vector<std::uint8_t>& path, std::uint8_t meth
   // The sending SMI's step (IBA 14.2.2.2): the hop pointer moves to the
   // first hop before the SMP leaves, as the MAD layer of a host stack does.
   mad[kHopPointer] = 1;
+  return transact(mad, av_, resp);
+}
+
+bool SubnetManager::smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
+                            const std::uint8_t* data, std::uint8_t* resp) {
+  std::uint8_t* mad = mem_ + kSlots * kSlotBytes;
+  std::memset(mad, 0, kMadBytes);
+  mad[kBaseVersion] = 1;
+  mad[kMgmtClass] = kClassLid;
+  mad[kClassVersion] = 1;
+  mad[kMethod] = method;
+  put(mad + kAttrId, 2, attr);
+  put(mad + kAttrMod, 4, mod);
+  if (data) std::memcpy(mad + kData, data, 64);
+  ++stats_.smps;
+  ib_av_attr_t a{};
+  a.port_num = port_;
+  a.dlid = cl_hton16(dlid);
+  ib_av_handle_t av = nullptr;
+  if (ib_api_status_t st = ci_->create_av(pd_, &a, &av, nullptr); st != IB_SUCCESS) {
+    nicsim_log("subnet_manager: create_av(LID %u): %s", dlid, ib_get_err_str(st));
+    return ++stats_.failed, false;
+  }
+  const bool ok = transact(mad, av, resp);
+  ci_->destroy_av(av, nullptr);
+  return ok;
+}
+
+bool SubnetManager::transact(std::uint8_t* mad, ib_av_handle_t av, std::uint8_t* resp) {
   for (std::uint32_t attempt = 0; attempt <= opt_.retries; ++attempt) {
     const std::uint64_t tid = next_tid_++;
     put(mad + kTid, 8, tid);
@@ -205,7 +234,7 @@ bool SubnetManager::smp(const std::vector<std::uint8_t>& path, std::uint8_t meth
     wr.ds_array = &ds;
     wr.dgrm.ud.remote_qp = 0;
     wr.dgrm.ud.remote_qkey = 0;
-    wr.dgrm.ud.h_av = av_;
+    wr.dgrm.ud.h_av = av;
     ib_send_wr_t* bad = nullptr;
     if (ib_api_status_t st = ci_->post_send(qp0_, &wr, &bad); st != IB_SUCCESS) {
       nicsim_log("subnet_manager: post_send: %s", ib_get_err_str(st));

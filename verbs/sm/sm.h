@@ -95,8 +95,13 @@ class SubnetManager {
   // response. False after all retries timed out or on a bad status.
   bool smp(const std::vector<std::uint8_t>& path, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
            const std::uint8_t* data, std::uint8_t* resp);
+  // The same, LID-routed (class 0x01) to `dlid`: for a fabric whose LFTs
+  // are programmed.
+  bool smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
+               const std::uint8_t* data, std::uint8_t* resp);
 
  private:
+  bool transact(std::uint8_t* mad, ib_av_handle_t av, std::uint8_t* resp);
   // ---- transport (sm.cc) ----
   bool wait_response(std::uint64_t tid, std::uint8_t* resp, Tick deadline);
   void drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found);

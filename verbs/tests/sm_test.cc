@@ -312,6 +312,19 @@ int dr_main(int, char**) {
   EXPECT_EQ(r[kReturnPath + 2], second.peer()->number());
   EXPECT_EQ(r[kData + 2], kNodeTypeSwitch);
   EXPECT_EQ(r[kData + 36], second.peer()->number());  // LocalPortNum
+  // LID-routed now that the sweep programmed the LFTs: the spine's SMA
+  // answers at its LID, and the response comes back by the LFTs.
+  std::memset(r, 0, sizeof r);
+  EXPECT_TRUE(m.smp_lid(spine->lid, kMethodGet, kAttrPortInfo, 0, nullptr, r));
+  EXPECT_EQ(r[kMgmtClass], kClassLid);
+  EXPECT_EQ(r[kMethod], kMethodGetResp);
+  EXPECT_EQ(get(r + kData + 16, 2), spine->lid);  // port 0's LID
+  EXPECT_EQ(get(r + kData + 18, 2), m.nodes()[0].lid);  // MasterSMLID
+  EXPECT_EQ(r[kData + 32] & 0x0f, fabric::kPortStateActive);
+  const sm::SmNode& far = m.nodes().back();  // a CA at the far end
+  EXPECT_FALSE(far.is_switch);
+  EXPECT_TRUE(m.smp_lid(far.lid, kMethodGet, kAttrNodeInfo, 0, nullptr, r));
+  EXPECT_EQ(get(r + kData + 20, 8), far.guid);
   return ::testing::Test::HasFailure() ? 1 : 0;
 }
 const BuiltinProgram reg_dr("t_sm_dr", dr_main, "test");
