@@ -78,6 +78,8 @@ namespace reg {
   X(intq_entries, 0x038, 4, RW, "entries in the interrupt queue (writing it resets producer and consumer)") \
   X(intq_consumer, 0x03c, 4, RW, "entries the driver has consumed (mod 2^32); writing it re-arms the "       \
                                 "interrupt line if entries remain unread")                                  \
+  X(irq_vector, 0x044, 4, RW, "host interrupt vector the Elan raises (the node's interrupt controller "     \
+                            "line the driver attached); -1 = none")                                          \
   X(int_status, 0x040, 4, R, "bit 0: interrupt queue overflowed (entries lost) since last read; cleared "    \
                             "by reading")                                                                     \
   X(run_dma, 0x100, 4, W, "E3_Addr of an E3_DMA descriptor: the Elan fetches it and queues it at the tail "   \
@@ -349,9 +351,13 @@ const char* fault_name(std::uint32_t v);
 // Discard carrying the number the receiver expects (go-back-N). Only an
 // executed packet advances the expected number, so after TestFail or Error
 // the sender numbers its next packet to that node with the refused number.
-// A packet whose CRC fails is answered Discard (routed back over the
-// circuit it came on, meta.slid) with the number expected from that
-// source; a bad ack token is dropped and the sender's ack timer resends.
+// A packet whose CRC fails is dropped unanswered (nothing in it can be
+// trusted), as is an ack token whose CRC fails: the sender's ack timer
+// (ack_timeout) resends. A packet with kFlagSync sets the receiver's
+// expected number to its own: the sender marks the first packet to a node,
+// and the first after a network error to that node (whose fate it cannot
+// know), so such a packet may execute twice if its token is lost - the
+// "possibly delivered more than once under faults" of the manual.
 // ---------------------------------------------------------------------------
 namespace pkt {
 #define NICSIM_ELAN3_PKT_HEADER(F) \
@@ -386,6 +392,7 @@ const char* trans_name(std::uint32_t v);
 inline constexpr std::uint8_t kFlagLast = 1u << 0;    // last packet of its DMA: set `event` after it
 inline constexpr std::uint8_t kFlagFirst = 1u << 1;   // first packet of its DMA
 inline constexpr std::uint8_t kFlagRetry = 1u << 2;   // a retransmission (trace only)
+inline constexpr std::uint8_t kFlagSync = 1u << 3;    // the receiver takes seq as the expected number
 
 // Ack token packet (meta.kind kPacketElanAck), routed to the packet's source.
 #define NICSIM_ELAN3_ACK(F) \
@@ -393,14 +400,17 @@ inline constexpr std::uint8_t kFlagRetry = 1u << 2;   // a retransmission (trace
   F(ack_token, 0x02, 1)     \
   F(ack_vc, 0x03, 1)        \
   F(ack_seq, 0x04, 2)       \
-  F(ack_src_node, 0x06, 2)
+  F(ack_src_node, 0x06, 2)  \
+  F(ack_expect, 0x08, 2)    \
+  F(ack_pad, 0x0a, 2)
 NICSIM_ELAN3_ACK(NICSIM_ELAN3_FIELD)
-inline constexpr std::uint32_t kAckSize = 0x08 + kCrcSize;
+// ack_seq: the number of the packet answered; ack_expect: the number the
+// receiver expects next from this source after handling it.
+inline constexpr std::uint32_t kAckSize = 0x0c + kCrcSize;
 #define NICSIM_ELAN3_TOKENS(X)                                                                             \
   X(Ok, 0, "executed (or a repeat of an executed packet); ack_seq = the packet's number")                                           \
   X(TestFail, 1, "input queue full or locked: nothing written; retry later (back-pressure)")              \
-  X(Discard, 2, "not executed: out of sequence, receiver disabled, or bad CRC; ack_seq = the number "   \
-                "the receiver expects next (the sender resends from there)")      \
+  X(Discard, 2, "not executed: out of sequence or receiver disabled (the sender resends from ack_expect)")      \
   X(Error, 3, "not executed: translation or permission fault at the receiver (the sender's DMA fails)")
 enum class Token : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
