@@ -175,7 +175,7 @@ typedef struct ep_envelope {
     E3_uint32 Version;   /* EP_ENVELOPE_VERSION */
     E3_uint32 Attr;      /* message kind and flags (EP_ENV_*) */
     E3_uint32 Service;   /* destination service number */
-    E3_uint32 NodeId;    /* sending node */
+    E3_uint32 NodeId;    /* node holding the data (Frags): the sender, or the tree parent */
     E3_uint32 Xid;       /* sender's transmit id (descriptor index and generation) */
     E3_uint32 Circuit;   /* sender's incarnation of the virtual circuit */
     E3_uint32 Len;       /* total data bytes in Frags */
@@ -186,7 +186,8 @@ typedef struct ep_envelope {
     E3_uint32 RangeLo;   /* multicast: lowest node of the destination range */
     E3_uint32 RangeHi;   /* multicast: highest node */
     E3_uint32 Root;      /* multicast: node that started the transmit */
-    E3_uint32 Reserved[11];
+    E3_uint32 Parent;    /* node whose event TxdDone is (multicast: the tree parent) */
+    E3_uint32 Reserved[10];
     union {
         EP_RPC_PAYLOAD RPC; /* RPC request data */
         E3_uint32 Words[EP_RPC_PAYLOAD_SIZE / sizeof(E3_uint32)];
