@@ -4,8 +4,9 @@
 // from host memory read through the MMU, sent in order, and kept in a
 // window of tx_window packets awaiting ack tokens. Any refusal (or a lost
 // token) stops new packets; once every packet on the wire is answered the
-// DMA is resolved: a test-fail re-queues it at the tail of the run queue
-// after a backoff (back-pressure from a full input queue), a discard or a
+// DMA is resolved: a test-fail puts it back at the head of the run queue
+// to re-run after a backoff, holding back later DMAs to the same node but
+// not those to others (back-pressure from a full input queue), a discard or a
 // timeout resends from the first unacknowledged byte (bounded by
 // retry_limit), an error token or exhausted retries end it with a network
 // error interrupt. Descriptor lifecycle: FSM "elan3.dma"; per destination
@@ -167,8 +168,13 @@ void DmaEngine::pump() {
   if (active_) return;
   const Tick n = Elan3::now();
   Tick earliest = kTickMax;
+  // A DMA waiting out a test-fail backoff holds back later DMAs to the same
+  // node (so queued messages arrive in issue order); others go ahead.
+  std::vector<std::uint32_t> held;
   for (auto it = runq_.begin(); it != runq_.end(); ++it) {
-    if ((*it)->not_before <= n) {
+    const bool blocked = std::find(held.begin(), held.end(), (*it)->node) != held.end();
+    if ((*it)->not_before > n) held.push_back((*it)->node);
+    if ((*it)->not_before <= n && !blocked) {
       std::unique_ptr<Desc> d = std::move(*it);
       runq_.erase(it);
       active_ = std::move(d);
@@ -452,7 +458,7 @@ void DmaEngine::maybe_resolve() {
     ++elan_.mutable_stats().dma_requeues;
     d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
     d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
-    runq_.push_back(std::move(active_));
+    runq_.push_front(std::move(active_));
     pump();
     return;
   }

@@ -220,6 +220,7 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   else if (off == reg::link_state.offset) v = link_up() ? 1 : 0;
   else if (off == reg::dma_fetched.offset) v = dma_->fetched();
   else if (off == reg::control.offset) v = control_;
+  else if (off == reg::max_payload.offset) v = p_.max_payload;
   else if (off == reg::pt_base.offset) v = pt_base_;
   else if (off == reg::pt_entries.offset) v = pt_entries_;
   else if (off == reg::intq_base.offset) v = intq_base_;

@@ -68,6 +68,7 @@ namespace reg {
   X(link_state, 0x010, 4, R, "bit 0: the link is up")                                                           \
   X(dma_fetched, 0x014, 4, R, "descriptors taken from run_dma since reset (mod 2^32): the driver reuses "     \
                               "descriptor memory once the Elan has fetched it")                               \
+  X(max_payload, 0x01c, 4, R, "data bytes per network packet (the largest queued DMA)")                     \
   X(control, 0x018, 4, RW, "bit 0: enable the network interface (packets arriving while disabled get "         \
                           "the discard token)")                                                               \
   X(pt_base, 0x020, 8, RW, "host address of the page table (8-byte PTEs, one per Elan page); writing it "    \

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/sim.h"
+#include "fabric/link.h"
 #include "elan_model/elan3.h"
 
 namespace nicsim::elan3 {
@@ -106,7 +107,10 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   a->meta.slid = static_cast<std::uint16_t>(elan_.node_id());
   a->meta.dlid = static_cast<std::uint16_t>(in.meta.slid);
   a->meta.dlid_hi = 0;
-  a->meta.vl = in.meta.vl;
+  // Tokens travel on the second virtual channel where the link has one, as
+  // the Elite switches send them, so they never wait behind data.
+  const fabric::Link* link = elan_.port(1).link();
+  a->meta.vl = link && link->vls() > 1 ? 1 : 0;
   a->meta.src_node = elan_.device_id();
   a->meta.created = Elan3::now();
   elan_.trace("token_sent", {{"node", src},

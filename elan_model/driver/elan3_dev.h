@@ -110,6 +110,7 @@ struct DmaFailure {
 // `desc.elan` (a Queued DMA's dest).
 struct InputQueue {
   ElanMem desc;
+  bool own_desc = false;  // desc was allocated by alloc_queue (free_queue frees it)
   ElanMem slots;
   std::uint32_t slot_size = 0;
   std::uint32_t nslots = 0;  // holds nslots - 1 messages (elan3_regs.h queue::)
@@ -229,6 +230,14 @@ class Elan3Dev {
   // interrupt). Charges cost.elan3_alloc.
   DevStatus alloc_queue(std::uint32_t nslots, std::uint32_t slot_size, E3Addr event, InputQueue* out,
                         bool wait = true);
+  // The same with the E3_Queue descriptor in caller-owned memory `desc`
+  // (32 bytes, 8-aligned, inside a mapping with RemoteWrite|LocalRead|
+  // LocalWrite, e.g. a table of per-service queues at a fixed E3_Addr): the
+  // driver allocates only the slots and writes the descriptor. nslots == 0
+  // writes an empty, locked descriptor with no slots (every arrival is
+  // answered test-fail). free_queue() then frees only the slots.
+  DevStatus init_queue(const ElanMem& desc, std::uint32_t nslots, std::uint32_t slot_size, E3Addr event,
+                       InputQueue* out, bool wait = true);
   void free_queue(InputQueue& q);
   // The oldest unconsumed message (a pointer into its slot in node memory),
   // or nullptr if the queue is empty. Any context; cost.elan3_queue.
@@ -267,6 +276,9 @@ class Elan3Dev {
 
  private:
   bool init();
+  // Charges CPU time: queues for a CPU from a thread; in interrupt context
+  // the handler already holds one and just stalls.
+  void cpu(const char* cost_class, std::uint64_t bytes = 0);
   void mmio_write32(std::uint64_t offset, std::uint32_t v);
   void mmio_write64(std::uint64_t offset, std::uint64_t v);
   std::uint32_t mmio_read32(std::uint64_t offset);
