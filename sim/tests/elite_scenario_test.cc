@@ -87,6 +87,27 @@ link { a: "ib" b: "s" })");
   EXPECT_EQ(s.links[*s.link_index("ib:1--s:1")].params.count("vls"), 1u);
 }
 
+TEST(EliteScenario, TreeHostsDefaultToElan3) {
+  Scenario s = load(R"(topology { elite_fat_tree { nodes: 6 } })");
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(s.nodes[i].nic, "elan3");
+    EXPECT_EQ(s.nodes[i].elan_id, i);
+  }
+}
+
+TEST(EliteScenario, Elan3NodesWithoutEliteAreNumberedInScenarioOrder) {
+  Scenario s = load(R"(node { name: "x" }
+node { name: "b" nic: "elan3" }
+node { name: "a" nic: "elan3" }
+node { name: "y" }
+link { a: "a" b: "b" }
+link { a: "x" b: "y" })");
+  EXPECT_EQ(s.elite_nodes, 0u);
+  EXPECT_EQ(s.nodes[*s.node_index("b")].elan_id, 0);
+  EXPECT_EQ(s.nodes[*s.node_index("a")].elan_id, 1);
+  EXPECT_EQ(s.nodes[*s.node_index("x")].elan_id, -1);
+}
+
 // ------------------------------------------------------------------ errors
 
 struct ErrorCase {
@@ -124,6 +145,11 @@ link { a: "s0" b: "el0_0" })",
 node { name: "x" }
 link { a: "x" b: "el0_0" param { key: "vls" value: "1" } })",
      3, 1, "link 'x:1--el0_0:5' touches Elite switch 'el0_0': Elite links carry 2 virtual channels"},
+    {"Elan3NodeOffTheEliteNetwork", R"(topology { elite_fat_tree { nodes: 2 } }
+node { name: "p" nic: "elan3" }
+node { name: "q" nic: "elan3" }
+link { a: "p" b: "q" })",
+     2, 8, "elan3 node 'p' is not on the Elite network"},
     {"NodeOnUpPort", R"(node { name: "a" }
 switch { name: "e0" kind: "elite" }
 link { a: "a" b: "e0:6" })",
