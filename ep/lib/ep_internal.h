@@ -173,6 +173,7 @@ struct ep_rcvr {
   void* arg = nullptr;
   nicsim::elan3::InputQueue queue;
   nicsim::elan3::ElanMem queue_event;
+  std::unique_ptr<nicsim::host::Timer> recheck;  // lost re-arm check (EpNode::service_queue)
   std::uint32_t cookie = 0;
   // Small receivers with no handler: messages handed to a waiter and not
   // yet consumed (pointers into the queue slots).
@@ -230,17 +231,21 @@ struct EpNode {
   // Parameters (host scope, ep.*).
   Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, testfail_retry = 0,
        callback_tick = 0;
+  Tick queue_recheck = 0;
+  bool hw_broadcast = false;
 
   // CPU charging that works in interrupt context too.
   void cpu(std::string_view cls, std::uint64_t bytes = 0);
   void error(const std::string& msg);
 
   // Queues.
+  elan3::ElanMem table_slot(int service) const;
   bool install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_size);
   void remove_queue(ep_rcvr* r);
   std::uint32_t queued(const ep_rcvr* r) const;
   const std::uint8_t* slot(const ep_rcvr* r, std::uint32_t nth) const;
   void rcvr_event(ep_rcvr* r, elan3::E3Addr ev);
+  void service_queue(ep_rcvr* r);
   void drain(ep_rcvr* r);
   void small_arrived(ep_rcvr* r);
   ep_rcvr* install_control();

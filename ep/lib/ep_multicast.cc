@@ -170,7 +170,7 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   const bool contiguous = members.size() > 1 && members.back() - members.front() + 1 == static_cast<int>(members.size());
   const bool self_inside = members.size() > 0 && static_cast<int>(node->self) >= members.front() &&
                            static_cast<int>(node->self) <= members.back();
-  const bool broadcast = contiguous && !self_inside;
+  const bool broadcast = node->hw_broadcast && contiguous && !self_inside;
   auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
   std::memset(env, 0, sizeof *env);
   env->Version = EP_ENVELOPE_VERSION;

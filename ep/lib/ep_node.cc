@@ -25,8 +25,6 @@ std::map<NodeKey, std::unique_ptr<EpNode>>& nodes() {
 constexpr std::size_t kInitialTxds = 16;
 constexpr std::size_t kMaxTxds = 4096;
 
-void put_u32(std::uint8_t* base, elan3::Field f, std::uint32_t v) { elan3::put(base, f, v); }
-
 }  // namespace
 
 EpNode* EpNode::current() {
@@ -62,6 +60,8 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   reset_hold = p.time("ep.reset_hold");
   testfail_retry = p.time("ep.testfail_retry");
   callback_tick = p.time("ep.callback_tick");
+  hw_broadcast = p.count("ep.hw_broadcast") != 0;
+  queue_recheck = p.time("ep.queue_recheck");
 
   // The service table: one page at the fixed address, every slot locked
   // until a receiver is installed.
@@ -80,8 +80,12 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
     return;
   }
   table_host = page;
-  for (int s = 0; s < EP_NUM_SERVICES; ++s)
-    put_u32(table_host + s * elan3::queue::kSize, elan3::queue::q_state, elan3::queue::kStateLocked);
+  // Every service slot starts as an empty locked queue: arrivals for a
+  // service with no receiver are refused with test-fail, never written.
+  for (int s = 0; s < EP_NUM_SERVICES; ++s) {
+    elan3::InputQueue unused;
+    dev.init_queue(table_slot(s), 0, 8, 0, &unused, true);
+  }
 
   live.assign(BT_BITOUL(nnodes), 0);
   bt_fill(live.data(), static_cast<int>(nnodes));
@@ -122,39 +126,31 @@ bool EpNode::install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_
     dev.free_mem(r->queue_event);
     return false;
   }
-  elan3::ElanMem slots = dev.alloc_mem(nslots * slot_size, elan3::kBlockSize, elan3::perm::kRemoteWrite);
-  if (!slots) {
+  if (dev.init_queue(table_slot(r->service), nslots, slot_size, r->queue_event.elan, &r->queue, true) !=
+      elan3::DevStatus::Ok) {
     dev.remove_event_handler(r->cookie);
     dev.free_mem(r->queue_event);
     return false;
   }
   dev.prime_event(r->queue_event, 1, elan3::event::Type::None, 0, 0, true, r->cookie);
-  const std::uint32_t off = static_cast<std::uint32_t>(r->service) * elan3::queue::kSize;
-  std::uint8_t* d = table_host + off;
-  const elan3::E3Addr top = slots.elan + (nslots - 1) * slot_size;
-  put_u32(d, elan3::queue::q_bptr, slots.elan);
-  put_u32(d, elan3::queue::q_fptr, slots.elan);
-  put_u32(d, elan3::queue::q_size, slot_size);
-  put_u32(d, elan3::queue::q_base, slots.elan);
-  put_u32(d, elan3::queue::q_top, top);
-  put_u32(d, elan3::queue::q_event, r->queue_event.elan);
-  put_u32(d, elan3::queue::q_state, 0);  // last: open for arrivals
-  r->queue.desc = elan3::ElanMem{d, kServiceTable + off, elan3::queue::kSize, table_range.perm};
-  r->queue.slots = slots;
-  r->queue.slot_size = slot_size;
-  r->queue.nslots = nslots;
   services[r->service] = r;
   return true;
 }
 
 void EpNode::remove_queue(ep_rcvr* r) {
-  put_u32(table_host + r->service * elan3::queue::kSize, elan3::queue::q_state, elan3::queue::kStateLocked);
+  if (r->recheck) r->recheck->cancel();
+  dev.queue_lock(r->queue, true);
   services[r->service] = nullptr;
   dev.remove_event_handler(r->cookie);
   // The slots and the event may still be the target of a packet in flight
   // that passed the lock check: they are retired, never reused.
   retired.push_back(r->queue.slots);
   retired.push_back(r->queue_event);
+}
+
+elan3::ElanMem EpNode::table_slot(int service) const {
+  const std::uint32_t off = static_cast<std::uint32_t>(service) * elan3::queue::kSize;
+  return elan3::ElanMem{table_host + off, kServiceTable + off, elan3::queue::kSize, table_range.perm};
 }
 
 // Messages in the queue not yet handed out: the Elan advances q_bptr after
@@ -178,14 +174,29 @@ const std::uint8_t* EpNode::slot(const ep_rcvr* r, std::uint32_t nth) const {
 
 void EpNode::rcvr_event(ep_rcvr* r, elan3::E3Addr ev) {
   if (ev == r->queue_event.elan) {
-    // Drain, re-arm, drain again: an arrival between the firing and the
-    // re-arm sets no interrupt (elan3_dev.h alloc_queue).
-    drain(r);
-    dev.prime_event(r->queue_event, 1, elan3::event::Type::None, 0, 0, true, r->cookie);
-    drain(r);
+    service_queue(r);
     return;
   }
   rx_event(r, ev);
+}
+
+// Drain, re-arm, drain again: an arrival between the firing and the re-arm
+// sets no interrupt (elan3_dev.h alloc_queue). The Elan updates an event by
+// a read-modify-write over the host bus, so a set already in flight when
+// the CPU re-arms can overwrite the new count; a check after that window
+// finds such a lost re-arm (count not 1) and services the queue again.
+void EpNode::service_queue(ep_rcvr* r) {
+  if (r->removed) return;
+  drain(r);
+  dev.prime_event(r->queue_event, 1, elan3::event::Type::None, 0, 0, true, r->cookie);
+  drain(r);
+  if (!r->recheck)
+    r->recheck = std::make_unique<host::Timer>(host, "ep.queue_recheck", [this, r] {
+      if (r->removed) return;
+      const bool unhandled = !r->large && queued(r) > r->delivered.size();
+      if (dev.event_count(r->queue_event) != 1 || unhandled) service_queue(r);
+    });
+  r->recheck->start(queue_recheck);
 }
 
 void EpNode::drain(ep_rcvr* r) {
