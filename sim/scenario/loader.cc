@@ -673,6 +673,13 @@ void Loader::multicast(const pb::Scenario& msg, const Locator& root) {
     }
     spec.mlid = m.mlid();
     spec.members = match_nodes(m.members(), where, "members", "multicast member");
+    for (std::uint32_t n : spec.members) {
+      if (sc_.elite_nodes > 0 && sc_.nodes[n].elan_id >= 0) {
+        fail(where.self(), "multicast group member '" + sc_.nodes[n].name +
+                               "' is on the Elite network, which has no multicast tables (Elite "
+                               "broadcasts to a node range instead)");
+      }
+    }
     sc_.multicast.push_back(std::move(spec));
   }
 }

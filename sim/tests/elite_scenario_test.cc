@@ -150,6 +150,9 @@ node { name: "p" nic: "elan3" }
 node { name: "q" nic: "elan3" }
 link { a: "p" b: "q" })",
      2, 8, "elan3 node 'p' is not on the Elite network"},
+    {"IbMulticastOnElite", R"(topology { elite_fat_tree { nodes: 4 } nic: "raw" }
+multicast { mlid: 49152 members: "h*" })",
+     2, 1, "multicast group member 'h0' is on the Elite network"},
     {"NodeOnUpPort", R"(node { name: "a" }
 switch { name: "e0" kind: "elite" }
 link { a: "a" b: "e0:6" })",
