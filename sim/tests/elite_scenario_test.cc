@@ -241,5 +241,26 @@ workload { program: "fabric_traffic" nodes: "h*"
   EXPECT_GE(forwarded, rx);
 }
 
+TEST(EliteWorld, ShippedElite64ScenarioRuns) {
+  Scenario sc = load_scenario_file(std::string(NICSIM_SOURCE_DIR) + "/scenarios/elite_64.textproto", known_program);
+  ASSERT_EQ(sc.elite_nodes, 64u);
+  for (auto& w : sc.workloads)
+    for (auto& a : w.args)
+      if (a.rfind("--duration=", 0) == 0) a = "--duration=20us";  // a short run
+  Sim sim(sc.seed);
+  World world(sc);
+  EXPECT_TRUE(world.run().ok);
+  std::uint64_t rx = 0, tx = 0;
+  for (std::uint32_t i = 0; i < 64; ++i) {
+    const auto& st = world.node(i).nic_as<fabric::RawNic>()->stats();
+    rx += st.rx_packets;
+    tx += st.tx_packets;
+    EXPECT_EQ(st.rx_corrupt, 0u);
+  }
+  EXPECT_GT(tx, 0u);
+  EXPECT_EQ(rx, tx);
+  EXPECT_EQ(world.fabric().pool().live(), 0u);
+}
+
 }  // namespace
 }  // namespace nicsim
