@@ -182,7 +182,7 @@ void DmaEngine::pump() {
       elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
       return;
     }
-    earliest = std::min(earliest, (*it)->not_before);
+    if ((*it)->not_before > n) earliest = std::min(earliest, (*it)->not_before);
   }
   if (earliest != kTickMax) schedule_pump(earliest);
 }
@@ -209,12 +209,17 @@ void DmaEngine::build_next() {
     const bool more = data_dma(*d) ? next_offset_ < d->size : !sent_empty_;
     if (!more) break;
     Stream& s = stream(d->node);
+    // Until a sync packet is acknowledged, one packet at a time: a second
+    // one carrying the sync flag would be taken in sequence even if the
+    // first was refused.
+    const bool unsynced = s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
+    if (unsynced && !window_.empty()) break;
     TxPkt pk;
     pk.id = next_pkt_id_++;
     pk.seq = s.next_seq++;
     pk.offset = next_offset_;
     pk.len = data_dma(*d) ? std::min(elan_.params().max_payload, d->size - next_offset_) : 0;
-    pk.sync = s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
+    pk.sync = unsynced;
     pk.retry = pk.offset < d->high || (!data_dma(*d) && d->retries > 0);
     next_offset_ += pk.len;
     sent_empty_ = true;
