@@ -377,6 +377,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
                         {"seq", static_cast<unsigned>(seq)},
                         {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
   if (t == Token::Ok) {
+    d->retries = 0;  // retry_limit counts failures in a row, not per DMA
     Stream& s = stream(d->node);
     if (pk->sync && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced))
       s.fsm->to(static_cast<int>(StreamFsmState::InSync), "sync_acked");
