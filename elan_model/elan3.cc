@@ -241,6 +241,10 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
     dma_->fetch(v32, true);
   } else if (off == reg::set_event.offset) {
     after(cycles(p_.command_cycles), [this, v32] { events_->set(v32, perm::kLocalWrite); });
+  } else if (off == reg::prime_event.offset) {
+    after(cycles(p_.command_cycles), [this, v] {
+      events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32));
+    });
   } else if (off == reg::control.offset) {
     control_ = v32;
   } else if (off == reg::pt_base.offset) {

@@ -218,11 +218,15 @@ class EventEngine {
   explicit EventEngine(Elan3& elan);
   // need: the permission the setter must have on the event's page.
   void set(E3Addr ev, std::uint32_t need);
+  // Write ev_Count = count, in order with the sets queued before it.
+  void prime(E3Addr ev, std::int32_t count);
 
  private:
   struct Op {
     E3Addr ev;
     std::uint32_t need;
+    bool prime = false;
+    std::int32_t count = 0;
   };
   void run();
   void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);

@@ -85,7 +85,10 @@ namespace reg {
                             "by reading")                                                                     \
   X(run_dma, 0x100, 4, W, "E3_Addr of an E3_DMA descriptor: the Elan fetches it and queues it at the tail "   \
                          "of its DMA run queue")                                                              \
-  X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")
+  X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")               \
+  X(prime_event, 0x110, 8, W, "low word: E3_Addr of an E3_Event, high word: a count. The event engine "     \
+                             "writes ev_Count in order with the sets queued before it, so a set in flight " \
+                             "cannot overwrite a count software just primed")
 enum class Access : std::uint8_t { R, W, RW };
 #define NICSIM_X(name, offset, width, access, doc) inline constexpr Field name{offset, width, #name};
 NICSIM_ELAN3_REGS(NICSIM_X)

@@ -14,6 +14,11 @@ void EventEngine::set(E3Addr ev, std::uint32_t need) {
   if (!busy_) run();
 }
 
+void EventEngine::prime(E3Addr ev, std::int32_t count) {
+  queue_.push_back({ev, perm::kLocalWrite, true, count});
+  if (!busy_) run();
+}
+
 void EventEngine::next() {
   queue_.pop_front();
   busy_ = false;
@@ -28,11 +33,25 @@ void EventEngine::fault(Fault f, E3Addr at) {
 void EventEngine::run() {
   busy_ = true;
   const Op op = queue_.front();
-  ++elan_.mutable_stats().events_set;
   if (op.ev % 8 != 0) {
     fault(Fault::BadEvent, op.ev);
     return;
   }
+  if (op.prime) {
+    elan_.mmu().translate(op.ev, 4, perm::kLocalWrite, [this, op](Translation& t) {
+      if (t.fault != Fault::None) {
+        fault(t.fault, t.fault_addr);
+        return;
+      }
+      std::uint8_t c[4];
+      std::memcpy(c, &op.count, 4);
+      elan_.write_pieces(t.pieces, c);
+      elan_.trace("event_primed", {{"event", static_cast<unsigned>(op.ev)}, {"count", op.count}});
+      next();
+    });
+    return;
+  }
+  ++elan_.mutable_stats().events_set;
   // The event's page must allow the setter's access and our own update.
   elan_.mmu().translate(op.ev, event::kSize, op.need | perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
     if (t.fault != Fault::None) {

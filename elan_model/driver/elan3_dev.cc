@@ -363,6 +363,10 @@ void Elan3Dev::prime_event(const ElanMem& ev, std::int32_t count, event::Type ty
   put(b, event::ev_Source, source);
   put(b, event::ev_Dest, dest);
   put(b, event::ev_Count, static_cast<std::uint32_t>(count));
+  // The store above makes the count visible to the CPU at once; the command
+  // makes it stick against a set the Elan has in flight on this event.
+  mmio_write64(reg::prime_event.offset,
+               static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
 }
 
 std::int32_t Elan3Dev::event_count(const ElanMem& ev) {

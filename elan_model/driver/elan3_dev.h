@@ -187,8 +187,10 @@ class Elan3Dev {
   }
   // Write an event (CPU stores into node memory; cost.elan3_event): count,
   // action and its addresses, and whether firing interrupts with `cookie`
-  // (24 bits). Priming an event the Elan may be setting at the same moment
-  // is the caller's race, as on the hardware. Any context.
+  // (24 bits); then the count once more through the command port
+  // (prime_event), so that a set the Elan had in flight when the CPU wrote
+  // cannot overwrite the new count: sets issued before the prime do not
+  // count against it, sets after it do. Any context.
   void prime_event(const ElanMem& ev, std::int32_t count, event::Type type = event::Type::None,
                    E3Addr source = 0, E3Addr dest = 0, bool irq = false, std::uint32_t cookie = kWaitCookie);
   // The event's current count (CPU load from node memory; cost.elan3_poll).
