@@ -106,16 +106,21 @@ inline constexpr E3Addr kFlushAll = 0xffffffffu;
 // E3_Addr 0 means "no address" in descriptors and events.
 //   bit 0        valid
 //   bits 1..5    permissions (perm:: bits)
-//   bits 8..10   attributes (attr:: bits; recorded, no effect on timing)
-//   bits 13..63  host address of the 8 KiB host page (page aligned)
-// (choice: the real Elan3 PTE is a 32-bit word in SDRAM with a permission
-// level, not independent bits.)
+//   bits 6..63   host address where the Elan page's 8 KiB start (64-byte
+//                aligned; the 8 KiB are contiguous host memory)
+// (choice: the real Elan3 PTE is a 32-bit word in SDRAM naming a physical
+// page, with a permission level. Here an Elan page may start anywhere in
+// node memory on a 64-byte boundary, so the Elan address of a buffer sits
+// at the same offset within its page as the buffer within its 64-byte
+// block: where page boundaries fall in a buffer, and so the timing, does
+// not depend on where the host allocator placed it. The PTE_LOAD_*
+// attributes are kept by the driver only: this model is little-endian
+// throughout and streaming has no timing effect.)
 // ---------------------------------------------------------------------------
 namespace pte {
 inline constexpr std::uint64_t kValid = 1ull << 0;
 inline constexpr std::uint32_t kPermShift = 1;
-inline constexpr std::uint32_t kAttrShift = 8;
-inline constexpr std::uint64_t kAddrMask = ~static_cast<std::uint64_t>(kPageSize - 1);
+inline constexpr std::uint64_t kAddrMask = ~static_cast<std::uint64_t>(63);
 }  // namespace pte
 namespace perm {
 // Which Elan accesses a page allows. Local: by this Elan's own DMA engine
@@ -138,9 +143,8 @@ inline constexpr std::uint32_t kLittleEndian = 1u << 0;  // PTE_LOAD_LITTLE_ENDI
 inline constexpr std::uint32_t kBigEndian = 1u << 1;     // PTE_LOAD_BIG_ENDIAN
 inline constexpr std::uint32_t kStreamable = 1u << 2;    // PTE_LOAD_STREAMABLE
 }  // namespace attr
-inline constexpr std::uint64_t make_pte(std::uint64_t host_page, std::uint32_t perms, std::uint32_t attrs) {
-  return (host_page & pte::kAddrMask) | (static_cast<std::uint64_t>(attrs & 7) << pte::kAttrShift) |
-         (static_cast<std::uint64_t>(perms & perm::kAll) << pte::kPermShift) | pte::kValid;
+inline constexpr std::uint64_t make_pte(std::uint64_t host, std::uint32_t perms) {
+  return (host & pte::kAddrMask) | (static_cast<std::uint64_t>(perms & perm::kAll) << pte::kPermShift) | pte::kValid;
 }
 
 // ---------------------------------------------------------------------------

@@ -238,7 +238,8 @@ DevStatus Elan3Dev::load(const ElanRange& r, std::uint32_t index, const void* ho
   if (it == ranges_.end()) return DevStatus::NoMapping;
   const auto addr = reinterpret_cast<std::uint64_t>(host_addr);
   if (len == 0 || !host_.memory().contains(addr, len)) return DevStatus::NoMapping;
-  const std::uint64_t first_host_page = addr & ~static_cast<std::uint64_t>(kPageSize - 1);
+  // Elan pages start at the 64-byte block holding host_addr (elan3_regs.h pte).
+  const std::uint64_t first_host_page = addr & pte::kAddrMask;
   const auto npages = static_cast<std::uint32_t>((addr + len - first_host_page + kPageSize - 1) >> kPageShift);
   if (static_cast<std::uint64_t>(index) + npages > it->second.npages) return DevStatus::BadArgument;
   cpu("elan3_map");
@@ -247,13 +248,12 @@ DevStatus Elan3Dev::load(const ElanRange& r, std::uint32_t index, const void* ho
   for (std::uint32_t i = 0; i < npages; ++i) {
     cpu("elan3_pte");
     if (page_table_[first + i] & pte::kValid) ++were_valid;
-    page_table_[first + i] = make_pte(first_host_page + static_cast<std::uint64_t>(i) * kPageSize, it->second.perm,
-                                      it->second.attr);
+    page_table_[first + i] = make_pte(first_host_page + static_cast<std::uint64_t>(i) * kPageSize, it->second.perm);
   }
   stats_.pages_loaded += npages;
   // A page that was valid may sit in the TLB with its old translation.
   if (were_valid) flush_tlb(static_cast<E3Addr>(first) << kPageShift, npages);
-  if (out) *out = (static_cast<E3Addr>(first) << kPageShift) + static_cast<E3Addr>(addr & (kPageSize - 1));
+  if (out) *out = (static_cast<E3Addr>(first) << kPageShift) + static_cast<E3Addr>(addr - first_host_page);
   return DevStatus::Ok;
 }
 
@@ -282,7 +282,7 @@ DevStatus Elan3Dev::map(const void* host_addr, std::size_t len, std::uint32_t pe
   const auto a = reinterpret_cast<std::uint64_t>(host_addr);
   if (!out || len == 0) return DevStatus::BadArgument;
   if (!host_.memory().contains(a, len)) return DevStatus::NoMapping;
-  const std::uint64_t first_page = a & ~static_cast<std::uint64_t>(kPageSize - 1);
+  const std::uint64_t first_page = a & pte::kAddrMask;
   const auto npages = static_cast<std::uint32_t>((a + len - first_page + kPageSize - 1) >> kPageShift);
   DevStatus s = reserve(npages, perm, attr, want, wait, out);
   if (s != DevStatus::Ok) return s;

@@ -156,8 +156,10 @@ class Elan3Dev {
   // Map host memory [host_addr, host_addr+len) (any alignment, must be node
   // memory: else NoMapping) at page `index` of the range, with the range's
   // permissions: writes the PTEs in node memory and flushes those TLB
-  // entries (MMIO). *out = the E3_Addr of host_addr (same offset within
-  // its page). BadArgument if it does not fit the range. Any context;
+  // entries (MMIO). *out = the E3_Addr of host_addr: page `index` starts
+  // at the 64-byte block holding host_addr and each page covers the next
+  // 8 KiB of node memory (elan3_regs.h pte). BadArgument if it does not fit
+  // the range. Any context;
   // charges cost.elan3_map plus cost.elan3_pte per page.
   DevStatus load(const ElanRange& r, std::uint32_t index, const void* host_addr, std::size_t len, E3Addr* out);
   // Invalidate pages [index, index+npages) of the range (beyond its end is

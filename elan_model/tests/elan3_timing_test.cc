@@ -179,7 +179,7 @@ int bandwidth(int, char**) {
     nicsim_result("dma_1mib_bandwidth", mbs, "MB/s");
     std::printf("1 MiB DMA: %llu ps, %.1f MB/s\n", static_cast<unsigned long long>(t), mbs);
     EXPECT_LE(mbs, 400.0);  // the link
-    EXPECT_EQ(t, 3151716129u);
+    EXPECT_EQ(t, 3051595730u);
   } else {
     EXPECT_TRUE(d->wait_event(ev, 100 * kMs));
     std::vector<std::uint8_t> expect(kSize);
