@@ -70,13 +70,17 @@ void EpNode::circuit_up(Circuit& c) {
     if (t->active && !t->forced) issue(t);
 }
 
-void EpNode::circuit_failed(Circuit& c, const char* cause) {
+void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
   const CircuitState s = c.state();
   if (s != CircuitState::Connected && s != CircuitState::Connecting) return;
   c.connect_timer->cancel();
   c.fsm.to(static_cast<int>(CircuitState::Failed), cause);
   c.failed_at = Calendar::now();
-  BT_CLEAR(live.data(), c.peer);
+  // A node we cannot reach leaves the live map until a probe is answered.
+  if (unreachable) BT_CLEAR(live.data(), c.peer);
+  // Tell the peer, if it can still hear us, so that its side of the
+  // circuit fails too and its messages on it complete.
+  if (c.peer != self) send_control(c.peer, Control::Reset, c.incarnation, c.peer_incarnation);
   // Every message active on the circuit completes with ENETRESET (manual
   // 2.1.3): queued and sent transmits, receives pulling from the node.
   std::deque<ep_txd*> q;
@@ -144,6 +148,10 @@ void EpNode::control(const ControlMsg& m) {
       break;
     case Control::Heartbeat:
       break;
+    case Control::Reset:
+      // Only a reset of the circuit we have with this incarnation counts.
+      if (m.incarnation == c.peer_incarnation) circuit_failed(c, "peer reset");
+      break;
     case Control::Probe:
       send_control(m.from, Control::ProbeAck, 0, 0);
       break;
@@ -161,7 +169,7 @@ void EpNode::tick() {
     if (c.peer == self) continue;
     if (c.state() == CircuitState::Connected) {
       if (now - c.last_heard > heartbeat_timeout) {
-        circuit_failed(c, "heartbeat timeout");
+        circuit_failed(c, "heartbeat timeout", true);
       } else if (now - c.last_sent >= heartbeat_period) {
         send_control(c.peer, Control::Heartbeat, c.incarnation, c.peer_incarnation);
       }

@@ -47,7 +47,7 @@ inline constexpr std::uint32_t kSmallMagic = 0x53000000u;  // 'S' << 24
 enum SmallKind : std::uint32_t { kSmallData = 1, kSpecialData = 2 };
 
 // Control messages on service EP_SVC_KCOMMS (special-message slots).
-enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5 };
+enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6 };
 struct ControlMsg {
   std::uint32_t op;
   std::uint32_t from;
@@ -271,7 +271,9 @@ struct EpNode {
   Circuit& circuit(std::uint32_t peer) { return *circuits[peer]; }
   void connect(Circuit& c);
   void circuit_up(Circuit& c);
-  void circuit_failed(Circuit& c, const char* cause);
+  // unreachable: the node leaves the live map (link down, network error,
+  // heartbeat timeout); otherwise it stays live (a reset by the peer).
+  void circuit_failed(Circuit& c, const char* cause, bool unreachable = false);
   void control(const ControlMsg& m);
   void send_control(std::uint32_t dest, Control op, std::uint32_t inc, std::uint32_t peer_inc);
   void heard_from(std::uint32_t n);

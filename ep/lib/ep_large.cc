@@ -192,7 +192,9 @@ ep_rxd* EpNode::new_rxd(ep_rcvr* r, int flags) {
   const bool wait = !(flags & EP_NO_SLEEP) && host.current() && !host.in_interrupt();
   auto d = std::make_unique<ep_rxd>();
   d->rcvr = r;
-  d->done = dev.alloc_event(false, wait);
+  // The data's last packet comes from the sender's Elan and sets this
+  // event: it needs RemoteEvent.
+  d->done = dev.alloc_event(true, wait);
   d->reply_done = dev.alloc_event(false, wait);
   d->reply_blk = dev.alloc_mem(EP_STATUSBLK_SIZE, elan3::kBlockSize, 0, wait);
   if (!d->done || !d->reply_done || !d->reply_blk || rxd_table.size() >= 0x7fff) {

@@ -9,15 +9,18 @@
 
 #include "core/sim.h"
 #include "ep/lib/ep_internal.h"
-#include "world/world.h"
 
 namespace nicsim::ep {
 namespace {
 
-using NodeKey = std::pair<const World*, std::uint32_t>;
-std::map<NodeKey, std::unique_ptr<EpNode>>& nodes() {
-  static std::map<NodeKey, std::unique_ptr<EpNode>> m;
-  return m;
+// Each node's EpNode, by host. The objects are never destroyed: their
+// timers and wait queues belong to hosts that go with their world, and at
+// process exit no destructor may touch them. An entry whose driver instance
+// is no longer the node's (a later world in the same process) is stale and
+// replaced.
+std::map<const host::Host*, EpNode*>& nodes() {
+  static auto* m = new std::map<const host::Host*, EpNode*>;
+  return *m;
 }
 
 // Initial descriptors per transmitter; EP_NO_ALLOC transmits use only these
@@ -29,25 +32,27 @@ constexpr std::size_t kMaxTxds = 4096;
 
 EpNode* EpNode::current() {
   host::Host* h = host::Host::current_host();
-  World* w = World::current();
-  if (!h || !w) return nullptr;
-  auto it = nodes().find({w, h->node_id()});
-  return it == nodes().end() ? nullptr : it->second.get();
+  if (!h) return nullptr;
+  auto it = nodes().find(h);
+  if (it == nodes().end()) return nullptr;
+  if (&it->second->dev != elan3::Elan3Dev::current()) {
+    nodes().erase(it);  // stale: left allocated (see nodes())
+    return nullptr;
+  }
+  return it->second;
 }
 
 EpNode* EpNode::get() {
   if (EpNode* n = current()) return n;
   host::Host* h = host::Host::current_host();
-  World* w = World::current();
-  if (!h || !w || h->in_interrupt()) return nullptr;
+  if (!h || h->in_interrupt()) return nullptr;
   elan3::Elan3Dev* dev = elan3::Elan3Dev::attach();
   if (!dev) return nullptr;
-  auto node = std::make_unique<EpNode>(*dev);
-  if (!node->table_host) return nullptr;
-  EpNode* raw = node.get();
-  nodes()[{w, h->node_id()}] = std::move(node);
-  raw->start();
-  return raw;
+  auto* node = new EpNode(*dev);
+  if (!node->table_host) return nullptr;  // reported; left allocated like the others
+  nodes()[h] = node;
+  node->start();
+  return node;
 }
 
 EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
@@ -428,6 +433,13 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
     fail_cookie(f.src_cookie, ENETRESET);
     return;
   }
+  if (f.cause == elan3::intq::Cause::NetworkError && f.addr == 0) {
+    // The failed DMA was a read request's reply, run here for another node:
+    // its cookie is that node's, not ours. The messages it belonged to are
+    // the peer's and ours on that circuit: the circuit fails on both sides.
+    if (f.node < nnodes) circuit_failed(circuit(f.node), "network error on a reply");
+    return;
+  }
   if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
     // A translation or permission fault at the destination: that message
     // fails, the circuit stays.
@@ -435,7 +447,7 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
     return;
   }
   // Retries exhausted (no answer, discards): the node is unreachable.
-  if (f.node < nnodes) circuit_failed(circuit(f.node), "network error");
+  if (f.node < nnodes) circuit_failed(circuit(f.node), "network error", true);
   if (f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
     ep_txd* t = txd_table[f.src_cookie - 1];
     if (t->active && !t->forced && t->kind == TxKind::Special && Calendar::now() + testfail_retry < t->deadline) {
@@ -468,7 +480,7 @@ void EpNode::fail_cookie(std::uint16_t cookie, int status) {
 void EpNode::link_changed(bool up) {
   if (up) return;  // nodes come back through probes (membership)
   for (auto& c : circuits)
-    if (c->peer != self) circuit_failed(*c, "link down");
+    if (c->peer != self) circuit_failed(*c, "link down", true);
 }
 
 }  // namespace nicsim::ep

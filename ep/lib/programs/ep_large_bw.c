@@ -108,6 +108,10 @@ static int large_bw_main(int argc, char **argv)
 				return 1;
 			t0 = nicsim_now_ps();
 			while (st.completed < o.iters) {
+				if (nicsim_now_ps() - t0 > 1000000000000ull) {
+					nicsim_fail("transmits did not complete within 1 s");
+					return 1;
+				}
 				if (sent < o.iters && sent - st.completed < o.window) {
 					int rc = ep_transmit_large(xmtr, peer, EP_PERF_SERVICE, 0, on_tx, &st, &iov, 1);
 					if (rc == ESUCCESS) {
