@@ -119,15 +119,20 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
   desc->src_event = static_cast<E3Addr>(get(d, dma::dma_srcEvent));
   desc->src_cv = static_cast<std::uint32_t>(get(d, dma::dma_srcCookieVProc));
   desc->node = dma::vproc_of(desc->dest_cv);
+  const auto opc = static_cast<dma::OpCode>(desc->type.opcode);
+  desc->broadcast = opc == dma::OpCode::NormalBroadcast || opc == dma::OpCode::QueuedBroadcast;
+  if (desc->broadcast) desc->node_last = dma::cookie_of(desc->dest_cv);
   desc->type.is_remote = remote ? 1 : 0;
   const auto dir = static_cast<dma::Direction>(desc->type.direction);
   const auto op = static_cast<dma::OpCode>(desc->type.opcode);
   Fault bad = Fault::None;
   if (desc->size > dma::kMaxSize || (dir != dma::Direction::Write && dir != dma::Direction::Read) ||
-      (op != dma::OpCode::Normal && op != dma::OpCode::Queued) ||
-      (dir == dma::Direction::Read && (op != dma::OpCode::Normal || remote)))
+      static_cast<std::uint32_t>(op) > static_cast<std::uint32_t>(dma::OpCode::QueuedBroadcast) ||
+      (dir == dma::Direction::Read && (op != dma::OpCode::Normal || remote)) ||
+      (desc->broadcast && (desc->node_last < desc->node || desc->node_last == 0)))
     bad = Fault::BadDescriptor;
-  else if (op == dma::OpCode::Queued && (desc->size > elan_.params().max_payload || desc->size == 0))
+  else if ((op == dma::OpCode::Queued || op == dma::OpCode::QueuedBroadcast) &&
+           (desc->size > elan_.params().max_payload || desc->size == 0))
     bad = Fault::TooBig;
   ++elan_.mutable_stats().dmas;
   elan_.trace("dma_queued", {{"dma", desc->fsm.object()},
@@ -137,8 +142,6 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
                              {"node", desc->node},
                              {"remote", static_cast<unsigned>(remote)}});
   if (bad != Fault::None) {
-    // Broadcast opcodes are declared in the contract but this model does not
-    // run them yet: refused like any other unusable descriptor.
     Sim::get().error(elan_.obj(), fmt::format("DMA descriptor at {:#x} refused: {} (direction {}, opcode {}, size {})",
                                               addr, fault_name(static_cast<std::uint32_t>(bad)),
                                               dma::direction_name(desc->type.direction),
@@ -208,15 +211,22 @@ void DmaEngine::build_next() {
   while (!draining_ && window_.size() < elan_.params().tx_window) {
     const bool more = data_dma(*d) ? next_offset_ < d->size : !sent_empty_;
     if (!more) break;
+    // A broadcast goes one packet at a time (each needs a token from every
+    // node of the range, and receivers take any later number from it).
+    if (d->broadcast && !window_.empty()) break;
     Stream& s = stream(d->node);
     // Until a sync packet is acknowledged, one packet at a time: a second
     // one carrying the sync flag would be taken in sequence even if the
     // first was refused.
-    const bool unsynced = s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
+    const bool unsynced = !d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
     if (unsynced && !window_.empty()) break;
     TxPkt pk;
     pk.id = next_pkt_id_++;
-    pk.seq = s.next_seq++;
+    pk.seq = d->broadcast ? bcast_seq_++ : s.next_seq++;
+    if (d->broadcast) {
+      pk.tokens_left = d->node_last - d->node + 1;
+      pk.answered.assign(pk.tokens_left, 0);
+    }
     pk.offset = next_offset_;
     pk.len = data_dma(*d) ? std::min(elan_.params().max_payload, d->size - next_offset_) : 0;
     pk.sync = unsynced;
@@ -291,7 +301,7 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::u
     trans = Trans::SetEvent;
     addr = d->dest_event;
   } else {
-    if (op == dma::OpCode::Queued) {
+    if (op == dma::OpCode::Queued || op == dma::OpCode::QueuedBroadcast) {
       trans = Trans::QueuedWrite;
       addr = d->dest;
     }
@@ -306,7 +316,7 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::u
   if (pk->retry) flags |= pkt::kFlagRetry;
   if (pk->sync) flags |= pkt::kFlagSync;
   put(w, pkt::route_first, d->node);
-  put(w, pkt::route_last, 0);
+  put(w, pkt::route_last, d->broadcast ? d->node_last : 0);
   put(w, pkt::trans, static_cast<std::uint8_t>(trans));
   put(w, pkt::flags, flags);
   put(w, pkt::seq, pk->seq);
@@ -335,7 +345,7 @@ void DmaEngine::send_ready() {
     p->meta.kind = fabric::kPacketElan;
     p->meta.slid = static_cast<std::uint16_t>(elan_.node_id());
     p->meta.dlid = static_cast<std::uint16_t>(d->node);
-    p->meta.dlid_hi = 0;
+    p->meta.dlid_hi = static_cast<std::uint16_t>(d->broadcast ? d->node_last : 0);
     p->meta.vl = 0;
     p->meta.src_node = elan_.device_id();
     p->meta.created = Elan3::now();
@@ -361,9 +371,24 @@ void DmaEngine::send_ready() {
 void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expect, Token t) {
   Desc* d = active_.get();
   TxPkt* pk = nullptr;
-  if (d && d->node == from && d->state() != DmaFsmState::Backoff)
+  const bool from_dest = d && (d->broadcast ? from >= d->node && from <= d->node_last : d->node == from);
+  if (from_dest && d->state() != DmaFsmState::Backoff)
     for (TxPkt& p : window_)
       if (p.seq == seq && p.st == TxPkt::St::Sent) pk = &p;
+  if (pk && d->broadcast) {
+    // One token per node of the range; the packet is answered by the last.
+    std::uint8_t& seen = pk->answered[from - d->node];
+    if (seen) pk = nullptr;
+    else {
+      seen = 1;
+      if (t != Token::Ok && (pk->worst == Token::Ok || t == Token::Error)) pk->worst = t;
+      if (--pk->tokens_left > 0) {
+        ++elan_.mutable_stats().acks_received;
+        return;
+      }
+      t = pk->worst;
+    }
+  }
   if (!pk) {
     ++elan_.mutable_stats().stale_acks;
     elan_.trace("stale_token", {{"node", from}, {"seq", static_cast<unsigned>(seq)}, {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
@@ -379,7 +404,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   if (t == Token::Ok) {
     d->retries = 0;  // retry_limit counts failures in a row, not per DMA
     Stream& s = stream(d->node);
-    if (pk->sync && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced))
+    if (!d->broadcast && pk->sync && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced))
       s.fsm->to(static_cast<int>(StreamFsmState::InSync), "sync_acked");
     while (!window_.empty() && window_.front().st == TxPkt::St::Answered && window_.front().token == Token::Ok) {
       d->done += window_.front().len;
@@ -442,8 +467,10 @@ void DmaEngine::maybe_resolve() {
     timed_out |= p.timed_out;
     if (!p.timed_out) last = p.token;
   }
-  Stream& s = stream(d->node);
-  if (have_first) s.next_seq = first_seq;
+  if (have_first) {
+    if (d->broadcast) bcast_seq_ = first_seq;
+    else stream(d->node).next_seq = first_seq;
+  }
   window_.clear();
   if (local_fault_ != Fault::None) {
     finish(false, 0);
@@ -503,7 +530,7 @@ void DmaEngine::finish(bool ok, std::uint8_t detail) {
     } else {
       d->fsm.to(static_cast<int>(DmaFsmState::Failed), "network_error");
       Stream& s = stream(d->node);
-      if (s.fsm->state() == static_cast<int>(StreamFsmState::InSync))
+      if (!d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::InSync))
         s.fsm->to(static_cast<int>(StreamFsmState::Unsynced), "network_error");
       elan_.post_interrupt(intq::Cause::NetworkError, detail, d->node, cookie, d->addr);
     }

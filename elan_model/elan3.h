@@ -111,6 +111,8 @@ struct Desc {
   E3Addr source = 0, dest = 0, dest_event = 0, src_event = 0;
   std::uint32_t dest_cv = 0, src_cv = 0;
   std::uint32_t node = 0;
+  std::uint32_t node_last = 0;  // broadcast: last node of the range [node, node_last]
+  bool broadcast = false;
   std::uint32_t done = 0;  // bytes acknowledged Ok, in order
   std::uint32_t high = 0;   // end of the furthest packet ever sent (resends start below it)
   std::uint32_t retries = 0, testfails = 0;
@@ -141,6 +143,10 @@ class DmaEngine {
     enum class St : std::uint8_t { Building, Ready, Sent, Answered } st = St::Building;
     Token token = Token::Ok;
     bool timed_out = false, sync = false, retry = false;
+    // Broadcast: tokens still awaited, who answered, the worst token so far.
+    std::uint32_t tokens_left = 1;
+    std::vector<std::uint8_t> answered;
+    Token worst = Token::Ok;
     std::uint64_t id = 0;
     std::vector<std::uint8_t> wire;
   };
@@ -178,6 +184,7 @@ class DmaEngine {
   Fault local_fault_ = Fault::None;
   E3Addr local_fault_addr_ = 0;
   std::uint16_t last_expect_ = 0;
+  std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
   Tick tx_free_ = 0;  // the packet builder is busy until then
   Tick pump_at_ = kTickMax;
   std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
@@ -209,6 +216,9 @@ class RxEngine {
   std::deque<Pending> queue_;
   bool busy_ = false;
   std::vector<std::uint16_t> expected_;  // per source node
+  std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
+  bool bcast_ = false;                     // the packet being handled is a broadcast
+  std::uint16_t seq_ = 0;                  // and its number
   std::vector<std::uint8_t> synced_;
 };
 

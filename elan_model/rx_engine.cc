@@ -67,7 +67,8 @@ void RxEngine::done(Token t) {
   const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));
   const auto len = static_cast<std::uint32_t>(get(h, pkt::length));
   if (t == Token::Ok && !replay_) {
-    ++expected_[src];
+    if (bcast_) bexpected_[src] = static_cast<std::uint16_t>(seq_ + 1);
+    else ++expected_[src];
     ++elan_.mutable_stats().rx_packets;
     elan_.mutable_stats().rx_bytes += len;
   }
@@ -100,7 +101,8 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   put(b, pkt::ack_vc, in.meta.vl);
   put(b, pkt::ack_seq, get(h, pkt::seq));
   put(b, pkt::ack_src_node, elan_.node_id());
-  put(b, pkt::ack_expect, src < expected_.size() ? expected_[src] : 0);
+  const std::vector<std::uint16_t>& exp = bcast_ ? bexpected_ : expected_;
+  put(b, pkt::ack_expect, src < exp.size() ? exp[src] : 0);
   const std::uint32_t crc = pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize);
   std::memcpy(b + pkt::kAckSize - pkt::kCrcSize, &crc, 4);
   a->meta.kind = fabric::kPacketElanAck;
@@ -146,15 +148,22 @@ void RxEngine::process(fabric::Packet* p) {
   const auto flags = static_cast<std::uint8_t>(get(h, pkt::flags));
   const auto trans = static_cast<std::uint32_t>(get(h, pkt::trans));
   const auto len = static_cast<std::uint32_t>(get(h, pkt::length));
-  if (get(h, pkt::route_first) != elan_.node_id() || get(h, pkt::route_last) != 0) {
+  const auto first = static_cast<std::uint32_t>(get(h, pkt::route_first));
+  const auto last = static_cast<std::uint32_t>(get(h, pkt::route_last));
+  bcast_ = last != 0;
+  seq_ = seq;
+  if (bcast_ ? elan_.node_id() < first || elan_.node_id() > last : first != elan_.node_id()) {
     ++elan_.mutable_stats().rx_misrouted;
     Sim::get().error(elan_.obj(), fmt::format("packet for node {} from node {} arrived at node {}: discarded",
                                               get(h, pkt::route_first), src, elan_.node_id()));
     done(Token::Discard);
     return;
   }
-  if (src >= expected_.size()) expected_.resize(src + 1, 0);
-  if (flags & pkt::kFlagSync) expected_[src] = seq;
+  if (src >= expected_.size()) {
+    expected_.resize(src + 1, 0);
+    bexpected_.resize(src + 1, 0);
+  }
+  if (!bcast_ && (flags & pkt::kFlagSync)) expected_[src] = seq;
   elan_.trace("rx", {{"node", src},
                      {"seq", static_cast<unsigned>(seq)},
                      {"trans", pkt::trans_name(trans)},
@@ -164,7 +173,15 @@ void RxEngine::process(fabric::Packet* p) {
     done(Token::Discard);
     return;
   }
-  if (seq != expected_[src]) {
+  if (bcast_) {
+    // A source's broadcasts go one at a time, to changing ranges: any
+    // number from the expected one on is new, an earlier one a repeat.
+    if (seq_before(seq, bexpected_[src])) {
+      replay_ = true;
+      done(Token::Ok);
+      return;
+    }
+  } else if (seq != expected_[src]) {
     if (seq_before(seq, expected_[src])) {
       replay_ = true;  // executed before; its token was lost
       done(Token::Ok);

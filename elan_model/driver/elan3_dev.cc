@@ -398,8 +398,9 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
   const bool bcast = r.opcode == dma::OpCode::NormalBroadcast || r.opcode == dma::OpCode::QueuedBroadcast;
   if (r.size > dma::kMaxSize) return bad("dma size above the limit");
   if (r.dest_node >= num_nodes_) return bad("destination node id beyond the network");
-  if (bcast) return bad("broadcast DMAs are not supported by this Elan model");
-  if (r.opcode == dma::OpCode::Queued && (r.size == 0 || r.size > max_payload_))
+  if (bcast && (r.dest_node_last <= r.dest_node || r.dest_node_last >= num_nodes_ || r.direction != dma::Direction::Write))
+    return bad("a broadcast is a write to a range of at least two nodes of the network");
+  if ((r.opcode == dma::OpCode::Queued || r.opcode == dma::OpCode::QueuedBroadcast) && (r.size == 0 || r.size > max_payload_))
     return bad("a queued DMA must carry 1 to max_packet_payload bytes");
   if (r.direction == dma::Direction::Read && r.opcode != dma::OpCode::Normal) return bad("a read DMA must be Normal");
   if (r.direction == dma::Direction::ReadRequeue) return bad("ReadRequeue is set by the hardware only");
@@ -413,7 +414,7 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
   put(d, dma::dma_source, r.source);
   put(d, dma::dma_dest, r.dest);
   put(d, dma::dma_destEvent, r.dest_event);
-  put(d, dma::dma_destCookieVProc, dma::cookie_vproc(r.dest_cookie, r.dest_node));
+  put(d, dma::dma_destCookieVProc, dma::cookie_vproc(bcast ? r.dest_node_last : r.dest_cookie, r.dest_node));
   put(d, dma::dma_srcEvent, r.src_event);
   put(d, dma::dma_srcCookieVProc, dma::cookie_vproc(r.src_cookie, node_id_));
   return true;
