@@ -42,6 +42,7 @@ struct Elan3Params {
       ack_cycles, event_cycles, queue_cycles;
   Tick ack_timeout, retry_backoff, testfail_backoff;
   std::uint32_t retry_limit, testfail_limit;
+  bool verify_crc_always;      // else only packets the link's error injection touched
   std::uint64_t command_port;  // MMIO window base on the host bus
 };
 Elan3Params elan3_params_from(const ParamSet& p);

@@ -28,7 +28,8 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
       const std::uint8_t* b = p->bytes.data();
       std::uint32_t crc = 0;
       if (p->bytes.size() == pkt::kAckSize) std::memcpy(&crc, b + pkt::kAckSize - pkt::kCrcSize, 4);
-      if (p->bytes.size() != pkt::kAckSize || crc != pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize)) {
+      const bool check = elan_.params().verify_crc_always || p->meta.bit_errors > 0;
+      if (p->bytes.size() != pkt::kAckSize || (check && crc != pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize))) {
         ++elan_.mutable_stats().rx_bad_crc;
         elan_.trace("rx_bad_token", {{"bytes", static_cast<unsigned>(p->bytes.size())}});
       } else {
@@ -126,7 +127,8 @@ void RxEngine::process(fabric::Packet* p) {
   const std::size_t size = p->bytes.size();
   std::uint32_t crc = 0;
   if (size >= pkt::kHeaderSize + pkt::kCrcSize) std::memcpy(&crc, h + size - pkt::kCrcSize, 4);
-  const bool crc_ok = size >= pkt::kHeaderSize + pkt::kCrcSize && crc == pkt::crc32(h, size - pkt::kCrcSize) &&
+  const bool check = elan_.params().verify_crc_always || p->meta.bit_errors > 0;
+  const bool crc_ok = size >= pkt::kHeaderSize + pkt::kCrcSize && (!check || crc == pkt::crc32(h, size - pkt::kCrcSize)) &&
                       get(h, pkt::length) == size - pkt::kHeaderSize - pkt::kCrcSize;
   if (!crc_ok) {
     // Nothing in the packet can be trusted, not even who sent it: no token.

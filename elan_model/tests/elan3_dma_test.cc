@@ -89,3 +89,20 @@ const BuiltinProgram reg_write("t_elan_write", remote_write, "test");
 }  // namespace
 
 TEST(Elan3Dma, RemoteWriteEverySizeBytesExact) { run_ok(two_elans("t_elan_write")); }
+
+// The packet CRC is CRC-32/IEEE: its check value over "123456789" is
+// 0xCBF43926, at every length the slicing code handles (tails of 0-7).
+TEST(Elan3Wire, Crc32CheckValue) {
+  const std::uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  EXPECT_EQ(pkt::crc32(check, sizeof check), 0xCBF43926u);
+  std::vector<std::uint8_t> data(100);
+  fill(data.data(), data.size(), 4);
+  for (std::size_t n = 0; n <= data.size(); ++n) {
+    std::uint32_t c = 0xffffffffu;  // bitwise reference
+    for (std::size_t i = 0; i < n; ++i) {
+      c ^= data[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    }
+    EXPECT_EQ(pkt::crc32(data.data(), n), c ^ 0xffffffffu) << n;
+  }
+}
