@@ -174,6 +174,8 @@ struct ep_rcvr {
   nicsim::elan3::InputQueue queue;
   nicsim::elan3::ElanMem queue_event;
   std::unique_ptr<nicsim::host::Timer> recheck;  // lost re-arm check (EpNode::service_queue)
+  bool draining = false;     // a context is taking messages from the queue
+  bool drain_again = false;  // another context found it busy: look again
   std::uint32_t cookie = 0;
   // Small receivers with no handler: messages handed to a waiter and not
   // yet consumed (pointers into the queue slots).
@@ -248,6 +250,7 @@ struct EpNode {
   void service_queue(ep_rcvr* r);
   void drain(ep_rcvr* r);
   void small_arrived(ep_rcvr* r);
+  void deliver_small(ep_rcvr* r);
   ep_rcvr* install_control();
 
   // Transmit plumbing.
@@ -282,6 +285,7 @@ struct EpNode {
 
   // Large receive side.
   void envelope_arrived(ep_rcvr* r);
+  void bind_envelopes(ep_rcvr* r);
   void start_pull(ep_rxd* d);
   void rx_event(ep_rcvr* r, elan3::E3Addr ev);
   void fail_rxd(ep_rxd* d, int status);

@@ -34,6 +34,22 @@ std::uint32_t large_slot_size(const EpNode& node) {
 // Queue interrupt (and ep_queue_receive): bind waiting envelopes to posted
 // buffers, oldest first. Envelopes with no buffer stay in their slots.
 void EpNode::envelope_arrived(ep_rcvr* r) {
+  // A thread (ep_queue_receive) and the queue interrupt both drain; the CPU
+  // charges below let the other run meanwhile, so one drains at a time and
+  // the other asks it to look again (a spinlock in a real kernel).
+  if (r->draining) {
+    r->drain_again = true;
+    return;
+  }
+  r->draining = true;
+  do {
+    r->drain_again = false;
+    bind_envelopes(r);
+  } while (r->drain_again);
+  r->draining = false;
+}
+
+void EpNode::bind_envelopes(ep_rcvr* r) {
   while (!r->removed && !r->posted.empty() && queued(r) > 0) {
     const std::uint8_t* p = slot(r, 0);
     EP_ENVELOPE env;

@@ -27,6 +27,20 @@ namespace nicsim::ep {
 // Queue interrupt of a small receiver: hand each new message to the
 // handler (then free its slot), or to the threads waiting for messages.
 void EpNode::small_arrived(ep_rcvr* r) {
+  // One context at a time (see envelope_arrived).
+  if (r->draining) {
+    r->drain_again = true;
+    return;
+  }
+  r->draining = true;
+  do {
+    r->drain_again = false;
+    deliver_small(r);
+  } while (r->drain_again);
+  r->draining = false;
+}
+
+void EpNode::deliver_small(ep_rcvr* r) {
   for (;;) {
     const std::uint32_t n = queued(r);
     const std::uint32_t handed = static_cast<std::uint32_t>(r->delivered.size());
