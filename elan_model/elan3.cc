@@ -280,8 +280,10 @@ void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t
                       {"cookie", cookie},
                       {"data", data}});
   if (intq_entries_ == 0 || intq_base_ == 0) {
-    Sim::get().error(obj_, fmt::format("interrupt {} lost: no interrupt queue installed",
-                                       intq::cause_name(static_cast<std::uint32_t>(cause))));
+    // No driver has installed the queue yet (a link coming up before the
+    // driver loads): latched in int_status, which the driver reads at load.
+    int_status_ |= reg::kStatusUnconfigured;
+    trace("interrupt_unconfigured", {{"cause", intq::cause_name(static_cast<std::uint32_t>(cause))}});
     return;
   }
   if (intq_producer_ - intq_consumer_ >= intq_entries_) {

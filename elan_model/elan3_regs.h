@@ -81,8 +81,8 @@ namespace reg {
                                 "interrupt line if entries remain unread")                                  \
   X(irq_vector, 0x044, 4, RW, "host interrupt vector the Elan raises (the node's interrupt controller "     \
                             "line the driver attached); -1 = none")                                          \
-  X(int_status, 0x040, 4, R, "bit 0: interrupt queue overflowed (entries lost) since last read; cleared "    \
-                            "by reading")                                                                     \
+  X(int_status, 0x040, 4, R, "bit 0: interrupt queue overflowed (entries lost); bit 1: a cause arrived "     \
+                            "before the queue was installed; both cleared by reading")                                                                     \
   X(run_dma, 0x100, 4, W, "E3_Addr of an E3_DMA descriptor: the Elan fetches it and queues it at the tail "   \
                          "of its DMA run queue")                                                              \
   X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")               \
@@ -97,6 +97,7 @@ inline constexpr std::uint32_t kVendorQuadrics = 0x14fc;
 inline constexpr std::uint32_t kDeviceElan3 = 0x0000;
 inline constexpr std::uint32_t kControlEnable = 1u << 0;
 inline constexpr std::uint32_t kStatusIntqOverflow = 1u << 0;
+inline constexpr std::uint32_t kStatusUnconfigured = 1u << 1;  // a cause came before the queue was installed
 inline constexpr E3Addr kFlushAll = 0xffffffffu;
 }  // namespace reg
 

@@ -124,6 +124,7 @@ bool Elan3Dev::init() {
   node_id_ = mmio_read32(reg::node_id.offset);
   max_payload_ = mmio_read32(reg::max_payload.offset);
   link_up_ = mmio_read32(reg::link_state.offset) & 1;
+  mmio_read32(reg::int_status.offset);  // clears causes latched before we loaded (link_up_ covers them)
   // The cluster configuration: node ids of every Elan in the network.
   if (World* w = World::current())
     for (std::uint32_t i = 0; i < w->num_nodes(); ++i)

@@ -86,6 +86,7 @@ struct DmaRequest {
                               // Read: local landing address (RemoteWrite here)
   E3Addr dest_event = 0;      // Write: an event on dest_node (RemoteEvent there), set after the
                               // last byte landed. Read: a local event, set when the data is here
+                              // (it comes back as a remote write: RemoteEvent here too)
   E3Addr src_event = 0;       // Write: a local event, set when every packet was acked Ok.
                               // Read: an event on dest_node, set when it finished sending
   std::uint32_t dest_node = 0;       // destination (first node of a broadcast range)
