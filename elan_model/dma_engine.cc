@@ -196,7 +196,7 @@ void DmaEngine::start(Desc* d) {
   sent_empty_ = false;
   draining_ = false;
   local_fault_ = Fault::None;
-  window_.clear();
+  clear_window();
   build_next();
 }
 
@@ -237,19 +237,78 @@ void DmaEngine::build_next() {
     const std::uint64_t id = pk.id;
     if (data_dma(*d)) {
       const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
-      elan_.mmu().translate(d->source + pk.offset, pk.len, need, [this, id](Translation& t) {
+      const std::uint32_t len = pk.len;
+      Translation t;
+      Tick cost = 0;
+      if (elan_.mmu().translate_cached(d->source + pk.offset, len, need, t, cost)) {
         if (t.fault != Fault::None) {
-          built(id, t.fault, t.fault_addr, nullptr);
-          return;
+          const E3Addr at = t.fault_addr;
+          const Fault f = t.fault;
+          elan_.after(cost, [this, id, f, at] { built(id, f, at, nullptr); });
+        } else {
+          read_payload_at(add_saturating(Elan3::now(), cost), id, t, len);
         }
-        elan_.read_pieces(t.pieces, [this, id](bool ok, std::vector<std::uint8_t>& data) {
-          built(id, ok ? Fault::None : Fault::BusError, 0, data.data());
+      } else {
+        elan_.mmu().translate(d->source + pk.offset, len, need, [this, id, len](Translation& t) {
+          if (t.fault != Fault::None) {
+            built(id, t.fault, t.fault_addr, nullptr);
+            return;
+          }
+          read_payload(id, t, len);
         });
-      });
+      }
     } else {
-      built(id, Fault::None, 0, nullptr);
+      const bool read = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Read;
+      built(id, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
     }
   }
+}
+
+// The payload of one packet read from host memory straight into the
+// packet's buffer: one allocation per packet, no copies.
+struct DmaEngine::PayloadRead {
+  DmaEngine* engine;
+  std::uint64_t id;
+  fabric::Packet* p;
+  std::vector<HostPiece> pieces;
+  std::uint32_t left = 0;
+  bool ok = true;
+  static void start(void* self, std::uint64_t) {
+    auto* r = static_cast<PayloadRead*>(self);
+    std::uint32_t off = pkt::kHeaderSize;
+    r->left = static_cast<std::uint32_t>(r->pieces.size());
+    host::HostBus& bus = r->engine->elan_.bus();
+    for (const HostPiece& h : r->pieces) {
+      bus.dma_read(r->engine->elan_.obj().c_str(), h.addr, r->p->bytes.data() + off, h.len, {&PayloadRead::done, r, 0});
+      off += h.len;
+    }
+  }
+  static void done(void* self, std::uint64_t arg) {
+    auto* r = static_cast<PayloadRead*>(self);
+    r->ok = r->ok && !(arg & host::kDmaFailedBit);
+    if (--r->left) return;
+    r->engine->built(r->id, r->ok ? Fault::None : Fault::BusError, 0, r->p);
+    delete r;
+  }
+};
+
+void DmaEngine::read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len) {
+  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
+  Sim::get().calendar().at(at, &PayloadRead::start, r);
+}
+
+void DmaEngine::read_payload(std::uint64_t id, const Translation& t, std::uint32_t len) {
+  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
+  PayloadRead::start(r, 0);
+}
+
+void DmaEngine::clear_window() {
+  for (TxPkt& pk : window_)
+    if (pk.pkt) {
+      elan_.fabric().pool().put(pk.pkt);
+      pk.pkt = nullptr;
+    }
+  window_.clear();
 }
 
 DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
@@ -258,11 +317,16 @@ DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
   return nullptr;
 }
 
-void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::uint8_t* data) {
+void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p) {
   TxPkt* pk = find(id);
-  if (!pk || pk->st != TxPkt::St::Building) return;  // the DMA moved on while it was read
+  if (!pk || pk->st != TxPkt::St::Building) {
+    // The DMA moved on while the payload was read.
+    if (p) elan_.fabric().pool().put(p);
+    return;
+  }
   Desc* d = active_.get();
   if (f != Fault::None) {
+    if (p) elan_.fabric().pool().put(p);
     pk->st = TxPkt::St::Answered;
     pk->token = Token::Error;
     if (local_fault_ == Fault::None) {
@@ -279,7 +343,8 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::u
   E3Addr addr = d->dest + pk->offset;
   E3Addr event = 0;
   std::uint32_t payload = pk->len;
-  std::uint8_t req[dma::kSize] = {};
+  std::uint8_t* w = p->bytes.data();
+  std::uint8_t* req = w + pkt::kHeaderSize;
   if (dir == dma::Direction::Read) {
     // The remote runs this as a write back to us.
     trans = Trans::ReadRequest;
@@ -296,7 +361,6 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::u
     put(req, dma::dma_destCookieVProc, dma::cookie_vproc(dma::cookie_of(d->dest_cv), elan_.node_id()));
     put(req, dma::dma_srcEvent, d->src_event);
     put(req, dma::dma_srcCookieVProc, dma::cookie_vproc(dma::cookie_of(d->src_cv), d->node));
-    data = req;
   } else if (d->size == 0) {
     trans = Trans::SetEvent;
     addr = d->dest_event;
@@ -308,8 +372,6 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::u
     if (pk->offset + pk->len == d->size) event = d->dest_event;
   }
   const std::uint32_t len = pkt::kHeaderSize + payload + pkt::kCrcSize;
-  pk->wire.resize(len);
-  std::uint8_t* w = pk->wire.data();
   std::uint8_t flags = 0;
   if (pk->offset == 0) flags |= pkt::kFlagFirst;
   if (pk->offset + pk->len == d->size) flags |= pkt::kFlagLast;
@@ -325,10 +387,10 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, const std::u
   put(w, pkt::addr, addr);
   put(w, pkt::event, event);
   put(w, pkt::cookie, d->dest_cv);
-  if (payload) std::memcpy(w + pkt::kHeaderSize, data, payload);
   const std::uint32_t crc = pkt::crc32(w, len - pkt::kCrcSize);
   std::memcpy(w + len - pkt::kCrcSize, &crc, pkt::kCrcSize);
   pk->st = TxPkt::St::Ready;
+  pk->pkt = p;
   send_ready();
 }
 
@@ -340,8 +402,8 @@ void DmaEngine::send_ready() {
     pk.st = TxPkt::St::Sent;
     const Tick at = std::max(Elan3::now(), tx_free_) + elan_.cycles(elan_.params().tx_packet_cycles);
     tx_free_ = at;
-    fabric::Packet* p = elan_.fabric().pool().get(pk.wire.size());
-    std::memcpy(p->bytes.data(), pk.wire.data(), pk.wire.size());
+    fabric::Packet* p = pk.pkt;
+    pk.pkt = nullptr;
     p->meta.kind = fabric::kPacketElan;
     p->meta.slid = static_cast<std::uint16_t>(elan_.node_id());
     p->meta.dlid = static_cast<std::uint16_t>(d->node);
@@ -471,7 +533,7 @@ void DmaEngine::maybe_resolve() {
     if (d->broadcast) bcast_seq_ = first_seq;
     else stream(d->node).next_seq = first_seq;
   }
-  window_.clear();
+  clear_window();
   if (local_fault_ != Fault::None) {
     finish(false, 0);
     return;
@@ -513,7 +575,7 @@ void DmaEngine::maybe_resolve() {
 
 void DmaEngine::finish(bool ok, std::uint8_t detail) {
   std::unique_ptr<Desc> d = std::move(active_);
-  window_.clear();
+  clear_window();
   auto& st = elan_.mutable_stats();
   if (ok) {
     d->fsm.to(static_cast<int>(DmaFsmState::Done), "acked");

@@ -344,9 +344,9 @@ const char* fault_name(std::uint32_t v);
 
 // ---------------------------------------------------------------------------
 // Network packets (fabric::Packet::bytes; meta.kind kPacketElan). Header,
-// payload, CRC-32 (IEEE 802.3 polynomial, reflected, init and final xor
-// 0xffffffff) over header and payload (choice: the real Elan3 uses its own
-// link-level CRC and parity). meta.slid/dlid/dlid_hi mirror the route word
+// payload, CRC-32C (Castagnoli polynomial 0x1edc6f41, reflected, init and
+// final xor 0xffffffff; check value 0xe3069283) over header and payload
+// (choice: the real Elan3 uses its own link-level CRC and parity). meta.slid/dlid/dlid_hi mirror the route word
 // for the fabric; the bytes are what the receiving Elan trusts.
 // Every packet is answered by one ack token (meta.kind kPacketElanAck).
 // A DMA becomes packets of at most `max_payload` bytes (parameter, default
@@ -428,7 +428,8 @@ enum class Token : std::uint8_t {
 };
 const char* token_name(std::uint32_t v);
 
-std::uint32_t crc32(const std::uint8_t* data, std::size_t len);
+std::uint32_t crc32(const std::uint8_t* data, std::size_t len);         // CRC-32C, the fastest way
+std::uint32_t crc32_sliced(const std::uint8_t* data, std::size_t len);  // the same, by tables only
 }  // namespace pkt
 
 }  // namespace nicsim::elan3

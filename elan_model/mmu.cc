@@ -10,9 +10,9 @@
 namespace nicsim::elan3 {
 
 struct Mmu::Walk {
-  E3Addr va;
-  std::uint32_t len;
-  std::uint32_t need;
+  E3Addr va = 0;
+  std::uint32_t len = 0;
+  std::uint32_t need = 0;
   std::uint64_t pos = 0;  // bytes translated so far
   Tick cost = 0;          // lookup time accumulated and not yet waited for
   std::uint64_t generation = 0;
@@ -58,8 +58,56 @@ void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
   victim->used = ++stamp_;
 }
 
+bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Tick& cost) {
+  if (static_cast<std::uint64_t>(va) + len > (1ull << 32)) return false;
+  Entry* found[8];
+  const std::uint32_t first = va >> kPageShift;
+  const std::uint32_t pages = len ? ((va + len - 1) >> kPageShift) - first + 1 : 0;
+  if (pages > 8) return false;
+  for (std::uint32_t i = 0; i < pages; ++i) {
+    found[i] = nullptr;
+    for (Entry& e : tlb_)
+      if (e.used && e.vpn == first + i) found[i] = &e;
+    if (!found[i]) return false;
+  }
+  out.fault = Fault::None;
+  out.pieces.clear();
+  cost = 0;
+  std::uint64_t pos = 0;
+  for (std::uint32_t i = 0; i < pages; ++i) {
+    Entry* e = found[i];
+    e->used = ++stamp_;
+    ++elan_.mutable_stats().tlb_hits;
+    cost += elan_.cycles(elan_.params().tlb_cycles);
+    const E3Addr a = static_cast<E3Addr>(va + pos);
+    const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
+    const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, len - pos));
+    const std::uint32_t have = static_cast<std::uint32_t>((e->pte >> pte::kPermShift) & perm::kAll);
+    if ((have & need) != need) {
+      out.fault = Fault::Permission;
+      out.fault_addr = a;
+      out.pieces.clear();
+      ++elan_.mutable_stats().permission_faults;
+      elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(Fault::Permission))},
+                                {"addr", static_cast<unsigned>(a)},
+                                {"need", perm::names(need)}});
+      return true;
+    }
+    const std::uint64_t host = (e->pte & pte::kAddrMask) + (a & (kPageSize - 1));
+    if (!out.pieces.empty() && out.pieces.back().addr + out.pieces.back().len == host)
+      out.pieces.back().len += chunk;
+    else
+      out.pieces.push_back({host, chunk});
+    pos += chunk;
+  }
+  return true;
+}
+
 void Mmu::translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k) {
-  auto* w = new Walk{va, len, need};
+  auto* w = new Walk;
+  w->va = va;
+  w->len = len;
+  w->need = need;
   w->k = std::move(k);
   w->generation = generation_;
   if (static_cast<std::uint64_t>(va) + len > (1ull << 32)) {

@@ -95,7 +95,9 @@ int broadcast(int, char**) {
   nicsim_barrier();
   EXPECT_EQ(d->queue_peek(q), nullptr) << "node " << me << " got the queued broadcast twice";
   EXPECT_EQ(d->event_count(ev), in_range ? 0 : 1) << "node " << me;
-  if (!in_range) EXPECT_EQ(buf[0], 0) << "node " << me << " is outside the range but was written";
+  if (!in_range) {
+    EXPECT_EQ(buf[0], 0) << "node " << me << " is outside the range but was written";
+  }
   if (me == 2) {
     EXPECT_EQ(d->elan().stats().dmas_done, 2u);
     EXPECT_EQ(d->elan().stats().dmas_failed, 0u);

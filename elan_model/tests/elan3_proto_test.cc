@@ -45,7 +45,9 @@ int remote_read(int, char**) {
     }
   }
   nicsim_barrier();
-  if (!is_sender()) EXPECT_EQ(d->elan().stats().dmas_done, 9u);  // the write-backs ran here
+  if (!is_sender()) {
+    EXPECT_EQ(d->elan().stats().dmas_done, 9u);  // the write-backs ran here
+  }
   return ::testing::Test::HasFailure() ? 1 : 0;
 }
 const BuiltinProgram reg_read("t_elan_read", remote_read, "test");
