@@ -10,9 +10,11 @@
 #include <set>
 
 #include "scenario.pb.h"
+#include "scenario/elite_layout.h"
 #include "scenario/locator.h"
 #include "scenario/subnet_manager_spec.h"
 #include "scenario/topology.h"
+#include "elan_model/elite/elite_tree.h"
 #include "trace/trace.h"
 
 namespace nicsim {
@@ -166,7 +168,9 @@ class Loader {
   void check_name(const std::string& name, const char* what, const SourceLoc& loc) const;
   void add_device(const std::string& name, Device d, const SourceLoc& loc);
   void add_node(const std::string& name, const NodeParams& p, const SourceLoc& loc);
-  void add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc);
+  void add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc,
+                  const std::string& kind = "ib");
+  void check_elite_keys(const RepeatedPtrField<pb::Param>& list, const Locator& parent, const char* field);
   std::uint32_t device_ports(Device d) const;
   std::string device_label(Device d) const;
 
@@ -300,11 +304,14 @@ void Loader::add_node(const std::string& name, const NodeParams& p, const Source
   n.loc = loc;
 }
 
-void Loader::add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc) {
+void Loader::add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc,
+                        const std::string& kind) {
   add_device(name, {true, static_cast<std::uint32_t>(sc_.switches.size())}, loc);
   SwitchSpec& s = sc_.switches.emplace_back();
   s.name = name;
   s.params = params;
+  s.kind = kind;
+  if (kind == "elite") s.ports = elite::kPorts;
   const ParamDef* ports = params.scope()->find("ports");
   if (ports && ports->kind == UnitKind::Count) {
     std::uint64_t n = params.count("ports");
@@ -312,6 +319,16 @@ void Loader::add_switch(const std::string& name, const ParamSet& params, const S
     s.ports = static_cast<std::uint32_t>(n);
   }
   s.loc = loc;
+}
+
+// An Elite switch's keys are in scope "switch.elite"; IB-only keys there
+// get an error that says so.
+void Loader::check_elite_keys(const RepeatedPtrField<pb::Param>& list, const Locator& parent,
+                              const char* field) {
+  for (int i = 0; i < list.size(); ++i) {
+    std::string error = scenario_detail::elite_switch_key_error(list[i].key());
+    if (!error.empty()) fail(parent.in(field, i).at("key"), error);
+  }
 }
 
 std::uint32_t Loader::device_ports(Device d) const {
@@ -330,11 +347,17 @@ void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
   if (t.has_star() && !t.star().switch_name().empty()) {
     check_name(t.star().switch_name(), "switch", where.in("star").at("switch_name"));
   }
-  NodeParams hosts = node_params(t.nic(), where.at("nic"), t.node_param(), where, "node_param");
-  ParamSet switch_params(scope("switch"));
+  const bool elite = t.has_elite_fat_tree();
+  const std::string nic = elite && t.nic().empty() ? "elan3" : t.nic();
+  NodeParams hosts = node_params(nic, where.at("nic"), t.node_param(), where, "node_param");
+  if (elite) check_elite_keys(t.switch_param(), where, "switch_param");
+  ParamSet switch_params(scope(elite ? "switch.elite" : "switch"));
   apply_params(switch_params, t.switch_param(), where, "switch_param", nullptr);
 
-  const char* shape_field = t.has_star() ? "star" : t.has_leaf_spine() ? "leaf_spine" : "fat_tree";
+  const char* shape_field = t.has_star()         ? "star"
+                            : t.has_leaf_spine() ? "leaf_spine"
+                            : elite              ? "elite_fat_tree"
+                                                 : "fat_tree";
   Locator shape = t.shape_case() == pb::Topology::SHAPE_NOT_SET ? where : where.in(shape_field);
   topology::Generated g;
   topology::ShapeError error;
@@ -364,7 +387,7 @@ void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
         fail(shape.self(),
              "switch '" + s.name + "' would need " + std::to_string(s.ports) + " ports: " + err);
     }
-    add_switch(s.name, params, where.self());
+    add_switch(s.name, params, where.self(), elite ? "elite" : "ib");
   }
 
   for (const topology::Link& l : g.links) {
@@ -651,6 +674,13 @@ void Loader::multicast(const pb::Scenario& msg, const Locator& root) {
     }
     spec.mlid = m.mlid();
     spec.members = match_nodes(m.members(), where, "members", "multicast member");
+    for (std::uint32_t n : spec.members) {
+      if (sc_.elite_nodes > 0 && sc_.nodes[n].elan_id >= 0) {
+        fail(where.self(), "multicast group member '" + sc_.nodes[n].name +
+                               "' is on the Elite network, which has no multicast tables (Elite "
+                               "broadcasts to a node range instead)");
+      }
+    }
     sc_.multicast.push_back(std::move(spec));
   }
 }
@@ -739,14 +769,17 @@ Scenario Loader::load(const std::string& text) {
     NodeParams p = node_params(n.nic(), where.at("nic"), n.param(), where, "param");
     add_node(n.name(), p, where.at("name"));
   }
-  const ParamScope& switch_scope = scope("switch");
   for (int i = 0; i < msg.switch__size(); ++i) {
     const pb::Switch& s = msg.switch_(i);
     Locator where = root.in("switch", i);
     check_name(s.name(), "switch", s.name().empty() ? where.self() : where.at("name"));
-    ParamSet params(switch_scope);
+    const std::string kind = s.kind().empty() ? "ib" : s.kind();
+    if (kind != "ib" && kind != "elite")
+      fail(where.at("kind"), "unknown switch kind '" + s.kind() + "' (use ib or elite)");
+    if (kind == "elite") check_elite_keys(s.param(), where, "param");
+    ParamSet params(scope(kind == "elite" ? "switch.elite" : "switch"));
     apply_params(params, s.param(), where, "param", nullptr);
-    add_switch(s.name(), params, where.at("name"));
+    add_switch(s.name(), params, where.at("name"), kind);
   }
   if (sc_.nodes.empty()) {
     fail({file_, 1, 1}, "scenario has no nodes (add node { ... } or a topology)");
@@ -754,6 +787,7 @@ Scenario Loader::load(const std::string& text) {
   for (PendingLink& p : pending_) p.params = link_defaults;
   explicit_links(msg, root, link_defaults);
   place_links();
+  scenario_detail::place_elite_network(sc_);
 
   workloads(msg, root);
   faults(msg, root);

@@ -43,13 +43,20 @@ struct NodeSpec {
   ParamSet nic_params;  // scope "nic.<kind>" (keys "nic.<name>")
   std::uint32_t ports = 1;  // = nic_params.count("ports")
   SourceLoc loc;
+  // Elan node id: the leaf position on the Elite network, or the scenario
+  // order of elan3 nodes when there is no Elite switch; -1: none.
+  std::int64_t elan_id = -1;
 };
 
 struct SwitchSpec {
   std::string name;
-  ParamSet params;  // scope "switch"
-  std::uint32_t ports = 0;  // = params.count("ports")
+  ParamSet params;  // scope "switch" ("switch.elite" for an Elite switch)
+  std::uint32_t ports = 0;  // = params.count("ports"); 8 for an Elite switch
   SourceLoc loc;
+  std::string kind = "ib";  // "ib" or "elite"
+  // Elite switches: place in the quaternary fat tree (elan_model/elite/elite_tree.h).
+  std::uint32_t elite_level = 0;
+  std::uint32_t elite_base = 0;  // first node position of its subtree
 };
 
 // One end of a link: a node's or a switch's port (ports are numbered from 1).
@@ -125,6 +132,7 @@ struct Scenario {
   SubnetManagerSpec subnet_manager;
   ParamSet mgmt;  // scope "mgmt": the management network
   OutputSpec outputs;
+  std::uint32_t elite_nodes = 0;  // nodes on the Elite network (0: no Elite switch)
 
   std::optional<std::uint32_t> node_index(std::string_view name) const;
   std::optional<std::uint32_t> switch_index(std::string_view name) const;

@@ -1,5 +1,7 @@
 #include "scenario/topology.h"
 
+#include "elan_model/elite/elite_tree.h"
+
 namespace nicsim::topology {
 
 namespace {
@@ -143,6 +145,22 @@ bool fat_tree(const pb::FatTree& t, const std::string& prefix, Generated* g, Sha
   return true;
 }
 
+// The Elite helper: the tree of elan_model/elite/elite_tree.h.
+bool elite_fat_tree(const pb::EliteFatTree& t, const std::string& prefix, Generated* g, ShapeError* error) {
+  if (t.nodes() == 0) return fail(error, "nodes", "elite_fat_tree needs at least 1 node");
+  if (t.nodes() > elite::kMaxNodes) {
+    return fail(error, "nodes",
+                "elite_fat_tree has " + std::to_string(t.nodes()) + " nodes, more than the Elite limit of " +
+                    std::to_string(elite::kMaxNodes));
+  }
+  const elite::Tree tree = elite::build_tree(t.nodes());
+  add_hosts(g, prefix, tree.nodes);
+  for (const elite::TreeSwitch& s : tree.switches) g->switches.push_back({s.name, elite::kPorts});
+  for (const elite::TreeLink& l : tree.links)
+    connect(g, {l.lower_is_node, l.lower, l.lower_port}, {false, l.upper, l.upper_port}, "");
+  return true;
+}
+
 }  // namespace
 
 bool expand(const pb::Topology& topo, const std::string& host_prefix, Generated* out,
@@ -151,9 +169,10 @@ bool expand(const pb::Topology& topo, const std::string& host_prefix, Generated*
     case pb::Topology::kStar: return star(topo.star(), host_prefix, out, error);
     case pb::Topology::kLeafSpine: return leaf_spine(topo.leaf_spine(), host_prefix, out, error);
     case pb::Topology::kFatTree: return fat_tree(topo.fat_tree(), host_prefix, out, error);
+    case pb::Topology::kEliteFatTree: return elite_fat_tree(topo.elite_fat_tree(), host_prefix, out, error);
     case pb::Topology::SHAPE_NOT_SET: break;
   }
-  return fail(error, "", "topology has no shape (use star, leaf_spine or fat_tree)");
+  return fail(error, "", "topology has no shape (use star, leaf_spine, fat_tree or elite_fat_tree)");
 }
 
 }  // namespace nicsim::topology

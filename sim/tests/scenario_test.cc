@@ -551,7 +551,7 @@ switch { name: "s0" })",
      1, 1, "scenario has no nodes"},
     {"EmptyText", false, R"()", 1, 1, "scenario has no nodes"},
     {"TopologyWithoutShape", false, R"(topology { host_prefix: "x" })", 1, 1,
-     "topology has no shape (use star, leaf_spine or fat_tree)"},
+     "topology has no shape (use star, leaf_spine, fat_tree or elite_fat_tree)"},
     {"StarWithoutHosts", false, R"(topology { star { switch_name: "s" } })", 1, 12,
      "star needs at least 1 host"},
     {"StarZeroHosts", false, R"(topology {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/sim.h"
+#include "elan_model/elite/elite_switch.h"
 #include "fabric/raw_nic.h"
 #include "fabric/routing.h"
 #include "trace/timeline.h"
@@ -36,6 +37,16 @@ World::World(const Scenario& scenario) : scenario_(scenario) {
 
 World::~World() { g_world = nullptr; }
 
+fabric::Switch& World::switch_at(std::uint32_t i) {
+  auto* s = dynamic_cast<fabric::Switch*>(switches_.at(i).get());
+  if (!s) throw std::logic_error(fmt::format("switch '{}' is not an IB switch", switches_[i]->name()));
+  return *s;
+}
+
+elite::EliteSwitch* World::elite_switch_at(std::uint32_t i) {
+  return dynamic_cast<elite::EliteSwitch*>(switches_.at(i).get());
+}
+
 void World::build_devices() {
   const auto n = static_cast<std::uint32_t>(scenario_.nodes.size());
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -44,7 +55,14 @@ void World::build_devices() {
   }
   for (std::uint32_t j = 0; j < scenario_.switches.size(); ++j) {
     const SwitchSpec& s = scenario_.switches[j];
-    switches_.push_back(std::make_unique<fabric::Switch>(fabric_, n + j, s.name, s.params));
+    if (s.kind == "elite") {
+      switches_.push_back(std::make_unique<elite::EliteSwitch>(
+          fabric_, n + j, s.name, s.params, elite::Place{s.elite_level, s.elite_base}, scenario_.elite_nodes));
+    } else {
+      auto ib = std::make_unique<fabric::Switch>(fabric_, n + j, s.name, s.params);
+      ib_switches_.push_back(ib.get());
+      switches_.push_back(std::move(ib));
+    }
     device_names_.push_back(s.name);
   }
   Sim& sim = Sim::get();
@@ -68,9 +86,14 @@ void World::assign_addresses_and_routes() {
   }
   // LIDs in scenario order: node 0 port 1 is LID 1, then its other ports,
   // then the next node. (An IB subnet manager reassigns them when present.)
+  // Elan nodes instead get their Elan node id (scenario.nodes[i].elan_id).
   std::vector<fabric::EndpointAddress> endpoints;
   std::uint16_t next_lid = 1;
   for (auto& node : nodes_) {
+    if (node->spec().elan_id >= 0) {
+      node->set_lid(1, static_cast<std::uint16_t>(node->spec().elan_id));
+      continue;
+    }
     for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
       if (next_lid >= fabric::kMulticastLidBase)
         throw std::runtime_error(fmt::format("the scenario has more node ports than unicast LIDs ({}); "
@@ -81,8 +104,7 @@ void World::assign_addresses_and_routes() {
       ++next_lid;
     }
   }
-  std::vector<fabric::Switch*> switches;
-  for (auto& s : switches_) switches.push_back(s.get());
+  const std::vector<fabric::Switch*>& switches = ib_switches_;
   fabric::program_unicast_routes(switches, endpoints);
   for (const MulticastGroupSpec& g : scenario_.multicast) {
     std::vector<fabric::EndpointAddress> members;

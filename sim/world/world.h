@@ -16,6 +16,10 @@
 
 namespace nicsim {
 
+namespace elite {
+class EliteSwitch;
+}
+
 struct RunStatus {
   Tick end_time = 0;
   bool all_finished = true;  // every program instance ran to completion
@@ -33,7 +37,11 @@ class World {
   fabric::Fabric& fabric() { return fabric_; }
   std::size_t num_nodes() const { return nodes_.size(); }
   Node& node(std::uint32_t i) { return *nodes_.at(i); }
-  fabric::Switch& switch_at(std::uint32_t i) { return *switches_.at(i); }
+  // Switch i in scenario order, of either kind; switch_at() is for IB
+  // switches (std::logic_error for an Elite one).
+  fabric::Device& switch_device(std::uint32_t i) { return *switches_.at(i); }
+  fabric::Switch& switch_at(std::uint32_t i);
+  elite::EliteSwitch* elite_switch_at(std::uint32_t i);
   std::size_t num_switches() const { return switches_.size(); }
   fabric::Link& link(std::uint32_t scenario_index) { return *links_.at(scenario_index); }
   MgmtNet& mgmt() { return *mgmt_; }
@@ -70,7 +78,8 @@ class World {
   const Scenario& scenario_;
   fabric::Fabric fabric_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  std::vector<std::unique_ptr<fabric::Switch>> switches_;
+  std::vector<std::unique_ptr<fabric::Device>> switches_;  // IB and Elite switches
+  std::vector<fabric::Switch*> ib_switches_;               // the IB ones, for IB routing
   std::vector<fabric::Link*> links_;
   std::vector<std::string> device_names_;
   std::unique_ptr<MgmtNet> mgmt_;

@@ -1,0 +1,604 @@
+// The Elan3 DMA engine: descriptors fetched in command order onto a run
+// queue and run one at a time. The active DMA is cut into packets of at
+// most max_payload bytes (whole 64-byte blocks but the last), each built
+// from host memory read through the MMU, sent in order, and kept in a
+// window of tx_window packets awaiting ack tokens. Any refusal (or a lost
+// token) stops new packets; once every packet on the wire is answered the
+// DMA is resolved: a test-fail puts it back at the head of the run queue
+// to re-run after a backoff, holding back later DMAs to the same node but
+// not those to others (back-pressure from a full input queue), a discard or a
+// timeout resends from the first unacknowledged byte (bounded by
+// retry_limit), an error token or exhausted retries end it with a network
+// error interrupt. Descriptor lifecycle: FSM "elan3.dma"; per destination
+// sequence synchronisation: FSM "elan3.stream".
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/sim.h"
+#include "elan_model/elan3.h"
+
+namespace nicsim::elan3 {
+
+const FsmType& DmaEngine::fsm_type() {
+  using S = DmaFsmState;
+  auto i = [](S s) { return static_cast<int>(s); };
+  static FsmType type("elan3.dma", DmaFsmState_names(),
+                      {{i(S::Queued), i(S::Active), "start"},
+                       {i(S::Requeued), i(S::Active), "start"},
+                       {i(S::Active), i(S::Draining), "refused"},
+                       {i(S::Draining), i(S::Backoff), "resend_later"},
+                       {i(S::Backoff), i(S::Active), "resend"},
+                       {i(S::Draining), i(S::Requeued), "testfail"},
+                       {i(S::Active), i(S::Done), "acked"},
+                       {i(S::Active), i(S::Failed), "local_fault"},
+                       {i(S::Draining), i(S::Failed), "network_error"}});
+  return type;
+}
+
+const FsmType& DmaEngine::stream_fsm_type() {
+  using S = StreamFsmState;
+  auto i = [](S s) { return static_cast<int>(s); };
+  static FsmType type("elan3.stream", StreamFsmState_names(),
+                      {{i(S::Unsynced), i(S::InSync), "sync_acked"}, {i(S::InSync), i(S::Unsynced), "network_error"}});
+  return type;
+}
+
+Desc::Desc(Elan3& elan, std::uint64_t id)
+    : fsm(DmaEngine::fsm_type(), fmt::format("{}.dma{}", elan.obj(), id), elan.device_id(),
+          static_cast<int>(DmaFsmState::Queued)) {}
+
+DmaEngine::DmaEngine(Elan3& elan) : elan_(elan) {}
+DmaEngine::~DmaEngine() = default;
+
+DmaEngine::Stream& DmaEngine::stream(std::uint32_t node) {
+  if (node >= streams_.size()) streams_.resize(node + 1);
+  Stream& s = streams_[node];
+  if (!s.fsm)
+    s.fsm = std::make_unique<Fsm>(stream_fsm_type(), fmt::format("{}.stream{}", elan_.obj(), node),
+                                  elan_.device_id(), static_cast<int>(StreamFsmState::Unsynced));
+  return s;
+}
+
+// ---- fetching ------------------------------------------------------------------
+
+void DmaEngine::fetch(E3Addr addr, bool from_command) {
+  fetches_.push_back(std::make_unique<Fetch>());
+  Fetch* f = fetches_.back().get();
+  f->addr = addr;
+  f->from_command = from_command;
+  elan_.after(elan_.cycles(elan_.params().command_cycles), [this, f] {
+    if (f->addr % 8 != 0) {
+      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(),
+                           0, f->addr);
+      f->done = true;
+      fetch_done();
+      return;
+    }
+    elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
+      if (t.fault != Fault::None) {
+        elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0,
+                             t.fault_addr);
+        f->done = true;
+        fetch_done();
+        return;
+      }
+      elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
+        if (ok) std::memcpy(f->bytes.data(), d.data(), dma::kSize);
+        else
+          elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
+                               f->addr);
+        f->ok = ok;
+        f->done = true;
+        fetch_done();
+      });
+    });
+  });
+}
+
+void DmaEngine::fetch_done() {
+  while (!fetches_.empty() && fetches_.front()->done) {
+    std::unique_ptr<Fetch> f = std::move(fetches_.front());
+    fetches_.pop_front();
+    if (f->from_command) ++fetched_;
+    if (f->ok) accept(f->bytes.data(), f->addr, false);
+  }
+}
+
+void DmaEngine::enqueue_remote(const std::uint8_t* desc) { accept(desc, 0, true); }
+
+bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
+  auto desc = std::make_unique<Desc>(elan_, next_desc_id_++);
+  desc->addr = addr;
+  desc->type = dma::Type::decode(static_cast<std::uint32_t>(get(d, dma::dma_type)));
+  desc->size = static_cast<std::uint32_t>(get(d, dma::dma_size));
+  desc->source = static_cast<E3Addr>(get(d, dma::dma_source));
+  desc->dest = static_cast<E3Addr>(get(d, dma::dma_dest));
+  desc->dest_event = static_cast<E3Addr>(get(d, dma::dma_destEvent));
+  desc->dest_cv = static_cast<std::uint32_t>(get(d, dma::dma_destCookieVProc));
+  desc->src_event = static_cast<E3Addr>(get(d, dma::dma_srcEvent));
+  desc->src_cv = static_cast<std::uint32_t>(get(d, dma::dma_srcCookieVProc));
+  desc->node = dma::vproc_of(desc->dest_cv);
+  const auto opc = static_cast<dma::OpCode>(desc->type.opcode);
+  desc->broadcast = opc == dma::OpCode::NormalBroadcast || opc == dma::OpCode::QueuedBroadcast;
+  if (desc->broadcast) desc->node_last = dma::cookie_of(desc->dest_cv);
+  desc->type.is_remote = remote ? 1 : 0;
+  const auto dir = static_cast<dma::Direction>(desc->type.direction);
+  const auto op = static_cast<dma::OpCode>(desc->type.opcode);
+  Fault bad = Fault::None;
+  if (desc->size > dma::kMaxSize || (dir != dma::Direction::Write && dir != dma::Direction::Read) ||
+      static_cast<std::uint32_t>(op) > static_cast<std::uint32_t>(dma::OpCode::QueuedBroadcast) ||
+      (dir == dma::Direction::Read && (op != dma::OpCode::Normal || remote)) ||
+      (desc->broadcast && (desc->node_last < desc->node || desc->node_last == 0)))
+    bad = Fault::BadDescriptor;
+  else if ((op == dma::OpCode::Queued || op == dma::OpCode::QueuedBroadcast) &&
+           (desc->size > elan_.params().max_payload || desc->size == 0))
+    bad = Fault::TooBig;
+  ++elan_.mutable_stats().dmas;
+  elan_.trace("dma_queued", {{"dma", desc->fsm.object()},
+                             {"dir", dma::direction_name(desc->type.direction)},
+                             {"op", dma::opcode_name(desc->type.opcode)},
+                             {"size", desc->size},
+                             {"node", desc->node},
+                             {"remote", static_cast<unsigned>(remote)}});
+  if (bad != Fault::None) {
+    Sim::get().error(elan_.obj(), fmt::format("DMA descriptor at {:#x} refused: {} (direction {}, opcode {}, size {})",
+                                              addr, fault_name(static_cast<std::uint32_t>(bad)),
+                                              dma::direction_name(desc->type.direction),
+                                              dma::opcode_name(desc->type.opcode), desc->size));
+    ++elan_.mutable_stats().dmas_failed;
+    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(bad), desc->node,
+                         dma::cookie_of(desc->src_cv), addr);
+    return false;
+  }
+  runq_.push_back(std::move(desc));
+  pump();
+  return true;
+}
+
+// ---- running -----------------------------------------------------------------------
+
+void DmaEngine::schedule_pump(Tick at) {
+  if (at >= pump_at_) return;
+  pump_at_ = at;
+  elan_.at(at, [this, at] {
+    if (pump_at_ == at) pump_at_ = kTickMax;
+    pump();
+  });
+}
+
+void DmaEngine::pump() {
+  if (active_) return;
+  const Tick n = Elan3::now();
+  Tick earliest = kTickMax;
+  // A DMA waiting out a test-fail backoff holds back later DMAs to the same
+  // node (so queued messages arrive in issue order); others go ahead.
+  std::vector<std::uint32_t> held;
+  for (auto it = runq_.begin(); it != runq_.end(); ++it) {
+    const bool blocked = std::find(held.begin(), held.end(), (*it)->node) != held.end();
+    if ((*it)->not_before > n) held.push_back((*it)->node);
+    if ((*it)->not_before <= n && !blocked) {
+      std::unique_ptr<Desc> d = std::move(*it);
+      runq_.erase(it);
+      active_ = std::move(d);
+      Desc* raw = active_.get();
+      elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
+      return;
+    }
+    if ((*it)->not_before > n) earliest = std::min(earliest, (*it)->not_before);
+  }
+  if (earliest != kTickMax) schedule_pump(earliest);
+}
+
+void DmaEngine::start(Desc* d) {
+  d->fsm.to(static_cast<int>(DmaFsmState::Active), "start");
+  next_offset_ = d->done;
+  sent_empty_ = false;
+  draining_ = false;
+  local_fault_ = Fault::None;
+  clear_window();
+  build_next();
+}
+
+namespace {
+bool data_dma(const Desc& d) {
+  return static_cast<dma::Direction>(d.type.direction) == dma::Direction::Write && d.size > 0;
+}
+}  // namespace
+
+void DmaEngine::build_next() {
+  Desc* d = active_.get();
+  while (!draining_ && window_.size() < elan_.params().tx_window) {
+    const bool more = data_dma(*d) ? next_offset_ < d->size : !sent_empty_;
+    if (!more) break;
+    // A broadcast goes one packet at a time (each needs a token from every
+    // node of the range, and receivers take any later number from it).
+    if (d->broadcast && !window_.empty()) break;
+    Stream& s = stream(d->node);
+    // Until a sync packet is acknowledged, one packet at a time: a second
+    // one carrying the sync flag would be taken in sequence even if the
+    // first was refused.
+    const bool unsynced = !d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
+    if (unsynced && !window_.empty()) break;
+    TxPkt pk;
+    pk.id = next_pkt_id_++;
+    pk.seq = d->broadcast ? bcast_seq_++ : s.next_seq++;
+    if (d->broadcast) {
+      pk.tokens_left = d->node_last - d->node + 1;
+      pk.answered.assign(pk.tokens_left, 0);
+    }
+    pk.offset = next_offset_;
+    pk.len = data_dma(*d) ? std::min(elan_.params().max_payload, d->size - next_offset_) : 0;
+    pk.sync = unsynced;
+    pk.retry = pk.offset < d->high || (!data_dma(*d) && d->retries > 0);
+    next_offset_ += pk.len;
+    sent_empty_ = true;
+    window_.push_back(pk);
+    const std::uint64_t id = pk.id;
+    if (data_dma(*d)) {
+      const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
+      const std::uint32_t len = pk.len;
+      Translation t;
+      Tick cost = 0;
+      if (elan_.mmu().translate_cached(d->source + pk.offset, len, need, t, cost)) {
+        if (t.fault != Fault::None) {
+          const E3Addr at = t.fault_addr;
+          const Fault f = t.fault;
+          elan_.after(cost, [this, id, f, at] { built(id, f, at, nullptr); });
+        } else {
+          read_payload_at(add_saturating(Elan3::now(), cost), id, t, len);
+        }
+      } else {
+        elan_.mmu().translate(d->source + pk.offset, len, need, [this, id, len](Translation& t) {
+          if (t.fault != Fault::None) {
+            built(id, t.fault, t.fault_addr, nullptr);
+            return;
+          }
+          read_payload(id, t, len);
+        });
+      }
+    } else {
+      const bool read = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Read;
+      built(id, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
+    }
+  }
+}
+
+// The payload of one packet read from host memory straight into the
+// packet's buffer: one allocation per packet, no copies.
+struct DmaEngine::PayloadRead {
+  DmaEngine* engine;
+  std::uint64_t id;
+  fabric::Packet* p;
+  std::vector<HostPiece> pieces;
+  std::uint32_t left = 0;
+  bool ok = true;
+  static void start(void* self, std::uint64_t) {
+    auto* r = static_cast<PayloadRead*>(self);
+    std::uint32_t off = pkt::kHeaderSize;
+    r->left = static_cast<std::uint32_t>(r->pieces.size());
+    host::HostBus& bus = r->engine->elan_.bus();
+    for (const HostPiece& h : r->pieces) {
+      bus.dma_read(r->engine->elan_.obj().c_str(), h.addr, r->p->bytes.data() + off, h.len, {&PayloadRead::done, r, 0});
+      off += h.len;
+    }
+  }
+  static void done(void* self, std::uint64_t arg) {
+    auto* r = static_cast<PayloadRead*>(self);
+    r->ok = r->ok && !(arg & host::kDmaFailedBit);
+    if (--r->left) return;
+    r->engine->built(r->id, r->ok ? Fault::None : Fault::BusError, 0, r->p);
+    delete r;
+  }
+};
+
+void DmaEngine::read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len) {
+  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
+  Sim::get().calendar().at(at, &PayloadRead::start, r);
+}
+
+void DmaEngine::read_payload(std::uint64_t id, const Translation& t, std::uint32_t len) {
+  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
+  PayloadRead::start(r, 0);
+}
+
+void DmaEngine::clear_window() {
+  for (TxPkt& pk : window_)
+    if (pk.pkt) {
+      elan_.fabric().pool().put(pk.pkt);
+      pk.pkt = nullptr;
+    }
+  window_.clear();
+}
+
+DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
+  for (TxPkt& p : window_)
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
+void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p) {
+  TxPkt* pk = find(id);
+  if (!pk || pk->st != TxPkt::St::Building) {
+    // The DMA moved on while the payload was read.
+    if (p) elan_.fabric().pool().put(p);
+    return;
+  }
+  Desc* d = active_.get();
+  if (f != Fault::None) {
+    if (p) elan_.fabric().pool().put(p);
+    pk->st = TxPkt::St::Answered;
+    pk->token = Token::Error;
+    if (local_fault_ == Fault::None) {
+      local_fault_ = f;
+      local_fault_addr_ = fault_addr ? fault_addr : d->source + pk->offset;
+    }
+    draining_ = true;
+    maybe_resolve();
+    return;
+  }
+  const auto dir = static_cast<dma::Direction>(d->type.direction);
+  const auto op = static_cast<dma::OpCode>(d->type.opcode);
+  Trans trans = Trans::WriteBlock;
+  E3Addr addr = d->dest + pk->offset;
+  E3Addr event = 0;
+  std::uint32_t payload = pk->len;
+  std::uint8_t* w = p->bytes.data();
+  std::uint8_t* req = w + pkt::kHeaderSize;
+  if (dir == dma::Direction::Read) {
+    // The remote runs this as a write back to us.
+    trans = Trans::ReadRequest;
+    addr = 0;
+    payload = dma::kSize;
+    dma::Type t;
+    t.data_type = d->type.data_type;
+    t.direction = static_cast<std::uint32_t>(dma::Direction::Write);
+    put(req, dma::dma_type, t.encode());
+    put(req, dma::dma_size, d->size);
+    put(req, dma::dma_source, d->source);
+    put(req, dma::dma_dest, d->dest);
+    put(req, dma::dma_destEvent, d->dest_event);
+    put(req, dma::dma_destCookieVProc, dma::cookie_vproc(dma::cookie_of(d->dest_cv), elan_.node_id()));
+    put(req, dma::dma_srcEvent, d->src_event);
+    put(req, dma::dma_srcCookieVProc, dma::cookie_vproc(dma::cookie_of(d->src_cv), d->node));
+  } else if (d->size == 0) {
+    trans = Trans::SetEvent;
+    addr = d->dest_event;
+  } else {
+    if (op == dma::OpCode::Queued || op == dma::OpCode::QueuedBroadcast) {
+      trans = Trans::QueuedWrite;
+      addr = d->dest;
+    }
+    if (pk->offset + pk->len == d->size) event = d->dest_event;
+  }
+  const std::uint32_t len = pkt::kHeaderSize + payload + pkt::kCrcSize;
+  std::uint8_t flags = 0;
+  if (pk->offset == 0) flags |= pkt::kFlagFirst;
+  if (pk->offset + pk->len == d->size) flags |= pkt::kFlagLast;
+  if (pk->retry) flags |= pkt::kFlagRetry;
+  if (pk->sync) flags |= pkt::kFlagSync;
+  put(w, pkt::route_first, d->node);
+  put(w, pkt::route_last, d->broadcast ? d->node_last : 0);
+  put(w, pkt::trans, static_cast<std::uint8_t>(trans));
+  put(w, pkt::flags, flags);
+  put(w, pkt::seq, pk->seq);
+  put(w, pkt::src_node, elan_.node_id());
+  put(w, pkt::length, payload);
+  put(w, pkt::addr, addr);
+  put(w, pkt::event, event);
+  put(w, pkt::cookie, d->dest_cv);
+  const std::uint32_t crc = pkt::crc32(w, len - pkt::kCrcSize);
+  std::memcpy(w + len - pkt::kCrcSize, &crc, pkt::kCrcSize);
+  pk->st = TxPkt::St::Ready;
+  pk->pkt = p;
+  send_ready();
+}
+
+void DmaEngine::send_ready() {
+  Desc* d = active_.get();
+  for (TxPkt& pk : window_) {
+    if (pk.st == TxPkt::St::Building) return;  // keep wire order
+    if (pk.st != TxPkt::St::Ready) continue;
+    pk.st = TxPkt::St::Sent;
+    const Tick at = std::max(Elan3::now(), tx_free_) + elan_.cycles(elan_.params().tx_packet_cycles);
+    tx_free_ = at;
+    fabric::Packet* p = pk.pkt;
+    pk.pkt = nullptr;
+    p->meta.kind = fabric::kPacketElan;
+    p->meta.slid = static_cast<std::uint16_t>(elan_.node_id());
+    p->meta.dlid = static_cast<std::uint16_t>(d->node);
+    p->meta.dlid_hi = static_cast<std::uint16_t>(d->broadcast ? d->node_last : 0);
+    p->meta.vl = 0;
+    p->meta.src_node = elan_.device_id();
+    p->meta.created = Elan3::now();
+    auto& st = elan_.mutable_stats();
+    ++st.tx_packets;
+    st.tx_bytes += pk.len;
+    if (pk.retry) ++st.retransmits;
+    if (pk.offset + pk.len > d->high) d->high = pk.offset + pk.len;
+    elan_.trace("tx", {{"dma", d->fsm.object()},
+                       {"seq", static_cast<unsigned>(pk.seq)},
+                       {"offset", pk.offset},
+                       {"len", pk.len},
+                       {"node", d->node},
+                       {"retry", static_cast<unsigned>(pk.retry)}});
+    elan_.at(at, [this, p] { elan_.transmit(p); });
+    const std::uint64_t id = pk.id;
+    elan_.at(add_saturating(at, elan_.params().ack_timeout), [this, id] { timeout(id); });
+  }
+}
+
+// ---- tokens and resolution -------------------------------------------------------------
+
+void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expect, Token t) {
+  Desc* d = active_.get();
+  TxPkt* pk = nullptr;
+  const bool from_dest = d && (d->broadcast ? from >= d->node && from <= d->node_last : d->node == from);
+  if (from_dest && d->state() != DmaFsmState::Backoff)
+    for (TxPkt& p : window_)
+      if (p.seq == seq && p.st == TxPkt::St::Sent) pk = &p;
+  if (pk && d->broadcast) {
+    // One token per node of the range; the packet is answered by the last.
+    std::uint8_t& seen = pk->answered[from - d->node];
+    if (seen) pk = nullptr;
+    else {
+      seen = 1;
+      if (t != Token::Ok && (pk->worst == Token::Ok || t == Token::Error)) pk->worst = t;
+      if (--pk->tokens_left > 0) {
+        ++elan_.mutable_stats().acks_received;
+        return;
+      }
+      t = pk->worst;
+    }
+  }
+  if (!pk) {
+    ++elan_.mutable_stats().stale_acks;
+    elan_.trace("stale_token", {{"node", from}, {"seq", static_cast<unsigned>(seq)}, {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
+    return;
+  }
+  ++elan_.mutable_stats().acks_received;
+  pk->st = TxPkt::St::Answered;
+  pk->token = t;
+  last_expect_ = expect;
+  elan_.trace("token", {{"dma", d->fsm.object()},
+                        {"seq", static_cast<unsigned>(seq)},
+                        {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
+  if (t == Token::Ok) {
+    d->retries = 0;  // retry_limit counts failures in a row, not per DMA
+    Stream& s = stream(d->node);
+    if (!d->broadcast && pk->sync && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced))
+      s.fsm->to(static_cast<int>(StreamFsmState::InSync), "sync_acked");
+    while (!window_.empty() && window_.front().st == TxPkt::St::Answered && window_.front().token == Token::Ok) {
+      d->done += window_.front().len;
+      window_.pop_front();
+    }
+  } else if (!draining_) {
+    draining_ = true;
+    d->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");
+  }
+  if (draining_) {
+    maybe_resolve();
+    return;
+  }
+  const bool more = data_dma(*d) ? next_offset_ < d->size : !sent_empty_;
+  if (!more && window_.empty()) {
+    finish(true, 0);
+    return;
+  }
+  build_next();
+}
+
+void DmaEngine::timeout(std::uint64_t id) {
+  TxPkt* pk = find(id);
+  if (!pk || pk->st != TxPkt::St::Sent) return;
+  ++elan_.mutable_stats().ack_timeouts;
+  pk->st = TxPkt::St::Answered;
+  pk->token = Token::Discard;
+  pk->timed_out = true;
+  elan_.trace("ack_timeout", {{"dma", active_->fsm.object()}, {"seq", static_cast<unsigned>(pk->seq)}});
+  if (!draining_) {
+    draining_ = true;
+    active_->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");
+  }
+  maybe_resolve();
+}
+
+void DmaEngine::maybe_resolve() {
+  Desc* d = active_.get();
+  if (d->state() == DmaFsmState::Active && local_fault_ != Fault::None) {
+    // A local fault before anything was refused: stop here too.
+    for (const TxPkt& p : window_)
+      if (p.st == TxPkt::St::Sent) return;
+    finish(false, 0);
+    return;
+  }
+  for (const TxPkt& p : window_)
+    if (p.st == TxPkt::St::Sent) return;  // tokens still to come
+  bool error = false, testfail = false, timed_out = false;
+  std::uint16_t first_seq = 0;
+  bool have_first = false;
+  Token last = Token::Discard;
+  for (const TxPkt& p : window_) {
+    if (p.st != TxPkt::St::Answered || p.token == Token::Ok) continue;
+    if (!have_first) {
+      first_seq = p.seq;
+      have_first = true;
+    }
+    error |= p.token == Token::Error;
+    testfail |= p.token == Token::TestFail;
+    timed_out |= p.timed_out;
+    if (!p.timed_out) last = p.token;
+  }
+  if (have_first) {
+    if (d->broadcast) bcast_seq_ = first_seq;
+    else stream(d->node).next_seq = first_seq;
+  }
+  clear_window();
+  if (local_fault_ != Fault::None) {
+    finish(false, 0);
+    return;
+  }
+  if (error) {
+    finish(false, static_cast<std::uint8_t>(Token::Error));
+    return;
+  }
+  if (testfail) {
+    ++d->testfails;
+    d->type.fail_count = std::min<std::uint32_t>(d->testfails, 63);
+    const std::uint32_t limit = elan_.params().testfail_limit;
+    if (limit && d->testfails > limit) {
+      finish(false, static_cast<std::uint8_t>(Token::TestFail));
+      return;
+    }
+    ++elan_.mutable_stats().dma_requeues;
+    d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
+    d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
+    runq_.push_front(std::move(active_));
+    pump();
+    return;
+  }
+  ++d->retries;
+  if (d->retries > elan_.params().retry_limit) {
+    finish(false, timed_out && last == Token::Discard ? intq::kDetailTimeout : static_cast<std::uint8_t>(last));
+    return;
+  }
+  d->fsm.to(static_cast<int>(DmaFsmState::Backoff), "resend_later");
+  elan_.after(elan_.params().retry_backoff * d->retries, [this, d] {
+    if (active_.get() != d) return;
+    d->fsm.to(static_cast<int>(DmaFsmState::Active), "resend");
+    draining_ = false;
+    next_offset_ = d->done;
+    sent_empty_ = false;
+    build_next();
+  });
+}
+
+void DmaEngine::finish(bool ok, std::uint8_t detail) {
+  std::unique_ptr<Desc> d = std::move(active_);
+  clear_window();
+  auto& st = elan_.mutable_stats();
+  if (ok) {
+    d->fsm.to(static_cast<int>(DmaFsmState::Done), "acked");
+    ++st.dmas_done;
+    const bool write = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Write;
+    if (write && d->src_event) elan_.events().set(d->src_event, d->type.is_remote ? perm::kRemoteEvent : perm::kLocalWrite);
+  } else {
+    ++st.dmas_failed;
+    const std::uint32_t cookie = dma::cookie_of(d->src_cv);
+    if (local_fault_ != Fault::None) {
+      d->fsm.to(static_cast<int>(DmaFsmState::Failed), d->state() == DmaFsmState::Active ? "local_fault" : "network_error");
+      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(local_fault_), d->node, cookie,
+                           local_fault_addr_);
+    } else {
+      d->fsm.to(static_cast<int>(DmaFsmState::Failed), "network_error");
+      Stream& s = stream(d->node);
+      if (!d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::InSync))
+        s.fsm->to(static_cast<int>(StreamFsmState::Unsynced), "network_error");
+      elan_.post_interrupt(intq::Cause::NetworkError, detail, d->node, cookie, d->addr);
+    }
+  }
+  local_fault_ = Fault::None;
+  pump();
+}
+
+}  // namespace nicsim::elan3

@@ -1,0 +1,623 @@
+// The Elan3 device driver: loading, Elan address space and page tables,
+// driver memory pools, events, DMA issue, input queues and the interrupt
+// handler. Only the host bus (MMIO) and node memory reach the Elan.
+#include "elan_model/driver/elan3_dev.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/sim.h"
+#include "elan_model/elan3.h"
+#include "host/bus.h"
+#include "host/host.h"
+#include "world/world.h"
+
+namespace nicsim::elan3 {
+
+namespace {
+
+// Elan address space the driver manages: 16384 pages (128 MiB) of E3_Addr
+// from page 1; the flat page table is 128 KiB of node memory.
+constexpr std::uint32_t kPtEntries = 16384;
+constexpr std::uint32_t kIntqEntries = 1024;
+constexpr std::uint32_t kDescSlots = 256;
+constexpr std::uint32_t kPoolPages = 16;
+constexpr Tick kSlotPoll = 1 * kUs;
+
+struct Slot {
+  std::unique_ptr<Elan3Dev> dev;
+  const World* world = nullptr;
+  bool loading = false, failed = false;
+};
+std::map<const host::Host*, Slot>& slots() {
+  static std::map<const host::Host*, Slot> m;
+  return m;
+}
+Slot* slot_of(const host::Host* h) {
+  auto it = slots().find(h);
+  if (it == slots().end()) return nullptr;
+  if (it->second.world != World::current()) {
+    slots().erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+const char* dev_status_name(DevStatus s) {
+  switch (s) {
+    case DevStatus::Ok: return "Ok";
+    case DevStatus::NoResource: return "NoResource";
+    case DevStatus::NoMapping: return "NoMapping";
+    case DevStatus::BadArgument: return "BadArgument";
+  }
+  return "?";
+}
+
+// ---- attach ----------------------------------------------------------------------
+
+Elan3Dev* Elan3Dev::current() {
+  Slot* s = slot_of(host::Host::current_host());
+  return s && s->dev && !s->loading && !s->failed ? s->dev.get() : nullptr;
+}
+
+Elan3Dev* Elan3Dev::attach() {
+  host::Host* h = host::Host::current_host();
+  if (!h) return nullptr;
+  if (Slot* s = slot_of(h)) {
+    while (s->loading && !h->in_interrupt()) h->sleep(kSlotPoll);
+    return current();
+  }
+  World* world = World::current();
+  if (!world || h->node_id() >= world->num_nodes() || h->in_interrupt()) return nullptr;
+  Node& node = world->node(h->node_id());
+  auto* elan = node.nic_as<Elan3>();
+  if (!elan) return nullptr;
+  Slot& s = slots()[h];
+  s.world = world;
+  s.loading = true;
+  s.dev = std::make_unique<Elan3Dev>(*h, node.bus(), *elan);
+  s.failed = !s.dev->init();
+  s.loading = false;
+  return current();
+}
+
+Elan3Dev::Elan3Dev(host::Host& host, host::HostBus& bus, Elan3& elan)
+    : host_(host), bus_(bus), elan_(elan), port_(elan.command_port()) {
+  space_waiters_ = std::make_unique<host::WaitQueue>(host);
+  desc_waiters_ = std::make_unique<host::WaitQueue>(host);
+  event_waiters_ = std::make_unique<host::WaitQueue>(host);
+}
+
+Elan3Dev::~Elan3Dev() = default;
+
+void Elan3Dev::cpu(const char* cls, std::uint64_t bytes) {
+  if (host_.in_interrupt()) {
+    const Tick t = host_.cost_of(cls, bytes);
+    if (t) sc_core::wait(Calendar::to_sc(t));
+    return;
+  }
+  host_.charge(cls, bytes);
+}
+
+void Elan3Dev::mmio_write32(std::uint64_t off, std::uint32_t v) { bus_.mmio_write(port_ + off, &v, 4); }
+void Elan3Dev::mmio_write64(std::uint64_t off, std::uint64_t v) { bus_.mmio_write(port_ + off, &v, 8); }
+std::uint32_t Elan3Dev::mmio_read32(std::uint64_t off) {
+  std::uint32_t v = 0;
+  bus_.mmio_read(port_ + off, &v, 4);
+  return v;
+}
+
+bool Elan3Dev::init() {
+  auto fail = [&](const std::string& why) {
+    Sim::get().error(host_.name(), "elan3 driver: " + why);
+    return false;
+  };
+  cpu("elan3_attach");
+  const std::uint32_t vendor = mmio_read32(reg::id_vendor.offset);
+  const std::uint32_t device = mmio_read32(reg::id_device.offset);
+  if (vendor != reg::kVendorQuadrics || device != reg::kDeviceElan3)
+    return fail(fmt::format("not an Elan3 (vendor {:#x}, device {:#x})", vendor, device));
+  node_id_ = mmio_read32(reg::node_id.offset);
+  max_payload_ = mmio_read32(reg::max_payload.offset);
+  link_up_ = mmio_read32(reg::link_state.offset) & 1;
+  mmio_read32(reg::int_status.offset);  // clears causes latched before we loaded (link_up_ covers them)
+  // The cluster configuration: node ids of every Elan in the network.
+  if (World* w = World::current())
+    for (std::uint32_t i = 0; i < w->num_nodes(); ++i)
+      if (auto* e = w->node(i).nic_as<Elan3>()) num_nodes_ = std::max(num_nodes_, e->node_id() + 1);
+
+  pt_entries_ = kPtEntries;
+  page_table_ = static_cast<std::uint64_t*>(host_.memory().alloc(pt_entries_ * 8ull, kPageSize));
+  intq_entries_ = kIntqEntries;
+  intq_ = static_cast<std::uint8_t*>(host_.memory().alloc(intq_entries_ * intq::kSize, 64));
+  if (!page_table_ || !intq_) return fail("no node memory for the page table and interrupt queue");
+  std::memset(page_table_, 0, pt_entries_ * 8ull);
+  std::memset(intq_, 0, intq_entries_ * intq::kSize);
+  free_pages_[1] = pt_entries_ - 1;  // page 0 is never mapped: E3_Addr 0 means "none"
+  mmio_write32(reg::pt_entries.offset, pt_entries_);
+  mmio_write64(reg::pt_base.offset, reinterpret_cast<std::uint64_t>(page_table_));
+  irq_vector_ = host_.irq().attach(elan_.name() + ".elan3", [this] { interrupt(); });
+  mmio_write64(reg::intq_base.offset, reinterpret_cast<std::uint64_t>(intq_));
+  mmio_write32(reg::intq_entries.offset, intq_entries_);
+  mmio_write32(reg::irq_vector.offset, static_cast<std::uint32_t>(irq_vector_));
+  desc_slots_ = kDescSlots;
+  desc_ring_ = alloc_mem(desc_slots_ * dma::kSize, 64, 0, false);
+  if (!desc_ring_) return fail("no Elan memory for the DMA descriptor ring");
+  mmio_write32(reg::control.offset, reg::kControlEnable);
+  return true;
+}
+
+// ---- address space ------------------------------------------------------------------
+
+bool Elan3Dev::alloc_pages(std::uint32_t npages, E3Addr want, std::uint32_t& first) {
+  if (want) {
+    const std::uint32_t page = want >> kPageShift;
+    auto it = free_pages_.upper_bound(page);
+    if (it == free_pages_.begin()) return false;
+    --it;
+    if (it->first + it->second < page + static_cast<std::uint64_t>(npages)) return false;
+    const std::uint32_t start = it->first, count = it->second;
+    free_pages_.erase(it);
+    if (page > start) free_pages_[start] = page - start;
+    if (start + count > page + npages) free_pages_[page + npages] = start + count - page - npages;
+    first = page;
+    return true;
+  }
+  for (auto it = free_pages_.begin(); it != free_pages_.end(); ++it) {
+    if (it->second < npages) continue;
+    first = it->first;
+    const std::uint32_t rest = it->second - npages;
+    free_pages_.erase(it);
+    if (rest) free_pages_[first + npages] = rest;
+    return true;
+  }
+  return false;
+}
+
+bool Elan3Dev::block_for_space(bool wait) {
+  if (!wait || host_.in_interrupt()) return false;
+  return space_waiters_->wait();
+}
+
+DevStatus Elan3Dev::reserve(std::uint32_t npages, std::uint32_t perm, std::uint32_t attr, E3Addr want, bool wait,
+                            ElanRange* out) {
+  cpu("elan3_reserve");
+  if (!out || npages == 0 || npages >= pt_entries_ || (want % kPageSize) != 0 || (perm & ~perm::kAll)) return DevStatus::BadArgument;
+  std::uint32_t first = 0;
+  while (!alloc_pages(npages, want, first)) {
+    if (!block_for_space(wait)) return DevStatus::NoResource;
+  }
+  *out = ElanRange{first << kPageShift, npages, perm, attr};
+  ranges_[out->base] = *out;
+  return DevStatus::Ok;
+}
+
+DevStatus Elan3Dev::release(const ElanRange& r) {
+  auto it = ranges_.find(r.base);
+  if (it == ranges_.end() || it->second.npages != r.npages) {
+    Sim::get().error(host_.name(), fmt::format("elan3 driver: release of E3_Addr range {:#x} ({} pages) that is "
+                                               "not a live reservation", r.base, r.npages));
+    return DevStatus::BadArgument;
+  }
+  unload(r, 0, r.npages);
+  ranges_.erase(it);
+  const std::uint32_t first = r.base >> kPageShift;
+  auto [f, _] = free_pages_.emplace(first, r.npages);
+  auto next = std::next(f);
+  if (next != free_pages_.end() && f->first + f->second == next->first) {
+    f->second += next->second;
+    free_pages_.erase(next);
+  }
+  if (f != free_pages_.begin()) {
+    auto prev = std::prev(f);
+    if (prev->first + prev->second == f->first) {
+      prev->second += f->second;
+      free_pages_.erase(f);
+    }
+  }
+  space_waiters_->notify_all();
+  return DevStatus::Ok;
+}
+
+void Elan3Dev::flush_tlb(E3Addr page_addr, std::uint32_t npages) {
+  if (npages == 0) return;
+  ++stats_.tlb_flushes;
+  if (npages > 4) {
+    mmio_write32(reg::tlb_flush.offset, reg::kFlushAll);
+    return;
+  }
+  for (std::uint32_t i = 0; i < npages; ++i) mmio_write32(reg::tlb_flush.offset, page_addr + i * kPageSize);
+}
+
+DevStatus Elan3Dev::load(const ElanRange& r, std::uint32_t index, const void* host_addr, std::size_t len,
+                         E3Addr* out) {
+  auto it = ranges_.find(r.base);
+  if (it == ranges_.end()) return DevStatus::NoMapping;
+  const auto addr = reinterpret_cast<std::uint64_t>(host_addr);
+  if (len == 0 || !host_.memory().contains(addr, len)) return DevStatus::NoMapping;
+  // Elan pages start at the 64-byte block holding host_addr (elan3_regs.h pte).
+  const std::uint64_t first_host_page = addr & pte::kAddrMask;
+  const auto npages = static_cast<std::uint32_t>((addr + len - first_host_page + kPageSize - 1) >> kPageShift);
+  if (static_cast<std::uint64_t>(index) + npages > it->second.npages) return DevStatus::BadArgument;
+  cpu("elan3_map");
+  const std::uint32_t first = (r.base >> kPageShift) + index;
+  std::uint32_t were_valid = 0;
+  for (std::uint32_t i = 0; i < npages; ++i) {
+    cpu("elan3_pte");
+    if (page_table_[first + i] & pte::kValid) ++were_valid;
+    page_table_[first + i] = make_pte(first_host_page + static_cast<std::uint64_t>(i) * kPageSize, it->second.perm);
+  }
+  stats_.pages_loaded += npages;
+  // A page that was valid may sit in the TLB with its old translation.
+  if (were_valid) flush_tlb(static_cast<E3Addr>(first) << kPageShift, npages);
+  if (out) *out = (static_cast<E3Addr>(first) << kPageShift) + static_cast<E3Addr>(addr - first_host_page);
+  return DevStatus::Ok;
+}
+
+DevStatus Elan3Dev::unload(const ElanRange& r, std::uint32_t index, std::uint32_t npages) {
+  auto it = ranges_.find(r.base);
+  if (it == ranges_.end()) return DevStatus::NoMapping;
+  if (index >= it->second.npages) return DevStatus::BadArgument;
+  npages = std::min(npages, it->second.npages - index);
+  cpu("elan3_map");
+  const std::uint32_t first = (r.base >> kPageShift) + index;
+  std::uint32_t valid = 0;
+  for (std::uint32_t i = 0; i < npages; ++i) {
+    if (page_table_[first + i] & pte::kValid) {
+      ++valid;
+      cpu("elan3_pte");
+    }
+    page_table_[first + i] = 0;
+  }
+  stats_.pages_unloaded += valid;
+  if (valid) flush_tlb(static_cast<E3Addr>(first) << kPageShift, npages);
+  return DevStatus::Ok;
+}
+
+DevStatus Elan3Dev::map(const void* host_addr, std::size_t len, std::uint32_t perm, std::uint32_t attr, E3Addr want,
+                        bool wait, ElanRange* out, E3Addr* addr) {
+  const auto a = reinterpret_cast<std::uint64_t>(host_addr);
+  if (!out || len == 0) return DevStatus::BadArgument;
+  if (!host_.memory().contains(a, len)) return DevStatus::NoMapping;
+  const std::uint64_t first_page = a & pte::kAddrMask;
+  const auto npages = static_cast<std::uint32_t>((a + len - first_page + kPageSize - 1) >> kPageShift);
+  DevStatus s = reserve(npages, perm, attr, want, wait, out);
+  if (s != DevStatus::Ok) return s;
+  s = load(*out, 0, host_addr, len, addr);
+  if (s != DevStatus::Ok) release(*out);
+  return s;
+}
+
+// ---- driver memory -------------------------------------------------------------------
+
+ElanMem Elan3Dev::alloc_mem(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool wait) {
+  cpu("elan3_alloc");
+  if (bytes == 0 || align == 0 || (align & (align - 1)) || align > kPageSize) return {};
+  perm |= perm::kLocalRead | perm::kLocalWrite;
+  const std::uint32_t size = (bytes + 7) & ~7u;
+  auto& pools = pools_[perm];
+  auto carve = [&](Pool& p) -> ElanMem {
+    for (auto it = p.free.begin(); it != p.free.end(); ++it) {
+      const std::uint32_t start = (it->first + align - 1) & ~(align - 1);
+      if (start + static_cast<std::uint64_t>(size) > it->first + static_cast<std::uint64_t>(it->second)) continue;
+      const std::uint32_t off = it->first, len = it->second;
+      p.free.erase(it);
+      if (start > off) p.free[off] = start - off;
+      if (off + len > start + size) p.free[start + size] = off + len - start - size;
+      std::memset(p.host + start, 0, size);
+      return ElanMem{p.host + start, p.elan + start, size, perm};
+    }
+    return {};
+  };
+  for (auto& p : pools)
+    if (ElanMem m = carve(*p)) return m;
+  auto pool = std::make_unique<Pool>();
+  pool->bytes = std::max<std::uint32_t>(kPoolPages, (size + kPageSize - 1) / kPageSize) * kPageSize;
+  pool->host = static_cast<std::uint8_t*>(host_.memory().alloc(pool->bytes, kPageSize));
+  if (!pool->host) return {};
+  if (map(pool->host, pool->bytes, perm, 0, 0, wait, &pool->range, &pool->elan) != DevStatus::Ok) {
+    host_.memory().free(pool->host);
+    return {};
+  }
+  pool->free[0] = pool->bytes;
+  pools.push_back(std::move(pool));
+  return carve(*pools.back());
+}
+
+void Elan3Dev::free_mem(const ElanMem& m) {
+  if (!m) return;
+  auto& pools = pools_[m.perm];
+  for (auto& p : pools) {
+    auto* h = static_cast<std::uint8_t*>(m.host);
+    if (h < p->host || h >= p->host + p->bytes) continue;
+    const auto off = static_cast<std::uint32_t>(h - p->host);
+    auto [it, _] = p->free.emplace(off, m.bytes);
+    auto next = std::next(it);
+    if (next != p->free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      p->free.erase(next);
+    }
+    if (it != p->free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        p->free.erase(it);
+      }
+    }
+    return;
+  }
+  Sim::get().error(host_.name(), fmt::format("elan3 driver: free_mem of {} bytes at E3_Addr {:#x} not allocated here",
+                                             m.bytes, m.elan));
+}
+
+// ---- events ------------------------------------------------------------------------------
+
+void Elan3Dev::prime_event(const ElanMem& ev, std::int32_t count, event::Type type, E3Addr source, E3Addr dest,
+                           bool irq, std::uint32_t cookie) {
+  cpu("elan3_event");
+  auto* b = static_cast<std::uint8_t*>(ev.host);
+  put(b, event::ev_Type, event::make_type(type, irq, cookie));
+  put(b, event::ev_Source, source);
+  put(b, event::ev_Dest, dest);
+  put(b, event::ev_Count, static_cast<std::uint32_t>(count));
+  // The store above makes the count visible to the CPU at once; the command
+  // makes it stick against a set the Elan has in flight on this event.
+  mmio_write64(reg::prime_event.offset,
+               static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
+}
+
+std::int32_t Elan3Dev::event_count(const ElanMem& ev) {
+  cpu("elan3_poll");
+  return static_cast<std::int32_t>(get(static_cast<const std::uint8_t*>(ev.host), event::ev_Count));
+}
+
+void Elan3Dev::set_event(E3Addr ev) {
+  cpu("elan3_event");
+  mmio_write32(reg::set_event.offset, ev);
+}
+
+bool Elan3Dev::wait_event(const ElanMem& ev, Tick timeout) {
+  if (!host_.may_block("elan3 wait_event", std::source_location::current())) return false;
+  const Tick deadline = timeout ? add_saturating(Calendar::now(), timeout) : kTickMax;
+  while (!event_fired(ev)) {
+    if (timeout ? !event_waiters_->wait_until(deadline) : !event_waiters_->wait()) return event_fired(ev);
+  }
+  return true;
+}
+
+// ---- DMA ------------------------------------------------------------------------------------
+
+bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
+  auto bad = [&](const char* why) {
+    Sim::get().error(host_.name(), fmt::format("elan3 driver: {}: {}", who, why));
+    return false;
+  };
+  const bool bcast = r.opcode == dma::OpCode::NormalBroadcast || r.opcode == dma::OpCode::QueuedBroadcast;
+  if (r.size > dma::kMaxSize) return bad("dma size above the limit");
+  if (r.dest_node >= num_nodes_) return bad("destination node id beyond the network");
+  if (bcast && (r.dest_node_last <= r.dest_node || r.dest_node_last >= num_nodes_ || r.direction != dma::Direction::Write))
+    return bad("a broadcast is a write to a range of at least two nodes of the network");
+  if ((r.opcode == dma::OpCode::Queued || r.opcode == dma::OpCode::QueuedBroadcast) && (r.size == 0 || r.size > max_payload_))
+    return bad("a queued DMA must carry 1 to max_packet_payload bytes");
+  if (r.direction == dma::Direction::Read && r.opcode != dma::OpCode::Normal) return bad("a read DMA must be Normal");
+  if (r.direction == dma::Direction::ReadRequeue) return bad("ReadRequeue is set by the hardware only");
+  dma::Type t;
+  t.data_type = static_cast<std::uint32_t>(r.data_type);
+  t.direction = static_cast<std::uint32_t>(r.direction);
+  t.opcode = static_cast<std::uint32_t>(r.opcode);
+  std::memset(d, 0, dma::kSize);
+  put(d, dma::dma_type, t.encode());
+  put(d, dma::dma_size, r.size);
+  put(d, dma::dma_source, r.source);
+  put(d, dma::dma_dest, r.dest);
+  put(d, dma::dma_destEvent, r.dest_event);
+  put(d, dma::dma_destCookieVProc, dma::cookie_vproc(bcast ? r.dest_node_last : r.dest_cookie, r.dest_node));
+  put(d, dma::dma_srcEvent, r.src_event);
+  put(d, dma::dma_srcCookieVProc, dma::cookie_vproc(r.src_cookie, node_id_));
+  return true;
+}
+
+DevStatus Elan3Dev::issue_dma(const DmaRequest& req, E3Addr* desc) {
+  cpu("elan3_dma", dma::kSize);
+  std::uint8_t d[dma::kSize];
+  if (!encode(req, d, "issue_dma")) return DevStatus::BadArgument;
+  while (desc_issued_ - desc_fetched_ >= desc_slots_) {
+    desc_fetched_ = mmio_read32(reg::dma_fetched.offset);
+    if (desc_issued_ - desc_fetched_ < desc_slots_) break;
+    if (host_.in_interrupt()) return DevStatus::NoResource;
+    host_.sleep(kSlotPoll);
+  }
+  const std::uint32_t slot = desc_issued_ % desc_slots_;
+  std::memcpy(static_cast<std::uint8_t*>(desc_ring_.host) + slot * dma::kSize, d, dma::kSize);
+  const E3Addr at = desc_ring_.elan + slot * dma::kSize;
+  ++desc_issued_;
+  ++stats_.dmas;
+  mmio_write32(reg::run_dma.offset, at);
+  if (desc) *desc = at;
+  return DevStatus::Ok;
+}
+
+DevStatus Elan3Dev::write_descriptor(const ElanMem& where, const DmaRequest& req) {
+  cpu("elan3_dma", dma::kSize);
+  if (!where || where.bytes < dma::kSize || where.elan % 8) return DevStatus::BadArgument;
+  std::uint8_t d[dma::kSize];
+  if (!encode(req, d, "write_descriptor")) return DevStatus::BadArgument;
+  std::memcpy(where.host, d, dma::kSize);
+  return DevStatus::Ok;
+}
+
+// ---- input queues ------------------------------------------------------------------------------
+
+DevStatus Elan3Dev::init_queue(const ElanMem& desc, std::uint32_t nslots, std::uint32_t slot_size, E3Addr event,
+                               InputQueue* out, bool wait) {
+  if (!out || !desc || desc.bytes < queue::kSize || desc.elan % 8 || nslots == 1 ||
+      (nslots && (slot_size == 0 || slot_size % 8 || slot_size > max_payload_)))
+    return DevStatus::BadArgument;
+  InputQueue q;
+  q.desc = desc;
+  q.slot_size = slot_size;
+  q.nslots = nslots;
+  if (nslots) {
+    q.slots = alloc_mem(nslots * slot_size, 64, perm::kRemoteWrite, wait);
+    if (!q.slots) return DevStatus::NoResource;
+  }
+  cpu("elan3_queue", queue::kSize);
+  auto* b = static_cast<std::uint8_t*>(desc.host);
+  std::memset(b, 0, queue::kSize);
+  const E3Addr base = nslots ? q.slots.elan : 0;
+  put(b, queue::q_state, nslots ? 0 : queue::kStateLocked);
+  put(b, queue::q_bptr, base);
+  put(b, queue::q_fptr, base);
+  put(b, queue::q_size, slot_size);
+  put(b, queue::q_base, base);
+  put(b, queue::q_top, nslots ? base + (nslots - 1) * slot_size : 0);
+  put(b, queue::q_event, event);
+  *out = q;
+  return DevStatus::Ok;
+}
+
+DevStatus Elan3Dev::alloc_queue(std::uint32_t nslots, std::uint32_t slot_size, E3Addr event, InputQueue* out,
+                                bool wait) {
+  if (!out || nslots < 2) return DevStatus::BadArgument;
+  ElanMem desc = alloc_mem(queue::kSize, 32, perm::kRemoteWrite, wait);
+  if (!desc) return DevStatus::NoResource;
+  DevStatus s = init_queue(desc, nslots, slot_size, event, out, wait);
+  if (s != DevStatus::Ok) {
+    free_mem(desc);
+    return s;
+  }
+  out->own_desc = true;
+  return s;
+}
+
+void Elan3Dev::free_queue(InputQueue& q) {
+  if (q.slots) free_mem(q.slots);
+  if (q.own_desc) free_mem(q.desc);
+  q = InputQueue{};
+}
+
+const void* Elan3Dev::queue_peek(const InputQueue& q) {
+  cpu("elan3_queue");
+  const auto* b = static_cast<const std::uint8_t*>(q.desc.host);
+  const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
+  const auto bptr = static_cast<E3Addr>(get(b, queue::q_bptr));
+  if (!q.slots || fptr == bptr) return nullptr;
+  return static_cast<const std::uint8_t*>(q.slots.host) + (fptr - q.slots.elan);
+}
+
+void Elan3Dev::queue_consume(const InputQueue& q) {
+  cpu("elan3_queue");
+  auto* b = static_cast<std::uint8_t*>(q.desc.host);
+  const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
+  if (!q.slots || fptr == static_cast<E3Addr>(get(b, queue::q_bptr))) {
+    Sim::get().error(host_.name(), "elan3 driver: queue_consume on an empty input queue");
+    return;
+  }
+  put(b, queue::q_fptr,
+      queue::next_slot(fptr, static_cast<E3Addr>(get(b, queue::q_base)), static_cast<E3Addr>(get(b, queue::q_top)),
+                       q.slot_size));
+}
+
+void Elan3Dev::queue_lock(const InputQueue& q, bool locked) {
+  cpu("elan3_queue");
+  auto* b = static_cast<std::uint8_t*>(q.desc.host);
+  auto s = static_cast<std::uint32_t>(get(b, queue::q_state));
+  put(b, queue::q_state, locked ? s | queue::kStateLocked : s & ~queue::kStateLocked);
+}
+
+// ---- interrupts ------------------------------------------------------------------------------
+
+std::uint32_t Elan3Dev::add_event_handler(std::function<void(std::uint32_t, E3Addr)> fn) {
+  for (std::uint32_t tries = 0; tries < event::kCookieMask; ++tries) {
+    const std::uint32_t c = next_cookie_;
+    next_cookie_ = next_cookie_ >= event::kCookieMask ? 1 : next_cookie_ + 1;
+    if (!event_handlers_.count(c)) {
+      event_handlers_[c] = std::move(fn);
+      return c;
+    }
+  }
+  return 0;
+}
+
+void Elan3Dev::remove_event_handler(std::uint32_t cookie) { event_handlers_.erase(cookie); }
+
+int Elan3Dev::add_error_handler(std::function<void(const DmaFailure&)> fn) {
+  error_handlers_[next_handler_] = std::move(fn);
+  return next_handler_++;
+}
+
+int Elan3Dev::add_link_handler(std::function<void(bool)> fn) {
+  link_handlers_[next_handler_] = std::move(fn);
+  return next_handler_++;
+}
+
+void Elan3Dev::remove_handler(int id) {
+  error_handlers_.erase(id);
+  link_handlers_.erase(id);
+}
+
+void Elan3Dev::interrupt() {
+  ++stats_.interrupts;
+  for (;;) {
+    const std::uint8_t* e = intq_ + static_cast<std::size_t>(intq_consumed_ % intq_entries_) * intq::kSize;
+    if (get(e, intq::seq) != static_cast<std::uint32_t>(intq_consumed_ + 1)) break;
+    cpu("elan3_intr");
+    std::uint8_t copy[intq::kSize];
+    std::memcpy(copy, e, intq::kSize);
+    ++intq_consumed_;
+    dispatch(copy);
+  }
+  // Re-arms the line; the Elan raises it again if entries came meanwhile.
+  mmio_write32(reg::intq_consumer.offset, intq_consumed_);
+}
+
+void Elan3Dev::dispatch(const std::uint8_t* e) {
+  const auto cause = static_cast<intq::Cause>(get(e, intq::cause));
+  const auto detail = static_cast<std::uint8_t>(get(e, intq::detail));
+  const auto cookie = static_cast<std::uint32_t>(get(e, intq::cookie));
+  const auto data = static_cast<std::uint32_t>(get(e, intq::data));
+  switch (cause) {
+    case intq::Cause::Event: {
+      ++stats_.event_irqs;
+      event_waiters_->notify_all();
+      if (cookie == kWaitCookie) return;
+      auto it = event_handlers_.find(cookie);
+      if (it == event_handlers_.end()) {
+        Sim::get().error(host_.name(), fmt::format("elan3 driver: event interrupt with cookie {:#x} (event {:#x}) "
+                                                   "that no handler registered", cookie, data));
+        return;
+      }
+      auto fn = it->second;
+      fn(cookie, data);
+      return;
+    }
+    case intq::Cause::NetworkError:
+    case intq::Cause::DmaError: {
+      ++(cause == intq::Cause::NetworkError ? stats_.network_errors : stats_.dma_errors);
+      DmaFailure f{cause, detail, static_cast<std::uint32_t>(get(e, intq::node)), static_cast<std::uint16_t>(cookie),
+                   data};
+      event_waiters_->notify_all();
+      auto handlers = error_handlers_;
+      for (auto& [_, fn] : handlers) fn(f);
+      return;
+    }
+    case intq::Cause::LinkState: {
+      link_up_ = detail != 0;
+      auto handlers = link_handlers_;
+      for (auto& [_, fn] : handlers) fn(link_up_);
+      return;
+    }
+    case intq::Cause::CommandError:
+      Sim::get().error(host_.name(), fmt::format("elan3 driver: the Elan refused a command port access at "
+                                                 "offset {:#x}", data));
+      return;
+  }
+  Sim::get().error(host_.name(), fmt::format("elan3 driver: interrupt queue entry with unknown cause {}",
+                                             static_cast<unsigned>(cause)));
+}
+
+}  // namespace nicsim::elan3

@@ -1,0 +1,336 @@
+// The Elan3 kernel-level device driver: what Elan Kernel Comms (ep/) and
+// other kernel services are built on. One instance per node, reached with
+// Elan3Dev::attach(). It talks to the Elan only through the host bus: MMIO
+// writes to the command port (elan_model/elan3_regs.h), page tables, DMA
+// descriptors, events and input queues in node memory. Callers never touch
+// registers or the page table themselves.
+//
+// Contexts. "thread" = a simulated host thread of the node (HostThread);
+// "interrupt" = the node's interrupt thread, where every handler registered
+// here runs. Calls marked "any" work from both; calls marked "may block"
+// block only from a thread and take the non-blocking path (documented per
+// call) in interrupt context. Every call charges host CPU time from the cost
+// table (host scope, cost.elan3_<name>; see driver/elan3_costs.cc), so
+// driver work is part of every latency.
+//
+// Completion model (as on the real Elan): a DMA completes by setting events.
+// dma_srcEvent is set on the issuing node when every packet was
+// acknowledged Ok; dma_destEvent is set on the destination node after the
+// last byte landed. A DMA that fails on the network (retries exhausted) sets
+// neither: the issuing node's driver gets a NetworkError interrupt carrying
+// the DMA's source cookie and descriptor address, and calls the error
+// handlers. Local faults (bad source address, missing LocalRead) come as
+// DmaError the same way. To wait for an event, prime it with irq = true
+// (any cookie, kWaitCookie if nobody else needs the interrupt) and call
+// wait_event; or poll it with event_fired.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/units.h"
+#include "elan_model/elan3_regs.h"
+
+namespace nicsim::host {
+class Host;
+class HostBus;
+class WaitQueue;
+}  // namespace nicsim::host
+
+namespace nicsim::elan3 {
+
+class Elan3;
+
+// Results of the driver calls (the ep layer maps them to DDI_* / errno).
+enum class DevStatus : std::uint8_t {
+  Ok = 0,
+  NoResource,   // no Elan address space / descriptor slot / node memory (and may not or will not wait)
+  NoMapping,    // the host range is not node memory, or an E3_Addr is not one we handed out
+  BadArgument,  // out-of-range value (size, page index, node id, alignment...)
+};
+const char* dev_status_name(DevStatus s);
+
+// A range of Elan address space reserved by reserve() or map(): `npages`
+// Elan pages from `base` (page aligned), with the permissions and
+// attributes every page loaded into it gets. A plain value the caller keeps
+// (ep stores it in its ELAN3_DMA_HANDLE).
+struct ElanRange {
+  E3Addr base = 0;
+  std::uint32_t npages = 0;
+  std::uint32_t perm = 0;  // perm:: bits
+  std::uint32_t attr = 0;  // attr:: bits
+  bool valid() const { return base != 0 && npages != 0; }
+};
+
+// A piece of node memory the Elan can reach: `host` is the CPU's pointer,
+// `elan` the same bytes' E3_Addr.
+struct ElanMem {
+  void* host = nullptr;
+  E3Addr elan = 0;
+  std::uint32_t bytes = 0;
+  std::uint32_t perm = 0;
+  explicit operator bool() const { return host != nullptr; }
+};
+
+// What issue_dma() puts in an E3_DMA descriptor (see elan3_regs.h dma::).
+struct DmaRequest {
+  dma::Direction direction = dma::Direction::Write;
+  dma::OpCode opcode = dma::OpCode::Normal;
+  dma::DataType data_type = dma::DataType::Byte;
+  std::uint32_t size = 0;     // bytes; 0 with Normal/Write = a remote set-event of dest_event
+  E3Addr source = 0;          // Write: local (LocalRead). Read: on dest_node (RemoteRead there)
+  E3Addr dest = 0;            // Write: on dest_node (RemoteWrite there; Queued: its E3_Queue).
+                              // Read: local landing address (RemoteWrite here)
+  E3Addr dest_event = 0;      // Write: an event on dest_node (RemoteEvent there), set after the
+                              // last byte landed. Read: a local event, set when the data is here
+                              // (it comes back as a remote write: RemoteEvent here too)
+  E3Addr src_event = 0;       // Write: a local event, set when every packet was acked Ok.
+                              // Read: an event on dest_node, set when it finished sending
+  std::uint32_t dest_node = 0;       // destination (first node of a broadcast range)
+  std::uint32_t dest_node_last = 0;  // broadcast opcodes only: last node of the range
+  std::uint16_t dest_cookie = 0;     // carried to the destination (trace), unicast only
+  std::uint16_t src_cookie = 0;      // reported back in NetworkError / DmaError interrupts
+};
+
+// A network or local DMA failure reported by the Elan (intq causes
+// NetworkError and DmaError).
+struct DmaFailure {
+  intq::Cause cause = intq::Cause::NetworkError;
+  std::uint8_t detail = 0;     // NetworkError: pkt::Token of the last refusal, or intq::kDetailTimeout;
+                               // DmaError: Fault
+  std::uint32_t node = 0;      // destination node of the failed DMA
+  std::uint16_t src_cookie = 0;
+  E3Addr addr = 0;             // NetworkError: the descriptor's E3_Addr; DmaError: the faulting address
+};
+
+// An input queue made by alloc_queue(): the E3_Queue descriptor and its
+// slots, all in node memory with RemoteWrite permission. Senders name it by
+// `desc.elan` (a Queued DMA's dest).
+struct InputQueue {
+  ElanMem desc;
+  bool own_desc = false;  // desc was allocated by alloc_queue (free_queue frees it)
+  ElanMem slots;
+  std::uint32_t slot_size = 0;
+  std::uint32_t nslots = 0;  // holds nslots - 1 messages (elan3_regs.h queue::)
+};
+
+class Elan3Dev {
+ public:
+  // ---- attach ------------------------------------------------------------
+  // The calling node's driver instance, loading it on first use: reads the
+  // identification registers, allocates and installs the page table and the
+  // interrupt queue, attaches the interrupt line, enables the network
+  // interface. Thread context, may block (bus round trips); from interrupt
+  // context it only returns an already loaded instance. nullptr if the node
+  // has no Elan3 (or loading failed: an error names the reason).
+  static Elan3Dev* attach();
+  // The calling node's instance if it is loaded (any context), else nullptr.
+  static Elan3Dev* current();
+
+  // ---- identity ------------------------------------------------------------
+  // This Elan's node id (its network position, read from the node_id
+  // register at attach) and the number of node ids in the network as the
+  // cluster configuration gives it to the driver: one more than the largest
+  // Elan node id in the simulated world. Any context, no cost.
+  std::uint32_t node_id() const { return node_id_; }
+  std::uint32_t num_nodes() const { return num_nodes_; }
+  // The link state as of the last LinkState interrupt (initially read from
+  // the link_state register at attach). Any context, no cost.
+  bool link_up() const { return link_up_; }
+  host::Host& host() const { return host_; }
+  Elan3& elan() const { return elan_; }
+
+  // ---- Elan address space (backs elan3_dma_* / elan3_dvma_*) ------------
+  // Reserve `npages` pages of Elan address space with no host memory behind
+  // them yet (PTEs invalid). want != 0 asks for that page-aligned address
+  // (NoResource if any page of it is taken). wait = true blocks until space
+  // is released (thread context; in interrupt context it is NoResource).
+  // Charges cost.elan3_reserve.
+  DevStatus reserve(std::uint32_t npages, std::uint32_t perm, std::uint32_t attr, E3Addr want, bool wait,
+                    ElanRange* out);
+  // Unload every page of a reserved range and free its address space.
+  // BadArgument (and an error naming the range) if it is not a live range.
+  DevStatus release(const ElanRange& r);
+  // Map host memory [host_addr, host_addr+len) (any alignment, must be node
+  // memory: else NoMapping) at page `index` of the range, with the range's
+  // permissions: writes the PTEs in node memory and flushes those TLB
+  // entries (MMIO). *out = the E3_Addr of host_addr: page `index` starts
+  // at the 64-byte block holding host_addr and each page covers the next
+  // 8 KiB of node memory (elan3_regs.h pte). BadArgument if it does not fit
+  // the range. Any context;
+  // charges cost.elan3_map plus cost.elan3_pte per page.
+  DevStatus load(const ElanRange& r, std::uint32_t index, const void* host_addr, std::size_t len, E3Addr* out);
+  // Invalidate pages [index, index+npages) of the range (beyond its end is
+  // ignored, as elan3_dvma_unload allows) and flush their TLB entries. After
+  // it returns, the Elan's next access to those pages faults. Any context.
+  DevStatus unload(const ElanRange& r, std::uint32_t index, std::uint32_t npages);
+  // reserve + load in one: the range covers exactly the pages of the host
+  // range. *addr = the E3_Addr of host_addr.
+  DevStatus map(const void* host_addr, std::size_t len, std::uint32_t perm, std::uint32_t attr, E3Addr want,
+                bool wait, ElanRange* out, E3Addr* addr);
+  DevStatus unmap(const ElanRange& r) { return release(r); }
+
+  // ---- Elan-visible driver memory (events, queues, descriptors) ----------
+  // `bytes` of zeroed node memory, mapped with `perm` (perm:: bits; LocalRead
+  // and LocalWrite are always added), aligned to `align` (power of two,
+  // <= 8 KiB) in both host and Elan address. Small pieces share pages with
+  // others of the same permissions. wait as reserve(). Charges
+  // cost.elan3_alloc.
+  ElanMem alloc_mem(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool wait = true);
+  void free_mem(const ElanMem& m);
+
+  // ---- events ----------------------------------------------------------------
+  // A 16-byte E3_Event. remote = true gives it RemoteEvent permission, so a
+  // DMA's dest_event or a remote set-event from another node may set it.
+  ElanMem alloc_event(bool remote, bool wait = true) {
+    return alloc_mem(event::kSize, 16, remote ? perm::kRemoteEvent : 0, wait);
+  }
+  // Write an event (CPU stores into node memory; cost.elan3_event): count,
+  // action and its addresses, and whether firing interrupts with `cookie`
+  // (24 bits); then the count once more through the command port
+  // (prime_event), so that a set the Elan had in flight when the CPU wrote
+  // cannot overwrite the new count: sets issued before the prime do not
+  // count against it, sets after it do. Any context.
+  void prime_event(const ElanMem& ev, std::int32_t count, event::Type type = event::Type::None,
+                   E3Addr source = 0, E3Addr dest = 0, bool irq = false, std::uint32_t cookie = kWaitCookie);
+  // The event's current count (CPU load from node memory; cost.elan3_poll).
+  std::int32_t event_count(const ElanMem& ev);
+  bool event_fired(const ElanMem& ev) { return event_count(ev) <= 0; }
+  // Set (decrement) a local event through the command port (MMIO). Any context.
+  void set_event(E3Addr ev);
+  // Block until event_fired(ev) or `timeout` passes (0 = forever); true if
+  // fired. The event must have been primed with irq = true: every Event
+  // interrupt wakes the waiters to look again. Thread context only (from
+  // interrupt context: an error naming the call site, returns false).
+  bool wait_event(const ElanMem& ev, Tick timeout = 0);
+
+  // ---- DMA ---------------------------------------------------------------------
+  // Build an E3_DMA descriptor from `req` in a driver descriptor slot and
+  // hand its address to run_dma (MMIO). Returns when the command is posted
+  // (the Elan fetches and runs it later, in order with earlier DMAs).
+  // Checks: size <= dma::kMaxSize, node ids < num_nodes(), a Queued DMA not
+  // larger than one packet, a Read not Queued or broadcast; else
+  // BadArgument. Slots are reused once the Elan has fetched them; if all are
+  // waiting to be fetched, a thread sleeps until one frees, interrupt context
+  // gets NoResource. *desc = the descriptor's E3_Addr (what NetworkError
+  // reports), may be null. Charges cost.elan3_dma.
+  DevStatus issue_dma(const DmaRequest& req, E3Addr* desc = nullptr);
+  // Write a descriptor into caller-owned Elan memory (32 bytes, 8-aligned,
+  // e.g. from alloc_mem) without running it: for an event of type Dma
+  // (chained DMA). Same checks as issue_dma. Any context.
+  DevStatus write_descriptor(const ElanMem& where, const DmaRequest& req);
+  // The largest payload of one network packet (nic.elan3.max_payload): the
+  // largest Queued DMA.
+  std::uint32_t max_packet_payload() const { return max_payload_; }
+
+  // ---- input queues ----------------------------------------------------------------
+  // An input queue of `nslots` slots (>= 2) of `slot_size` bytes (multiple of
+  // 8, <= max_packet_payload()), empty, unlocked, with `event` (0 = none) as
+  // q_event: the Elan sets it on every arrival. Usual pattern: an event with
+  // count 1, irq and a cookie whose handler drains the queue, re-primes the
+  // event, then drains again (arrivals between firing and re-priming set no
+  // interrupt). Charges cost.elan3_alloc.
+  DevStatus alloc_queue(std::uint32_t nslots, std::uint32_t slot_size, E3Addr event, InputQueue* out,
+                        bool wait = true);
+  // The same with the E3_Queue descriptor in caller-owned memory `desc`
+  // (32 bytes, 8-aligned, inside a mapping with RemoteWrite|LocalRead|
+  // LocalWrite, e.g. a table of per-service queues at a fixed E3_Addr): the
+  // driver allocates only the slots and writes the descriptor. nslots == 0
+  // writes an empty, locked descriptor with no slots (every arrival is
+  // answered test-fail). free_queue() then frees only the slots.
+  DevStatus init_queue(const ElanMem& desc, std::uint32_t nslots, std::uint32_t slot_size, E3Addr event,
+                       InputQueue* out, bool wait = true);
+  void free_queue(InputQueue& q);
+  // The oldest unconsumed message (a pointer into its slot in node memory),
+  // or nullptr if the queue is empty. Any context; cost.elan3_queue.
+  const void* queue_peek(const InputQueue& q);
+  // Free the oldest message's slot (advance q_fptr); the Elan may then fill
+  // it. Any context; cost.elan3_queue.
+  void queue_consume(const InputQueue& q);
+  // Lock (all arrivals are refused with test-fail) or unlock the queue.
+  void queue_lock(const InputQueue& q, bool locked);
+
+  // ---- interrupts ------------------------------------------------------------------
+  // Handlers run in interrupt context, in registration order, one interrupt
+  // queue entry at a time (cost.elan3_intr per entry).
+  static constexpr std::uint32_t kWaitCookie = 0;  // event interrupt that only wakes wait_event
+  // A fresh nonzero 24-bit cookie whose Event interrupts call `fn(cookie,
+  // event E3_Addr)`. 0 when all cookies are taken.
+  std::uint32_t add_event_handler(std::function<void(std::uint32_t cookie, E3Addr event)> fn);
+  void remove_event_handler(std::uint32_t cookie);
+  // Called for every NetworkError and DmaError. Returns an id for removal.
+  int add_error_handler(std::function<void(const DmaFailure&)> fn);
+  // Called when the link goes down or comes back up.
+  int add_link_handler(std::function<void(bool up)> fn);
+  void remove_handler(int id);
+
+  // ---- statistics (any context, no cost) ------------------------------------------
+  struct Stats {
+    std::uint64_t dmas = 0, interrupts = 0, network_errors = 0, dma_errors = 0, event_irqs = 0,
+                  pages_loaded = 0, pages_unloaded = 0, tlb_flushes = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+  Elan3Dev(host::Host& host, host::HostBus& bus, Elan3& elan);
+  ~Elan3Dev();
+  Elan3Dev(const Elan3Dev&) = delete;
+  Elan3Dev& operator=(const Elan3Dev&) = delete;
+
+ private:
+  bool init();
+  // Charges CPU time: queues for a CPU from a thread; in interrupt context
+  // the handler already holds one and just stalls.
+  void cpu(const char* cost_class, std::uint64_t bytes = 0);
+  void mmio_write32(std::uint64_t offset, std::uint32_t v);
+  void mmio_write64(std::uint64_t offset, std::uint64_t v);
+  std::uint32_t mmio_read32(std::uint64_t offset);
+  void interrupt();
+  void dispatch(const std::uint8_t* entry);
+  bool encode(const DmaRequest& req, std::uint8_t* out, const char* who);
+  void write_ptes(std::uint32_t first_page, std::uint32_t npages, const std::uint64_t* ptes);
+  void flush_tlb(E3Addr page_addr, std::uint32_t npages);
+  bool alloc_pages(std::uint32_t npages, E3Addr want, std::uint32_t& first);
+  bool block_for_space(bool wait);
+
+  host::Host& host_;
+  host::HostBus& bus_;
+  Elan3& elan_;
+  std::uint64_t port_ = 0;  // command port base on the host bus
+  std::uint32_t node_id_ = 0, num_nodes_ = 0, max_payload_ = 0;
+  bool link_up_ = false;
+  // Page table: one PTE per Elan page, in node memory.
+  std::uint64_t* page_table_ = nullptr;
+  std::uint32_t pt_entries_ = 0;
+  std::map<std::uint32_t, std::uint32_t> free_pages_;   // first page -> count
+  std::map<E3Addr, ElanRange> ranges_;                   // live ranges by base
+  std::unique_ptr<host::WaitQueue> space_waiters_;
+  // Driver memory pools: per permission set, pages carved first-fit.
+  struct Pool {
+    std::uint8_t* host = nullptr;
+    E3Addr elan = 0;
+    std::uint32_t bytes = 0;
+    ElanRange range;
+    std::map<std::uint32_t, std::uint32_t> free;  // offset -> bytes
+  };
+  std::map<std::uint32_t, std::vector<std::unique_ptr<Pool>>> pools_;
+  // Descriptor slots for issue_dma.
+  ElanMem desc_ring_;
+  std::uint32_t desc_slots_ = 0, desc_issued_ = 0, desc_fetched_ = 0;
+  std::unique_ptr<host::WaitQueue> desc_waiters_;
+  // Interrupt queue.
+  std::uint8_t* intq_ = nullptr;
+  std::uint32_t intq_entries_ = 0, intq_consumed_ = 0;
+  int irq_vector_ = -1;
+  std::unique_ptr<host::WaitQueue> event_waiters_;
+  std::map<std::uint32_t, std::function<void(std::uint32_t, E3Addr)>> event_handlers_;
+  std::uint32_t next_cookie_ = 1;
+  std::map<int, std::function<void(const DmaFailure&)>> error_handlers_;
+  std::map<int, std::function<void(bool)>> link_handlers_;
+  int next_handler_ = 1;
+  Stats stats_;
+};
+
+}  // namespace nicsim::elan3

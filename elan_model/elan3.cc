@@ -1,0 +1,336 @@
+// The Elan3 device: command port (MMIO), host bus helpers, the interrupt
+// queue, the network port, and the wiring of the engines.
+#include "elan_model/elan3.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/sim.h"
+#include "trace/stats.h"
+
+namespace nicsim::elan3 {
+
+namespace {
+
+// A heap-held continuation scheduled on the calendar.
+struct Deferred {
+  std::function<void()> k;
+  static void fire(void* self, std::uint64_t) {
+    auto* d = static_cast<Deferred*>(self);
+    auto k = std::move(d->k);
+    delete d;
+    k();
+  }
+};
+
+struct BusRead {
+  std::vector<std::uint8_t> buf;
+  std::function<void(bool, const std::uint8_t*)> k;
+  static void done(void* self, std::uint64_t arg) {
+    auto* r = static_cast<BusRead*>(self);
+    r->k(!(arg & host::kDmaFailedBit), r->buf.data());
+    delete r;
+  }
+};
+
+struct BusWrite {
+  std::vector<std::uint8_t> buf;
+  std::function<void(bool)> k;
+  static void done(void* self, std::uint64_t arg) {
+    auto* w = static_cast<BusWrite*>(self);
+    if (w->k) w->k(!(arg & host::kDmaFailedBit));
+    delete w;
+  }
+};
+
+}  // namespace
+
+Tick Elan3::now() { return Calendar::now(); }
+
+Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host,
+             host::HostBus& bus, const ParamSet& params)
+    : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
+  add_ports(1);
+  obj_ = this->name() + ".elan3";
+  Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::fsm_type()));
+  Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::stream_fsm_type()));
+  bus_.map_device(obj_, p_.command_port, kCommandPortSize, *this);
+  mmu_ = std::make_unique<Mmu>(*this);
+  dma_ = std::make_unique<DmaEngine>(*this);
+  rx_ = std::make_unique<RxEngine>(*this);
+  events_ = std::make_unique<EventEngine>(*this);
+  auto& st = Sim::get().stats();
+  auto c = [&](const char* n, const char* unit, const std::uint64_t* v, const char* doc = "") {
+    st.counter(obj_, n, unit, v, doc);
+  };
+  c("commands", "commands", &stats_.commands);
+  c("dmas", "descriptors", &stats_.dmas, "descriptors queued (fetched or from read requests)");
+  c("dmas_done", "descriptors", &stats_.dmas_done);
+  c("dmas_failed", "descriptors", &stats_.dmas_failed, "network errors and local faults");
+  c("dma_requeues", "descriptors", &stats_.dma_requeues, "re-queued after a test-fail token");
+  c("tx_packets", "packets", &stats_.tx_packets);
+  c("tx_bytes", "bytes", &stats_.tx_bytes, "payload bytes sent");
+  c("rx_packets", "packets", &stats_.rx_packets);
+  c("rx_bytes", "bytes", &stats_.rx_bytes, "payload bytes executed");
+  c("retransmits", "packets", &stats_.retransmits);
+  c("ack_timeouts", "packets", &stats_.ack_timeouts);
+  c("acks_sent", "tokens", &stats_.acks_sent);
+  c("acks_received", "tokens", &stats_.acks_received);
+  c("stale_acks", "tokens", &stats_.stale_acks, "tokens for no packet awaiting one");
+  c("rx_bad_crc", "packets", &stats_.rx_bad_crc, "packets and tokens dropped for a bad CRC");
+  c("tokens_testfail", "tokens", &stats_.tokens_testfail, "test-fail tokens sent");
+  c("tokens_discard", "tokens", &stats_.tokens_discard, "discard tokens sent");
+  c("tokens_error", "tokens", &stats_.tokens_error, "error tokens sent");
+  c("tlb_hits", "lookups", &stats_.tlb_hits);
+  c("tlb_misses", "lookups", &stats_.tlb_misses);
+  c("translation_faults", "faults", &stats_.translation_faults);
+  c("permission_faults", "faults", &stats_.permission_faults);
+  c("events_set", "events", &stats_.events_set);
+  c("events_fired", "events", &stats_.events_fired);
+  c("interrupts", "interrupts", &stats_.interrupts);
+  c("queue_messages", "messages", &stats_.queue_messages, "messages written into input queues");
+}
+
+Elan3::~Elan3() = default;
+
+bool Elan3::link_up() {
+  fabric::Port& p = port(1);
+  return p.connected() && p.up();
+}
+
+bool Elan3::tracing() const { return Sim::get().tracer().on(device_id(), Component::nic); }
+
+void Elan3::trace(const char* event, std::initializer_list<TraceField> fields) {
+  if (tracing()) Sim::get().tracer().record(now(), device_id(), Component::nic, event, fields);
+}
+
+// ---- calendar and bus helpers ------------------------------------------------
+
+void Elan3::at(Tick t, std::function<void()> k) {
+  Sim::get().calendar().at(t, &Deferred::fire, new Deferred{std::move(k)});
+}
+
+void Elan3::bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool, const std::uint8_t*)> k) {
+  auto* r = new BusRead{std::vector<std::uint8_t>(len), std::move(k)};
+  bus_.dma_read(obj_.c_str(), addr, r->buf.data(), len, {&BusRead::done, r, 0});
+}
+
+void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool)> k) {
+  auto* w = new BusWrite{std::vector<std::uint8_t>(static_cast<const std::uint8_t*>(data),
+                                                   static_cast<const std::uint8_t*>(data) + len),
+                         std::move(k)};
+  bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len, {&BusWrite::done, w, 0});
+}
+
+void Elan3::read_pieces(const std::vector<HostPiece>& pieces,
+                        std::function<void(bool, std::vector<std::uint8_t>&)> k) {
+  struct Gather {
+    std::vector<std::uint8_t> data;
+    std::size_t left = 0;
+    bool ok = true;
+    std::function<void(bool, std::vector<std::uint8_t>&)> k;
+  };
+  std::uint32_t total = 0;
+  for (const HostPiece& p : pieces) total += p.len;
+  auto g = std::make_shared<Gather>();
+  g->data.resize(total);
+  g->left = pieces.size();
+  g->k = std::move(k);
+  if (pieces.empty()) {
+    g->k(true, g->data);
+    return;
+  }
+  std::uint32_t off = 0;
+  for (const HostPiece& p : pieces) {
+    bus_read(p.addr, p.len, [g, off, len = p.len](bool ok, const std::uint8_t* d) {
+      if (ok) std::memcpy(g->data.data() + off, d, len);
+      g->ok = g->ok && ok;
+      if (--g->left == 0) g->k(g->ok, g->data);
+    });
+    off += p.len;
+  }
+}
+
+void Elan3::write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
+                         std::function<void(bool)> k) {
+  auto left = std::make_shared<std::pair<std::size_t, bool>>(pieces.size(), true);
+  if (pieces.empty()) {
+    if (k) k(true);
+    return;
+  }
+  std::uint32_t off = 0;
+  for (const HostPiece& p : pieces) {
+    bus_write(p.addr, data + off, p.len, [left, k](bool ok) {
+      left->second = left->second && ok;
+      if (--left->first == 0 && k) k(left->second);
+    });
+    off += p.len;
+  }
+}
+
+// ---- command port --------------------------------------------------------------
+
+namespace {
+struct RegInfo {
+  Field f;
+  reg::Access access;
+};
+constexpr RegInfo kRegs[] = {
+#define NICSIM_X(name, offset, width, access, doc) {reg::name, reg::Access::access},
+    NICSIM_ELAN3_REGS(NICSIM_X)
+#undef NICSIM_X
+};
+const RegInfo* find_reg(std::uint64_t off, unsigned len) {
+  for (const RegInfo& r : kRegs)
+    if (r.f.offset == off && r.f.width == len) return &r;
+  return nullptr;
+}
+}  // namespace
+
+void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
+  const std::uint64_t off = gp.get_address();
+  const unsigned len = gp.get_data_length();
+  std::uint8_t* data = gp.get_data_ptr();
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
+  const RegInfo* r = find_reg(off, len);
+  const bool write = gp.is_write();
+  if (!r || (write && r->access == reg::Access::R) || (!write && r->access == reg::Access::W)) {
+    Sim::get().error(obj_, fmt::format("command port: {} of {} bytes at offset {:#x} ({})", write ? "write" : "read",
+                                       len, off,
+                                       !r ? "no register of that offset and width"
+                                          : write ? fmt::format("{} is read-only", r->f.name)
+                                                  : fmt::format("{} is write-only", r->f.name)));
+    post_interrupt(intq::Cause::CommandError, 0, node_id_, 0, static_cast<std::uint32_t>(off));
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (write) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, data, len);
+    ++stats_.commands;
+    command(off, v);
+    return;
+  }
+  std::uint64_t v = 0;
+  if (off == reg::id_vendor.offset) v = reg::kVendorQuadrics;
+  else if (off == reg::id_device.offset) v = reg::kDeviceElan3;
+  else if (off == reg::id_revision.offset) v = 1;
+  else if (off == reg::node_id.offset) v = node_id_;
+  else if (off == reg::link_state.offset) v = link_up() ? 1 : 0;
+  else if (off == reg::dma_fetched.offset) v = dma_->fetched();
+  else if (off == reg::control.offset) v = control_;
+  else if (off == reg::max_payload.offset) v = p_.max_payload;
+  else if (off == reg::pt_base.offset) v = pt_base_;
+  else if (off == reg::pt_entries.offset) v = pt_entries_;
+  else if (off == reg::intq_base.offset) v = intq_base_;
+  else if (off == reg::intq_entries.offset) v = intq_entries_;
+  else if (off == reg::intq_consumer.offset) v = intq_consumer_;
+  else if (off == reg::irq_vector.offset) v = static_cast<std::uint32_t>(irq_vector_);
+  else if (off == reg::int_status.offset) {
+    v = int_status_;
+    int_status_ = 0;
+  }
+  std::memcpy(data, &v, len);
+}
+
+void Elan3::command(std::uint64_t off, std::uint64_t v) {
+  const auto v32 = static_cast<std::uint32_t>(v);
+  trace("command", {{"reg", off}, {"value", v}});
+  if (off == reg::run_dma.offset) {
+    dma_->fetch(v32, true);
+  } else if (off == reg::set_event.offset) {
+    after(cycles(p_.command_cycles), [this, v32] { events_->set(v32, perm::kLocalWrite); });
+  } else if (off == reg::prime_event.offset) {
+    after(cycles(p_.command_cycles), [this, v] {
+      events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32));
+    });
+  } else if (off == reg::control.offset) {
+    control_ = v32;
+  } else if (off == reg::pt_base.offset) {
+    pt_base_ = v;
+    mmu_->set_table(pt_base_, pt_entries_);
+  } else if (off == reg::pt_entries.offset) {
+    pt_entries_ = v32;
+    mmu_->set_table(pt_base_, pt_entries_);
+  } else if (off == reg::tlb_flush.offset) {
+    mmu_->flush(v32);
+  } else if (off == reg::intq_base.offset) {
+    intq_base_ = v;
+  } else if (off == reg::intq_entries.offset) {
+    intq_entries_ = v32;
+    intq_producer_ = intq_consumer_ = 0;
+    irq_armed_ = true;
+  } else if (off == reg::intq_consumer.offset) {
+    intq_consumer_ = v32;
+    irq_armed_ = true;
+    raise_if_pending();
+  } else if (off == reg::irq_vector.offset) {
+    irq_vector_ = static_cast<std::int32_t>(v32);
+  }
+}
+
+// ---- interrupts ------------------------------------------------------------------
+
+void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
+                           std::uint32_t data) {
+  trace("interrupt", {{"cause", intq::cause_name(static_cast<std::uint32_t>(cause))},
+                      {"detail", static_cast<unsigned>(detail)},
+                      {"node", node},
+                      {"cookie", cookie},
+                      {"data", data}});
+  if (intq_entries_ == 0 || intq_base_ == 0) {
+    // No driver has installed the queue yet (a link coming up before the
+    // driver loads): latched in int_status, which the driver reads at load.
+    int_status_ |= reg::kStatusUnconfigured;
+    trace("interrupt_unconfigured", {{"cause", intq::cause_name(static_cast<std::uint32_t>(cause))}});
+    return;
+  }
+  if (intq_producer_ - intq_consumer_ >= intq_entries_) {
+    int_status_ |= reg::kStatusIntqOverflow;
+    ++stats_.intq_overflows;
+    Sim::get().error(obj_, fmt::format("interrupt queue overflow: {} lost",
+                                       intq::cause_name(static_cast<std::uint32_t>(cause))));
+    return;
+  }
+  std::uint8_t e[intq::kSize] = {};
+  put(e, intq::seq, intq_producer_ + 1);
+  put(e, intq::cause, static_cast<std::uint8_t>(cause));
+  put(e, intq::detail, detail);
+  put(e, intq::node, node);
+  put(e, intq::cookie, cookie);
+  put(e, intq::data, data);
+  const std::uint64_t at = intq_base_ + static_cast<std::uint64_t>(intq_producer_ % intq_entries_) * intq::kSize;
+  ++intq_producer_;
+  bus_write(at, e, intq::kSize, [this](bool) { raise_if_pending(); });
+}
+
+void Elan3::raise_if_pending() {
+  if (!irq_armed_ || irq_vector_ < 0 || intq_producer_ == intq_consumer_) return;
+  irq_armed_ = false;
+  ++stats_.interrupts;
+  host_.irq().raise(irq_vector_);
+}
+
+// ---- network ------------------------------------------------------------------------
+
+void Elan3::transmit(fabric::Packet* p) {
+  if (p->meta.dlid == node_id_ && p->meta.dlid_hi == 0) {
+    // Loopback: the packet turns round inside the Elan, after the time its
+    // bytes would take through the link interface.
+    after(cycles(static_cast<std::uint32_t>((p->bytes.size() + 7) / 8)), [this, p] { rx_->packet(nullptr, p); });
+    return;
+  }
+  port(1).send(p);
+}
+
+void Elan3::receive(fabric::Port& in, fabric::Packet* p) {
+  rx_->packet(&in, p);
+}
+
+void Elan3::link_state_changed(fabric::Port&, bool up) {
+  trace(up ? "link_up" : "link_down", {});
+  post_interrupt(intq::Cause::LinkState, up ? 1 : 0, node_id_, 0, 0);
+}
+
+}  // namespace nicsim::elan3

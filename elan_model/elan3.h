@@ -1,0 +1,332 @@
+// The Elan3 NIC model: a fabric device with one network port and an MMIO
+// target (the command port) on its node's host bus, built from the engines
+// of the Elan3: command port, MMU with its TLB, DMA engine (sender side of
+// the link protocol), receive engine (executes incoming packets, answers
+// every one with an ack token), event engine, and the interrupt queue.
+// Everything runs on the calendar; the only ways in and out are the host bus
+// (MMIO in, DMA both ways), the interrupt line and the network port. The
+// register, memory and wire formats are elan3_regs.h.
+#pragma once
+#include <systemc>
+#include <tlm>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "elan_model/elan3_regs.h"
+#include "fabric/fabric.h"
+#include "fabric/port.h"
+#include "fsm/fsm.h"
+#include "host/bus.h"
+#include "host/host.h"
+#include "trace/trace.h"
+
+namespace nicsim::elan3 {
+
+using pkt::Token;
+using pkt::Trans;
+
+struct Elan3Params {
+  std::uint64_t clock_hz;
+  std::uint32_t max_payload;   // bytes of data per packet
+  std::uint32_t tx_window;     // packets of the active DMA awaiting tokens
+  std::uint32_t tlb_entries;
+  // Costs in Elan clock cycles.
+  std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles,
+      ack_cycles, event_cycles, queue_cycles;
+  Tick ack_timeout, retry_backoff, testfail_backoff;
+  std::uint32_t retry_limit, testfail_limit;
+  bool verify_crc_always;      // else only packets the link's error injection touched
+  std::uint64_t command_port;  // MMIO window base on the host bus
+};
+Elan3Params elan3_params_from(const ParamSet& p);
+
+struct Elan3Stats {
+  std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0;
+  std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, retransmits = 0, ack_timeouts = 0;
+  std::uint64_t acks_sent = 0, acks_received = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
+  std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
+  std::uint64_t tlb_hits = 0, tlb_misses = 0, translation_faults = 0, permission_faults = 0;
+  std::uint64_t events_set = 0, events_fired = 0, interrupts = 0, intq_overflows = 0, queue_messages = 0;
+};
+
+// A piece of host memory produced by translation.
+struct HostPiece {
+  std::uint64_t addr;
+  std::uint32_t len;
+};
+struct Translation {
+  Fault fault = Fault::None;
+  E3Addr fault_addr = 0;
+  std::vector<HostPiece> pieces;
+};
+
+class Elan3;
+
+// The MMU: a fully associative TLB with LRU replacement in front of a flat
+// page table in host memory. Every page looked up costs tlb_cycles; a miss
+// adds an 8-byte DMA read of the PTE and walk_cycles. Lookups of one
+// request run page by page in order; requests are independent.
+class Mmu {
+ public:
+  explicit Mmu(Elan3& elan);
+  void translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k);
+  // The fast path: if every page of the range is in the TLB, translates at
+  // once (stats and LRU as translate) and gives the lookup time in `cost`;
+  // false, with nothing changed, if any page would miss.
+  bool translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Tick& cost);
+  void flush(E3Addr va);  // kFlushAll: everything
+  void set_table(std::uint64_t base, std::uint32_t entries);
+
+ private:
+  struct Walk;
+  struct Entry {
+    std::uint32_t vpn = 0;
+    std::uint64_t pte = 0;
+    std::uint64_t used = 0;  // LRU stamp; 0 = empty
+  };
+  void step(Walk* w);
+  Entry* lookup(std::uint32_t vpn);
+  void insert(std::uint32_t vpn, std::uint64_t pte);
+  Elan3& elan_;
+  std::vector<Entry> tlb_;
+  std::uint64_t stamp_ = 0, generation_ = 0;
+  std::uint64_t pt_base_ = 0;
+  std::uint32_t pt_entries_ = 0;
+};
+
+#define NICSIM_ELAN3_DMA_FSM_STATES(X) X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed)
+NICSIM_FSM_STATES(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
+#define NICSIM_ELAN3_STREAM_FSM_STATES(X) X(Unsynced) X(InSync)
+NICSIM_FSM_STATES(StreamFsmState, NICSIM_ELAN3_STREAM_FSM_STATES)
+
+// One DMA on the run queue.
+struct Desc {
+  Desc(Elan3& elan, std::uint64_t id);
+  Fsm fsm;
+  E3Addr addr = 0;  // where it was fetched from (0: came in a read request)
+  dma::Type type;
+  std::uint32_t size = 0;
+  E3Addr source = 0, dest = 0, dest_event = 0, src_event = 0;
+  std::uint32_t dest_cv = 0, src_cv = 0;
+  std::uint32_t node = 0;
+  std::uint32_t node_last = 0;  // broadcast: last node of the range [node, node_last]
+  bool broadcast = false;
+  std::uint32_t done = 0;  // bytes acknowledged Ok, in order
+  std::uint32_t high = 0;   // end of the furthest packet ever sent (resends start below it)
+  std::uint32_t retries = 0, testfails = 0;
+  Tick not_before = 0;
+  DmaFsmState state() const { return static_cast<DmaFsmState>(fsm.state()); }
+};
+
+// The sender: descriptors in order, packets of the active one in a window,
+// tokens, retransmission, requeue on test-fail, network errors.
+class DmaEngine {
+ public:
+  explicit DmaEngine(Elan3& elan);
+  ~DmaEngine();
+  // Fetch the descriptor at `addr` (run_dma or an event of type Dma) and
+  // queue it. Fetches complete in the order they were asked for.
+  void fetch(E3Addr addr, bool from_command);
+  // A descriptor that came in a read request (already checked).
+  void enqueue_remote(const std::uint8_t* desc);
+  void token(std::uint32_t from_node, std::uint16_t seq, std::uint16_t expect, Token t);
+  std::uint32_t fetched() const { return fetched_; }
+  static const FsmType& fsm_type();
+  static const FsmType& stream_fsm_type();
+
+ private:
+  struct TxPkt {
+    std::uint16_t seq = 0;
+    std::uint32_t offset = 0, len = 0;
+    enum class St : std::uint8_t { Building, Ready, Sent, Answered } st = St::Building;
+    Token token = Token::Ok;
+    bool timed_out = false, sync = false, retry = false;
+    // Broadcast: tokens still awaited, who answered, the worst token so far.
+    std::uint32_t tokens_left = 1;
+    std::vector<std::uint8_t> answered;
+    Token worst = Token::Ok;
+    std::uint64_t id = 0;
+    fabric::Packet* pkt = nullptr;  // built and not yet sent
+  };
+  struct Stream {
+    std::unique_ptr<Fsm> fsm;
+    std::uint16_t next_seq = 0;
+  };
+  struct Fetch {
+    E3Addr addr;
+    bool done = false, ok = false, from_command = false;
+    std::array<std::uint8_t, dma::kSize> bytes{};
+  };
+  void fetch_done();
+  bool accept(const std::uint8_t* d, E3Addr addr, bool remote);
+  void pump();
+  void start(Desc* d);
+  void build_next();
+  void built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p);
+  struct PayloadRead;
+  void read_payload(std::uint64_t id, const Translation& t, std::uint32_t len);
+  void read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len);
+  void clear_window();  // drops the window, returning built packets to the pool
+  TxPkt* find(std::uint64_t id);
+  void send_ready();
+  void timeout(std::uint64_t id);
+  void maybe_resolve();
+  void finish(bool ok, std::uint8_t detail);
+  Stream& stream(std::uint32_t node);
+  void schedule_pump(Tick at);
+  Elan3& elan_;
+  std::deque<std::unique_ptr<Fetch>> fetches_;
+  std::uint32_t fetched_ = 0;
+  std::deque<std::unique_ptr<Desc>> runq_;
+  std::unique_ptr<Desc> active_;
+  std::deque<TxPkt> window_;
+  std::uint32_t next_offset_ = 0;
+  bool sent_empty_ = false;  // size-0 DMA: its one packet was built
+  bool draining_ = false;
+  Fault local_fault_ = Fault::None;
+  E3Addr local_fault_addr_ = 0;
+  std::uint16_t last_expect_ = 0;
+  std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
+  Tick tx_free_ = 0;  // the packet builder is busy until then
+  Tick pump_at_ = kTickMax;
+  std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
+  std::vector<Stream> streams_;
+};
+
+// The receiver: one packet at a time, in arrival order.
+class RxEngine {
+ public:
+  explicit RxEngine(Elan3& elan);
+  void packet(fabric::Port* in, fabric::Packet* p);
+
+ private:
+  void run();
+  void process(fabric::Packet* p);
+  void done(Token t);
+  void answer(const fabric::Packet& p, Token t);
+  void write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
+  void queued_write(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
+  void read_request(const std::uint8_t* payload, std::uint32_t len);
+  void remote_event(E3Addr ev);
+  void check_event(E3Addr ev, std::function<void(bool)> k);
+  Elan3& elan_;
+  bool replay_ = false;  // the packet being answered was executed before
+  struct Pending {
+    fabric::Port* in;
+    fabric::Packet* p;
+  };
+  std::deque<Pending> queue_;
+  bool busy_ = false;
+  std::vector<std::uint16_t> expected_;  // per source node
+  std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
+  bool bcast_ = false;                     // the packet being handled is a broadcast
+  std::uint16_t seq_ = 0;                  // and its number
+  std::vector<std::uint8_t> synced_;
+};
+
+// The event engine: sets are serialised (read-modify-write of ev_Count).
+class EventEngine {
+ public:
+  explicit EventEngine(Elan3& elan);
+  // need: the permission the setter must have on the event's page.
+  void set(E3Addr ev, std::uint32_t need);
+  // Write ev_Count = count, in order with the sets queued before it.
+  void prime(E3Addr ev, std::int32_t count);
+
+ private:
+  struct Op {
+    E3Addr ev;
+    std::uint32_t need;
+    bool prime = false;
+    std::int32_t count = 0;
+  };
+  void run();
+  void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);
+  void next();
+  void fault(Fault f, E3Addr at);
+  Elan3& elan_;
+  std::deque<Op> queue_;
+  bool busy_ = false;
+};
+
+class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
+ public:
+  Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
+        const ParamSet& params);
+  ~Elan3() override;
+
+  const Elan3Params& params() const { return p_; }
+  const Elan3Stats& stats() const { return stats_; }
+  Elan3Stats& mutable_stats() { return stats_; }
+  std::uint64_t command_port() const { return p_.command_port; }
+  std::uint32_t node_id() const { return node_id_; }
+  void assign_lid(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
+  bool link_up();
+  bool enabled() const { return control_ & reg::kControlEnable; }
+  host::Host& host() { return host_; }
+  host::HostBus& bus() { return bus_; }
+  Mmu& mmu() { return *mmu_; }
+  DmaEngine& dma() { return *dma_; }
+  EventEngine& events() { return *events_; }
+  Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
+  const std::string& obj() const { return obj_; }
+
+  // TLM-2.0 target: MMIO from the host bus (offset within the command port).
+  void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) override;
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+  unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
+    return tlm::TLM_COMPLETED;
+  }
+
+  // Fabric.
+  void receive(fabric::Port& in, fabric::Packet* p) override;
+  void link_state_changed(fabric::Port& port, bool up) override;
+
+  // Services for the engines.
+  void at(Tick t, std::function<void()> k);
+  void after(Tick dt, std::function<void()> k) { at(add_saturating(now(), dt), std::move(k)); }
+  // DMA over the host bus; the data is copied (write) or handed to k (read).
+  void bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool ok, const std::uint8_t*)> k);
+  void bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool ok)> k = {});
+  // Scatter/gather over translated pieces.
+  void read_pieces(const std::vector<HostPiece>& pieces, std::function<void(bool ok, std::vector<std::uint8_t>&)> k);
+  void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
+                    std::function<void(bool ok)> k = {});
+  // Puts a packet on the wire (or loops it back to ourselves).
+  void transmit(fabric::Packet* p);
+  void post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
+                      std::uint32_t data);
+  void trace(const char* event, std::initializer_list<TraceField> fields);
+  bool tracing() const;
+  static Tick now();
+
+ private:
+  void command(std::uint64_t offset, std::uint64_t value);
+  void raise_if_pending();
+  Elan3Params p_;
+  host::Host& host_;
+  host::HostBus& bus_;
+  std::string obj_;
+  std::uint32_t node_id_ = 0;
+  std::uint32_t control_ = 0;
+  std::uint64_t pt_base_ = 0, intq_base_ = 0;
+  std::uint32_t pt_entries_ = 0, intq_entries_ = 0, intq_producer_ = 0, intq_consumer_ = 0, int_status_ = 0;
+  std::int32_t irq_vector_ = -1;
+  bool irq_armed_ = true;
+  std::unique_ptr<Mmu> mmu_;
+  std::unique_ptr<DmaEngine> dma_;
+  std::unique_ptr<RxEngine> rx_;
+  std::unique_ptr<EventEngine> events_;
+  Elan3Stats stats_;
+  friend class RxEngine;
+};
+
+}  // namespace nicsim::elan3

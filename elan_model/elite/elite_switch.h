@@ -1,0 +1,93 @@
+// The Quadrics Elite switch as a fabric Device: 8 bidirectional ports
+// (1-4 down, 5-8 up), 2 virtual channels per link with credits per VC,
+// cut-through forwarding `hop_latency` (35 ns) head in to head out, and
+// routing by Elan node id inside a quaternary fat tree (elite_tree.h):
+//
+//  - unicast (meta.dlid_hi == 0) to node d = meta.dlid: when d is in this
+//    switch's subtree the packet goes down port (digit L of d) + 1 (the down
+//    route is deterministic); otherwise it goes up, and the up port is chosen
+//    adaptively: among up ports whose link is up, the one with the fewest
+//    packets queued, then the one whose wire frees first, then a rotating
+//    preference (the port after the last one chosen) so ties spread; all of
+//    it is a function of the simulated state, so runs are reproducible.
+//  - hardware broadcast to the node range [meta.dlid, meta.dlid_hi]: up
+//    (adaptively) until the switch's subtree covers the range, then one copy
+//    down every down port whose subtree intersects the range, and so on
+//    below: every node of the range gets exactly one copy (the sender too,
+//    when it is in the range). The original keeps its input buffer until the
+//    last copy has left, as for IB multicast.
+//  - acknowledgement tokens (kind kPacketElanAck) route like any packet back
+//    to their destination node and always leave on VC1: data normally
+//    travels on VC0, so a token never waits behind data packets in a queue,
+//    and the VC arbiter (round robin between the two VCs) sends it after at
+//    most the data packet already on the wire.
+//
+// Packets of any kind (raw traffic generator frames too) route the same way.
+// Nothing is lost silently: a destination or range outside the machine is
+// counted in `unroutable`, a packet whose only route is a link that is down
+// (or with every up link down) in `dead_route`, a broadcast copy that cannot
+// go down a dead link in `broadcast_lost`; each is also a trace event
+// ("no_route") naming the packet and the reason.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/params.h"
+#include "elan_model/elite/elite_tree.h"
+#include "fabric/port.h"
+
+namespace nicsim::elite {
+
+struct EliteSwitchStats {
+  std::uint64_t forwarded = 0;       // unicast packets sent on (data and tokens)
+  std::uint64_t tokens = 0;          // of which acknowledgement tokens
+  std::uint64_t broadcasts = 0;      // broadcast packets handled (up or down)
+  std::uint64_t broadcast_copies = 0;  // copies sent down
+  std::array<std::uint64_t, kArity> up_choices{};  // packets sent up, per up port 5..8
+  std::uint64_t unroutable = 0;      // destination or range outside the machine, or misrouted
+  std::uint64_t dead_route = 0;      // the route's link is down (or every up link is)
+  std::uint64_t broadcast_lost = 0;  // broadcast copies not sent for a dead down link
+};
+
+class EliteSwitch : public fabric::Device {
+ public:
+  // `place`: level and subtree base; `nodes`: N, the machine's node count.
+  EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params,
+              Place place, std::uint32_t nodes);
+
+  void receive(fabric::Port& in, fabric::Packet* p) override;
+
+  const EliteSwitchStats& stats() const { return stats_; }
+  std::uint32_t level() const { return place_.level; }
+  std::uint32_t base() const { return place_.base; }
+  std::uint64_t span() const { return pow4(place_.level + 1); }  // node positions in the subtree
+  Tick hop_latency() const { return hop_latency_; }
+  // The down port (1..4) toward node position d, which must be in the subtree.
+  std::uint32_t down_port(std::uint32_t d) const {
+    return static_cast<std::uint32_t>((d - place_.base) / pow4(place_.level)) + 1;
+  }
+  bool in_subtree(std::uint32_t lo, std::uint32_t hi) const {
+    return lo >= place_.base && hi < place_.base + span();
+  }
+
+ private:
+  void unicast(fabric::Port& in, fabric::Packet* p, Tick ready);
+  void broadcast(fabric::Port& in, fabric::Packet* p, Tick ready);
+  void broadcast_down(fabric::Port& in, fabric::Packet* p, Tick ready);
+  // The adaptive (or, with adaptive=false, destination-digit) up port; 0
+  // when no up link is alive.
+  std::uint32_t choose_up(const fabric::Packet& p);
+  void send(fabric::Port& in, fabric::Packet* p, std::uint32_t out, Tick ready, const char* what);
+  void discard(fabric::Port& in, fabric::Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why);
+  bool alive(std::uint32_t port) { return this->port(port).connected() && this->port(port).up(); }
+
+  Place place_;
+  std::uint32_t nodes_;
+  Tick hop_latency_;
+  bool adaptive_;
+  std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
+  EliteSwitchStats stats_;
+};
+
+}  // namespace nicsim::elite

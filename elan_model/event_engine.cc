@@ -1,0 +1,151 @@
+// The Elan3 event engine: sets are queued and done one at a time, each a
+// read-modify-write of the E3_Event in host memory through the MMU. An event
+// fires when its decremented count is exactly 0; then its action runs
+// (block copy, done word, chained DMA, chained event) and, with kEvIrq, an
+// interrupt carries its cookie to the driver.
+#include "elan_model/elan3.h"
+
+namespace nicsim::elan3 {
+
+EventEngine::EventEngine(Elan3& elan) : elan_(elan) {}
+
+void EventEngine::set(E3Addr ev, std::uint32_t need) {
+  queue_.push_back({ev, need});
+  if (!busy_) run();
+}
+
+void EventEngine::prime(E3Addr ev, std::int32_t count) {
+  queue_.push_back({ev, perm::kLocalWrite, true, count});
+  if (!busy_) run();
+}
+
+void EventEngine::next() {
+  queue_.pop_front();
+  busy_ = false;
+  if (!queue_.empty()) run();
+}
+
+void EventEngine::fault(Fault f, E3Addr at) {
+  elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(f), elan_.node_id(), 0, at);
+  next();
+}
+
+void EventEngine::run() {
+  busy_ = true;
+  const Op op = queue_.front();
+  if (op.ev % 8 != 0) {
+    fault(Fault::BadEvent, op.ev);
+    return;
+  }
+  if (op.prime) {
+    elan_.mmu().translate(op.ev, 4, perm::kLocalWrite, [this, op](Translation& t) {
+      if (t.fault != Fault::None) {
+        fault(t.fault, t.fault_addr);
+        return;
+      }
+      std::uint8_t c[4];
+      std::memcpy(c, &op.count, 4);
+      elan_.write_pieces(t.pieces, c);
+      elan_.trace("event_primed", {{"event", static_cast<unsigned>(op.ev)}, {"count", op.count}});
+      next();
+    });
+    return;
+  }
+  ++elan_.mutable_stats().events_set;
+  // The event's page must allow the setter's access and our own update.
+  elan_.mmu().translate(op.ev, event::kSize, op.need | perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
+    if (t.fault != Fault::None) {
+      fault(t.fault, t.fault_addr);
+      return;
+    }
+    const std::uint64_t host = t.pieces.front().addr;
+    elan_.bus_read(host, event::kSize, [this, op, host](bool ok, const std::uint8_t* d) {
+      if (!ok) {
+        fault(Fault::BusError, op.ev);
+        return;
+      }
+      const auto count = static_cast<std::int32_t>(get(d, event::ev_Count)) - 1;
+      const auto type = static_cast<std::uint32_t>(get(d, event::ev_Type));
+      const auto src = static_cast<E3Addr>(get(d, event::ev_Source));
+      const auto dst = static_cast<E3Addr>(get(d, event::ev_Dest));
+      elan_.after(elan_.cycles(elan_.params().event_cycles), [this, op, host, count, type, src, dst] {
+        std::uint8_t c[4];
+        std::memcpy(c, &count, 4);
+        elan_.bus_write(host + event::ev_Count.offset, c, 4);
+        elan_.trace("event_set", {{"event", static_cast<unsigned>(op.ev)}, {"count", count}});
+        if (count == 0) {
+          fired(op.ev, type, src, dst);
+          return;
+        }
+        next();
+      });
+    });
+  });
+}
+
+void EventEngine::fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst) {
+  ++elan_.mutable_stats().events_fired;
+  const std::uint32_t action = type >> event::kTypeShift;
+  elan_.trace("event_fired", {{"event", static_cast<unsigned>(ev)}, {"type", event::type_name(action)}});
+  auto irq = [this, ev, type] {
+    if (type & event::kEvIrq)
+      elan_.post_interrupt(intq::Cause::Event, 0, elan_.node_id(), type & event::kCookieMask, ev);
+  };
+  switch (static_cast<event::Type>(action)) {
+    case event::Type::None:
+      irq();
+      next();
+      return;
+    case event::Type::Chain:
+      irq();
+      // The chained event is set after this one (queued behind what waits).
+      queue_.push_back({src, perm::kLocalWrite});
+      next();
+      return;
+    case event::Type::Dma:
+      irq();
+      elan_.dma().fetch(src, false);
+      next();
+      return;
+    case event::Type::DoneWord:
+      elan_.mmu().translate(dst, 4, perm::kLocalWrite, [this, src, irq](Translation& t) {
+        if (t.fault != Fault::None) {
+          fault(t.fault, t.fault_addr);
+          return;
+        }
+        std::uint8_t w[4];
+        std::memcpy(w, &src, 4);
+        // The interrupt follows the word's write on the bus, so the driver
+        // that takes it sees the word.
+        elan_.write_pieces(t.pieces, w, [irq](bool) { irq(); });
+        next();
+      });
+      return;
+    case event::Type::BlockCopy:
+      elan_.mmu().translate(src, kBlockSize, perm::kLocalRead, [this, dst, irq](Translation& from) {
+        if (from.fault != Fault::None) {
+          fault(from.fault, from.fault_addr);
+          return;
+        }
+        elan_.read_pieces(from.pieces, [this, dst, irq](bool ok, std::vector<std::uint8_t>& block) {
+          if (!ok) {
+            fault(Fault::BusError, dst);
+            return;
+          }
+          auto data = std::make_shared<std::vector<std::uint8_t>>(std::move(block));
+          elan_.mmu().translate(dst, kBlockSize, perm::kLocalWrite, [this, data, irq](Translation& to) {
+            if (to.fault != Fault::None) {
+              fault(to.fault, to.fault_addr);
+              return;
+            }
+            elan_.write_pieces(to.pieces, data->data(), [irq](bool) { irq(); });
+            next();
+          });
+        });
+      });
+      return;
+  }
+  fault(Fault::BadEvent, ev);
+}
+
+}  // namespace nicsim::elan3

@@ -1,0 +1,216 @@
+// The Elan3 MMU: E3_Addr -> host address, page by page, through a small
+// fully associative TLB; misses read the PTE from the page table in host
+// memory over the bus. Permissions are checked on every page; a fault names
+// the first address that failed and translates nothing.
+#include <fmt/format.h>
+
+#include "core/sim.h"
+#include "elan_model/elan3.h"
+
+namespace nicsim::elan3 {
+
+struct Mmu::Walk {
+  E3Addr va = 0;
+  std::uint32_t len = 0;
+  std::uint32_t need = 0;
+  std::uint64_t pos = 0;  // bytes translated so far
+  Tick cost = 0;          // lookup time accumulated and not yet waited for
+  std::uint64_t generation = 0;
+  bool refilled = false;  // the next lookup is the refilled page: already paid for
+  Translation result;
+  std::function<void(Translation&)> k;
+};
+
+Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
+
+void Mmu::set_table(std::uint64_t base, std::uint32_t entries) {
+  pt_base_ = base;
+  pt_entries_ = entries;
+  flush(reg::kFlushAll);
+}
+
+void Mmu::flush(E3Addr va) {
+  ++generation_;
+  for (Entry& e : tlb_)
+    if (va == reg::kFlushAll || (e.used && e.vpn == (va >> kPageShift))) e = Entry{};
+}
+
+Mmu::Entry* Mmu::lookup(std::uint32_t vpn) {
+  for (Entry& e : tlb_)
+    if (e.used && e.vpn == vpn) {
+      e.used = ++stamp_;
+      return &e;
+    }
+  return nullptr;
+}
+
+void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
+  Entry* victim = &tlb_.front();
+  for (Entry& e : tlb_) {
+    if (!e.used) {
+      victim = &e;
+      break;
+    }
+    if (e.used < victim->used) victim = &e;
+  }
+  victim->vpn = vpn;
+  victim->pte = pte;
+  victim->used = ++stamp_;
+}
+
+bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Tick& cost) {
+  if (static_cast<std::uint64_t>(va) + len > (1ull << 32)) return false;
+  Entry* found[8];
+  const std::uint32_t first = va >> kPageShift;
+  const std::uint32_t pages = len ? ((va + len - 1) >> kPageShift) - first + 1 : 0;
+  if (pages > 8) return false;
+  for (std::uint32_t i = 0; i < pages; ++i) {
+    found[i] = nullptr;
+    for (Entry& e : tlb_)
+      if (e.used && e.vpn == first + i) found[i] = &e;
+    if (!found[i]) return false;
+  }
+  out.fault = Fault::None;
+  out.pieces.clear();
+  cost = 0;
+  std::uint64_t pos = 0;
+  for (std::uint32_t i = 0; i < pages; ++i) {
+    Entry* e = found[i];
+    e->used = ++stamp_;
+    ++elan_.mutable_stats().tlb_hits;
+    cost += elan_.cycles(elan_.params().tlb_cycles);
+    const E3Addr a = static_cast<E3Addr>(va + pos);
+    const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
+    const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, len - pos));
+    const std::uint32_t have = static_cast<std::uint32_t>((e->pte >> pte::kPermShift) & perm::kAll);
+    if ((have & need) != need) {
+      out.fault = Fault::Permission;
+      out.fault_addr = a;
+      out.pieces.clear();
+      ++elan_.mutable_stats().permission_faults;
+      elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(Fault::Permission))},
+                                {"addr", static_cast<unsigned>(a)},
+                                {"need", perm::names(need)}});
+      return true;
+    }
+    const std::uint64_t host = (e->pte & pte::kAddrMask) + (a & (kPageSize - 1));
+    if (!out.pieces.empty() && out.pieces.back().addr + out.pieces.back().len == host)
+      out.pieces.back().len += chunk;
+    else
+      out.pieces.push_back({host, chunk});
+    pos += chunk;
+  }
+  return true;
+}
+
+void Mmu::translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k) {
+  auto* w = new Walk;
+  w->va = va;
+  w->len = len;
+  w->need = need;
+  w->k = std::move(k);
+  w->generation = generation_;
+  if (static_cast<std::uint64_t>(va) + len > (1ull << 32)) {
+    w->result.fault = Fault::Translation;
+    w->result.fault_addr = va;
+    w->pos = len;
+  }
+  step(w);
+}
+
+void Mmu::step(Walk* w) {
+  auto fault = [&](Fault f, E3Addr at) {
+    w->result.fault = f;
+    w->result.fault_addr = at;
+    w->result.pieces.clear();
+    w->pos = w->len;
+    auto& st = elan_.mutable_stats();
+    ++(f == Fault::Permission ? st.permission_faults : st.translation_faults);
+    elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(f))},
+                              {"addr", static_cast<unsigned>(at)},
+                              {"need", perm::names(w->need)}});
+  };
+  while (w->pos < w->len) {
+    const E3Addr a = static_cast<E3Addr>(w->va + w->pos);
+    const std::uint32_t vpn = a >> kPageShift;
+    const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
+    const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, w->len - w->pos));
+    const bool paid = w->refilled;
+    w->refilled = false;
+    if (!paid) w->cost += elan_.cycles(elan_.params().tlb_cycles);
+    Entry* e = lookup(vpn);
+    if (!e) {
+      ++elan_.mutable_stats().tlb_misses;
+      if (vpn == 0 || vpn >= pt_entries_ || pt_base_ == 0) {
+        fault(Fault::Translation, a);
+        break;
+      }
+      // The walk: wait out the lookups so far, read the PTE, then refill.
+      const Tick start = add_saturating(Elan3::now(), w->cost);
+      w->cost = 0;
+      elan_.at(start, [this, w, vpn] {
+        elan_.bus_read(pt_base_ + static_cast<std::uint64_t>(vpn) * 8, 8, [this, w, vpn](bool ok, const std::uint8_t* d) {
+          std::uint64_t pte = 0;
+          std::memcpy(&pte, d, 8);
+          w->cost += elan_.cycles(elan_.params().walk_cycles);
+          const E3Addr a = static_cast<E3Addr>(w->va + w->pos);
+          if (!ok || !(pte & pte::kValid)) {
+            w->result.fault = ok ? Fault::Translation : Fault::BusError;
+            w->result.fault_addr = a;
+            w->result.pieces.clear();
+            w->pos = w->len;
+            ++elan_.mutable_stats().translation_faults;
+            elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(w->result.fault))},
+                                      {"addr", static_cast<unsigned>(a)},
+                                      {"need", perm::names(w->need)}});
+          } else if (w->generation == generation_) {
+            // A flush while the PTE was in flight makes the PTE stale: use
+            // it for this access (it was valid when read) but do not cache it.
+            insert(vpn, pte);
+          }
+          if (w->pos < w->len) {
+            // Re-run this page: it now hits (or is used from the fresh PTE).
+            if (w->generation != generation_) {
+              const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
+              const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, w->len - w->pos));
+              const std::uint32_t have = static_cast<std::uint32_t>((pte >> pte::kPermShift) & perm::kAll);
+              if ((have & w->need) != w->need) {
+                w->result.fault = Fault::Permission;
+                w->result.fault_addr = a;
+                w->result.pieces.clear();
+                w->pos = w->len;
+                ++elan_.mutable_stats().permission_faults;
+              } else {
+                w->result.pieces.push_back({(pte & pte::kAddrMask) + (a & (kPageSize - 1)), chunk});
+                w->pos += chunk;
+              }
+              w->generation = generation_;
+            } else {
+              w->refilled = true;
+            }
+          }
+          step(w);
+        });
+      });
+      return;
+    }
+    if (!paid) ++elan_.mutable_stats().tlb_hits;
+    const std::uint32_t have = static_cast<std::uint32_t>((e->pte >> pte::kPermShift) & perm::kAll);
+    if ((have & w->need) != w->need) {
+      fault(Fault::Permission, a);
+      break;
+    }
+    const std::uint64_t host = (e->pte & pte::kAddrMask) + (a & (kPageSize - 1));
+    if (!w->result.pieces.empty() && w->result.pieces.back().addr + w->result.pieces.back().len == host)
+      w->result.pieces.back().len += chunk;
+    else
+      w->result.pieces.push_back({host, chunk});
+    w->pos += chunk;
+  }
+  elan_.at(add_saturating(Elan3::now(), w->cost), [w] {
+    w->k(w->result);
+    delete w;
+  });
+}
+
+}  // namespace nicsim::elan3

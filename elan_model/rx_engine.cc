@@ -1,0 +1,340 @@
+// The Elan3 receive side: network packets are checked (CRC, route,
+// sequence) and executed one at a time in arrival order, each holding its
+// input buffer until done (so a slow host bus back-pressures the link), and
+// each answered with one ack token. Every access to host memory goes through
+// the MMU with the permission the packet's transaction needs; a fault is
+// answered with the error token and writes nothing. Ack tokens coming back
+// for our own packets go straight to the DMA engine.
+#include <fmt/format.h>
+
+#include "core/sim.h"
+#include "fabric/link.h"
+#include "elan_model/elan3.h"
+
+namespace nicsim::elan3 {
+
+namespace {
+bool seq_before(std::uint16_t a, std::uint16_t b) { return static_cast<std::int16_t>(a - b) < 0; }
+}  // namespace
+
+RxEngine::RxEngine(Elan3& elan) : elan_(elan) {}
+
+void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
+  const Tick tail = in ? std::max(Elan3::now(), p->tail_at) : Elan3::now();
+  if (p->meta.kind == fabric::kPacketElanAck) {
+    // Tokens take the short path: checked and handed to the DMA engine.
+    elan_.at(tail + elan_.cycles(elan_.params().ack_cycles), [this, in, p] {
+      if (in) in->release(*p, Elan3::now());
+      const std::uint8_t* b = p->bytes.data();
+      std::uint32_t crc = 0;
+      if (p->bytes.size() == pkt::kAckSize) std::memcpy(&crc, b + pkt::kAckSize - pkt::kCrcSize, 4);
+      const bool check = elan_.params().verify_crc_always || p->meta.bit_errors > 0;
+      if (p->bytes.size() != pkt::kAckSize || (check && crc != pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize))) {
+        ++elan_.mutable_stats().rx_bad_crc;
+        elan_.trace("rx_bad_token", {{"bytes", static_cast<unsigned>(p->bytes.size())}});
+      } else {
+        elan_.dma().token(static_cast<std::uint32_t>(get(b, pkt::ack_src_node)),
+                          static_cast<std::uint16_t>(get(b, pkt::ack_seq)),
+                          static_cast<std::uint16_t>(get(b, pkt::ack_expect)),
+                          static_cast<Token>(get(b, pkt::ack_token)));
+      }
+      elan_.fabric().pool().put(p);
+    });
+    return;
+  }
+  if (p->meta.kind != fabric::kPacketElan) {
+    Sim::get().error(elan_.obj(), fmt::format("received a packet of kind {} (not an Elan packet): dropped",
+                                              static_cast<unsigned>(p->meta.kind)));
+    if (in) in->release(*p, Elan3::now());
+    elan_.fabric().pool().put(p);
+    return;
+  }
+  queue_.push_back({in, p});
+  if (!busy_) {
+    busy_ = true;
+    elan_.at(tail + elan_.cycles(elan_.params().rx_packet_cycles), [this] { run(); });
+  }
+}
+
+void RxEngine::run() {
+  busy_ = true;
+  process(queue_.front().p);
+}
+
+void RxEngine::done(Token t) {
+  Pending pk = queue_.front();
+  queue_.pop_front();
+  const std::uint8_t* h = pk.p->bytes.data();
+  const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));
+  const auto len = static_cast<std::uint32_t>(get(h, pkt::length));
+  if (t == Token::Ok && !replay_) {
+    if (bcast_) bexpected_[src] = static_cast<std::uint16_t>(seq_ + 1);
+    else ++expected_[src];
+    ++elan_.mutable_stats().rx_packets;
+    elan_.mutable_stats().rx_bytes += len;
+  }
+  replay_ = false;
+  answer(*pk.p, t);
+  if (pk.in) pk.in->release(*pk.p, Elan3::now());
+  elan_.fabric().pool().put(pk.p);
+  busy_ = false;
+  if (!queue_.empty()) {
+    busy_ = true;
+    const fabric::Packet* next = queue_.front().p;
+    const Tick tail = queue_.front().in ? std::max(Elan3::now(), next->tail_at) : Elan3::now();
+    elan_.at(tail + elan_.cycles(elan_.params().rx_packet_cycles), [this] { run(); });
+  }
+}
+
+void RxEngine::answer(const fabric::Packet& in, Token t) {
+  const std::uint8_t* h = in.bytes.data();
+  const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));
+  auto& st = elan_.mutable_stats();
+  ++st.acks_sent;
+  if (t == Token::TestFail) ++st.tokens_testfail;
+  if (t == Token::Discard) ++st.tokens_discard;
+  if (t == Token::Error) ++st.tokens_error;
+  fabric::Packet* a = elan_.fabric().pool().get(pkt::kAckSize);
+  std::uint8_t* b = a->bytes.data();
+  std::memset(b, 0, pkt::kAckSize);
+  put(b, pkt::ack_route, src);
+  put(b, pkt::ack_token, static_cast<std::uint8_t>(t));
+  put(b, pkt::ack_vc, in.meta.vl);
+  put(b, pkt::ack_seq, get(h, pkt::seq));
+  put(b, pkt::ack_src_node, elan_.node_id());
+  const std::vector<std::uint16_t>& exp = bcast_ ? bexpected_ : expected_;
+  put(b, pkt::ack_expect, src < exp.size() ? exp[src] : 0);
+  const std::uint32_t crc = pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize);
+  std::memcpy(b + pkt::kAckSize - pkt::kCrcSize, &crc, 4);
+  a->meta.kind = fabric::kPacketElanAck;
+  a->meta.slid = static_cast<std::uint16_t>(elan_.node_id());
+  a->meta.dlid = static_cast<std::uint16_t>(in.meta.slid);
+  a->meta.dlid_hi = 0;
+  // Tokens travel on the second virtual channel where the link has one, as
+  // the Elite switches send them, so they never wait behind data.
+  const fabric::Link* link = elan_.port(1).link();
+  a->meta.vl = link && link->vls() > 1 ? 1 : 0;
+  a->meta.src_node = elan_.device_id();
+  a->meta.created = Elan3::now();
+  elan_.trace("token_sent", {{"node", src},
+                             {"seq", static_cast<unsigned>(get(h, pkt::seq))},
+                             {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
+  elan_.after(elan_.cycles(elan_.params().ack_cycles), [this, a] { elan_.transmit(a); });
+}
+
+void RxEngine::process(fabric::Packet* p) {
+  const std::uint8_t* h = p->bytes.data();
+  const std::size_t size = p->bytes.size();
+  std::uint32_t crc = 0;
+  if (size >= pkt::kHeaderSize + pkt::kCrcSize) std::memcpy(&crc, h + size - pkt::kCrcSize, 4);
+  const bool check = elan_.params().verify_crc_always || p->meta.bit_errors > 0;
+  const bool crc_ok = size >= pkt::kHeaderSize + pkt::kCrcSize && (!check || crc == pkt::crc32(h, size - pkt::kCrcSize)) &&
+                      get(h, pkt::length) == size - pkt::kHeaderSize - pkt::kCrcSize;
+  if (!crc_ok) {
+    // Nothing in the packet can be trusted, not even who sent it: no token.
+    ++elan_.mutable_stats().rx_bad_crc;
+    elan_.trace("rx_bad_crc", {{"bytes", static_cast<unsigned>(size)}, {"bit_errors", p->meta.bit_errors}});
+    Pending pk = queue_.front();
+    queue_.pop_front();
+    if (pk.in) pk.in->release(*pk.p, Elan3::now());
+    elan_.fabric().pool().put(pk.p);
+    busy_ = false;
+    if (!queue_.empty()) {
+      busy_ = true;
+      elan_.after(elan_.cycles(elan_.params().rx_packet_cycles), [this] { run(); });
+    }
+    return;
+  }
+  const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));
+  const auto seq = static_cast<std::uint16_t>(get(h, pkt::seq));
+  const auto flags = static_cast<std::uint8_t>(get(h, pkt::flags));
+  const auto trans = static_cast<std::uint32_t>(get(h, pkt::trans));
+  const auto len = static_cast<std::uint32_t>(get(h, pkt::length));
+  const auto first = static_cast<std::uint32_t>(get(h, pkt::route_first));
+  const auto last = static_cast<std::uint32_t>(get(h, pkt::route_last));
+  bcast_ = last != 0;
+  seq_ = seq;
+  if (bcast_ ? elan_.node_id() < first || elan_.node_id() > last : first != elan_.node_id()) {
+    ++elan_.mutable_stats().rx_misrouted;
+    Sim::get().error(elan_.obj(), fmt::format("packet for node {} from node {} arrived at node {}: discarded",
+                                              get(h, pkt::route_first), src, elan_.node_id()));
+    done(Token::Discard);
+    return;
+  }
+  if (src >= expected_.size()) {
+    expected_.resize(src + 1, 0);
+    bexpected_.resize(src + 1, 0);
+  }
+  if (!bcast_ && (flags & pkt::kFlagSync)) expected_[src] = seq;
+  elan_.trace("rx", {{"node", src},
+                     {"seq", static_cast<unsigned>(seq)},
+                     {"trans", pkt::trans_name(trans)},
+                     {"len", len},
+                     {"expected", static_cast<unsigned>(expected_[src])}});
+  if (!elan_.enabled()) {
+    done(Token::Discard);
+    return;
+  }
+  if (bcast_) {
+    // A source's broadcasts go one at a time, to changing ranges: any
+    // number from the expected one on is new, an earlier one a repeat.
+    if (seq_before(seq, bexpected_[src])) {
+      replay_ = true;
+      done(Token::Ok);
+      return;
+    }
+  } else if (seq != expected_[src]) {
+    if (seq_before(seq, expected_[src])) {
+      replay_ = true;  // executed before; its token was lost
+      done(Token::Ok);
+    } else {
+      done(Token::Discard);
+    }
+    return;
+  }
+  const std::uint8_t* payload = h + pkt::kHeaderSize;
+  switch (static_cast<Trans>(trans)) {
+    case Trans::WriteBlock: write_block(h, payload, len); return;
+    case Trans::QueuedWrite: queued_write(h, payload, len); return;
+    case Trans::ReadRequest: read_request(payload, len); return;
+    case Trans::SetEvent: remote_event(static_cast<E3Addr>(get(h, pkt::addr))); return;
+  }
+  Sim::get().error(elan_.obj(), fmt::format("packet from node {} has unknown transaction {}: error token", src, trans));
+  done(Token::Error);
+}
+
+// The destination event of a packet (0: none) must allow remote setting;
+// checked before the packet is accepted so a bad event refuses it whole.
+void RxEngine::check_event(E3Addr ev, std::function<void(bool)> k) {
+  if (!ev) {
+    k(true);
+    return;
+  }
+  elan_.mmu().translate(ev, event::kSize, perm::kRemoteEvent, [k = std::move(k)](Translation& t) {
+    k(t.fault == Fault::None);
+  });
+}
+
+void RxEngine::write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
+  const auto addr = static_cast<E3Addr>(get(h, pkt::addr));
+  const auto ev = static_cast<E3Addr>(get(h, pkt::event));
+  elan_.mmu().translate(addr, len, perm::kRemoteWrite, [this, payload, ev](Translation& t) {
+    if (t.fault != Fault::None) {
+      done(Token::Error);
+      return;
+    }
+    auto pieces = std::make_shared<std::vector<HostPiece>>(std::move(t.pieces));
+    check_event(ev, [this, payload, ev, pieces](bool ok) {
+      if (!ok) {
+        done(Token::Error);
+        return;
+      }
+      elan_.write_pieces(*pieces, payload);
+      if (ev) elan_.events().set(ev, perm::kRemoteEvent);
+      done(Token::Ok);
+    });
+  });
+}
+
+void RxEngine::queued_write(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
+  const auto qaddr = static_cast<E3Addr>(get(h, pkt::addr));
+  const auto ev = static_cast<E3Addr>(get(h, pkt::event));
+  elan_.mmu().translate(qaddr, queue::kSize, perm::kRemoteWrite, [this, payload, len, ev, qaddr](Translation& t) {
+    if (t.fault != Fault::None || t.pieces.size() != 1) {
+      done(Token::Error);
+      return;
+    }
+    const std::uint64_t qhost = t.pieces.front().addr;
+    elan_.bus_read(qhost, queue::kSize, [this, payload, len, ev, qaddr, qhost](bool ok, const std::uint8_t* q) {
+      if (!ok) {
+        done(Token::Error);
+        return;
+      }
+      const auto state = static_cast<std::uint32_t>(get(q, queue::q_state));
+      const auto bptr = static_cast<E3Addr>(get(q, queue::q_bptr));
+      const auto fptr = static_cast<E3Addr>(get(q, queue::q_fptr));
+      const auto qsize = static_cast<std::uint32_t>(get(q, queue::q_size));
+      const auto base = static_cast<E3Addr>(get(q, queue::q_base));
+      const auto top = static_cast<E3Addr>(get(q, queue::q_top));
+      const auto qev = static_cast<E3Addr>(get(q, queue::q_event));
+      elan_.after(elan_.cycles(elan_.params().queue_cycles), [=, this] {
+        if (qsize == 0 || len > qsize || bptr < base || bptr > top || (bptr - base) % qsize != 0) {
+          Sim::get().error(elan_.obj(), fmt::format("input queue at {:#x}: message of {} bytes does not fit "
+                                                    "(q_size {}, q_bptr {:#x}, q_base {:#x}, q_top {:#x})",
+                                                    qaddr, len, qsize, bptr, base, top));
+          done(Token::Error);
+          return;
+        }
+        const E3Addr next = queue::next_slot(bptr, base, top, qsize);
+        if ((state & queue::kStateLocked) || next == fptr) {
+          if (!(state & queue::kStateFull)) {
+            std::uint8_t s[4];
+            const std::uint32_t v = state | queue::kStateFull;
+            std::memcpy(s, &v, 4);
+            elan_.bus_write(qhost + queue::q_state.offset, s, 4);
+          }
+          elan_.trace("queue_full", {{"queue", static_cast<unsigned>(qaddr)}, {"locked", state & queue::kStateLocked}});
+          done(Token::TestFail);
+          return;
+        }
+        elan_.mmu().translate(bptr, len, perm::kRemoteWrite, [=, this](Translation& slot) {
+          if (slot.fault != Fault::None) {
+            done(Token::Error);
+            return;
+          }
+          auto pieces = std::make_shared<std::vector<HostPiece>>(std::move(slot.pieces));
+          check_event(ev, [=, this](bool ok) {
+            if (!ok) {
+              done(Token::Error);
+              return;
+            }
+            elan_.write_pieces(*pieces, payload);
+            // The new back pointer (and a cleared full bit) after the
+            // message: software that sees it sees the message.
+            std::uint8_t w[8];
+            const std::uint32_t s = state & ~queue::kStateFull;
+            std::memcpy(w, &s, 4);
+            std::memcpy(w + 4, &next, 4);
+            elan_.bus_write(qhost + queue::q_state.offset, w, 8);
+            ++elan_.mutable_stats().queue_messages;
+            elan_.trace("queue_put", {{"queue", static_cast<unsigned>(qaddr)}, {"slot", static_cast<unsigned>(bptr)}, {"len", len}});
+            if (qev) elan_.events().set(qev, perm::kLocalWrite);
+            if (ev) elan_.events().set(ev, perm::kRemoteEvent);
+            done(Token::Ok);
+          });
+        });
+      });
+    });
+  });
+}
+
+void RxEngine::read_request(const std::uint8_t* payload, std::uint32_t len) {
+  if (len != dma::kSize) {
+    done(Token::Error);
+    return;
+  }
+  const auto source = static_cast<E3Addr>(get(payload, dma::dma_source));
+  const auto size = static_cast<std::uint32_t>(get(payload, dma::dma_size));
+  // The whole source must be readable from the network before we accept.
+  elan_.mmu().translate(source, size, perm::kRemoteRead, [this, payload](Translation& t) {
+    if (t.fault != Fault::None) {
+      done(Token::Error);
+      return;
+    }
+    elan_.dma().enqueue_remote(payload);
+    done(Token::Ok);
+  });
+}
+
+void RxEngine::remote_event(E3Addr ev) {
+  check_event(ev, [this, ev](bool ok) {
+    if (!ok || ev == 0) {
+      done(Token::Error);
+      return;
+    }
+    elan_.events().set(ev, perm::kRemoteEvent);
+    done(Token::Ok);
+  });
+}
+
+}  // namespace nicsim::elan3

@@ -1,0 +1,210 @@
+// Virtual circuits (FSM ep.circuit) and node membership: set-up by special
+// messages on the first transmit, heartbeats on connected circuits, probes
+// of dead nodes, and failure (every active message completes ENETRESET).
+// Design: docs/ep.md "Virtual circuits", "Node membership".
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/sim.h"
+#include "ep/lib/ep_internal.h"
+
+namespace nicsim::ep {
+
+const FsmType& circuit_fsm_type() {
+  using S = CircuitState;
+  auto i = [](S s) { return static_cast<int>(s); };
+  static FsmType type("ep.circuit", CircuitState_names(),
+                      {
+                          {i(S::Disconnected), i(S::Connecting), "connect"},
+                          {i(S::Connecting), i(S::Connected), "accepted"},
+                          {i(S::Disconnected), i(S::Connected), "accepted"},
+                          {i(S::Connecting), i(S::Disconnected), "refused"},
+                          {i(S::Connecting), i(S::Failed), "failure"},
+                          {i(S::Connected), i(S::Failed), "failure"},
+                          {i(S::Failed), i(S::Disconnected), "reset_done"},
+                      });
+  static bool declared = [] {
+    Sim::get().fsm().declare(type);
+    return true;
+  }();
+  (void)declared;
+  return type;
+}
+
+Circuit::Circuit(EpNode& node, std::uint32_t p)
+    : fsm(circuit_fsm_type(), fmt::format("{}.ep.vc{}", node.host.name(), p), node.self,
+          static_cast<int>(CircuitState::Disconnected)),
+      peer(p) {
+  connect_timer = std::make_unique<host::Timer>(node.host, "ep.connect", [&node, this] {
+    if (state() != CircuitState::Connecting) return;
+    // No answer: the node is taken as dead until a probe is answered.
+    BT_CLEAR(node.live.data(), peer);
+    fsm.to(static_cast<int>(CircuitState::Disconnected), "refused");
+    std::deque<ep_txd*> q;
+    q.swap(waiting);
+    for (ep_txd* t : q) node.force(t, ENETRESET);
+  });
+}
+
+void EpNode::connect(Circuit& c) {
+  c.incarnation = next_incarnation++;
+  if (c.peer == self) {
+    // A node's circuit to itself needs no handshake.
+    c.peer_incarnation = c.incarnation;
+    c.fsm.to(static_cast<int>(CircuitState::Connected), "accepted");
+    return;
+  }
+  c.fsm.to(static_cast<int>(CircuitState::Connecting), "connect");
+  c.connect_timer->start(connect_timeout);
+  send_control(c.peer, Control::Connect, c.incarnation, 0);
+}
+
+void EpNode::circuit_up(Circuit& c) {
+  c.connect_timer->cancel();
+  c.last_heard = Calendar::now();
+  c.fsm.to(static_cast<int>(CircuitState::Connected), "accepted");
+  std::deque<ep_txd*> q;
+  q.swap(c.waiting);
+  for (ep_txd* t : q)
+    if (t->active && !t->forced) issue(t);
+}
+
+void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
+  const CircuitState s = c.state();
+  if (s != CircuitState::Connected && s != CircuitState::Connecting) return;
+  c.connect_timer->cancel();
+  c.fsm.to(static_cast<int>(CircuitState::Failed), cause);
+  c.failed_at = Calendar::now();
+  // A node we cannot reach leaves the live map until a probe is answered.
+  if (unreachable) BT_CLEAR(live.data(), c.peer);
+  // Tell the peer, if it can still hear us, so that its side of the
+  // circuit fails too and its messages on it complete.
+  if (c.peer != self) send_control(c.peer, Control::Reset, c.incarnation, c.peer_incarnation);
+  // Every message active on the circuit completes with ENETRESET (manual
+  // 2.1.3): queued and sent transmits, receives pulling from the node.
+  std::deque<ep_txd*> q;
+  q.swap(c.waiting);
+  for (ep_txd* t : q) force(t, ENETRESET);
+  for (ep_xmtr* x : xmtrs) {
+    std::vector<ep_txd*> active = x->active;
+    for (ep_txd* t : active) {
+      if (!t->active || t->forced || t->kind == TxKind::Special) continue;
+      bool involved = t->dest == static_cast<int>(c.peer);
+      for (int child : t->mcast_children) involved |= child == static_cast<int>(c.peer);
+      if (involved) force(t, ENETRESET);
+    }
+  }
+  std::vector<ep_rxd*> rx = rxd_table;
+  for (ep_rxd* d : rx)
+    if (d->state == RxState::Pulling && d->node == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
+}
+
+void EpNode::heard_from(std::uint32_t n) {
+  if (n >= nnodes) return;
+  BT_SET(live.data(), n);
+  circuit(n).last_heard = Calendar::now();
+}
+
+void EpNode::send_control(std::uint32_t dest, Control op, std::uint32_t inc, std::uint32_t peer_inc) {
+  cpu("ep_control");
+  ControlMsg m{static_cast<std::uint32_t>(op), self, inc, peer_inc};
+  // Special messages: no circuit needed; the timeout bounds a lost one.
+  ep_transmit_small(control_xmtr, static_cast<int>(dest), EP_SVC_KCOMMS, EP_NO_SLEEP | EP_NO_INTERRUPT, connect_timeout, nullptr,
+                    nullptr, reinterpret_cast<caddr_t>(&m), sizeof m);
+  circuit(dest).last_sent = Calendar::now();
+}
+
+void EpNode::control(const ControlMsg& m) {
+  cpu("ep_control");
+  if (m.from >= nnodes) return;
+  Circuit& c = circuit(m.from);
+  heard_from(m.from);
+  switch (static_cast<Control>(m.op)) {
+    case Control::Connect:
+      // The peer (re)starts its side: our side takes a new incarnation too,
+      // so nothing of an earlier circuit is taken for this one.
+      if (c.state() == CircuitState::Failed) c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      if (c.state() == CircuitState::Connected && c.peer_incarnation != m.incarnation) {
+        circuit_failed(c, "peer reconnected");
+        c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      }
+      c.peer_incarnation = m.incarnation;
+      if (c.state() == CircuitState::Disconnected) {
+        c.incarnation = next_incarnation++;
+        circuit_up(c);
+      } else if (c.state() == CircuitState::Connecting) {
+        circuit_up(c);  // both sides connected at once: ours stands
+      }
+      send_control(m.from, Control::ConnectAck, c.incarnation, m.incarnation);
+      break;
+    case Control::ConnectAck:
+      if (c.state() == CircuitState::Connecting && m.peer_incarnation == c.incarnation) {
+        c.peer_incarnation = m.incarnation;
+        circuit_up(c);
+      } else if (c.state() == CircuitState::Connected && m.peer_incarnation == c.incarnation) {
+        c.peer_incarnation = m.incarnation;
+      }
+      break;
+    case Control::Heartbeat:
+      break;
+    case Control::Reset:
+      // Only a reset of the circuit we have with this incarnation counts.
+      if (m.incarnation == c.peer_incarnation) circuit_failed(c, "peer reset");
+      break;
+    case Control::Probe:
+      send_control(m.from, Control::ProbeAck, 0, 0);
+      break;
+    case Control::ProbeAck:
+      break;
+    default:
+      error(fmt::format("control message with unknown operation {} from node {}", m.op, m.from));
+  }
+}
+
+void EpNode::tick() {
+  const Tick now = Calendar::now();
+  for (auto& cp : circuits) {
+    Circuit& c = *cp;
+    if (c.peer == self) continue;
+    if (c.state() == CircuitState::Connected) {
+      if (now - c.last_heard > heartbeat_timeout) {
+        circuit_failed(c, "heartbeat timeout", true);
+      } else if (now - c.last_sent >= heartbeat_period) {
+        send_control(c.peer, Control::Heartbeat, c.incarnation, c.peer_incarnation);
+      }
+    } else if (!is_live(c.peer)) {
+      send_control(c.peer, Control::Probe, 0, 0);
+    }
+  }
+  heartbeat->start(heartbeat_period);
+}
+
+namespace {
+void control_handler(void* arg, caddr_t msg) {
+  ControlMsg m;
+  std::memcpy(&m, msg, sizeof m);
+  static_cast<EpNode*>(arg)->control(m);
+}
+}  // namespace
+
+ep_rcvr* EpNode::install_control() {
+  auto* r = new ep_rcvr;
+  r->node = this;
+  r->service = EP_SVC_KCOMMS;
+  r->type = EP_SVC_TYPE_SPECIAL;
+  r->msgsize = sizeof(ControlMsg);
+  r->handler = control_handler;
+  r->arg = this;
+  r->dma_state.node = this;
+  r->waiters = std::make_unique<host::WaitQueue>(host);
+  const std::uint32_t slots = 4 * nnodes + 8;  // one Connect and one Ack per peer, with room
+  if (!install_queue(r, slots, (sizeof(SmallHeader) + sizeof(ControlMsg) + 7) & ~7u)) {
+    error("cannot install the Kernel Comms control queue");
+    delete r;
+    return nullptr;
+  }
+  return r;
+}
+
+}  // namespace nicsim::ep

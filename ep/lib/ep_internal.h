@@ -1,0 +1,306 @@
+// Elan Kernel Comms internals: the per-node state (EpNode) and the objects
+// behind the public opaque handles. Design: docs/ep.md.
+#pragma once
+#include <elan3/elancomm.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elan_model/driver/elan3_dev.h"
+#include "fsm/fsm.h"
+#include "host/host.h"
+
+namespace nicsim::ep {
+
+struct EpNode;
+
+// Handle tags: a handle whose tag does not match is "a bad handle" (EINVAL
+// where the call returns a status, an error report where it returns void).
+inline constexpr std::uint32_t kRcvrTag = 0x52435652;   // "RCVR"
+inline constexpr std::uint32_t kXmtrTag = 0x584d5452;   // "XMTR"
+inline constexpr std::uint32_t kTxdTag = 0x54584420;    // "TXD "
+inline constexpr std::uint32_t kRxdTag = 0x52584420;    // "RXD "
+inline constexpr std::uint32_t kStateTag = 0x444d4153;  // "DMAS"
+inline constexpr std::uint32_t kHandleTag = 0x444d4148; // "DMAH"
+
+// The fixed Elan address of every node's service table: 256 E3_Queue
+// descriptors, one per service (docs/ep.md "Addresses").
+inline constexpr elan3::E3Addr kServiceTable = 0x00100000;
+inline elan3::E3Addr service_queue_addr(int service) {
+  return kServiceTable + static_cast<elan3::E3Addr>(service) * elan3::queue::kSize;
+}
+
+// Small-message slot header (16 bytes, little-endian).
+struct SmallHeader {
+  std::uint32_t magic;   // kSmallMagic | kind
+  std::uint16_t node;    // sender
+  std::uint16_t len;     // data bytes
+  std::uint32_t circuit; // sender's incarnation of the circuit (0 for special)
+  std::uint32_t seq;     // sender's message number (special: duplicate detection)
+};
+static_assert(sizeof(SmallHeader) == 16);
+inline constexpr std::uint32_t kSmallMagic = 0x53000000u;  // 'S' << 24
+enum SmallKind : std::uint32_t { kSmallData = 1, kSpecialData = 2 };
+
+// Control messages on service EP_SVC_KCOMMS (special-message slots).
+enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6 };
+struct ControlMsg {
+  std::uint32_t op;
+  std::uint32_t from;
+  std::uint32_t incarnation;  // Connect/ConnectAck: the sender's new incarnation
+  std::uint32_t peer_incarnation;
+};
+
+// ---- virtual circuits ---------------------------------------------------------
+#define NICSIM_EP_CIRCUIT_STATES(X) X(Disconnected) X(Connecting) X(Connected) X(Failed)
+NICSIM_FSM_STATES(CircuitState, NICSIM_EP_CIRCUIT_STATES)
+const FsmType& circuit_fsm_type();
+
+struct Circuit {
+  Circuit(EpNode& node, std::uint32_t peer);
+  Fsm fsm;
+  std::uint32_t peer;
+  std::uint32_t incarnation = 0;       // ours, new on every connect
+  std::uint32_t peer_incarnation = 0;  // the peer's, from its Connect/ConnectAck
+  Tick last_heard = 0;
+  Tick last_sent = 0;
+  Tick failed_at = 0;
+  std::deque<struct ::ep_txd*> waiting;  // transmits queued while Connecting
+  std::unique_ptr<host::Timer> connect_timer;
+  CircuitState state() const { return static_cast<CircuitState>(fsm.state()); }
+};
+
+}  // namespace nicsim::ep
+
+// ---- the objects behind the public handles ------------------------------------------
+struct elan3_dma_state {
+  std::uint32_t tag = nicsim::ep::kStateTag;
+  nicsim::ep::EpNode* node = nullptr;
+};
+
+struct elan3_dma_handle {
+  std::uint32_t tag = nicsim::ep::kHandleTag;
+  nicsim::elan3::ElanRange range;
+  nicsim::elan3::E3Addr addr = 0;  // map(): the object's Elan address
+  bool reserved = false;           // reserve() (kaddr_load/unload) vs map()
+};
+
+enum class TxKind : std::uint8_t { Small, Special, Large, Rpc, Multicast };
+
+struct ep_txd {
+  std::uint32_t tag = nicsim::ep::kTxdTag;
+  struct ep_xmtr* xmtr = nullptr;
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;
+  TxKind kind = TxKind::Small;
+  bool active = false;
+  bool irq = false;           // interrupt on completion (no EP_NO_INTERRUPT)
+  bool sent = false;          // envelope DMA issued
+  int status = ESUCCESS;      // set before completion (ENETRESET, ETIMEDOUT, ...)
+  bool forced = false;        // completed by software (failure/timeout), not by the event
+  int dest = 0;
+  int service = 0;
+  int flags = 0;
+  EP_TXH* handler = nullptr;
+  void* arg = nullptr;
+  nicsim::elan3::ElanMem done;    // TxdDone event (RemoteEvent)
+  nicsim::elan3::ElanMem buf;     // envelope or small message (LocalRead)
+  nicsim::elan3::ElanMem status_blk;  // RPC status block (RemoteWrite)
+  std::uint32_t buf_len = 0;      // bytes of buf to send
+  std::uint32_t circuit = 0;      // incarnation it was sent on
+  nicsim::Tick deadline = 0;              // special: absolute timeout (0 = none)
+  std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
+  std::unique_ptr<nicsim::host::Timer> retry;  // re-issue after test-fail or a lost special
+  std::vector<int> mcast_children;  // multicast: nodes this txd sent to
+  std::uint32_t id() const { return (generation << 16) | index; }
+};
+
+struct ep_xmtr {
+  std::uint32_t tag = nicsim::ep::kXmtrTag;
+  nicsim::ep::EpNode* node = nullptr;
+  bool large = false;
+  int type = 0;      // small: EP_SVC_TYPE_*
+  int msgsize = 0;   // small: max message bytes
+  std::uint32_t cookie = 0;  // event interrupts of this transmitter's txds
+  std::vector<std::unique_ptr<ep_txd>> pool;
+  std::deque<ep_txd*> free;
+  std::vector<ep_txd*> active;
+  bool txcallbacks = false;   // ep_enable_txcallbacks in force
+  std::unique_ptr<nicsim::host::Timer> callback_tick;
+  std::unique_ptr<nicsim::host::WaitQueue> free_waiters;
+  elan3_dma_state dma_state;
+};
+
+enum class RxState : std::uint8_t { Free, Queued, Pulling, Forwarding, Done, Completing };
+
+struct ep_rxd {
+  std::uint32_t tag = nicsim::ep::kRxdTag;
+  struct ep_rcvr* rcvr = nullptr;
+  RxState state = RxState::Queued;
+  EP_RXH* handler = nullptr;
+  void* arg = nullptr;
+  E3_Addr buffer = 0;
+  E3_uint32 size = 0;
+  int status = ESUCCESS;
+  int len = 0;
+  int node = -1;
+  EP_ENVELOPE envelope{};
+  std::vector<std::uint8_t> bitmap_trailer;  // multicast bitmap (network order)
+  nicsim::elan3::ElanMem done;    // data landed (count = fragments)
+  nicsim::elan3::ElanMem subtree; // multicast: children completed
+  nicsim::elan3::ElanMem reply_done;  // RPC: status block acknowledged
+  EP_RXH* reply_handler = nullptr;
+  void* reply_arg = nullptr;
+  nicsim::elan3::ElanMem reply_blk;   // RPC status block staging (LocalRead)
+  nicsim::elan3::ElanMem fwd;         // multicast: the envelope forwarded to children
+  std::vector<int> children;
+  std::uint32_t index = 0;  // cookie = kRxCookie | index
+  int pulls = 0;            // fragments being read
+};
+
+struct ep_rcvr {
+  std::uint32_t tag = nicsim::ep::kRcvrTag;
+  nicsim::ep::EpNode* node = nullptr;
+  bool large = false;
+  int service = 0;
+  int type = 0;          // small: EP_SVC_TYPE_*
+  int msgsize = 0;       // small
+  EP_RCV* handler = nullptr;  // small
+  void* arg = nullptr;
+  nicsim::elan3::InputQueue queue;
+  nicsim::elan3::ElanMem queue_event;
+  std::unique_ptr<nicsim::host::Timer> recheck;  // lost re-arm check (EpNode::service_queue)
+  bool draining = false;     // a context is taking messages from the queue
+  bool drain_again = false;  // another context found it busy: look again
+  std::uint32_t cookie = 0;
+  // Small receivers with no handler: messages handed to a waiter and not
+  // yet consumed (pointers into the queue slots).
+  std::deque<const std::uint8_t*> delivered;  // handed out, oldest first
+  std::vector<const std::uint8_t*> consumed;  // consumed out of order, not yet freed
+  std::vector<const std::uint8_t*> taken;     // returned by ep_waitfor_small_message, not consumed
+  std::unique_ptr<nicsim::host::WaitQueue> waiters;
+  // Large receivers.
+  std::vector<std::unique_ptr<ep_rxd>> rxds;
+  std::deque<ep_rxd*> posted;     // buffers waiting for a message
+  std::deque<ep_rxd*> completed;  // for ep_waitfor_large_receive
+  std::deque<ep_rxd*> spare;      // completed with ep_complete_receive
+  bool removed = false;
+  elan3_dma_state dma_state;
+};
+
+namespace nicsim::ep {
+
+// One node's Kernel Comms.
+inline constexpr std::uint16_t kRxCookie = 0x8000;  // DMA source cookies: rxd (else txd index)
+inline constexpr std::uint32_t kLargeSlotBytes = 320;  // envelope + multicast bitmap (1024 nodes)
+std::uint32_t large_slot_size(const EpNode& node);
+
+struct EpNode {
+  static EpNode* get();      // the calling node's, created on first use (thread)
+  static EpNode* current();  // the calling node's if it exists
+
+  explicit EpNode(elan3::Elan3Dev& dev);
+  ~EpNode();
+  void start();
+  elan3::Elan3Dev& dev;
+  host::Host& host;
+  std::uint32_t self = 0;
+  std::uint32_t nnodes = 0;
+
+  // Service table (docs/ep.md).
+  std::uint8_t* table_host = nullptr;
+  elan3::ElanRange table_range;
+  ep_rcvr* services[EP_NUM_SERVICES] = {};
+
+  // Circuits and membership.
+  std::vector<std::unique_ptr<Circuit>> circuits;
+  std::vector<bitmap_t> live;  // ep_numnodes() bits
+  std::uint32_t next_incarnation = 1;
+  std::uint32_t special_seq = 0;
+  std::unique_ptr<host::Timer> heartbeat;
+  ep_rcvr* control_rcvr = nullptr;
+  ep_xmtr* control_xmtr = nullptr;
+  std::vector<ep_xmtr*> xmtrs;
+  std::vector<ep_txd*> txd_table;  // by src cookie - 1
+  std::vector<ep_rxd*> rxd_table;  // by (cookie & ~kRxCookie) - 1
+  // Elan memory a late packet or event set may still reach: never reused.
+  std::vector<elan3::ElanMem> retired;
+
+  // Parameters (host scope, ep.*).
+  Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, testfail_retry = 0,
+       callback_tick = 0;
+  Tick queue_recheck = 0;
+  bool hw_broadcast = false;
+
+  // CPU charging that works in interrupt context too.
+  void cpu(std::string_view cls, std::uint64_t bytes = 0);
+  void error(const std::string& msg);
+
+  // Queues.
+  elan3::ElanMem table_slot(int service) const;
+  bool install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_size);
+  void remove_queue(ep_rcvr* r);
+  std::uint32_t queued(const ep_rcvr* r) const;
+  const std::uint8_t* slot(const ep_rcvr* r, std::uint32_t nth) const;
+  void rcvr_event(ep_rcvr* r, elan3::E3Addr ev);
+  void service_queue(ep_rcvr* r);
+  void drain(ep_rcvr* r);
+  void small_arrived(ep_rcvr* r);
+  void deliver_small(ep_rcvr* r);
+  ep_rcvr* install_control();
+
+  // Transmit plumbing.
+  ep_xmtr* new_xmtr(bool large, int type, int msgsize);
+  bool grow(ep_xmtr* x, bool wait);
+  int get_txd(ep_xmtr* x, int flags, ep_txd** out);
+  void put_txd(ep_txd* t);
+  void finish(ep_txd* t);
+  bool finished(ep_txd* t);
+  void force(ep_txd* t, int status);
+  int poll(ep_xmtr* x);
+  void tx_event(ep_xmtr* x, elan3::E3Addr ev);
+  void callbacks_tick(ep_xmtr* x);
+  int send_on_circuit(ep_txd* t);
+  void issue(ep_txd* t);
+  void dma_failure(const elan3::DmaFailure& f);
+  void fail_cookie(std::uint16_t cookie, int status);
+  void link_changed(bool up);
+
+  // Circuits and membership.
+  Circuit& circuit(std::uint32_t peer) { return *circuits[peer]; }
+  void connect(Circuit& c);
+  void circuit_up(Circuit& c);
+  // unreachable: the node leaves the live map (link down, network error,
+  // heartbeat timeout); otherwise it stays live (a reset by the peer).
+  void circuit_failed(Circuit& c, const char* cause, bool unreachable = false);
+  void control(const ControlMsg& m);
+  void send_control(std::uint32_t dest, Control op, std::uint32_t inc, std::uint32_t peer_inc);
+  void heard_from(std::uint32_t n);
+  void tick();
+  bool is_live(std::uint32_t n) const { return n < nnodes && BT_TEST(live.data(), n); }
+
+  // Large receive side.
+  void envelope_arrived(ep_rcvr* r);
+  void bind_envelopes(ep_rcvr* r);
+  void start_pull(ep_rxd* d);
+  void rx_event(ep_rcvr* r, elan3::E3Addr ev);
+  void fail_rxd(ep_rxd* d, int status);
+  void finish_rx(ep_rxd* d);
+  void set_remote_event(std::uint32_t node, elan3::E3Addr ev, int times);
+  ep_rxd* new_rxd(ep_rcvr* r, int flags);
+
+  // Multicast.
+  void forward(ep_rxd* d);
+  void subtree_done(ep_rxd* d);
+  void mark_multicast_failure(ep_rxd* d);
+};
+
+// Perm/attr translation from the public ELAN_PERM_* levels and PTE_* bits.
+std::uint32_t perm_bits(u_int perm);
+std::uint32_t attr_bits(u_int attr);
+
+}  // namespace nicsim::ep

@@ -1,0 +1,226 @@
+// Multicast of large messages (manual 2.1.6, ep_multicast_large): the
+// destination set (range, optional bitmap, live nodes, EP_NOT_MYSELF) is
+// reached by one hardware broadcast when it is a whole contiguous range, else
+// by an arity-3 tree over the set in rank order in which every node pulls
+// from its parent and forwards to its children (docs/ep.md "Multicast").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ep/lib/ep_internal.h"
+
+namespace elan3 = nicsim::elan3;
+
+namespace nicsim::ep {
+namespace {
+
+constexpr int kArity = 3;
+
+// The members of a tree from an envelope's bitmap trailer (network order,
+// bit i = node RangeLo + i).
+std::vector<int> members_of(const EP_ENVELOPE& env, const std::vector<std::uint8_t>& trailer) {
+  std::vector<int> out;
+  const int span = static_cast<int>(env.RangeHi - env.RangeLo + 1);
+  std::vector<bitmap_t> net(BT_BITOUL(span)), host(BT_BITOUL(span));
+  if (trailer.size() < net.size() * sizeof(bitmap_t)) return out;
+  std::memcpy(net.data(), trailer.data(), net.size() * sizeof(bitmap_t));
+  bt_ntoh(host.data(), net.data(), span);
+  for (int b = bt_lowbit(host.data(), span); b != -1; b = bt_nextbit(host.data(), span, b))
+    out.push_back(static_cast<int>(env.RangeLo) + b);
+  return out;
+}
+
+// Children of rank `rank` (-1 = the root, which is not a member).
+std::vector<int> children_of(const std::vector<int>& members, int rank) {
+  std::vector<int> out;
+  const int first = rank < 0 ? 0 : kArity * rank + kArity;
+  for (int i = first; i < first + kArity && i < static_cast<int>(members.size()); ++i) out.push_back(members[i]);
+  return out;
+}
+
+void issue_envelope(EpNode& n, const elan3::ElanMem& buf, std::uint32_t bytes, int service, int dest,
+                    std::uint16_t cookie) {
+  elan3::DmaRequest req;
+  req.direction = elan3::dma::Direction::Write;
+  req.opcode = elan3::dma::OpCode::Queued;
+  req.size = bytes;
+  req.source = buf.elan;
+  req.dest = service_queue_addr(service);
+  req.dest_node = static_cast<std::uint32_t>(dest);
+  req.src_cookie = cookie;
+  if (n.dev.issue_dma(req) != elan3::DevStatus::Ok)
+    n.error(fmt::format("multicast: envelope DMA to node {} refused by the driver", dest));
+}
+
+}  // namespace
+
+// An interior or leaf node's data has landed (or was refused E2BIG): serve
+// the children, or complete towards the parent at once if there are none.
+void EpNode::forward(ep_rxd* d) {
+  const EP_ENVELOPE& env = d->envelope;
+  d->children.clear();
+  if (env.Attr & EP_ENV_HAS_BITMAP) {
+    const std::vector<int> members = members_of(env, d->bitmap_trailer);
+    const auto me = std::find(members.begin(), members.end(), static_cast<int>(self));
+    if (me != members.end()) d->children = children_of(members, static_cast<int>(me - members.begin()));
+  }
+  if (d->children.empty()) {
+    set_remote_event(env.Parent, env.TxdDone, 1);
+    finish_rx(d);
+    return;
+  }
+  if (!d->subtree) d->subtree = dev.alloc_event(true, false);
+  if (!d->fwd) d->fwd = dev.alloc_mem(kLargeSlotBytes, elan3::kBlockSize, 0, false);
+  if (!d->subtree || !d->fwd) {
+    error("multicast: no Elan memory to forward; the subtree is reported failed");
+    mark_multicast_failure(d);
+    set_remote_event(env.Parent, env.TxdDone, 1);
+    finish_rx(d);
+    return;
+  }
+  cpu("ep_transmit");
+  dev.prime_event(d->subtree, static_cast<std::int32_t>(d->children.size()), elan3::event::Type::None, 0, 0, true,
+                  d->rcvr->cookie);
+  d->state = RxState::Forwarding;
+  EP_ENVELOPE out = env;
+  if (d->status == ESUCCESS) {
+    // Children read from this node's buffer, which stays untouched until
+    // the whole subtree has it (the handler runs after).
+    out.NodeId = self;
+    out.nFrags = env.Len > 0 ? 1 : 0;
+    std::memset(out.Frags, 0, sizeof out.Frags);
+    out.Frags[0].Base = d->buffer;
+    out.Frags[0].Len = env.Len;
+  }
+  out.Parent = self;
+  out.TxdDone = d->subtree.elan;
+  auto* p = static_cast<std::uint8_t*>(d->fwd.host);
+  std::memcpy(p, &out, sizeof out);
+  std::memcpy(p + sizeof out, d->bitmap_trailer.data(), d->bitmap_trailer.size());
+  const auto bytes = static_cast<std::uint32_t>((sizeof out + d->bitmap_trailer.size() + 7) & ~std::size_t{7});
+  for (int child : d->children)
+    issue_envelope(*this, d->fwd, bytes, d->rcvr->service, child, static_cast<std::uint16_t>(kRxCookie | d->index));
+}
+
+void EpNode::subtree_done(ep_rxd* d) {
+  set_remote_event(d->envelope.Parent, d->envelope.TxdDone, 1);
+  finish_rx(d);
+}
+
+// Writes ENETRESET into the first word of the root's status block.
+void EpNode::mark_multicast_failure(ep_rxd* d) {
+  auto* word = static_cast<std::uint32_t*>(d->reply_blk.host);
+  word[0] = ENETRESET;
+  elan3::DmaRequest req;
+  req.direction = elan3::dma::Direction::Write;
+  req.opcode = elan3::dma::OpCode::Normal;
+  req.size = sizeof(std::uint32_t);
+  req.source = d->reply_blk.elan;
+  req.dest = d->envelope.StatusBlk;
+  req.dest_node = d->envelope.Root;
+  dev.issue_dma(req);
+}
+
+}  // namespace nicsim::ep
+
+using nicsim::ep::EpNode;
+
+extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_t* bitmap, int service, int flags,
+                                  EP_TXH* handler, void* arg, EP_IOVEC* iovec, int iovlen) {
+  EpNode* node = EpNode::get();
+  if (!node) return EINVAL;
+  node->cpu("ep_call");
+  if (!xmtr || xmtr->tag != nicsim::ep::kXmtrTag || xmtr->node != node || !xmtr->large) return EINVAL;
+  if (iovlen < 0 || iovlen > EP_MAXFRAG || (iovlen > 0 && !iovec)) return EINVAL;
+  if (service <= EP_SVC_KCOMMS || service >= EP_NUM_SERVICES) return EINVAL;
+  const int nn = static_cast<int>(node->nnodes);
+  const int lo = destLo == -1 ? 0 : destLo;
+  const int hi = destHi == -1 ? nn - 1 : destHi;
+  if (lo < 0 || hi >= nn || lo > hi) return ECONNREFUSED;
+  const int span = hi - lo + 1;
+  if (BT_BITOUL(span) * sizeof(bitmap_t) + sizeof(EP_ENVELOPE) > nicsim::ep::large_slot_size(*node)) return EINVAL;
+  // The destination set: range, bitmap (bit n = node n), live nodes, and not
+  // this node if EP_NOT_MYSELF.
+  std::vector<int> members;
+  std::vector<bitmap_t> set(BT_BITOUL(span), 0);
+  for (int n = lo; n <= hi; ++n) {
+    if (bitmap && !BT_TEST(bitmap, n)) continue;
+    if (!node->is_live(static_cast<std::uint32_t>(n))) continue;
+    if ((flags & EP_NOT_MYSELF) && n == static_cast<int>(node->self)) continue;
+    members.push_back(n);
+    BT_SET(set.data(), n - lo);
+  }
+  std::uint64_t total = 0;
+  for (int i = 0; i < iovlen; ++i) total += iovec[i].Len;
+  if (total > 0x7fffffffu) return EINVAL;
+  ep_txd* t = nullptr;
+  if (int rc = node->get_txd(xmtr, flags, &t); rc != ESUCCESS) return rc;
+  node->cpu("ep_transmit");
+  t->kind = TxKind::Multicast;
+  t->dest = -1;
+  t->service = service;
+  t->flags = flags;
+  t->handler = handler;
+  t->arg = arg;
+  t->irq = !(flags & EP_NO_INTERRUPT);
+  std::memset(t->status_blk.host, 0, EP_STATUSBLK_SIZE);
+  // One hardware broadcast when the set is a whole contiguous range of more
+  // than one node that does not contain the sender; else the tree.
+  const bool contiguous = members.size() > 1 && members.back() - members.front() + 1 == static_cast<int>(members.size());
+  const bool self_inside = members.size() > 0 && static_cast<int>(node->self) >= members.front() &&
+                           static_cast<int>(node->self) <= members.back();
+  const bool broadcast = node->hw_broadcast && contiguous && !self_inside;
+  auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
+  std::memset(env, 0, sizeof *env);
+  env->Version = EP_ENVELOPE_VERSION;
+  env->Attr = EP_ENV_MULTICAST | (broadcast ? 0u : static_cast<E3_uint32>(EP_ENV_HAS_BITMAP));
+  env->Service = static_cast<E3_uint32>(service);
+  env->NodeId = node->self;
+  env->Xid = t->id();
+  env->Len = static_cast<E3_uint32>(total);
+  env->nFrags = static_cast<E3_uint32>(iovlen);
+  for (int i = 0; i < iovlen; ++i) env->Frags[i] = iovec[i];
+  env->TxdDone = t->done.elan;
+  env->StatusBlk = t->status_blk.elan;
+  env->RangeLo = static_cast<E3_uint32>(lo);
+  env->RangeHi = static_cast<E3_uint32>(hi);
+  env->Root = node->self;
+  env->Parent = node->self;
+  std::uint32_t bytes = sizeof(EP_ENVELOPE);
+  if (!broadcast) {
+    std::vector<bitmap_t> net(set.size());
+    bt_hton(set.data(), net.data(), span);
+    std::memcpy(static_cast<std::uint8_t*>(t->buf.host) + sizeof(EP_ENVELOPE), net.data(), net.size() * sizeof(bitmap_t));
+    bytes += static_cast<std::uint32_t>(net.size() * sizeof(bitmap_t));
+    bytes = (bytes + 7) & ~7u;
+  }
+  t->buf_len = bytes;
+  const std::vector<int> children = broadcast ? members : nicsim::ep::children_of(members, -1);
+  t->mcast_children = children;
+  // The root's event counts its children's subtrees (each child of a
+  // broadcast is a leaf); an empty set completes at once.
+  node->dev.prime_event(t->done, std::max<std::int32_t>(1, static_cast<std::int32_t>(children.size())),
+                        nicsim::elan3::event::Type::None, 0, 0, t->irq, xmtr->cookie);
+  t->sent = true;
+  if (children.empty()) {
+    node->dev.set_event(t->done.elan);
+    return ESUCCESS;
+  }
+  if (broadcast) {
+    nicsim::elan3::DmaRequest req;
+    req.direction = nicsim::elan3::dma::Direction::Write;
+    req.opcode = nicsim::elan3::dma::OpCode::QueuedBroadcast;
+    req.size = bytes;
+    req.source = t->buf.elan;
+    req.dest = nicsim::ep::service_queue_addr(service);
+    req.dest_node = static_cast<std::uint32_t>(members.front());
+    req.dest_node_last = static_cast<std::uint32_t>(members.back());
+    req.src_cookie = static_cast<std::uint16_t>(t->index);
+    if (node->dev.issue_dma(req) != nicsim::elan3::DevStatus::Ok) node->force(t, ENETRESET);
+    return ESUCCESS;
+  }
+  for (int child : children)
+    nicsim::ep::issue_envelope(*node, t->buf, bytes, service, child, static_cast<std::uint16_t>(t->index));
+  return ESUCCESS;
+}

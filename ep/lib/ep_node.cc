@@ -1,0 +1,498 @@
+// The per-node Kernel Comms state: creation on first use, the service table,
+// input queues and their interrupts, transmit descriptors, completion, and
+// the failure reports of the driver. Design: docs/ep.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "core/sim.h"
+#include "ep/lib/ep_internal.h"
+
+namespace nicsim::ep {
+namespace {
+
+// Each node's EpNode, by host. The objects are never destroyed: their
+// timers and wait queues belong to hosts that go with their world, and at
+// process exit no destructor may touch them. An entry whose driver instance
+// is no longer the node's (a later world in the same process) is stale and
+// replaced.
+std::map<const host::Host*, EpNode*>& nodes() {
+  static auto* m = new std::map<const host::Host*, EpNode*>;
+  return *m;
+}
+
+// Initial descriptors per transmitter; EP_NO_ALLOC transmits use only these
+// (and those freed since), others grow the pool up to kMaxTxds.
+constexpr std::size_t kInitialTxds = 16;
+constexpr std::size_t kMaxTxds = 4096;
+
+}  // namespace
+
+EpNode* EpNode::current() {
+  host::Host* h = host::Host::current_host();
+  if (!h) return nullptr;
+  auto it = nodes().find(h);
+  if (it == nodes().end()) return nullptr;
+  if (&it->second->dev != elan3::Elan3Dev::current()) {
+    nodes().erase(it);  // stale: left allocated (see nodes())
+    return nullptr;
+  }
+  return it->second;
+}
+
+EpNode* EpNode::get() {
+  if (EpNode* n = current()) return n;
+  host::Host* h = host::Host::current_host();
+  if (!h || h->in_interrupt()) return nullptr;
+  elan3::Elan3Dev* dev = elan3::Elan3Dev::attach();
+  if (!dev) return nullptr;
+  auto* node = new EpNode(*dev);
+  if (!node->table_host) return nullptr;  // reported; left allocated like the others
+  nodes()[h] = node;
+  node->start();
+  return node;
+}
+
+EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
+  self = dev.node_id();
+  nnodes = dev.num_nodes();
+  const ParamSet& p = host.params();
+  heartbeat_period = p.time("ep.heartbeat_period");
+  heartbeat_timeout = p.time("ep.heartbeat_timeout");
+  connect_timeout = p.time("ep.connect_timeout");
+  reset_hold = p.time("ep.reset_hold");
+  testfail_retry = p.time("ep.testfail_retry");
+  callback_tick = p.time("ep.callback_tick");
+  hw_broadcast = p.count("ep.hw_broadcast") != 0;
+  queue_recheck = p.time("ep.queue_recheck");
+
+  // The service table: one page at the fixed address, every slot locked
+  // until a receiver is installed.
+  auto* page = static_cast<std::uint8_t*>(host.memory().alloc(elan3::kPageSize, elan3::kPageSize));
+  if (!page) {
+    error("no node memory for the service table");
+    return;
+  }
+  const std::uint32_t perms = elan3::perm::kLocalRead | elan3::perm::kLocalWrite | elan3::perm::kRemoteWrite;
+  elan3::E3Addr at = 0;
+  if (dev.reserve(1, perms, elan3::attr::kLittleEndian, kServiceTable, true, &table_range) !=
+          elan3::DevStatus::Ok ||
+      dev.load(table_range, 0, page, elan3::kPageSize, &at) != elan3::DevStatus::Ok || at != kServiceTable) {
+    error(fmt::format("cannot map the service table at Elan address {:#x}", kServiceTable));
+    host.memory().free(page);
+    return;
+  }
+  table_host = page;
+  // Every service slot starts as an empty locked queue: arrivals for a
+  // service with no receiver are refused with test-fail, never written.
+  for (int s = 0; s < EP_NUM_SERVICES; ++s) {
+    elan3::InputQueue unused;
+    dev.init_queue(table_slot(s), 0, 8, 0, &unused, true);
+  }
+
+  live.assign(BT_BITOUL(nnodes), 0);
+  bt_fill(live.data(), static_cast<int>(nnodes));
+  for (std::uint32_t n = 0; n < nnodes; ++n) circuits.push_back(std::make_unique<Circuit>(*this, n));
+}
+
+EpNode::~EpNode() = default;  // the driver and the host go with the world
+
+void EpNode::start() {
+  dev.add_error_handler([this](const elan3::DmaFailure& f) { dma_failure(f); });
+  dev.add_link_handler([this](bool up) { link_changed(up); });
+  control_rcvr = install_control();
+  control_xmtr = new_xmtr(false, EP_SVC_TYPE_SPECIAL, sizeof(ControlMsg));
+  heartbeat = std::make_unique<host::Timer>(host, "ep.heartbeat", [this] { tick(); });
+  heartbeat->start(heartbeat_period);
+}
+
+void EpNode::cpu(std::string_view cls, std::uint64_t bytes) {
+  if (host.in_interrupt()) {
+    // A handler cannot queue for a CPU (that would block); it already runs
+    // on one, so the work stalls it.
+    const Tick t = host.cost_of(cls, bytes);
+    if (t) sc_core::wait(Calendar::to_sc(t));
+    return;
+  }
+  if (host.current()) host.charge(cls, bytes);
+}
+
+void EpNode::error(const std::string& msg) { Sim::get().error(fmt::format("{}.ep", host.name()), msg); }
+
+// ---- input queues ----------------------------------------------------------------
+
+bool EpNode::install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_size) {
+  r->queue_event = dev.alloc_event(false);
+  if (!r->queue_event) return false;
+  r->cookie = dev.add_event_handler([this, r](std::uint32_t, elan3::E3Addr ev) { rcvr_event(r, ev); });
+  if (!r->cookie) {
+    dev.free_mem(r->queue_event);
+    return false;
+  }
+  if (dev.init_queue(table_slot(r->service), nslots, slot_size, r->queue_event.elan, &r->queue, true) !=
+      elan3::DevStatus::Ok) {
+    dev.remove_event_handler(r->cookie);
+    dev.free_mem(r->queue_event);
+    return false;
+  }
+  dev.prime_event(r->queue_event, 1, elan3::event::Type::None, 0, 0, true, r->cookie);
+  services[r->service] = r;
+  return true;
+}
+
+void EpNode::remove_queue(ep_rcvr* r) {
+  if (r->recheck) r->recheck->cancel();
+  dev.queue_lock(r->queue, true);
+  services[r->service] = nullptr;
+  dev.remove_event_handler(r->cookie);
+  // The slots and the event may still be the target of a packet in flight
+  // that passed the lock check: they are retired, never reused.
+  retired.push_back(r->queue.slots);
+  retired.push_back(r->queue_event);
+}
+
+elan3::ElanMem EpNode::table_slot(int service) const {
+  const std::uint32_t off = static_cast<std::uint32_t>(service) * elan3::queue::kSize;
+  return elan3::ElanMem{table_host + off, kServiceTable + off, elan3::queue::kSize, table_range.perm};
+}
+
+// Messages in the queue not yet handed out: the Elan advances q_bptr after
+// writing a message (elan3_regs.h queue::), software q_fptr.
+std::uint32_t EpNode::queued(const ep_rcvr* r) const {
+  const std::uint8_t* d = static_cast<const std::uint8_t*>(r->queue.desc.host);
+  const auto bptr = static_cast<elan3::E3Addr>(elan3::get(d, elan3::queue::q_bptr));
+  const auto fptr = static_cast<elan3::E3Addr>(elan3::get(d, elan3::queue::q_fptr));
+  const std::uint32_t b = (bptr - r->queue.slots.elan) / r->queue.slot_size;
+  const std::uint32_t f = (fptr - r->queue.slots.elan) / r->queue.slot_size;
+  return (b + r->queue.nslots - f) % r->queue.nslots;
+}
+
+const std::uint8_t* EpNode::slot(const ep_rcvr* r, std::uint32_t nth) const {
+  const std::uint8_t* d = static_cast<const std::uint8_t*>(r->queue.desc.host);
+  const auto fptr = static_cast<elan3::E3Addr>(elan3::get(d, elan3::queue::q_fptr));
+  const std::uint32_t f = (fptr - r->queue.slots.elan) / r->queue.slot_size;
+  const std::uint32_t i = (f + nth) % r->queue.nslots;
+  return static_cast<const std::uint8_t*>(r->queue.slots.host) + i * r->queue.slot_size;
+}
+
+void EpNode::rcvr_event(ep_rcvr* r, elan3::E3Addr ev) {
+  if (ev == r->queue_event.elan) {
+    service_queue(r);
+    return;
+  }
+  rx_event(r, ev);
+}
+
+// Drain, re-arm, drain again: an arrival between the firing and the re-arm
+// sets no interrupt (elan3_dev.h alloc_queue). The Elan updates an event by
+// a read-modify-write over the host bus, so a set already in flight when
+// the CPU re-arms can overwrite the new count; a check after that window
+// finds such a lost re-arm (count not 1) and services the queue again.
+void EpNode::service_queue(ep_rcvr* r) {
+  if (r->removed) return;
+  drain(r);
+  dev.prime_event(r->queue_event, 1, elan3::event::Type::None, 0, 0, true, r->cookie);
+  drain(r);
+  if (!r->recheck)
+    r->recheck = std::make_unique<host::Timer>(host, "ep.queue_recheck", [this, r] {
+      if (r->removed) return;
+      const bool unhandled = !r->large && queued(r) > r->delivered.size();
+      if (dev.event_count(r->queue_event) != 1 || unhandled) service_queue(r);
+    });
+  r->recheck->start(queue_recheck);
+}
+
+void EpNode::drain(ep_rcvr* r) {
+  if (r->large)
+    envelope_arrived(r);
+  else
+    small_arrived(r);
+}
+
+// ---- transmitters and descriptors ------------------------------------------------
+
+ep_xmtr* EpNode::new_xmtr(bool large, int type, int msgsize) {
+  auto* x = new ep_xmtr;
+  x->node = this;
+  x->large = large;
+  x->type = type;
+  x->msgsize = msgsize;
+  x->dma_state.node = this;
+  x->free_waiters = std::make_unique<host::WaitQueue>(host);
+  x->cookie = dev.add_event_handler([this, x](std::uint32_t, elan3::E3Addr ev) { tx_event(x, ev); });
+  for (std::size_t i = 0; i < kInitialTxds; ++i)
+    if (!grow(x, true)) break;
+  if (!x->cookie || x->pool.empty()) {
+    if (x->cookie) dev.remove_event_handler(x->cookie);
+    delete x;
+    return nullptr;
+  }
+  xmtrs.push_back(x);
+  return x;
+}
+
+bool EpNode::grow(ep_xmtr* x, bool wait) {
+  if (x->pool.size() >= kMaxTxds || txd_table.size() >= 0x7fff) return false;
+  auto t = std::make_unique<ep_txd>();
+  t->xmtr = x;
+  t->index = static_cast<std::uint32_t>(txd_table.size()) + 1;
+  const std::uint32_t buf_bytes =
+      x->large ? large_slot_size(*this)
+               : static_cast<std::uint32_t>((sizeof(SmallHeader) + x->msgsize + 7) & ~7u);
+  t->done = dev.alloc_event(true, wait);
+  t->buf = dev.alloc_mem(buf_bytes, elan3::kBlockSize, 0, wait);
+  if (x->large) t->status_blk = dev.alloc_mem(EP_STATUSBLK_SIZE, elan3::kBlockSize, elan3::perm::kRemoteWrite, wait);
+  if (!t->done || !t->buf || (x->large && !t->status_blk)) {
+    if (t->done) dev.free_mem(t->done);
+    if (t->buf) dev.free_mem(t->buf);
+    if (t->status_blk) dev.free_mem(t->status_blk);
+    return false;
+  }
+  txd_table.push_back(t.get());
+  x->free.push_back(t.get());
+  x->pool.push_back(std::move(t));
+  return true;
+}
+
+int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
+  poll(x);  // manual 2.1.5: polled transmits are collected on every new transmit
+  while (x->free.empty()) {
+    const bool may_sleep = !(flags & EP_NO_SLEEP) && host.current() && !host.in_interrupt();
+    if (!(flags & EP_NO_ALLOC) && grow(x, may_sleep)) break;
+    if (!may_sleep) return ENOMEM;
+    // Wait for a transmit to complete; polled ones need a poll to free.
+    if (poll(x) == 0) x->free_waiters->wait_until(Calendar::now() + callback_tick);
+  }
+  ep_txd* t = x->free.front();
+  x->free.pop_front();
+  t->active = true;
+  t->forced = false;
+  t->sent = false;
+  t->status = ESUCCESS;
+  t->generation = (t->generation + 1) & 0x7fff;
+  t->deadline = 0;
+  t->mcast_children.clear();
+  x->active.push_back(t);
+  *out = t;
+  return ESUCCESS;
+}
+
+void EpNode::put_txd(ep_txd* t) {
+  ep_xmtr* x = t->xmtr;
+  t->active = false;
+  if (t->timer) t->timer->cancel();
+  if (t->retry) t->retry->cancel();
+  x->active.erase(std::remove(x->active.begin(), x->active.end(), t), x->active.end());
+  if (t->forced) {
+    // The Elan may still set the old event or write the old status block
+    // (a timed-out or reset transmit): retire them, take fresh ones.
+    retired.push_back(t->done);
+    t->done = dev.alloc_event(true, false);
+    if (x->large) {
+      retired.push_back(t->status_blk);
+      t->status_blk = dev.alloc_mem(EP_STATUSBLK_SIZE, elan3::kBlockSize, elan3::perm::kRemoteWrite, false);
+    }
+    if (!t->done || (x->large && !t->status_blk)) return;  // lost to the pool (out of memory)
+  }
+  x->free.push_back(t);
+  x->free_waiters->notify_one();
+}
+
+// Runs the handler of a finished transmit and recycles it. Interrupt
+// transmits finish where the event or failure is seen; polled ones only in
+// poll() (or when callbacks were enabled).
+void EpNode::finish(ep_txd* t) {
+  cpu("ep_complete");
+  // A multicast subtree that failed below the root's children wrote its
+  // status into the root's status block (docs/ep.md "Multicast").
+  if (t->kind == TxKind::Multicast && t->status == ESUCCESS && t->status_blk) {
+    const auto* blk = static_cast<const EP_STATUSBLK*>(t->status_blk.host);
+    if (blk->Data[0] != 0) t->status = static_cast<int>(blk->Data[0]);
+  }
+  EP_TXH* h = t->handler;
+  void* arg = t->arg;
+  const int status = t->status;
+  if (h) h(t, arg, status);
+  put_txd(t);
+}
+
+bool EpNode::finished(ep_txd* t) {
+  if (t->forced) return true;
+  if (!t->sent) return false;
+  return dev.event_fired(t->done);
+}
+
+int EpNode::poll(ep_xmtr* x) {
+  int n = 0;
+  // Copy: handlers may start new transmits on this transmitter.
+  std::vector<ep_txd*> active = x->active;
+  for (ep_txd* t : active) {
+    if (!t->active || t->irq) continue;
+    cpu("ep_poll");
+    if (finished(t)) {
+      finish(t);
+      ++n;
+    }
+  }
+  return n;
+}
+
+void EpNode::force(ep_txd* t, int status) {
+  if (!t->active || t->forced) return;
+  t->forced = true;
+  t->status = status;
+  if (t->irq || t->xmtr->txcallbacks) finish(t);
+}
+
+void EpNode::tx_event(ep_xmtr* x, elan3::E3Addr ev) {
+  for (ep_txd* t : x->active) {
+    if (t->done.elan != ev) continue;
+    if (t->active && t->irq && !t->forced && dev.event_fired(t->done)) finish(t);
+    return;
+  }
+}
+
+void EpNode::callbacks_tick(ep_xmtr* x) {
+  if (!x->txcallbacks) return;
+  poll(x);
+  bool polled_left = false;
+  for (ep_txd* t : x->active) polled_left |= !t->irq;
+  if (polled_left) x->callback_tick->start(callback_tick);
+}
+
+// ---- sending ----------------------------------------------------------------------
+
+int EpNode::send_on_circuit(ep_txd* t) {
+  Circuit& c = circuit(static_cast<std::uint32_t>(t->dest));
+  switch (c.state()) {
+    case CircuitState::Connected:
+      issue(t);
+      return ESUCCESS;
+    case CircuitState::Connecting:
+      c.waiting.push_back(t);
+      return ESUCCESS;
+    case CircuitState::Failed:
+      if (Calendar::now() - c.failed_at < reset_hold) return ENETRESET;
+      c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      [[fallthrough]];
+    case CircuitState::Disconnected:
+      if (!is_live(c.peer)) return ECONNREFUSED;
+      connect(c);
+      c.waiting.push_back(t);
+      return ESUCCESS;
+  }
+  return ECONNREFUSED;
+}
+
+void EpNode::issue(ep_txd* t) {
+  elan3::DmaRequest req;
+  req.direction = elan3::dma::Direction::Write;
+  req.opcode = elan3::dma::OpCode::Queued;
+  req.size = t->buf_len;
+  req.source = t->buf.elan;
+  req.dest = service_queue_addr(t->service);
+  req.dest_node = static_cast<std::uint32_t>(t->dest);
+  req.src_cookie = static_cast<std::uint16_t>(t->index);
+  const bool small = t->kind == TxKind::Small || t->kind == TxKind::Special;
+  if (small) {
+    // A small message is delivered when its one packet is acknowledged.
+    auto* h = static_cast<SmallHeader*>(t->buf.host);
+    h->circuit = t->kind == TxKind::Small ? circuit(t->dest).incarnation : 0;
+    req.src_event = t->done.elan;
+  } else {
+    auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
+    env->Circuit = circuit(t->dest).incarnation;
+  }
+  t->circuit = circuit(t->dest).incarnation;
+  circuit(t->dest).last_sent = Calendar::now();
+  t->sent = true;
+  if (dev.issue_dma(req) != elan3::DevStatus::Ok) force(t, ENETRESET);
+}
+
+// ---- failures reported by the Elan -------------------------------------------------
+
+void EpNode::dma_failure(const elan3::DmaFailure& f) {
+  using elan3::pkt::Token;
+  if (f.cause == elan3::intq::Cause::NetworkError && f.detail == static_cast<std::uint8_t>(Token::TestFail) &&
+      f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
+    // The destination's queue was full or locked: try again later, as long
+    // as the transmit is still wanted (a special one may have timed out).
+    ep_txd* t = txd_table[f.src_cookie - 1];
+    if (!t->active || t->forced) return;
+    t->retry = std::make_unique<host::Timer>(host, "ep.retry", [this, t, gen = t->generation] {
+      if (t->active && !t->forced && t->generation == gen) issue(t);
+    });
+    t->retry->start(testfail_retry);
+    return;
+  }
+  if (f.cause == elan3::intq::Cause::DmaError) {
+    error(fmt::format("local DMA fault {} at Elan address {:#x} (cookie {:#x})", elan3::fault_name(f.detail),
+                      f.addr, f.src_cookie));
+    fail_cookie(f.src_cookie, ENETRESET);
+    return;
+  }
+  if (f.cause == elan3::intq::Cause::NetworkError && f.addr == 0) {
+    // The failed DMA was a read request's reply, run here for another node:
+    // its cookie is that node's, not ours. The messages it belonged to are
+    // the peer's and ours on that circuit: the circuit fails on both sides.
+    if (f.node < nnodes) circuit_failed(circuit(f.node), "network error on a reply");
+    return;
+  }
+  if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
+    // A translation or permission fault at the destination: that message
+    // fails, the circuit stays.
+    fail_cookie(f.src_cookie, ENETRESET);
+    return;
+  }
+  // Retries exhausted (no answer, discards): the node is unreachable.
+  if (f.node < nnodes) circuit_failed(circuit(f.node), "network error", true);
+  if (f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
+    ep_txd* t = txd_table[f.src_cookie - 1];
+    if (t->active && !t->forced && t->kind == TxKind::Special && Calendar::now() + testfail_retry < t->deadline) {
+      // A special message is sent again while its timeout allows: if the
+      // first copy was executed and only its ack was lost, the receiver
+      // gets it twice (manual 2.1.4).
+      t->retry = std::make_unique<host::Timer>(host, "ep.resend", [this, t, gen = t->generation] {
+        if (t->active && !t->forced && t->generation == gen) issue(t);
+      });
+      t->retry->start(testfail_retry);
+      return;
+    }
+  }
+  fail_cookie(f.src_cookie, ENETRESET);
+}
+
+void EpNode::fail_cookie(std::uint16_t cookie, int status) {
+  if (cookie == 0) return;
+  if (cookie & kRxCookie) {
+    const std::uint32_t i = cookie & ~kRxCookie;
+    if (i >= 1 && i <= rxd_table.size()) fail_rxd(rxd_table[i - 1], status);
+    return;
+  }
+  if (cookie <= txd_table.size()) {
+    ep_txd* t = txd_table[cookie - 1];
+    if (t->active) force(t, status);
+  }
+}
+
+void EpNode::link_changed(bool up) {
+  if (up) return;  // nodes come back through probes (membership)
+  for (auto& c : circuits)
+    if (c->peer != self) circuit_failed(*c, "link down", true);
+}
+
+}  // namespace nicsim::ep
+
+// ---- identity ---------------------------------------------------------------------------
+
+extern "C" int ep_nodeid(void) {
+  nicsim::ep::EpNode* n = nicsim::ep::EpNode::get();
+  return n ? static_cast<int>(n->self) : -1;
+}
+
+extern "C" int ep_numnodes(void) {
+  nicsim::ep::EpNode* n = nicsim::ep::EpNode::get();
+  return n ? static_cast<int>(n->nnodes) : 0;
+}

@@ -1,0 +1,78 @@
+/* Shared helpers of the Elan Kernel Comms calibration programs. */
+#include "ep_perf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EP_PERF_TAG 0x45500000u
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (end == s || (*end && *end != ',') || v > 0xffffffffUL)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv)
+{
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "--sizes=", 8) == 0) {
+			const char *p = a + 8;
+			o->nsizes = 0;
+			while (*p) {
+				if (o->nsizes == EP_PERF_MAX_SIZES ||
+				    parse_u32(p, &o->sizes[o->nsizes]) != 0) {
+					nicsim_log("bad --sizes '%s'", a + 8);
+					return -1;
+				}
+				o->nsizes++;
+				p = strchr(p, ',');
+				if (!p)
+					break;
+				p++;
+			}
+		} else if (strncmp(a, "--iters=", 8) == 0) {
+			if (parse_u32(a + 8, &o->iters) != 0 || o->iters == 0) {
+				nicsim_log("bad --iters '%s'", a + 8);
+				return -1;
+			}
+		} else if (strncmp(a, "--window=", 9) == 0) {
+			if (parse_u32(a + 9, &o->window) != 0 || o->window == 0) {
+				nicsim_log("bad --window '%s'", a + 9);
+				return -1;
+			}
+		} else {
+			nicsim_log("unknown argument '%s'", a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int ep_perf_peer(void)
+{
+	uint32_t me = nicsim_workload_rank();
+	uint32_t other;
+	int32_t mine = ep_nodeid(), theirs = -1;
+	if (nicsim_workload_size() != 2 || mine < 0)
+		return -1;
+	other = nicsim_workload_node(1 - me);
+	if (nicsim_mgmt_send(other, EP_PERF_TAG, &mine, sizeof mine) != 0)
+		return -1;
+	if (nicsim_mgmt_recv(other, EP_PERF_TAG, &theirs, sizeof theirs, NULL, 0) != (long)sizeof theirs)
+		return -1;
+	return theirs;
+}
+
+E3_Addr ep_perf_map(ELAN3_DMA_STATE *sp, void *buf, size_t len, u_int perm, ELAN3_DMA_HANDLE **h)
+{
+	if (elan3_dma_addr_setup(sp, NULL, (caddr_t)buf, (u_int)len, perm, PTE_LOAD_LITTLE_ENDIAN,
+				 (E3_Addr)0, DDI_DMA_SLEEP, NULL, h) != DDI_DMA_MAPPED)
+		return 0;
+	return elan3_dma_handle_to_addr(*h);
+}

@@ -1,0 +1,37 @@
+/*
+ * Shared helpers of the Elan Kernel Comms calibration programs (C, written
+ * against elan3/elancomm.h and nicsim/app.h only): argument parsing, the
+ * exchange of Elan node ids over the management network (as a launcher
+ * would), and buffer mapping.
+ */
+#ifndef EP_PERF_H
+#define EP_PERF_H
+
+#include <elan3/elancomm.h>
+#include <nicsim/app.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EP_PERF_MAX_SIZES 16
+#define EP_PERF_SERVICE 32 /* a free service number (EP_SVC_FIRST_FREE and up) */
+
+typedef struct ep_perf_opts {
+	uint32_t sizes[EP_PERF_MAX_SIZES];
+	int nsizes;
+	uint32_t iters;
+	uint32_t window;
+} ep_perf_opts_t;
+
+/* --sizes=a,b,c --iters=N --window=N; returns 0 or -1 (reason logged). */
+int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv);
+/* This node's Elan id to the other rank, and the other rank's back; -1 on failure. */
+int ep_perf_peer(void);
+/* Maps len bytes of node memory with perm; returns the Elan address or 0. */
+E3_Addr ep_perf_map(ELAN3_DMA_STATE *sp, void *buf, size_t len, u_int perm, ELAN3_DMA_HANDLE **h);
+/* Byte i of message `seq` (a pattern the receiver can check). */
+static inline unsigned char ep_perf_byte(uint32_t seq, uint32_t i)
+{
+	return (unsigned char)(seq * 131u + i * 7u + (i >> 8));
+}
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * ep_small_lat: small-message ping-pong between two nodes over Elan Kernel
+ * Comms (ep_transmit_small, ep_waitfor_small_message). Rank 0 sends, rank 1
+ * echoes; the latency is half the round trip, from the client's call of
+ * ep_transmit_small to its return from ep_waitfor_small_message, averaged
+ * over --iters after 10 warm-up round trips (the first one sets up the
+ * virtual circuit). Every received message is checked byte by byte.
+ */
+#include "ep_perf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define WARMUP 10
+
+static int check(const unsigned char *p, uint32_t seq, uint32_t len)
+{
+	uint32_t i;
+	for (i = 0; i < len; i++)
+		if (p[i] != ep_perf_byte(seq, i))
+			return -1;
+	return 0;
+}
+
+static int small_lat_main(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	EP_RCVR *rcvr;
+	EP_XMTR *xmtr;
+	unsigned char *buf;
+	uint32_t maxsize = 0;
+	int peer, s, client = nicsim_workload_rank() == 0;
+
+	memset(&o, 0, sizeof o);
+	o.sizes[0] = 8; o.sizes[1] = 64; o.sizes[2] = 256;
+	o.nsizes = 3;
+	o.iters = 1000;
+	if (ep_perf_parse(&o, argc, argv) != 0)
+		return 1;
+	for (s = 0; s < o.nsizes; s++)
+		if (o.sizes[s] > maxsize)
+			maxsize = o.sizes[s];
+	rcvr = ep_install_small_rcvr(0, EP_PERF_SERVICE, EP_SVC_TYPE_SMALL, (int)maxsize, 16, NULL, NULL);
+	xmtr = ep_alloc_small_xmtr(0, EP_SVC_TYPE_SMALL, (int)maxsize);
+	buf = nicsim_alloc(maxsize ? maxsize : 1, 64);
+	if (!rcvr || !xmtr || !buf) {
+		nicsim_fail("cannot install the receiver or allocate the transmitter");
+		return 1;
+	}
+	peer = ep_perf_peer();
+	if (peer < 0 || nicsim_barrier() != 0)
+		return 1;
+	for (s = 0; s < o.nsizes; s++) {
+		uint32_t len = o.sizes[s], it, seq;
+		uint64_t t0 = 0;
+		for (it = 0; it < WARMUP + o.iters; it++) {
+			caddr_t msg;
+			seq = it + 1000u * (uint32_t)s;
+			if (client) {
+				uint32_t i;
+				if (it == WARMUP)
+					t0 = nicsim_now_ps();
+				for (i = 0; i < len; i++)
+					buf[i] = ep_perf_byte(seq, i);
+				if (ep_transmit_small(xmtr, peer, EP_PERF_SERVICE, EP_NO_INTERRUPT, 0, NULL, NULL,
+						      (caddr_t)buf, (int)len) != ESUCCESS) {
+					nicsim_fail("ep_transmit_small failed");
+					return 1;
+				}
+				if (ep_waitfor_small_message(rcvr, &msg) != ESUCCESS ||
+				    check((const unsigned char *)msg, seq, len) != 0) {
+					nicsim_fail("echo missing or corrupt");
+					return 1;
+				}
+				ep_consume_small_message(rcvr, &msg);
+			} else {
+				if (ep_waitfor_small_message(rcvr, &msg) != ESUCCESS ||
+				    check((const unsigned char *)msg, seq, len) != 0) {
+					nicsim_fail("message missing or corrupt");
+					return 1;
+				}
+				if (ep_transmit_small(xmtr, peer, EP_PERF_SERVICE, EP_NO_INTERRUPT, 0, NULL, NULL,
+						      msg, (int)len) != ESUCCESS) {
+					nicsim_fail("ep_transmit_small (echo) failed");
+					return 1;
+				}
+				ep_consume_small_message(rcvr, &msg);
+			}
+		}
+		if (client) {
+			char name[32];
+			double us = (double)(nicsim_now_ps() - t0) / o.iters / 2.0 / 1e6;
+			snprintf(name, sizeof name, "lat_%u", len);
+			nicsim_result(name, us, "us");
+		}
+	}
+	ep_poll_transmits(xmtr);
+	return nicsim_barrier() == 0 ? 0 : 1;
+}
+
+__attribute__((constructor)) static void reg(void)
+{
+	nicsim_register_program(
+		"ep_small_lat", small_lat_main,
+		"Elan Kernel Comms small-message ping-pong latency; rank 0 client, rank 1 echo server. "
+		"--sizes=8,64,256 --iters=1000. Results (client): lat_<size> in us (half round trip)");
+}
