@@ -242,6 +242,7 @@ struct EpNode {
 
   // Queues.
   elan3::ElanMem table_slot(int service) const;
+  void lock_service(int service);
   bool install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_size);
   void remove_queue(ep_rcvr* r);
   std::uint32_t queued(const ep_rcvr* r) const;

@@ -87,10 +87,7 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   table_host = page;
   // Every service slot starts as an empty locked queue: arrivals for a
   // service with no receiver are refused with test-fail, never written.
-  for (int s = 0; s < EP_NUM_SERVICES; ++s) {
-    elan3::InputQueue unused;
-    dev.init_queue(table_slot(s), 0, 8, 0, &unused, true);
-  }
+  for (int s = 0; s < EP_NUM_SERVICES; ++s) lock_service(s);
 
   live.assign(BT_BITOUL(nnodes), 0);
   bt_fill(live.data(), static_cast<int>(nnodes));
@@ -142,9 +139,16 @@ bool EpNode::install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_
   return true;
 }
 
+// An empty locked descriptor whose slot size admits any packet, so that the
+// Elan answers test-fail (the size is checked before the lock).
+void EpNode::lock_service(int service) {
+  elan3::InputQueue unused;
+  dev.init_queue(table_slot(service), 0, dev.max_packet_payload() & ~7u, 0, &unused, true);
+}
+
 void EpNode::remove_queue(ep_rcvr* r) {
   if (r->recheck) r->recheck->cancel();
-  dev.queue_lock(r->queue, true);
+  lock_service(r->service);
   services[r->service] = nullptr;
   dev.remove_event_handler(r->cookie);
   // The slots and the event may still be the target of a packet in flight
