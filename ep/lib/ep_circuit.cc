@@ -154,6 +154,16 @@ void EpNode::control(const ControlMsg& m) {
       if (m.incarnation == c.peer_incarnation && m.peer_incarnation == c.incarnation)
         circuit_failed(c, "peer reset");
       break;
+    case Control::Abort: {
+      // The receiver could not take this message's data (a fault at the
+      // source while it pulled): that one transmit fails.
+      const std::uint32_t index = m.incarnation & 0xffffu;
+      if (index >= 1 && index <= txd_table.size()) {
+        ep_txd* t = txd_table[index - 1];
+        if (t->active && t->id() == m.incarnation && t->dest == static_cast<int>(m.from)) force(t, ENETRESET);
+      }
+      break;
+    }
     case Control::Probe:
       send_control(m.from, Control::ProbeAck, 0, 0);
       break;

@@ -47,11 +47,11 @@ inline constexpr std::uint32_t kSmallMagic = 0x53000000u;  // 'S' << 24
 enum SmallKind : std::uint32_t { kSmallData = 1, kSpecialData = 2 };
 
 // Control messages on service EP_SVC_KCOMMS (special-message slots).
-enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6 };
+enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6, Abort = 7 };
 struct ControlMsg {
   std::uint32_t op;
   std::uint32_t from;
-  std::uint32_t incarnation;  // Connect/ConnectAck: the sender's new incarnation
+  std::uint32_t incarnation;  // Connect/ConnectAck: the sender's new incarnation; Abort: the Xid
   std::uint32_t peer_incarnation;
 };
 
