@@ -173,7 +173,6 @@ struct ep_rcvr {
   void* arg = nullptr;
   nicsim::elan3::InputQueue queue;
   nicsim::elan3::ElanMem queue_event;
-  std::unique_ptr<nicsim::host::Timer> recheck;  // lost re-arm check (EpNode::service_queue)
   bool draining = false;     // a context is taking messages from the queue
   bool drain_again = false;  // another context found it busy: look again
   std::uint32_t cookie = 0;
@@ -233,7 +232,6 @@ struct EpNode {
   // Parameters (host scope, ep.*).
   Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, testfail_retry = 0,
        callback_tick = 0;
-  Tick queue_recheck = 0;
   bool hw_broadcast = false;
 
   // CPU charging that works in interrupt context too.
