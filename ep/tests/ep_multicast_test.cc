@@ -53,6 +53,7 @@ int mcast_prog(int argc, char** argv) {
   if (me < 0 || me >= kMaxNodes || n > kMaxNodes || argc < 3) return 1;
   const int root = std::atoi(argv[1]);
   const bool every3 = std::strcmp(argv[2], "every3") == 0;
+  const bool all = std::strcmp(argv[2], "all") == 0;
   NodeRx& self = g_node[me];
   EP_RCVR* r = ep_install_large_rcvr(0, kSvc, 4);
   if (!r) return 1;
@@ -65,7 +66,7 @@ int mcast_prog(int argc, char** argv) {
   // The selection: a bitmap over node numbers.
   std::vector<bitmap_t> map_bits(BT_BITOUL(n), 0);
   for (int i = 0; i < n; ++i)
-    if (every3 ? (i % 3 == 0 || i == n - 1) : (i % 2 == 1)) BT_SET(map_bits.data(), i);
+    if (all || (every3 ? (i % 3 == 0 || i == n - 1) : (i % 2 == 1))) BT_SET(map_bits.data(), i);
   if (nicsim_barrier() != 0) return 1;
   if (me == root) {
     EP_XMTR* x = ep_alloc_large_xmtr(0);
@@ -113,9 +114,9 @@ int mcast_prog(int argc, char** argv) {
 }
 const BuiltinProgram reg("ep_test_multicast", mcast_prog, "test");
 
-std::string tree_scenario(int nodes, const std::string& args) {
+std::string tree_scenario(int nodes, const std::string& args, const std::string& param = "") {
   return "name: \"ep_mcast\"\nstop_time: \"500ms\"\ntopology { elite_fat_tree { nodes: " + std::to_string(nodes) +
-         " } node_param { key: \"bus.profile\" value: \"pci-66\" } }\n"
+         " } node_param { key: \"bus.profile\" value: \"pci-66\" } " + param + " }\n"
          "workload { program: \"ep_test_multicast\" nodes: \"h*\" " +
          args + " }\n";
 }
@@ -128,4 +129,11 @@ TEST(EpMulticast, EightNodesOddBitmapNotMyselfThenEveryNode) {
 
 TEST(EpMulticast, SixtyFourNodesBitmapFromANonZeroRootExactlyOnce) {
   run_text(tree_scenario(64, "args: \"5\" args: \"every3\""));
+}
+
+TEST(EpMulticast, WholeRangeByHardwareBroadcastWhenEnabled) {
+  // Nodes 1..7 from node 0 is one contiguous range without the sender: the
+  // envelope goes out as one QueuedBroadcast and every node pulls from 0.
+  run_text(tree_scenario(8, "args: \"0\" args: \"all\"",
+                         "node_param { key: \"host.ep.hw_broadcast\" value: \"1\" }"));
 }
