@@ -96,8 +96,14 @@ void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
     }
   }
   std::vector<ep_rxd*> rx = rxd_table;
-  for (ep_rxd* d : rx)
+  for (ep_rxd* d : rx) {
     if (d->state == RxState::Pulling && d->node == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
+    // A multicast node waiting for a child on that node: the child's
+    // subtree is lost (its count is made up, the root told).
+    if (d->state == RxState::Forwarding)
+      for (int child : d->children)
+        if (child == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
+  }
 }
 
 void EpNode::heard_from(std::uint32_t n) {
