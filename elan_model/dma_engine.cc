@@ -422,9 +422,8 @@ void DmaEngine::send_ready() {
                        {"len", pk.len},
                        {"node", d->node},
                        {"retry", static_cast<unsigned>(pk.retry)}});
-    elan_.at(at, [this, p] { elan_.transmit(p); });
-    const std::uint64_t id = pk.id;
-    elan_.at(add_saturating(at, elan_.params().ack_timeout), [this, id] { timeout(id); });
+    elan_.transmit_at(at, p);
+    Sim::get().calendar().at(add_saturating(at, elan_.params().ack_timeout), &DmaEngine::timeout_thunk, this, pk.id);
   }
 }
 

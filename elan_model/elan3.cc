@@ -324,6 +324,12 @@ void Elan3::transmit(fabric::Packet* p) {
   port(1).send(p);
 }
 
+void Elan3::transmit_at(Tick t, fabric::Packet* p) {
+  Sim::get().calendar().at(
+      t, [](void* self, std::uint64_t arg) { static_cast<Elan3*>(self)->transmit(reinterpret_cast<fabric::Packet*>(arg)); },
+      this, reinterpret_cast<std::uint64_t>(p));
+}
+
 void Elan3::receive(fabric::Port& in, fabric::Packet* p) {
   rx_->packet(&in, p);
 }

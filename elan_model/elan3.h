@@ -177,6 +177,7 @@ class DmaEngine {
   TxPkt* find(std::uint64_t id);
   void send_ready();
   void timeout(std::uint64_t id);
+  static void timeout_thunk(void* self, std::uint64_t id) { static_cast<DmaEngine*>(self)->timeout(id); }
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
   Stream& stream(std::uint32_t node);
@@ -216,7 +217,16 @@ class RxEngine {
   void read_request(const std::uint8_t* payload, std::uint32_t len);
   void remote_event(E3Addr ev);
   void check_event(E3Addr ev, std::function<void(bool)> k);
+  void schedule_run(Tick at);
+  static void run_thunk(void* self, std::uint64_t);
+  static void token_thunk(void* self, std::uint64_t arg);
+  static void write_thunk(void* self, std::uint64_t);
+  static void write_done(void* self, std::uint64_t arg);
+  void release(fabric::Packet* p);
   Elan3& elan_;
+  // The write_block fast path: what to do when the lookups are paid for.
+  std::vector<HostPiece> pieces_;
+  E3Addr pending_event_ = 0;
   bool replay_ = false;  // the packet being answered was executed before
   struct Pending {
     fabric::Port* in;
@@ -300,8 +310,9 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void read_pieces(const std::vector<HostPiece>& pieces, std::function<void(bool ok, std::vector<std::uint8_t>&)> k);
   void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
                     std::function<void(bool ok)> k = {});
-  // Puts a packet on the wire (or loops it back to ourselves).
+  // Puts a packet on the wire (or loops it back to ourselves), now or at `t`.
   void transmit(fabric::Packet* p);
+  void transmit_at(Tick t, fabric::Packet* p);
   void post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
                       std::uint32_t data);
   void trace(const char* event, std::initializer_list<TraceField> fields);

@@ -19,27 +19,20 @@ bool seq_before(std::uint16_t a, std::uint16_t b) { return static_cast<std::int1
 
 RxEngine::RxEngine(Elan3& elan) : elan_(elan) {}
 
+// Packets are held by reference count (Packet::device_refs): the pipeline
+// holds one, every posted write of its payload another, so the payload is
+// written from the packet itself and the packet goes back to the pool when
+// the last write has landed.
+void RxEngine::release(fabric::Packet* p) {
+  if (--p->device_refs == 0) elan_.fabric().pool().put(p);
+}
+
 void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
   const Tick tail = in ? std::max(Elan3::now(), p->tail_at) : Elan3::now();
   if (p->meta.kind == fabric::kPacketElanAck) {
     // Tokens take the short path: checked and handed to the DMA engine.
-    elan_.at(tail + elan_.cycles(elan_.params().ack_cycles), [this, in, p] {
-      if (in) in->release(*p, Elan3::now());
-      const std::uint8_t* b = p->bytes.data();
-      std::uint32_t crc = 0;
-      if (p->bytes.size() == pkt::kAckSize) std::memcpy(&crc, b + pkt::kAckSize - pkt::kCrcSize, 4);
-      const bool check = elan_.params().verify_crc_always || p->meta.bit_errors > 0;
-      if (p->bytes.size() != pkt::kAckSize || (check && crc != pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize))) {
-        ++elan_.mutable_stats().rx_bad_crc;
-        elan_.trace("rx_bad_token", {{"bytes", static_cast<unsigned>(p->bytes.size())}});
-      } else {
-        elan_.dma().token(static_cast<std::uint32_t>(get(b, pkt::ack_src_node)),
-                          static_cast<std::uint16_t>(get(b, pkt::ack_seq)),
-                          static_cast<std::uint16_t>(get(b, pkt::ack_expect)),
-                          static_cast<Token>(get(b, pkt::ack_token)));
-      }
-      elan_.fabric().pool().put(p);
-    });
+    Sim::get().calendar().at(tail + elan_.cycles(elan_.params().ack_cycles), &RxEngine::token_thunk, this,
+                             reinterpret_cast<std::uint64_t>(p) | (in ? 1u : 0u));
     return;
   }
   if (p->meta.kind != fabric::kPacketElan) {
@@ -49,12 +42,37 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
     elan_.fabric().pool().put(p);
     return;
   }
+  ++p->device_refs;
   queue_.push_back({in, p});
   if (!busy_) {
     busy_ = true;
-    elan_.at(tail + elan_.cycles(elan_.params().rx_packet_cycles), [this] { run(); });
+    schedule_run(tail + elan_.cycles(elan_.params().rx_packet_cycles));
   }
 }
+
+void RxEngine::token_thunk(void* self, std::uint64_t arg) {
+  auto* rx = static_cast<RxEngine*>(self);
+  auto* p = reinterpret_cast<fabric::Packet*>(arg & ~std::uint64_t{1});
+  Elan3& elan = rx->elan_;
+  if (arg & 1) elan.port(1).release(*p, Elan3::now());
+  const std::uint8_t* b = p->bytes.data();
+  std::uint32_t crc = 0;
+  if (p->bytes.size() == pkt::kAckSize) std::memcpy(&crc, b + pkt::kAckSize - pkt::kCrcSize, 4);
+  const bool check = elan.params().verify_crc_always || p->meta.bit_errors > 0;
+  if (p->bytes.size() != pkt::kAckSize || (check && crc != pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize))) {
+    ++elan.mutable_stats().rx_bad_crc;
+    elan.trace("rx_bad_token", {{"bytes", static_cast<unsigned>(p->bytes.size())}});
+  } else {
+    elan.dma().token(static_cast<std::uint32_t>(get(b, pkt::ack_src_node)),
+                     static_cast<std::uint16_t>(get(b, pkt::ack_seq)),
+                     static_cast<std::uint16_t>(get(b, pkt::ack_expect)), static_cast<Token>(get(b, pkt::ack_token)));
+  }
+  elan.fabric().pool().put(p);
+}
+
+void RxEngine::schedule_run(Tick at) { Sim::get().calendar().at(at, &RxEngine::run_thunk, this); }
+
+void RxEngine::run_thunk(void* self, std::uint64_t) { static_cast<RxEngine*>(self)->run(); }
 
 void RxEngine::run() {
   busy_ = true;
@@ -76,13 +94,13 @@ void RxEngine::done(Token t) {
   replay_ = false;
   answer(*pk.p, t);
   if (pk.in) pk.in->release(*pk.p, Elan3::now());
-  elan_.fabric().pool().put(pk.p);
+  release(pk.p);
   busy_ = false;
   if (!queue_.empty()) {
     busy_ = true;
     const fabric::Packet* next = queue_.front().p;
     const Tick tail = queue_.front().in ? std::max(Elan3::now(), next->tail_at) : Elan3::now();
-    elan_.at(tail + elan_.cycles(elan_.params().rx_packet_cycles), [this] { run(); });
+    schedule_run(tail + elan_.cycles(elan_.params().rx_packet_cycles));
   }
 }
 
@@ -119,7 +137,7 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   elan_.trace("token_sent", {{"node", src},
                              {"seq", static_cast<unsigned>(get(h, pkt::seq))},
                              {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
-  elan_.after(elan_.cycles(elan_.params().ack_cycles), [this, a] { elan_.transmit(a); });
+  elan_.transmit_at(Elan3::now() + elan_.cycles(elan_.params().ack_cycles), a);
 }
 
 void RxEngine::process(fabric::Packet* p) {
@@ -137,11 +155,11 @@ void RxEngine::process(fabric::Packet* p) {
     Pending pk = queue_.front();
     queue_.pop_front();
     if (pk.in) pk.in->release(*pk.p, Elan3::now());
-    elan_.fabric().pool().put(pk.p);
+    release(pk.p);
     busy_ = false;
     if (!queue_.empty()) {
       busy_ = true;
-      elan_.after(elan_.cycles(elan_.params().rx_packet_cycles), [this] { run(); });
+      schedule_run(Elan3::now() + elan_.cycles(elan_.params().rx_packet_cycles));
     }
     return;
   }
@@ -215,9 +233,62 @@ void RxEngine::check_event(E3Addr ev, std::function<void(bool)> k) {
   });
 }
 
+void RxEngine::write_thunk(void* self, std::uint64_t) {
+  auto* rx = static_cast<RxEngine*>(self);
+  fabric::Packet* p = rx->queue_.front().p;
+  const std::uint8_t* payload = p->bytes.data() + pkt::kHeaderSize;
+  std::uint32_t off = 0;
+  for (const HostPiece& piece : rx->pieces_) {
+    ++p->device_refs;
+    rx->elan_.bus().dma_write(rx->elan_.obj().c_str(), piece.addr, payload + off, piece.len,
+                              {&RxEngine::write_done, rx, reinterpret_cast<std::uint64_t>(p)});
+    off += piece.len;
+  }
+  if (rx->pending_event_) rx->elan_.events().set(rx->pending_event_, perm::kRemoteEvent);
+  rx->done(Token::Ok);
+}
+
+void RxEngine::write_done(void* self, std::uint64_t arg) {
+  static_cast<RxEngine*>(self)->release(reinterpret_cast<fabric::Packet*>(arg & ~host::kDmaFailedBit));
+}
+
 void RxEngine::write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
   const auto addr = static_cast<E3Addr>(get(h, pkt::addr));
   const auto ev = static_cast<E3Addr>(get(h, pkt::event));
+  {
+    // Fast path: every page (and the event's) in the TLB. Same timing as
+    // the general path below, without its continuations.
+    Translation t, te;
+    Tick cost = 0, cost_ev = 0;
+    if (elan_.mmu().translate_cached(addr, len, perm::kRemoteWrite, t, cost) && t.fault == Fault::None &&
+        (!ev || (elan_.mmu().translate_cached(ev, event::kSize, perm::kRemoteEvent, te, cost_ev) &&
+                 te.fault == Fault::None))) {
+      pieces_ = std::move(t.pieces);
+      pending_event_ = ev;
+      Sim::get().calendar().at(Elan3::now() + cost + cost_ev, &RxEngine::write_thunk, this);
+      return;
+    }
+    if (t.fault != Fault::None || te.fault != Fault::None) {
+      elan_.after(cost + cost_ev, [this] { done(Token::Error); });
+      return;
+    }
+    if (cost) {
+      // The data hit and the event missed: go on with the event's walk.
+      auto pieces = std::make_shared<std::vector<HostPiece>>(std::move(t.pieces));
+      elan_.after(cost, [this, payload, ev, pieces] {
+        check_event(ev, [this, payload, ev, pieces](bool ok) {
+          if (!ok) {
+            done(Token::Error);
+            return;
+          }
+          elan_.write_pieces(*pieces, payload);
+          if (ev) elan_.events().set(ev, perm::kRemoteEvent);
+          done(Token::Ok);
+        });
+      });
+      return;
+    }
+  }
   elan_.mmu().translate(addr, len, perm::kRemoteWrite, [this, payload, ev](Translation& t) {
     if (t.fault != Fault::None) {
       done(Token::Error);

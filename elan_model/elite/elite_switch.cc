@@ -23,6 +23,8 @@ const ParamRegistration elite_switch_params(
          "head in to head out through the crossbar (wormhole/cut-through)"},
         {"adaptive", UnitKind::Bool, "true", "", "", {},
          "choose the up port by load (false: digit <level> of the destination, fixed)"},
+        {"sticky", UnitKind::Bool, "true", "", "", {},
+         "an Elan packet follows its (source, destination) pair's packets still queued here for an up port"},
     });
 
 }  // namespace
@@ -33,7 +35,8 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
       place_(place),
       nodes_(nodes),
       hop_latency_(params.time("hop_latency")),
-      adaptive_(params.flag("adaptive")) {
+      adaptive_(params.flag("adaptive")),
+      sticky_(params.flag("sticky")) {
   add_ports(kPorts);
   auto& stats = Sim::get().stats();
   const std::string& me = this->name();
@@ -50,6 +53,8 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
                 "discarded: the route's link is down, or every up link is");
   stats.counter(me, "broadcast_lost", "packets", &stats_.broadcast_lost,
                 "broadcast copies not sent because their down link is down");
+  stats.counter(me, "sticky", "packets", &stats_.sticky,
+                "up packets that followed their pair's packets queued on an up port");
 }
 
 void EliteSwitch::receive(Port& in, Packet* p) {
@@ -148,11 +153,32 @@ void EliteSwitch::broadcast_down(Port& in, Packet* p, Tick ready) {
   }
 }
 
+bool EliteSwitch::sticky_kind(const Packet& p) {
+  return p.meta.dlid_hi == 0 && (p.meta.kind == fabric::kPacketElan || p.meta.kind == fabric::kPacketElanAck);
+}
+
 std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   if (!adaptive_) {
     const std::uint32_t out = kFirstUpPort + static_cast<std::uint32_t>(p.meta.dlid / pow4(place_.level) % kArity);
     return alive(out) ? out : 0;
   }
+  if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
+  Flow& f = flows_[flow_key(p)];
+  if (f.queued > 0 && alive(f.port) && port(f.port).queued() > 0) {
+    ++stats_.sticky;
+  } else {
+    f.port = choose_up_by_load();
+    f.queued = 0;
+    if (f.port == 0) {
+      flows_.erase(flow_key(p));
+      return 0;
+    }
+  }
+  ++f.queued;
+  return f.port;
+}
+
+std::uint32_t EliteSwitch::choose_up_by_load() {
   std::uint32_t best = 0;
   std::uint32_t best_queued = 0;
   Tick best_free = 0;
@@ -171,6 +197,21 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   }
   if (best) rotate_ = (best - kFirstUpPort + 1) % kArity;
   return best;
+}
+
+void EliteSwitch::transmitted(Port& port, const Packet& p, Tick) {
+  if (port.number() < kFirstUpPort || flows_.empty() || !sticky_kind(p)) return;
+  auto it = flows_.find(flow_key(p));
+  if (it == flows_.end() || it->second.port != port.number()) return;
+  if (--it->second.queued == 0) flows_.erase(it);
+}
+
+void EliteSwitch::link_state_changed(Port& port, bool up) {
+  // Packets queued on a dead up link are dropped by the port (counted
+  // there): their pairs choose again.
+  if (up || port.number() < kFirstUpPort) return;
+  for (auto it = flows_.begin(); it != flows_.end();)
+    it = it->second.port == port.number() ? flows_.erase(it) : std::next(it);
 }
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {

@@ -22,6 +22,14 @@
 //    and the VC arbiter (round robin between the two VCs) sends it after at
 //    most the data packet already on the wire.
 //
+// Flow-sticky up-routing (`sticky`, on by default) for Elan packets and
+// tokens: while packets of one (source, destination) pair still wait in this
+// switch for an up port, the next packet of the pair follows them on that
+// port instead of being chosen anew, so a pair's packets do not overtake one
+// another inside the switch (fewer reorderings for the Elan3's in-sequence
+// receiver). Once the pair has nothing queued here its next packet is chosen
+// by load again. Raw frames are always routed by load alone.
+//
 // Packets of any kind (raw traffic generator frames too) route the same way.
 // Nothing is lost silently: a destination or range outside the machine is
 // counted in `unroutable`, a packet whose only route is a link that is down
@@ -32,6 +40,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 #include "core/params.h"
 #include "elan_model/elite/elite_tree.h"
@@ -48,6 +57,7 @@ struct EliteSwitchStats {
   std::uint64_t unroutable = 0;      // destination or range outside the machine, or misrouted
   std::uint64_t dead_route = 0;      // the route's link is down (or every up link is)
   std::uint64_t broadcast_lost = 0;  // broadcast copies not sent for a dead down link
+  std::uint64_t sticky = 0;          // up packets that followed their pair's queued packets
 };
 
 class EliteSwitch : public fabric::Device {
@@ -57,6 +67,8 @@ class EliteSwitch : public fabric::Device {
               Place place, std::uint32_t nodes);
 
   void receive(fabric::Port& in, fabric::Packet* p) override;
+  void transmitted(fabric::Port& port, const fabric::Packet& p, Tick when) override;
+  void link_state_changed(fabric::Port& port, bool up) override;
 
   const EliteSwitchStats& stats() const { return stats_; }
   std::uint32_t level() const { return place_.level; }
@@ -78,6 +90,11 @@ class EliteSwitch : public fabric::Device {
   // The adaptive (or, with adaptive=false, destination-digit) up port; 0
   // when no up link is alive.
   std::uint32_t choose_up(const fabric::Packet& p);
+  std::uint32_t choose_up_by_load();
+  static bool sticky_kind(const fabric::Packet& p);
+  static std::uint32_t flow_key(const fabric::Packet& p) {
+    return static_cast<std::uint32_t>(p.meta.slid) << 16 | p.meta.dlid;
+  }
   void send(fabric::Port& in, fabric::Packet* p, std::uint32_t out, Tick ready, const char* what);
   void discard(fabric::Port& in, fabric::Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why);
   bool alive(std::uint32_t port) { return this->port(port).connected() && this->port(port).up(); }
@@ -86,6 +103,12 @@ class EliteSwitch : public fabric::Device {
   std::uint32_t nodes_;
   Tick hop_latency_;
   bool adaptive_;
+  bool sticky_;
+  struct Flow {
+    std::uint32_t port = 0;    // up port its queued packets wait on
+    std::uint32_t queued = 0;  // packets of the pair not yet on the wire
+  };
+  std::unordered_map<std::uint32_t, Flow> flows_;  // by flow_key, only while queued > 0
   std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
   EliteSwitchStats stats_;
 };

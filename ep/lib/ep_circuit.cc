@@ -78,9 +78,9 @@ void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
   c.failed_at = Calendar::now();
   // A node we cannot reach leaves the live map until a probe is answered.
   if (unreachable) BT_CLEAR(live.data(), c.peer);
-  // Tell the peer, if it can still hear us, so that its side of the
-  // circuit fails too and its messages on it complete.
-  if (c.peer != self) send_control(c.peer, Control::Reset, c.incarnation, c.peer_incarnation);
+  // Tell a peer that can still hear us, so that its side of the circuit
+  // fails too and its messages on it complete.
+  if (!unreachable && c.peer != self) send_control(c.peer, Control::Reset, c.incarnation, c.peer_incarnation);
   // Every message active on the circuit completes with ENETRESET (manual
   // 2.1.3): queued and sent transmits, receives pulling from the node.
   std::deque<ep_txd*> q;
@@ -96,8 +96,14 @@ void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
     }
   }
   std::vector<ep_rxd*> rx = rxd_table;
-  for (ep_rxd* d : rx)
+  for (ep_rxd* d : rx) {
     if (d->state == RxState::Pulling && d->node == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
+    // A multicast node waiting for a child on that node: the child's
+    // subtree is lost (its count is made up, the root told).
+    if (d->state == RxState::Forwarding)
+      for (int child : d->children)
+        if (child == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
+  }
 }
 
 void EpNode::heard_from(std::uint32_t n) {
@@ -149,9 +155,21 @@ void EpNode::control(const ControlMsg& m) {
     case Control::Heartbeat:
       break;
     case Control::Reset:
-      // Only a reset of the circuit we have with this incarnation counts.
-      if (m.incarnation == c.peer_incarnation) circuit_failed(c, "peer reset");
+      // Only a reset of the circuit we have now counts: a late one from an
+      // earlier circuit names other incarnations.
+      if (m.incarnation == c.peer_incarnation && m.peer_incarnation == c.incarnation)
+        circuit_failed(c, "peer reset");
       break;
+    case Control::Abort: {
+      // The receiver could not take this message's data (a fault at the
+      // source while it pulled): that one transmit fails.
+      const std::uint32_t index = m.incarnation & 0xffffu;
+      if (index >= 1 && index <= txd_table.size()) {
+        ep_txd* t = txd_table[index - 1];
+        if (t->active && t->id() == m.incarnation && t->dest == static_cast<int>(m.from)) force(t, ENETRESET);
+      }
+      break;
+    }
     case Control::Probe:
       send_control(m.from, Control::ProbeAck, 0, 0);
       break;

@@ -47,11 +47,11 @@ inline constexpr std::uint32_t kSmallMagic = 0x53000000u;  // 'S' << 24
 enum SmallKind : std::uint32_t { kSmallData = 1, kSpecialData = 2 };
 
 // Control messages on service EP_SVC_KCOMMS (special-message slots).
-enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6 };
+enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6, Abort = 7 };
 struct ControlMsg {
   std::uint32_t op;
   std::uint32_t from;
-  std::uint32_t incarnation;  // Connect/ConnectAck: the sender's new incarnation
+  std::uint32_t incarnation;  // Connect/ConnectAck: the sender's new incarnation; Abort: the Xid
   std::uint32_t peer_incarnation;
 };
 
@@ -173,7 +173,6 @@ struct ep_rcvr {
   void* arg = nullptr;
   nicsim::elan3::InputQueue queue;
   nicsim::elan3::ElanMem queue_event;
-  std::unique_ptr<nicsim::host::Timer> recheck;  // lost re-arm check (EpNode::service_queue)
   bool draining = false;     // a context is taking messages from the queue
   bool drain_again = false;  // another context found it busy: look again
   std::uint32_t cookie = 0;
@@ -233,7 +232,6 @@ struct EpNode {
   // Parameters (host scope, ep.*).
   Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, testfail_retry = 0,
        callback_tick = 0;
-  Tick queue_recheck = 0;
   bool hw_broadcast = false;
 
   // CPU charging that works in interrupt context too.
@@ -242,6 +240,7 @@ struct EpNode {
 
   // Queues.
   elan3::ElanMem table_slot(int service) const;
+  void lock_service(int service);
   bool install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_size);
   void remove_queue(ep_rcvr* r);
   std::uint32_t queued(const ep_rcvr* r) const;

@@ -173,6 +173,9 @@ void EpNode::fail_rxd(ep_rxd* d, int status) {
       // This subtree is lost: the root learns it, the parent's count is met.
       mark_multicast_failure(d);
       set_remote_event(d->envelope.Parent, d->envelope.TxdDone, 1);
+    } else if (circuit(d->envelope.NodeId).state() == CircuitState::Connected) {
+      // The sender's event will not be set by this pull: tell it.
+      send_control(d->envelope.NodeId, Control::Abort, d->envelope.Xid, 0);
     }
     finish_rx(d);
   } else if (d->state == RxState::Forwarding) {

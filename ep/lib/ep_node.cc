@@ -66,7 +66,6 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   testfail_retry = p.time("ep.testfail_retry");
   callback_tick = p.time("ep.callback_tick");
   hw_broadcast = p.count("ep.hw_broadcast") != 0;
-  queue_recheck = p.time("ep.queue_recheck");
 
   // The service table: one page at the fixed address, every slot locked
   // until a receiver is installed.
@@ -87,10 +86,7 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   table_host = page;
   // Every service slot starts as an empty locked queue: arrivals for a
   // service with no receiver are refused with test-fail, never written.
-  for (int s = 0; s < EP_NUM_SERVICES; ++s) {
-    elan3::InputQueue unused;
-    dev.init_queue(table_slot(s), 0, 8, 0, &unused, true);
-  }
+  for (int s = 0; s < EP_NUM_SERVICES; ++s) lock_service(s);
 
   live.assign(BT_BITOUL(nnodes), 0);
   bt_fill(live.data(), static_cast<int>(nnodes));
@@ -142,9 +138,15 @@ bool EpNode::install_queue(ep_rcvr* r, std::uint32_t nslots, std::uint32_t slot_
   return true;
 }
 
+// An empty locked descriptor whose slot size admits any packet, so that the
+// Elan answers test-fail (the size is checked before the lock).
+void EpNode::lock_service(int service) {
+  elan3::InputQueue unused;
+  dev.init_queue(table_slot(service), 0, dev.max_packet_payload() & ~7u, 0, &unused, true);
+}
+
 void EpNode::remove_queue(ep_rcvr* r) {
-  if (r->recheck) r->recheck->cancel();
-  dev.queue_lock(r->queue, true);
+  lock_service(r->service);
   services[r->service] = nullptr;
   dev.remove_event_handler(r->cookie);
   // The slots and the event may still be the target of a packet in flight
@@ -186,22 +188,13 @@ void EpNode::rcvr_event(ep_rcvr* r, elan3::E3Addr ev) {
 }
 
 // Drain, re-arm, drain again: an arrival between the firing and the re-arm
-// sets no interrupt (elan3_dev.h alloc_queue). The Elan updates an event by
-// a read-modify-write over the host bus, so a set already in flight when
-// the CPU re-arms can overwrite the new count; a check after that window
-// finds such a lost re-arm (count not 1) and services the queue again.
+// sets no interrupt (elan3_dev.h alloc_queue); the driver's prime keeps a
+// set already in flight from overwriting the new count.
 void EpNode::service_queue(ep_rcvr* r) {
   if (r->removed) return;
   drain(r);
   dev.prime_event(r->queue_event, 1, elan3::event::Type::None, 0, 0, true, r->cookie);
   drain(r);
-  if (!r->recheck)
-    r->recheck = std::make_unique<host::Timer>(host, "ep.queue_recheck", [this, r] {
-      if (r->removed) return;
-      const bool unhandled = !r->large && queued(r) > r->delivered.size();
-      if (dev.event_count(r->queue_event) != 1 || unhandled) service_queue(r);
-    });
-  r->recheck->start(queue_recheck);
 }
 
 void EpNode::drain(ep_rcvr* r) {

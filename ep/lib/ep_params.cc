@@ -26,13 +26,11 @@ const ParamRegistration ep_params(
         {"ep.callback_tick", UnitKind::Time, "2us", "100ns", "1s", {},
          "period of the completion check while ep_enable_txcallbacks is in force on a transmitter "
          "whose transmits were started without interrupts"},
-        {"ep.queue_recheck", UnitKind::Time, "3us", "100ns", "1s", {},
-         "after servicing an input queue, look again this much later: an event set in flight (a "
-         "read-modify-write over the host bus) can overwrite the re-armed count"},
         {"ep.hw_broadcast", UnitKind::Count, "0", "0", "1", {},
-         "1: a multicast whose destination set is one whole contiguous range goes out as one "
-         "hardware broadcast (QueuedBroadcast); 0: always the software tree (the Elan model has no "
-         "broadcast opcodes yet)"},
+         "1: a multicast whose destination set is one whole contiguous range not holding the sender "
+         "sends its envelope by one hardware broadcast (QueuedBroadcast) and every node pulls the data "
+         "from the sender; 0 (default): always the arity-3 tree, which spreads the data over the "
+         "nodes' links instead of serialising every pull on the sender's"},
         {"cost.ep_call", UnitKind::Time, "200ns", "0ps", "1s", {},
          "entry of any Kernel Comms call: argument checks, locks"},
         {"cost.ep_transmit", UnitKind::Time, "400ns", "0ps", "1s", {},

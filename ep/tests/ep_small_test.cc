@@ -58,6 +58,10 @@ int small_handler_prog(int, char**) {
     for (int m = 0; m < kMsgs; ++m) EXPECT_EQ(g_tx_status[m], ESUCCESS) << m;
     // A message longer than the transmitter's size is refused.
     EXPECT_EQ(ep_transmit_small(x, peer, kSvc, 0, 0, on_tx, nullptr, reinterpret_cast<caddr_t>(buf), 289), EINVAL);
+    // A freed transmitter is a bad handle.
+    ep_free_small_xmtr(x);
+    EXPECT_EQ(ep_transmit_small(x, peer, kSvc, 0, 0, on_tx, nullptr, reinterpret_cast<caddr_t>(buf), 8), EINVAL);
+    EXPECT_EQ(ep_alloc_small_xmtr(0, EP_SVC_TYPE_SMALL, 4096), nullptr);  // larger than one packet
   }
   if (nicsim_barrier() != 0) return 1;
   if (!sender) {
@@ -69,6 +73,12 @@ int small_handler_prog(int, char**) {
           break;
         }
     ep_remove_small_rcvr(r);
+    // The service is free again; the old handle is not usable.
+    caddr_t m = nullptr;
+    EXPECT_EQ(ep_waitfor_small_message(r, &m), EINVAL);
+    EP_RCVR* again = ep_install_small_rcvr(0, kSvc, EP_SVC_TYPE_SMALL, 64, 4, on_small, &g_rx);
+    EXPECT_NE(again, nullptr);
+    if (again) ep_remove_small_rcvr(again);
   }
   return 0;
 }

@@ -20,9 +20,10 @@ namespace nicsim::ep::testing {
 inline std::string pair_scenario(const std::string& program, const std::string& extra = "") {
   return R"(
     name: "ep_pair"
+    stop_time: "200ms"
     node { name: "a" nic: "elan3" param { key: "bus.profile" value: "pci-66" } }
     node { name: "b" nic: "elan3" param { key: "bus.profile" value: "pci-66" } }
-    link { a: "a" b: "b" bandwidth: "3.2Gbps" delay: "10ns" }
+    link { name: "ab" a: "a" b: "b" bandwidth: "3.2Gbps" delay: "10ns" }
     workload { program: ")" +
          program + R"(" nodes: "a" nodes: "b" }
   )" + extra;

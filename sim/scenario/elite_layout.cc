@@ -32,6 +32,18 @@ std::string elite_switch_key_error(const std::string& key) {
 }
 
 void place_elite_network(Scenario& sc) {
+  // Elan3 NICs speak the Elan link protocol: to an Elite switch or to
+  // another Elan3 back to back, never to an IB switch.
+  for (const LinkSpec& l : sc.links) {
+    for (const auto& [node, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+      if (node.kind != LinkEnd::Kind::Node || other.kind != LinkEnd::Kind::Switch) continue;
+      const SwitchSpec& s = sc.switches[other.index];
+      if (sc.nodes[node.index].nic == kElan3 && s.kind != "elite")
+        throw ScenarioError(l.loc, fmt::format("link '{}' joins elan3 node '{}' to IB switch '{}': an Elan3 NIC "
+                                               "connects to an Elite switch or to another Elan3",
+                                               l.name, sc.nodes[node.index].name, s.name));
+    }
+  }
   std::vector<std::uint32_t> elite_index(sc.switches.size(), UINT32_MAX);
   std::vector<std::uint32_t> elite_switches;
   for (std::uint32_t s = 0; s < sc.switches.size(); ++s) {

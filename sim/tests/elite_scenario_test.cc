@@ -153,6 +153,8 @@ link { a: "p" b: "q" })",
     {"IbMulticastOnElite", R"(topology { elite_fat_tree { nodes: 4 } nic: "raw" }
 multicast { mlid: 49152 members: "h*" })",
      2, 1, "multicast group member 'h0' is on the Elite network"},
+    {"Elan3OnIbSwitch", R"(topology { star { hosts: 2 } nic: "elan3" })", 1, 1,
+     "link 'h0--sw0' joins elan3 node 'h0' to IB switch 'sw0'"},
     {"NodeOnUpPort", R"(node { name: "a" }
 switch { name: "e0" kind: "elite" }
 link { a: "a" b: "e0:6" })",

@@ -135,6 +135,7 @@ static int large_bw_main(int argc, char **argv)
 			if (nicsim_barrier() != 0)
 				return 1;
 		}
+		nicsim_result("messages", (double)o.iters * o.nsizes, "messages");
 		return 0;
 	}
 	st.rcvr = ep_install_large_rcvr(0, EP_PERF_SERVICE, NBUF);

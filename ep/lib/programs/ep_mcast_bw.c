@@ -1,0 +1,154 @@
+/*
+ * ep_mcast_bw: rank 0 multicasts a stream of large messages to every other
+ * node of the workload (ep_multicast_large over -1..-1, EP_NOT_MYSELF; the
+ * arity-3 forwarding tree), --window multicasts in flight. Each receiver
+ * requeues its buffers and checks the last message byte by byte. Result
+ * (rank 0): mcast_bw_<size> = bytes per receiver / time, in MB/s, and
+ * messages = deliveries in all (multicasts x receivers).
+ */
+#include "ep_perf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NBUF 8
+
+typedef struct mc_state {
+	uint32_t completed, failed, received, bad, size, total, pattern;
+	uint64_t last_done_ps;
+	unsigned char *bufs[NBUF];
+	E3_Addr addrs[NBUF];
+} mc_state_t;
+
+typedef struct mc_slot {
+	mc_state_t *st;
+	int index;
+} mc_slot_t;
+
+static void on_tx(EP_TXD *txd, void *arg, int status)
+{
+	mc_state_t *st = (mc_state_t *)arg;
+	(void)txd;
+	if (status != ESUCCESS)
+		st->failed++;
+	st->completed++;
+	st->last_done_ps = nicsim_now_ps();
+}
+
+static void on_rx(EP_RXD *rxd)
+{
+	mc_slot_t *slot = (mc_slot_t *)ep_rxd_arg(rxd);
+	mc_state_t *st = slot->st;
+	if (ep_rxd_status(rxd) != ESUCCESS || (uint32_t)ep_rxd_len(rxd) != st->size)
+		st->bad++;
+	if (++st->received == st->total) {
+		uint32_t i;
+		for (i = 0; i < st->size; i++)
+			if (st->bufs[slot->index][i] != ep_perf_byte(st->pattern, i)) {
+				st->bad++;
+				break;
+			}
+	}
+	ep_requeue_receive(rxd, on_rx, slot, st->addrs[slot->index], st->size);
+}
+
+static int mcast_bw_main(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	mc_state_t st;
+	mc_slot_t slots[NBUF];
+	int i, root = nicsim_workload_rank() == 0;
+	uint32_t nrecv = nicsim_workload_size() - 1;
+
+	memset(&o, 0, sizeof o);
+	memset(&st, 0, sizeof st);
+	o.sizes[0] = 65536;
+	o.nsizes = 1;
+	o.iters = 64;
+	o.window = 4;
+	if (ep_perf_parse(&o, argc, argv) != 0 || o.nsizes != 1)
+		return 1;
+	st.size = o.sizes[0];
+	st.total = o.iters;
+	st.pattern = 7;
+	if (root) {
+		EP_XMTR *xmtr = ep_alloc_large_xmtr(0);
+		ELAN3_DMA_HANDLE *h;
+		unsigned char *buf = nicsim_alloc(st.size, 64);
+		E3_Addr addr;
+		EP_IOVEC iov;
+		uint32_t sent = 0, j;
+		uint64_t t0;
+		char name[32];
+		if (!xmtr || !buf)
+			return 1;
+		addr = ep_perf_map(ep_xmtr_dma_state(xmtr), buf, st.size, ELAN_PERM_REMOTEREAD, &h);
+		if (!addr)
+			return 1;
+		for (j = 0; j < st.size; j++)
+			buf[j] = ep_perf_byte(st.pattern, j);
+		iov.Base = addr;
+		iov.Len = st.size;
+		if (nicsim_barrier() != 0)
+			return 1;
+		t0 = nicsim_now_ps();
+		while (st.completed < o.iters) {
+			if (nicsim_now_ps() - t0 > 10000000000000ull) {
+				nicsim_fail("multicasts did not complete within 10 s");
+				return 1;
+			}
+			if (sent < o.iters && sent - st.completed < o.window) {
+				int rc = ep_multicast_large(xmtr, -1, -1, NULL, EP_PERF_SERVICE, EP_NOT_MYSELF, on_tx, &st,
+							    &iov, 1);
+				if (rc == ESUCCESS) {
+					sent++;
+					continue;
+				}
+				if (rc != ENOMEM) {
+					nicsim_fail("ep_multicast_large failed");
+					return 1;
+				}
+			}
+			nicsim_sleep_ns(1000);
+		}
+		if (st.failed) {
+			nicsim_fail("multicasts completed with errors");
+			return 1;
+		}
+		snprintf(name, sizeof name, "mcast_bw_%u", st.size);
+		nicsim_result(name, (double)st.size * o.iters / ((double)(st.last_done_ps - t0) / 1e12) / 1e6, "MB/s");
+		nicsim_result("messages", (double)o.iters * nrecv, "messages");
+		return nicsim_barrier() == 0 ? 0 : 1;
+	}
+	{
+		EP_RCVR *rcvr = ep_install_large_rcvr(0, EP_PERF_SERVICE, NBUF);
+		if (!rcvr)
+			return 1;
+		for (i = 0; i < NBUF; i++) {
+			ELAN3_DMA_HANDLE *h;
+			st.bufs[i] = nicsim_alloc(st.size, 64);
+			if (!st.bufs[i])
+				return 1;
+			st.addrs[i] = ep_perf_map(ep_rcvr_dma_state(rcvr), st.bufs[i], st.size, ELAN_PERM_REMOTEWRITE, &h);
+			slots[i].st = &st;
+			slots[i].index = i;
+			if (!st.addrs[i] || ep_queue_receive(rcvr, on_rx, &slots[i], st.addrs[i], st.size, 0) != ESUCCESS)
+				return 1;
+		}
+		if (nicsim_barrier() != 0 || nicsim_barrier() != 0)
+			return 1;
+		if (st.received != o.iters || st.bad) {
+			nicsim_fail("receiver: missing or corrupt multicasts");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+__attribute__((constructor)) static void reg(void)
+{
+	nicsim_register_program(
+		"ep_mcast_bw", mcast_bw_main,
+		"Elan Kernel Comms multicast stream: rank 0 multicasts to all other nodes (-1..-1, EP_NOT_MYSELF). "
+		"--sizes=65536 --iters=64 --window=4. Results (rank 0): mcast_bw_<size> in MB/s per receiver, messages");
+}
