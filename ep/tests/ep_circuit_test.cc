@@ -104,7 +104,7 @@ const BuiltinProgram reg_reset("ep_test_circuit_reset", reset_prog, "test");
 int ep_transmit_special_ok(EP_XMTR* x, int peer, int svc, char* msg) {
   const int rc = ep_transmit_small(x, peer, svc, 0, 1000000, on_tx, reinterpret_cast<void*>(0),
                                    reinterpret_cast<caddr_t>(msg), 8);
-  if (rc == ESUCCESS) EXPECT_TRUE(wait_until([] { return g_tx.done == 1; }));
+  if (rc == ESUCCESS) { EXPECT_TRUE(wait_until([] { return g_tx.done == 1; })); }
   EXPECT_EQ(g_tx.status[0], ESUCCESS);
   return rc;
 }

@@ -383,7 +383,7 @@ int bad_args_prog(int, char**) {
     for (int i = 0; i < 32; ++i) EXPECT_EQ(ep_queue_receive(r, nullptr, nullptr, re + 64 * i, 64, 0), ESUCCESS);
   }
   nicsim_sleep_ns(2000000);
-  if (sender) EXPECT_EQ(ep_poll_transmits(x), sent);
+  if (sender) { EXPECT_EQ(ep_poll_transmits(x), sent); }
   if (nicsim_barrier() != 0) return 1;
   return 0;
 }
