@@ -16,7 +16,10 @@ grep -q "workload 0 ping_pong on 2 node(s): 2 Finished" <<<"$out"
 # (7+64) B at 1 Gb/s on the management link (568 ns), 50 us latency, and the
 # same 307 ns to receive: 51182 ns, so 102364 ns per round trip.
 grep -qE "mgmt_round_trip +102364 ns" <<<"$out" || { echo "round trip is not 102364 ns"; exit 1; }
-"$work/prefix/bin/nicsim" list --plugin "$work/plugin/ping_pong.so" | grep -q "ping_pong .*\[$work/plugin/ping_pong.so\]"
+# (Captured first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the pipeline.)
+listing=$("$work/prefix/bin/nicsim" list --plugin "$work/plugin/ping_pong.so")
+grep -q "ping_pong .*\[$work/plugin/ping_pong.so\]" <<<"$listing"
 # A plugin that does not exist is bad input (exit 2) with the file named.
 set +e
 "$work/prefix/bin/nicsim" run "$src/examples/plugin/ping_pong.textproto" --plugin "$work/missing.so" 2>"$work/err"
