@@ -50,6 +50,7 @@ Calendar::Key Calendar::pop() {
 }
 
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
+  if (thread_ahead_ && !running_) sync_thread_slow();
   Tick n = now();
   if (t < n) t = n;  // the past is now: callers computing max() get it for free
   // kTickMax means "never": such an event would only keep the run alive.
@@ -76,7 +77,8 @@ void Calendar::arm() {
     return;
   }
   Tick t = time_of(heap_.front());
-  Tick n = now();
+  // Relative to SystemC's clock: a thread may be ahead of it (advance_thread).
+  Tick n = sc_core::sc_time_stamp().value();
   // An earlier notification overrides a pending later one (IEEE 1666 5.10.8).
   if (t <= n)
     wake_.notify(sc_core::SC_ZERO_TIME);
@@ -87,6 +89,7 @@ void Calendar::arm() {
 
 void Calendar::request_stop() {
   if (stop_at_ != kTickMax) return;
+  if (!running_) sync_thread();
   stop_at_ = now();
   if (!running_) {
     const Tick sc_now = sc_core::sc_time_stamp().value();
@@ -99,19 +102,12 @@ void Calendar::request_stop() {
   }
 }
 
-void Calendar::run() {
-  running_ = true;
-  const Tick n = now();
-  if (stop_at_ != kTickMax) {
-    running_ = false;
-    if (n >= stop_at_) sc_core::sc_stop();
-    return;
-  }
+void Calendar::fire_ahead(Tick n, Tick cap) {
   while (!heap_.empty() && stop_at_ == kTickMax) {
     const Tick t = time_of(heap_.front());
     if (t > n) {
+      if (t >= cap || t >= horizon_) break;
       // Run ahead only strictly before every pending SystemC activity.
-      if (t >= horizon_) break;
       const Tick limit = n + sc_core::sc_time_to_pending_activity().value();
       if (t >= limit) break;
       ahead_ = true;
@@ -123,9 +119,26 @@ void Calendar::run() {
     ++fired_;
     cb.fn(cb.obj, cb.arg);
   }
+}
+
+void Calendar::run() {
+  if (thread_ahead_)
+    throw std::logic_error("calendar: a SystemC thread blocked while running ahead of SystemC time "
+                           "(it waited without Calendar::thread_wait_until or sync_thread)");
+  running_ = true;
+  dispatching_ = true;
+  const Tick n = now();
+  if (stop_at_ != kTickMax) {
+    running_ = false;
+    dispatching_ = false;
+    if (n >= stop_at_) sc_core::sc_stop();
+    return;
+  }
+  fire_ahead(n, kTickMax);
   const Tick reached = ahead_ ? ahead_now_ : n;
   ahead_ = false;
   running_ = false;
+  dispatching_ = false;
   progress_ps.store(reached, std::memory_order_relaxed);
   progress_events.store(fired_, std::memory_order_relaxed);
   armed_for_ = kTickMax;
@@ -147,6 +160,61 @@ void Calendar::run() {
     return;
   }
   arm();
+}
+
+// The thread's wait, had it really waited, would end at `t`; until then the
+// calendar's method would fire the events before `t` under the run-ahead
+// rule, and at `t` (methods run before threads) any events at `t` before the
+// thread. So the thread may fire those before `t` itself, the same way, as
+// long as nothing else is runnable now; and it may skip the wait when after
+// that nothing at all (calendar event or SystemC activity) is due at or
+// before `t`.
+bool Calendar::advance_thread(Tick t) {
+  if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
+  if (sc_core::sc_pending_activity_at_current_time()) return false;
+  const Tick n = sc_core::sc_time_stamp().value();
+  if (!heap_.empty() && time_of(heap_.front()) < t) {
+    // The calendar's own wake-up must not count as other activity.
+    wake_.cancel();
+    armed_for_ = kTickMax;
+    const bool was_ahead = ahead_;
+    const Tick was_now = ahead_now_;
+    running_ = true;
+    dispatching_ = true;
+    fire_ahead(n, t);
+    running_ = false;
+    dispatching_ = false;
+    ahead_ = was_ahead;
+    ahead_now_ = was_now;
+    if (stop_at_ != kTickMax) {
+      // A handler asked to stop (at its time, after n): the method stops there.
+      wake_.notify(to_sc(stop_at_ - n));
+      armed_for_ = stop_at_;
+      return false;
+    }
+    arm();
+  }
+  if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
+  if (n + sc_core::sc_time_to_pending_activity().value() <= t) return false;
+  ahead_ = true;
+  ahead_now_ = t;
+  thread_ahead_ = true;
+  return true;
+}
+
+void Calendar::thread_wait_until(Tick t) {
+  const Tick n = now();
+  if (t > n && advance_thread(t)) return;
+  ahead_ = false;
+  thread_ahead_ = false;
+  sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
+}
+
+void Calendar::sync_thread_slow() {
+  const Tick t = ahead_now_;
+  ahead_ = false;
+  thread_ahead_ = false;
+  sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
 }
 
 }  // namespace nicsim

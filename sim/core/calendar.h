@@ -19,6 +19,20 @@
 // notify through notify_now(), which places the notification at now(); that
 // new activity ends the run-ahead, so no thread ever observes the calendar
 // ahead of its own time.
+//
+// Threads run ahead too. A software thread that only computes and charges
+// CPU time (a busy-polling loop) would cost one SystemC context switch per
+// charge. thread_wait_until() instead fires, on the thread's own stack, the
+// calendar events that come before the thread's wake-up time (with the same
+// run-ahead rule as the calendar's own method, so in the same order and at
+// the same times), and when nothing else at all is due up to that time it
+// returns at once with now() moved there: the thread is then "ahead" of
+// SystemC's clock. Whatever it does next that another process could see
+// first brings SystemC's clock to it (sync_thread(): one wait in which
+// nothing else can run): scheduling a calendar event, notifying, spawning,
+// stopping, blocking. Code that runs on SystemC threads must therefore wait
+// through thread_wait_until() or call sync_thread() before sc_core::wait();
+// the calendar's method reports a thread left running ahead as an error.
 #pragma once
 #include <systemc>
 
@@ -41,8 +55,21 @@ class Calendar : public sc_core::sc_module {
   static Tick now() { return ahead_ ? ahead_now_ : sc_core::sc_time_stamp().value(); }
   // Notifies `e` at now() (a delta notification when not running ahead).
   static void notify_now(sc_core::sc_event& e) {
+    sync_thread();
     e.notify(sc_core::sc_time::from_value(now() - sc_core::sc_time_stamp().value()));
   }
+  // For SystemC threads: returns at absolute time `t` (>= now()), running
+  // ahead when it can (see above). t == now() is a delta-cycle yield.
+  void thread_wait_until(Tick t);
+  // For SystemC threads, before anything another process could see: brings
+  // SystemC's clock to the calling thread's now() if it ran ahead.
+  static void sync_thread() {
+    if (thread_ahead_ && !dispatching_) sync_thread_slow();
+  }
+  // True while calendar events are being fired (by the calendar's method or
+  // inline by a thread's thread_wait_until): code then runs as hardware, not
+  // as the thread whose stack it may be on.
+  static bool dispatching() { return dispatching_; }
   // No run-ahead beyond this time (the end of sc_start's run).
   static void set_horizon(Tick t) { horizon_ = t; }
   // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
@@ -82,6 +109,11 @@ class Calendar : public sc_core::sc_module {
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
+  // Fires events in order while each is at SystemC's time `n`, or later but
+  // strictly before `cap`, the horizon and every pending SystemC activity.
+  void fire_ahead(Tick n, Tick cap);
+  bool advance_thread(Tick t);
+  static void sync_thread_slow();
   void push(Key k);
   Key pop();
   void arm();
@@ -96,6 +128,8 @@ class Calendar : public sc_core::sc_module {
   bool running_ = false;
   sc_core::sc_event wake_;
   static inline bool ahead_ = false;
+  static inline bool thread_ahead_ = false;  // a thread returned from thread_wait_until ahead of SystemC
+  static inline bool dispatching_ = false;
   static inline Tick ahead_now_ = 0;
   static inline Tick horizon_ = kTickMax;
 };

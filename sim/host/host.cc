@@ -31,6 +31,9 @@ std::unordered_map<const sc_core::sc_object*, Host*>& process_hosts() {
 // created process, which is not "the caller", hence the status check.
 const sc_core::sc_object* running_process() {
   if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return nullptr;
+  // Calendar events fired inline by a thread run as hardware, as they would
+  // in the calendar's method: not as that thread.
+  if (Calendar::dispatching()) return nullptr;
   sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
   return h.valid() ? h.get_process_object() : nullptr;
 }
@@ -102,6 +105,8 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   threads_.push_back(std::move(owned));
 
   bool pay_spawn = sc_core::sc_is_running();
+  // The new process is visible to the kernel at once.
+  if (pay_spawn) Calendar::sync_thread();
   // Spawned from a calendar callback running ahead of SystemC time, the
   // thread must not start before the time it was spawned at.
   const Tick start_at = Calendar::now();
@@ -186,6 +191,7 @@ bool Host::join(HostThread* t, std::source_location where) {
     return false;
   }
   BlockScope scope(*this, "join");
+  Calendar::sync_thread();
   while (!t->finished_) sc_core::wait(t->done_);
   return true;
 }
@@ -196,15 +202,17 @@ bool Host::sleep(Tick duration, std::source_location where) {
   if (duration >= kTickMax - now()) {
     // Beyond the end of time: sleep forever (a deadlock report names it).
     sc_core::sc_event never;
+    Calendar::sync_thread();
     sc_core::wait(never);
     return true;
   }
-  sc_core::wait(Calendar::to_sc(duration));
+  Sim::get().calendar().thread_wait_until(now() + duration);
   return true;
 }
 
 void Host::yield(std::source_location where) {
   if (!may_block("yield", where)) return;
+  Calendar::sync_thread();
   sc_core::wait(sc_core::SC_ZERO_TIME);
 }
 
@@ -232,9 +240,11 @@ bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_
     CpuWaiter w{&me->wake_, false};
     cpu_waiters_.push_back(&w);
     BlockScope scope(*this, "cpu");
+    Calendar::sync_thread();
     while (!w.granted) sc_core::wait(me->wake_);
   }
-  sc_core::wait(Calendar::to_sc(cost));
+  // Usually returns without a context switch (Calendar::thread_wait_until).
+  Sim::get().calendar().thread_wait_until(now() + cost);
   if (cpu_waiters_.empty()) {
     ++cpus_free_;
   } else {

@@ -349,7 +349,7 @@ void Device::cpu(std::string_view cls, std::uint64_t bytes) {
     // A handler cannot queue for a CPU (that would block); it is already
     // running on one, so the work simply stalls it.
     const Tick t = host_.cost_of(cls, bytes);
-    if (t) sc_core::wait(Calendar::to_sc(t));
+    if (t) Sim::get().calendar().thread_wait_until(now() + t);
     return;
   }
   host_.charge(cls, bytes);
