@@ -171,7 +171,11 @@ void Calendar::run() {
 // before `t`.
 bool Calendar::advance_thread(Tick t) {
   if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
-  if (sc_core::sc_pending_activity_at_current_time()) return false;
+  if (!thread_ahead_) {
+    // A new run of this thread: others may have run since its last one.
+    if (sc_core::sc_pending_activity_at_current_time()) return false;
+    limit_valid_ = false;
+  }
   const Tick n = sc_core::sc_time_stamp().value();
   if (!heap_.empty() && time_of(heap_.front()) < t) {
     // The calendar's own wake-up must not count as other activity.
@@ -186,6 +190,7 @@ bool Calendar::advance_thread(Tick t) {
     dispatching_ = false;
     ahead_ = was_ahead;
     ahead_now_ = was_now;
+    limit_valid_ = false;
     if (stop_at_ != kTickMax) {
       // A handler asked to stop (at its time, after n): the method stops there.
       wake_.notify(to_sc(stop_at_ - n));
@@ -195,7 +200,14 @@ bool Calendar::advance_thread(Tick t) {
     arm();
   }
   if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
-  if (n + sc_core::sc_time_to_pending_activity().value() <= t) return false;
+  // While this thread runs ahead nothing else runs and it changes nothing
+  // the kernel sees (that would sync it first), so the next activity found
+  // once stays valid until events fire.
+  if (!limit_valid_) {
+    limit_ = n + sc_core::sc_time_to_pending_activity().value();
+    limit_valid_ = true;
+  }
+  if (limit_ <= t) return false;
   ahead_ = true;
   ahead_now_ = t;
   thread_ahead_ = true;

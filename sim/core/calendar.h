@@ -132,6 +132,9 @@ class Calendar : public sc_core::sc_module {
   static inline bool dispatching_ = false;
   static inline Tick ahead_now_ = 0;
   static inline Tick horizon_ = kTickMax;
+  // advance_thread's view of the next SystemC activity (absolute time).
+  Tick limit_ = 0;
+  bool limit_valid_ = false;
 };
 
 }  // namespace nicsim

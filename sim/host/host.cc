@@ -25,6 +25,15 @@ std::unordered_map<const sc_core::sc_object*, Host*>& process_hosts() {
   static std::unordered_map<const sc_core::sc_object*, Host*> m;
   return m;
 }
+// The last answer of current_host(): a thread asks again and again.
+struct {
+  const sc_core::sc_object* process = nullptr;
+  Host* host = nullptr;
+} last_process_host;
+void forget_process(const sc_core::sc_object* p) {
+  process_hosts().erase(p);
+  if (last_process_host.process == p) last_process_host = {};
+}
 
 // The running process, or nullptr outside the simulation. During
 // elaboration sc_get_current_process_handle() returns the most recently
@@ -34,8 +43,7 @@ const sc_core::sc_object* running_process() {
   // Calendar events fired inline by a thread run as hardware, as they would
   // in the calendar's method: not as that thread.
   if (Calendar::dispatching()) return nullptr;
-  sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
-  return h.valid() ? h.get_process_object() : nullptr;
+  return sc_core::sc_get_current_process_b();
 }
 
 // SystemC wants object names unique among siblings and made of [A-Za-z0-9_];
@@ -83,11 +91,10 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
 }
 
 Host::~Host() {
-  auto& m = process_hosts();
-  m.erase(irq_process_);
+  forget_process(irq_process_);
   stack_guard_remove(this);
   for (auto& [process, thread] : by_process_) {
-    m.erase(process);
+    forget_process(process);
     stack_guard_remove(thread);
   }
 }
@@ -141,7 +148,8 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
   // The process object dies with the SC_THREAD and its address may be
   // reused by a later process: forget it now.
   by_process_.erase(t->process_);
-  process_hosts().erase(t->process_);
+  if (last_thread_process_ == t->process_) last_thread_process_ = nullptr, last_thread_ = nullptr;
+  forget_process(t->process_);
   t->process_ = nullptr;
   t->finished_ = true;
   Calendar::notify_now(t->done_);
@@ -150,16 +158,23 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
 HostThread* Host::current() const {
   const sc_core::sc_object* p = running_process();
   if (!p) return nullptr;
+  if (p == last_thread_process_) return last_thread_;
   auto it = by_process_.find(p);
-  return it == by_process_.end() ? nullptr : it->second;
+  if (it == by_process_.end()) return nullptr;
+  last_thread_process_ = p;
+  last_thread_ = it->second;
+  return it->second;
 }
 
 Host* Host::current_host() {
   const sc_core::sc_object* p = running_process();
   if (!p) return nullptr;
+  if (p == last_process_host.process) return last_process_host.host;
   auto& m = process_hosts();
   auto it = m.find(p);
-  return it == m.end() ? nullptr : it->second;
+  if (it == m.end()) return nullptr;
+  last_process_host = {p, it->second};
+  return it->second;
 }
 
 bool Host::in_interrupt() const {
@@ -217,13 +232,24 @@ void Host::yield(std::source_location where) {
 }
 
 Tick Host::cost_of(std::string_view cost_class, std::uint64_t bytes) const {
-  auto it = cost_cache_.find(cost_class);
-  if (it == cost_cache_.end()) {
-    // ParamSet::time throws std::logic_error for an undeclared class.
-    Tick fixed = params_.time(fmt::format("cost.{}", cost_class));
-    it = cost_cache_.emplace(std::string(cost_class), fixed).first;
+  // Callers mostly pass string literals: the same characters at the same
+  // address each time. The recent ones are found by address, confirmed by
+  // their characters (an address alone could be a reused buffer).
+  const auto at = reinterpret_cast<std::uintptr_t>(cost_class.data());
+  RecentCost& r = recent_costs_[(at >> 3 ^ at >> 9 ^ cost_class.size()) % recent_costs_.size()];
+  Tick t;
+  if (r.chars == cost_class.data() && r.name && *r.name == cost_class) {
+    t = r.cost;
+  } else {
+    auto it = cost_cache_.find(cost_class);
+    if (it == cost_cache_.end()) {
+      // ParamSet::time throws std::logic_error for an undeclared class.
+      Tick fixed = params_.time(fmt::format("cost.{}", cost_class));
+      it = cost_cache_.emplace(std::string(cost_class), fixed).first;
+    }
+    r = RecentCost{cost_class.data(), &it->first, it->second};
+    t = it->second;
   }
-  Tick t = it->second;
   if (bytes) t += serialization_time(bytes, copy_bandwidth_);
   return t;
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <systemc>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -309,6 +310,15 @@ class Host : public sc_core::sc_module {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   mutable std::unordered_map<std::string, Tick, CostHash, std::equal_to<>> cost_cache_;
+  struct RecentCost {
+    const char* chars = nullptr;       // where the caller's name was
+    const std::string* name = nullptr;  // the key in cost_cache_ (stable)
+    Tick cost = 0;
+  };
+  mutable std::array<RecentCost, 32> recent_costs_{};
+  // The last answer of current().
+  mutable const sc_core::sc_object* last_thread_process_ = nullptr;
+  mutable HostThread* last_thread_ = nullptr;
   std::map<std::uint64_t, Timer*> timers_;  // armed timers by arming id
   std::uint64_t next_timer_id_ = 1;
   std::unique_ptr<InterruptController> irq_;
