@@ -51,12 +51,27 @@ Calendar::Key Calendar::pop() {
 
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
-  Tick n = now();
-  if (t < n) t = n;  // the past is now: callers computing max() get it for free
   // kTickMax means "never": such an event would only keep the run alive.
   if (t == kTickMax) return;
+  insert(t, reserve_seq(), fn, obj, arg);
+}
+
+std::uint64_t Calendar::reserve_seq() {
   if (seq_ >> (64 - kSlotBits))
     throw std::overflow_error("calendar: 2^40 events scheduled; the tie-break sequence is exhausted");
+  return seq_++;
+}
+
+void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
+  if (thread_ahead_ && !running_) sync_thread_slow();
+  if (t == kTickMax) return;
+  if (seq >= seq_) throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
+  insert(t, seq, fn, obj, arg);
+}
+
+void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
+  Tick n = now();
+  if (t < n) t = n;  // the past is now: callers computing max() get it for free
   std::uint32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(slots_.size());
@@ -67,7 +82,7 @@ void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
     free_slots_.pop_back();
     slots_[slot] = Callback{fn, obj, arg};
   }
-  push((static_cast<Key>(t) << 64) | (static_cast<Key>(seq_++) << kSlotBits) | slot);
+  push((static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot);
   if (!running_ && t < armed_for_) arm();
 }
 

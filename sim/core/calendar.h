@@ -80,6 +80,13 @@ class Calendar : public sc_core::sc_module {
 
   // Schedule fn(obj, arg) at absolute time `at` (>= now()).
   void at(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
+  // Lazy timers: reserve_seq() takes the tie-break place an event scheduled
+  // now would get; at_reserved() later schedules an event in that place. A
+  // timer re-armed again and again can then keep one event in the calendar
+  // (moving it to the latest deadline when it fires early) and still fire in
+  // exactly the order a fresh event per arming would have.
+  std::uint64_t reserve_seq();
+  void at_reserved(Tick at, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg = 0);
   void after(Tick delay, EventFn fn, void* obj, std::uint64_t arg = 0) {
     at(add_saturating(now(), delay), fn, obj, arg);
   }
@@ -115,6 +122,7 @@ class Calendar : public sc_core::sc_module {
   bool advance_thread(Tick t);
   static void sync_thread_slow();
   void push(Key k);
+  void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
   Key pop();
   void arm();
 
