@@ -191,8 +191,8 @@ bool Calendar::advance_thread(Tick t) {
     if (sc_core::sc_pending_activity_at_current_time()) return false;
     limit_valid_ = false;
   }
-  const Tick n = sc_core::sc_time_stamp().value();
   if (!heap_.empty() && time_of(heap_.front()) < t) {
+    const Tick n = sc_core::sc_time_stamp().value();
     // The calendar's own wake-up must not count as other activity.
     wake_.cancel();
     armed_for_ = kTickMax;
@@ -219,7 +219,7 @@ bool Calendar::advance_thread(Tick t) {
   // the kernel sees (that would sync it first), so the next activity found
   // once stays valid until events fire.
   if (!limit_valid_) {
-    limit_ = n + sc_core::sc_time_to_pending_activity().value();
+    limit_ = sc_core::sc_time_stamp().value() + sc_core::sc_time_to_pending_activity().value();
     limit_valid_ = true;
   }
   if (limit_ <= t) return false;

@@ -254,9 +254,38 @@ Tick Host::cost_of(std::string_view cost_class, std::uint64_t bytes) const {
   return t;
 }
 
+namespace {
+std::unordered_map<std::string, std::uint32_t>& cost_class_ids() {
+  static std::unordered_map<std::string, std::uint32_t> m;
+  return m;
+}
+}  // namespace
+
+CostClass::CostClass(std::string_view name) : name_(name) {
+  auto& ids = cost_class_ids();
+  id_ = ids.emplace(name_, static_cast<std::uint32_t>(ids.size())).first->second;
+}
+
+Tick Host::cost_of(const CostClass& cost_class, std::uint64_t bytes) const {
+  if (cost_class.id() >= cost_by_id_.size()) cost_by_id_.resize(cost_class.id() + 1, kTickMax);
+  Tick& fixed = cost_by_id_[cost_class.id()];
+  if (fixed == kTickMax) fixed = cost_of(cost_class.name());
+  return bytes ? fixed + serialization_time(bytes, copy_bandwidth_) : fixed;
+}
+
+bool Host::charge(const CostClass& cost_class, std::uint64_t bytes, std::source_location where) {
+  return charge_time(cost_of(cost_class, bytes), where);
+}
+
 bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_location where) {
-  Tick cost = cost_of(cost_class, bytes);
-  if (!may_block("charge", where)) return false;
+  return charge_time(cost_of(cost_class, bytes), where);
+}
+
+bool Host::charge_time(Tick cost, const std::source_location& where) {
+  // The thread that charged last is one of this node's and not its
+  // interrupt thread: it may block. Anyone else is checked in full.
+  const sc_core::sc_object* p = running_process();
+  if (!(p && p == last_thread_process_) && !may_block("charge", where)) return false;
   if (cost == 0) return true;
   if (cpus_free_ > 0 && cpu_waiters_.empty()) {
     --cpus_free_;

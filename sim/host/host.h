@@ -26,6 +26,21 @@ namespace nicsim::host {
 
 class Host;
 
+// A cost class named once and charged many times without looking its name
+// up (a hot path's charge): `static const host::CostClass kPoll{"verbs_poll_cq"};`
+// then `host.charge(kPoll)`. The same class on every node; each node has
+// its own value ("cost.<name>" in its host scope), found on first use.
+class CostClass {
+ public:
+  explicit CostClass(std::string_view name);
+  const std::string& name() const { return name_; }
+  std::uint32_t id() const { return id_; }
+
+ private:
+  std::string name_;
+  std::uint32_t id_;
+};
+
 // A simulated software thread of one node. Runs on an SC_THREAD whose stack
 // is the "thread_stack" parameter; overflowing it is reported by name (see
 // Host) instead of corrupting memory.
@@ -275,6 +290,9 @@ class Host : public sc_core::sc_module {
   Tick cost_of(std::string_view cost_class, std::uint64_t bytes = 0) const;
   bool charge(std::string_view cost_class, std::uint64_t bytes = 0,
               std::source_location where = std::source_location::current());
+  Tick cost_of(const CostClass& cost_class, std::uint64_t bytes = 0) const;
+  bool charge(const CostClass& cost_class, std::uint64_t bytes = 0,
+              std::source_location where = std::source_location::current());
 
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
@@ -290,6 +308,7 @@ class Host : public sc_core::sc_module {
     bool granted;
   };
   static void timer_expired(void* host, std::uint64_t timer_id);
+  bool charge_time(Tick cost, const std::source_location& where);
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);
   std::uint32_t node_id_;
@@ -316,6 +335,7 @@ class Host : public sc_core::sc_module {
     Tick cost = 0;
   };
   mutable std::array<RecentCost, 32> recent_costs_{};
+  mutable std::vector<Tick> cost_by_id_;  // CostClass ids; kTickMax: not looked up yet
   // The last answer of current().
   mutable const sc_core::sc_object* last_thread_process_ = nullptr;
   mutable HostThread* last_thread_ = nullptr;
