@@ -118,12 +118,19 @@ void Calendar::request_stop() {
 }
 
 void Calendar::fire_ahead(Tick n, Tick cap) {
+  // The kernel's next activity, asked again only when a handler may have
+  // changed it (notify_now, activity_changed): nothing else runs meanwhile.
+  Tick limit = 0;
+  std::uint64_t limit_epoch = activity_epoch_ - 1;
   while (!heap_.empty() && stop_at_ == kTickMax) {
     const Tick t = time_of(heap_.front());
     if (t > n) {
       if (t >= cap || t >= horizon_) break;
       // Run ahead only strictly before every pending SystemC activity.
-      const Tick limit = n + sc_core::sc_time_to_pending_activity().value();
+      if (limit_epoch != activity_epoch_) {
+        limit = n + sc_core::sc_time_to_pending_activity().value();
+        limit_epoch = activity_epoch_;
+      }
       if (t >= limit) break;
       ahead_ = true;
       ahead_now_ = t;

@@ -56,6 +56,7 @@ class Calendar : public sc_core::sc_module {
   // Notifies `e` at now() (a delta notification when not running ahead).
   static void notify_now(sc_core::sc_event& e) {
     sync_thread();
+    ++activity_epoch_;
     e.notify(sc_core::sc_time::from_value(now() - sc_core::sc_time_stamp().value()));
   }
   // For SystemC threads: returns at absolute time `t` (>= now()), running
@@ -70,6 +71,10 @@ class Calendar : public sc_core::sc_module {
   // inline by a thread's thread_wait_until): code then runs as hardware, not
   // as the thread whose stack it may be on.
   static bool dispatching() { return dispatching_; }
+  // Code that makes SystemC activity other than through notify_now() (a
+  // process spawned from a handler) says so: the run-ahead rule then asks
+  // the kernel again for its next activity instead of using the last answer.
+  static void activity_changed() { ++activity_epoch_; }
   // No run-ahead beyond this time (the end of sc_start's run).
   static void set_horizon(Tick t) { horizon_ = t; }
   // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
@@ -138,6 +143,7 @@ class Calendar : public sc_core::sc_module {
   static inline bool ahead_ = false;
   static inline bool thread_ahead_ = false;  // a thread returned from thread_wait_until ahead of SystemC
   static inline bool dispatching_ = false;
+  static inline std::uint64_t activity_epoch_ = 0;  // bumped whenever SystemC activity may have changed
   static inline Tick ahead_now_ = 0;
   static inline Tick horizon_ = kTickMax;
   // advance_thread's view of the next SystemC activity (absolute time).

@@ -129,6 +129,7 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   // Registered before the thread first runs, so that it is "current" from
   // its first instruction (charging thread_spawn needs that).
   t->process_ = h.get_process_object();
+  Calendar::activity_changed();
   by_process_[t->process_] = t;
   process_hosts()[t->process_] = this;
   return t;
