@@ -236,7 +236,7 @@ bool Calendar::advance_thread(Tick t) {
   return true;
 }
 
-void Calendar::thread_wait_until(Tick t) {
+void Calendar::thread_wait_until_slow(Tick t) {
   const Tick n = now();
   if (t > n && advance_thread(t)) return;
   ahead_ = false;

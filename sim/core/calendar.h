@@ -61,7 +61,16 @@ class Calendar : public sc_core::sc_module {
   }
   // For SystemC threads: returns at absolute time `t` (>= now()), running
   // ahead when it can (see above). t == now() is a delta-cycle yield.
-  void thread_wait_until(Tick t);
+  void thread_wait_until(Tick t) {
+    // The common case of a thread already running ahead with nothing due up
+    // to `t`: the check advance_thread() would make, without the call.
+    if (thread_ahead_ && limit_valid_ && !running_ && t > ahead_now_ && t < limit_ && t < horizon_ &&
+        stop_at_ == kTickMax && (heap_.empty() || time_of(heap_.front()) > t)) {
+      ahead_now_ = t;
+      return;
+    }
+    thread_wait_until_slow(t);
+  }
   // For SystemC threads, before anything another process could see: brings
   // SystemC's clock to the calling thread's now() if it ran ahead.
   static void sync_thread() {
@@ -125,6 +134,7 @@ class Calendar : public sc_core::sc_module {
   // strictly before `cap`, the horizon and every pending SystemC activity.
   void fire_ahead(Tick n, Tick cap);
   bool advance_thread(Tick t);
+  void thread_wait_until_slow(Tick t);
   static void sync_thread_slow();
   void push(Key k);
   void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);

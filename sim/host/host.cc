@@ -267,15 +267,11 @@ CostClass::CostClass(std::string_view name) : name_(name) {
   id_ = ids.emplace(name_, static_cast<std::uint32_t>(ids.size())).first->second;
 }
 
-Tick Host::cost_of(const CostClass& cost_class, std::uint64_t bytes) const {
+Tick Host::cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const {
   if (cost_class.id() >= cost_by_id_.size()) cost_by_id_.resize(cost_class.id() + 1, kTickMax);
   Tick& fixed = cost_by_id_[cost_class.id()];
   if (fixed == kTickMax) fixed = cost_of(cost_class.name());
   return bytes ? fixed + serialization_time(bytes, copy_bandwidth_) : fixed;
-}
-
-bool Host::charge(const CostClass& cost_class, std::uint64_t bytes, std::source_location where) {
-  return charge_time(cost_of(cost_class, bytes), where);
 }
 
 bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_location where) {

@@ -290,9 +290,15 @@ class Host : public sc_core::sc_module {
   Tick cost_of(std::string_view cost_class, std::uint64_t bytes = 0) const;
   bool charge(std::string_view cost_class, std::uint64_t bytes = 0,
               std::source_location where = std::source_location::current());
-  Tick cost_of(const CostClass& cost_class, std::uint64_t bytes = 0) const;
+  Tick cost_of(const CostClass& cost_class, std::uint64_t bytes = 0) const {
+    if (!bytes && cost_class.id() < cost_by_id_.size() && cost_by_id_[cost_class.id()] != kTickMax)
+      return cost_by_id_[cost_class.id()];
+    return cost_of_slow(cost_class, bytes);
+  }
   bool charge(const CostClass& cost_class, std::uint64_t bytes = 0,
-              std::source_location where = std::source_location::current());
+              std::source_location where = std::source_location::current()) {
+    return charge_time(cost_of(cost_class, bytes), where);
+  }
 
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
@@ -309,6 +315,7 @@ class Host : public sc_core::sc_module {
   };
   static void timer_expired(void* host, std::uint64_t timer_id);
   bool charge_time(Tick cost, const std::source_location& where);
+  Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);
   std::uint32_t node_id_;
