@@ -9,7 +9,10 @@
 //                     [--json FILE]
 // --arg replaces (or adds) a program argument of every workload, e.g.
 // `--scenario scenarios/ib_write_bw.textproto --arg --bytes=1GiB`. For HCA
-// scenarios it also reports simulated IB packets per wall second.
+// scenarios it also reports simulated IB packets (every packet an HCA sent,
+// acknowledgements included) per wall second against the 1 M/s target, and
+// calendar events per IB packet; bench/hca_instructions.sh gives the
+// instructions per IB packet (callgrind, two run lengths).
 // A run of a few milliseconds of simulated time is the CI smoke version; the
 // reported figures come from the default 20 ms run.
 #include <fmt/format.h>
@@ -34,6 +37,7 @@ using namespace nicsim;
 namespace {
 constexpr double kNs3PacketHopsPerSecond = 135e3;
 constexpr double kTargetPacketHopsPerSecond = 2e6;
+constexpr double kTargetIbPacketsPerSecond = 1e6;
 }  // namespace
 
 int sc_main(int argc, char** argv) {
@@ -95,15 +99,20 @@ int sc_main(int argc, char** argv) {
       st.ok ? "ok" : "FAILED", hops, wall, rate, kTargetPacketHopsPerSecond, rate / kTargetPacketHopsPerSecond,
       kNs3PacketHopsPerSecond, rate / kNs3PacketHopsPerSecond, wall * 1e9 / hops, events / wall, events / hops,
       format_size(rss), format_size(baseline_rss), per_node / 1024.0);
+  const double ib = static_cast<double>(ib_packets);
   if (ib_packets)
-    std::cout << fmt::format("  IB packets sent      {} ({:.3g} per wall s, {:.0f} wall ns each)\n", ib_packets,
-                             static_cast<double>(ib_packets) / wall, wall * 1e9 / static_cast<double>(ib_packets));
+    std::cout << fmt::format(
+        "  IB packets sent      {} ({:.3g} per wall s, target {:.3g}: {:.2f}x; {:.0f} wall ns each;"
+        " {:.2f} calendar events each)\n",
+        ib_packets, ib / wall, kTargetIbPacketsPerSecond, ib / wall / kTargetIbPacketsPerSecond, wall * 1e9 / ib,
+        events / ib);
   if (!json_path.empty()) {
     std::ofstream(json_path) << fmt::format(
         "{{\"scenario\":\"{}\",\"duration\":\"{}\",\"packet_hops\":{:.0f},\"wall_seconds\":{:.6f},"
         "\"packet_hops_per_second\":{:.1f},\"wall_ns_per_packet_hop\":{:.2f},\"events_per_second\":{:.1f},"
-        "\"peak_rss_bytes\":{},\"rss_bytes_per_node\":{:.0f}}}\n",
-        sc.name, duration, hops, wall, rate, wall * 1e9 / hops, events / wall, rss, per_node);
+        "\"peak_rss_bytes\":{},\"rss_bytes_per_node\":{:.0f},\"ib_packets\":{},\"ib_packets_per_second\":{:.1f}}}\n",
+        sc.name, duration, hops, wall, rate, wall * 1e9 / hops, events / wall, rss, per_node, ib_packets,
+        ib_packets ? ib / wall : 0.0);
   }
   return st.ok && hops > 0 ? 0 : 1;
 }

@@ -24,31 +24,59 @@ bool read_like(swqe::Op op) {
 }
 }  // namespace
 
+// The timer is re-armed on every acknowledgement, far more often than it
+// expires (4.096 us x 2^14 is 67 ms). An event per arming would fill the
+// calendar with stale ones; instead each arming takes the calendar place a
+// fresh event would have (reserve_seq) and the QP keeps one live event: when
+// it fires before the current deadline it moves there, into that place. So
+// an expiry fires at the same time and in the same order among equal-time
+// events as an event scheduled at arming.
 void SendEngine::arm_timer(QpCtx& q) {
   if (q.timer_armed || q.local_ack_timeout == 0) return;  // 0: wait forever (IBA 11.2.4.2)
   q.timer_armed = true;
   ++q.timer_generation;
-  const Tick t = (4096 * kNs) << std::min<std::uint8_t>(q.local_ack_timeout, 31);
-  const std::uint64_t arg = (q.timer_generation << 24) | q.qpn;
-  Sim::get().calendar().at(now() + t, &SendEngine::timer_thunk, this, arg);
+  q.timer_armed_generation = q.timer_generation;
+  q.timer_deadline = now() + ((4096 * kNs) << std::min<std::uint8_t>(q.local_ack_timeout, 31));
+  q.timer_seq = Sim::get().calendar().reserve_seq();
+  // A live event not after the new place moves there when it fires.
+  if (q.timer_event && q.timer_event_at <= q.timer_deadline) return;
+  schedule_timer_event(q);
+}
+
+void SendEngine::schedule_timer_event(QpCtx& q) {
+  q.timer_event = next_timer_token_++;
+  q.timer_event_at = q.timer_deadline;
+  q.timer_event_seq = q.timer_seq;
+  Sim::get().calendar().at_reserved(q.timer_deadline, q.timer_seq, &SendEngine::timer_thunk, this,
+                                    (q.timer_event << 24) | q.qpn);
 }
 
 void SendEngine::timer_thunk(void* self, std::uint64_t arg) {
-  static_cast<SendEngine*>(self)->timer_expired(static_cast<std::uint32_t>(arg & kMaxQpn), arg >> 24);
+  static_cast<SendEngine*>(self)->timer_event(static_cast<std::uint32_t>(arg & kMaxQpn), arg >> 24);
 }
 
-void SendEngine::timer_expired(std::uint32_t qpn, std::uint64_t generation) {
+void SendEngine::timer_event(std::uint32_t qpn, std::uint64_t token) {
   QpCtx* q = hca_.qp(qpn);
-  if (!q || !q->timer_armed || (q->timer_generation & 0xffffffffffULL) != (generation & 0xffffffffffULL)) return;
-  q->timer_armed = false;
-  if (q->wqes.empty() || q->state() == QpState::Error) return;
-  ++hca_.mutable_stats().timeouts;
-  if (q->retries_left == 0) {
-    fail_qp(*q, q->wqes.front(), CqeStatus::RetryExceeded);
+  if (!q || q->timer_event != token) return;  // superseded, or the QP is gone
+  q->timer_event = 0;
+  if (!q->timer_armed || q->timer_generation != q->timer_armed_generation) return;  // disarmed
+  if (q->timer_event_at != q->timer_deadline || q->timer_event_seq != q->timer_seq) {
+    schedule_timer_event(*q);  // re-armed since: on to the current place
     return;
   }
-  --q->retries_left;
-  retransmit_from(*q, q->wqes.front().first_psn);
+  timer_expired(*q);
+}
+
+void SendEngine::timer_expired(QpCtx& q) {
+  q.timer_armed = false;
+  if (q.wqes.empty() || q.state() == QpState::Error) return;
+  ++hca_.mutable_stats().timeouts;
+  if (q.retries_left == 0) {
+    fail_qp(q, q.wqes.front(), CqeStatus::RetryExceeded);
+    return;
+  }
+  --q.retries_left;
+  retransmit_from(q, q.wqes.front().first_psn);
 }
 
 void SendEngine::retransmit_from(QpCtx& q, std::uint32_t psn) {

@@ -171,6 +171,14 @@ struct QpCtx {
   std::uint32_t retries_left = 7, rnr_retries_left = 7;
   std::uint64_t timer_generation = 0;
   bool timer_armed = false;
+  // The ACK timer keeps one calendar event (SendEngine::arm_timer): the
+  // current arming's deadline and calendar place, and the live event's.
+  Tick timer_deadline = 0;
+  std::uint64_t timer_seq = 0;
+  std::uint64_t timer_armed_generation = 0;
+  std::uint64_t timer_event = 0;  // token of the live event; 0: none
+  Tick timer_event_at = 0;
+  std::uint64_t timer_event_seq = 0;
   bool rnr_waiting = false;
   std::uint32_t packets_building = 0;  // payload reads in flight
   std::uint32_t epoch = 0;        // bumped on reset: late DMA completions for an old epoch are ignored

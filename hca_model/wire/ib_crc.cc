@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "hca_model/wire/ib_headers.h"
 
 namespace nicsim::ib {
@@ -11,7 +15,8 @@ namespace {
 // Table-driven reflected CRC, eight bytes per step ("slicing by 8"): table k
 // holds the register contribution of a byte followed by k zero bytes, so
 // eight lookups replace eight dependent byte steps. Tables are built at
-// compile time from the polynomial alone.
+// compile time from the polynomial alone. This is the portable path, and the
+// one for short pieces and for the tail of the folded path below.
 template <typename Reg, Reg kReflectedPoly>
 struct ReflectedCrc {
   static constexpr std::array<std::array<Reg, 256>, 8> kTables = [] {
@@ -48,6 +53,145 @@ struct ReflectedCrc {
   }
 };
 
+#if defined(__x86_64__)
+// Carry-less multiplication folding (PCLMULQDQ), for any reflected CRC of
+// width W <= 32 with polynomial P (normal form, without the x^W term).
+//
+// Sixteen message bytes loaded little-endian into a 128-bit lane put the
+// message's i-th bit (in sending order) at lane bit i; read as a polynomial
+// with lane bit i standing for x^(127-i), the lane is the message block with
+// its first bit as the highest coefficient. Such a lane A followed by a lane
+// B is A*x^128 + B, and modulo P that equals A_hi*x^192 + A_lo*x^128 + B,
+// where A_hi is the low quadword (x^127..x^64) and A_lo the high one. A
+// carry-less product of two quadwords in this bit order comes out as the
+// product times x in the 128-bit order, so the folding constants are
+// K_hi = x^(D+63) mod P and K_lo = x^(D-1) mod P for a fold over D bits;
+// the folded value has degree below 96 and is again a lane. Four running
+// lanes fold 64 bytes per step, then fold into one lane R whose polynomial is
+// congruent to the message's so far, so that the CRC register is that of
+// R's sixteen bytes fed to the table-driven CRC from a zero register; the
+// bytes after the last whole lane follow through the tables as well. The
+// register's preset enters as the table code does it: XORed into the first
+// W bits of the message.
+template <unsigned W, std::uint32_t kPoly>
+struct FoldedCrc {
+  // x^k mod P, as a polynomial in the low W bits (bit d: coefficient of x^d).
+  static constexpr std::uint64_t x_pow_mod(unsigned k) {
+    std::uint64_t r = 1;
+    const std::uint64_t top = std::uint64_t{1} << W;
+    for (unsigned i = 0; i < k; ++i) {
+      r <<= 1;
+      if (r & top) r ^= top | kPoly;
+    }
+    return r;
+  }
+  // A polynomial of degree < 64 in quadword order (bit j: coefficient of x^(63-j)).
+  static constexpr std::uint64_t quad(std::uint64_t poly) {
+    std::uint64_t q = 0;
+    for (unsigned d = 0; d < 64; ++d)
+      if (poly >> d & 1) q |= std::uint64_t{1} << (63 - d);
+    return q;
+  }
+  static constexpr std::uint64_t kFold2048Hi = quad(x_pow_mod(2048 + 63)), kFold2048Lo = quad(x_pow_mod(2048 - 1));
+  static constexpr std::uint64_t kFold512Hi = quad(x_pow_mod(512 + 63)), kFold512Lo = quad(x_pow_mod(512 - 1));
+  static constexpr std::uint64_t kFold128Hi = quad(x_pow_mod(128 + 63)), kFold128Lo = quad(x_pow_mod(128 - 1));
+};
+
+using Crc32Fold = FoldedCrc<32, 0x04C11DB7u>;
+using Crc16Fold = FoldedCrc<16, 0x100Bu>;
+
+__attribute__((target("pclmul,sse4.1"))) inline __m128i fold(__m128i acc, __m128i k, __m128i next) {
+  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11)),
+                       next);
+}
+
+// Folds p[0..n) (n >= 64, any alignment) starting from register `reg` and
+// returns the 16 bytes of the folded lane (to be run through the tables from a
+// zero register) and, via `used`, how many bytes it consumed (a multiple of 16).
+template <class Fold, typename Reg>
+__attribute__((target("pclmul,sse4.1"))) __m128i fold_lanes(Reg reg, const std::uint8_t* p, std::size_t n,
+                                                           std::size_t* used) {
+  const auto load = [](const std::uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+  __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(static_cast<std::uint32_t>(reg))));
+  __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
+  std::size_t at = 64;
+  const __m128i k512 = _mm_set_epi64x(static_cast<long long>(Fold::kFold512Lo), static_cast<long long>(Fold::kFold512Hi));
+  for (; n - at >= 64; at += 64) {
+    x0 = fold(x0, k512, load(p + at));
+    x1 = fold(x1, k512, load(p + at + 16));
+    x2 = fold(x2, k512, load(p + at + 32));
+    x3 = fold(x3, k512, load(p + at + 48));
+  }
+  const __m128i k128 = _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
+  __m128i x = fold(fold(fold(x0, k128, x1), k128, x2), k128, x3);
+  for (; n - at >= 16; at += 16) x = fold(x, k128, load(p + at));
+  *used = at;
+  return x;
+}
+
+// Sixteen lanes in four 512-bit registers (VPCLMULQDQ): each step folds
+// 256 bytes with one load, two multiplications and one three-way XOR per
+// register, the four independent so that the multiplications overlap. The
+// registers then fold into one (64 bytes apart), its lanes into one lane.
+// For n >= 256.
+#define NICSIM_WIDE_TARGET __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1")))
+NICSIM_WIDE_TARGET inline __m512i load512(const std::uint8_t* q) { return _mm512_loadu_si512(q); }
+NICSIM_WIDE_TARGET inline __m512i constant512(std::uint64_t hi, std::uint64_t lo) {
+  const auto h = static_cast<long long>(hi), l = static_cast<long long>(lo);
+  return _mm512_set_epi64(l, h, l, h, l, h, l, h);
+}
+NICSIM_WIDE_TARGET inline __m512i fold512(__m512i acc, __m512i k, __m512i next) {
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(acc, k, 0x00), _mm512_clmulepi64_epi128(acc, k, 0x11),
+                                   next, 0x96);
+}
+
+template <class Fold, typename Reg>
+NICSIM_WIDE_TARGET __m128i fold_lanes_wide(Reg reg, const std::uint8_t* p, std::size_t n, std::size_t* used) {
+  const auto load = load512;
+  const auto constant = constant512;
+  __m512i x0 = _mm512_xor_si512(load(p), _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0, static_cast<long long>(std::uint64_t{reg})));
+  __m512i x1 = load(p + 64), x2 = load(p + 128), x3 = load(p + 192);
+  const __m512i k2048 = constant(Fold::kFold2048Hi, Fold::kFold2048Lo);
+  std::size_t at = 256;
+  for (; n - at >= 256; at += 256) {
+    x0 = fold512(x0, k2048, load(p + at));
+    x1 = fold512(x1, k2048, load(p + at + 64));
+    x2 = fold512(x2, k2048, load(p + at + 128));
+    x3 = fold512(x3, k2048, load(p + at + 192));
+  }
+  const __m512i k512 = constant(Fold::kFold512Hi, Fold::kFold512Lo);
+  __m512i x = fold512(fold512(fold512(x0, k512, x1), k512, x2), k512, x3);
+  for (; n - at >= 64; at += 64) x = fold512(x, k512, load(p + at));
+  const __m128i k128 = _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
+  alignas(64) __m128i lane[4];
+  _mm512_store_si512(lane, x);
+  __m128i r = fold(fold(fold(lane[0], k128, lane[1]), k128, lane[2]), k128, lane[3]);
+  for (; n - at >= 16; at += 16) r = fold(r, k128, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)));
+  *used = at;
+  return r;
+}
+
+bool have_clmul() {
+  static const bool yes = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  return yes;
+}
+bool have_wide_clmul() {
+  static const bool yes = have_clmul() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
+  return yes;
+}
+
+template <class Table, class Fold, typename Reg>
+Reg update_fast(Reg reg, const std::uint8_t* p, std::size_t n, bool allow_wide = true) {
+  if (n < 64 || !have_clmul()) return Table::update(reg, p, n);
+  std::size_t used = 0;
+  alignas(16) std::uint8_t lane[16];
+  const __m128i folded = allow_wide && n >= 256 && have_wide_clmul() ? fold_lanes_wide<Fold>(reg, p, n, &used)
+                                                                     : fold_lanes<Fold>(reg, p, n, &used);
+  _mm_store_si128(reinterpret_cast<__m128i*>(lane), folded);
+  return Table::update(Table::update(Reg{0}, lane, sizeof lane), p + used, n - used);
+}
+#endif
+
 // 0x04C11DB7 and 0x100B with their bit order reversed.
 using Crc32Impl = ReflectedCrc<std::uint32_t, 0xEDB88320u>;
 using Crc16Impl = ReflectedCrc<std::uint16_t, 0xD008u>;
@@ -59,14 +203,44 @@ std::uint16_t byteswap16(std::uint16_t v) { return static_cast<std::uint16_t>((v
 
 }  // namespace
 
-void Crc32::update(std::span<const std::uint8_t> bytes) {
-  reg_ = Crc32Impl::update(reg_, bytes.data(), bytes.size());
+namespace crc_engines {
+
+std::uint32_t crc32_table(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
+  return Crc32Impl::update(reg, bytes.data(), bytes.size());
 }
+std::uint16_t crc16_table(std::uint16_t reg, std::span<const std::uint8_t> bytes) {
+  return Crc16Impl::update(reg, bytes.data(), bytes.size());
+}
+#if defined(__x86_64__)
+bool folded_available() { return have_clmul(); }
+bool wide_folded_available() { return have_wide_clmul(); }
+std::uint32_t crc32_folded_narrow(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
+  return update_fast<Crc32Impl, Crc32Fold>(reg, bytes.data(), bytes.size(), false);
+}
+std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_t> bytes) {
+  return update_fast<Crc16Impl, Crc16Fold>(reg, bytes.data(), bytes.size(), false);
+}
+std::uint32_t crc32_folded(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
+  return update_fast<Crc32Impl, Crc32Fold>(reg, bytes.data(), bytes.size());
+}
+std::uint16_t crc16_folded(std::uint16_t reg, std::span<const std::uint8_t> bytes) {
+  return update_fast<Crc16Impl, Crc16Fold>(reg, bytes.data(), bytes.size());
+}
+#else
+bool folded_available() { return false; }
+bool wide_folded_available() { return false; }
+std::uint32_t crc32_folded_narrow(std::uint32_t reg, std::span<const std::uint8_t> bytes) { return crc32_table(reg, bytes); }
+std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_t> bytes) { return crc16_table(reg, bytes); }
+std::uint32_t crc32_folded(std::uint32_t reg, std::span<const std::uint8_t> bytes) { return crc32_table(reg, bytes); }
+std::uint16_t crc16_folded(std::uint16_t reg, std::span<const std::uint8_t> bytes) { return crc16_table(reg, bytes); }
+#endif
+
+}  // namespace crc_engines
+
+void Crc32::update(std::span<const std::uint8_t> bytes) { reg_ = crc_engines::crc32_folded(reg_, bytes); }
 void Crc32::update(std::uint8_t byte) { reg_ = Crc32Impl::step(reg_, byte); }
 
-void Crc16Vcrc::update(std::span<const std::uint8_t> bytes) {
-  reg_ = Crc16Impl::update(reg_, bytes.data(), bytes.size());
-}
+void Crc16Vcrc::update(std::span<const std::uint8_t> bytes) { reg_ = crc_engines::crc16_folded(reg_, bytes); }
 void Crc16Vcrc::update(std::uint8_t byte) { reg_ = Crc16Impl::step(reg_, byte); }
 
 std::uint32_t crc32(std::span<const std::uint8_t> bytes) {

@@ -61,6 +61,25 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> packet);
 // VCRC over `packet` (LRH through ICRC). Result in the spec's notation.
 std::uint16_t compute_vcrc(std::span<const std::uint8_t> packet);
 
+// The two ways the registers are updated, for the tests that check they
+// agree. `table`: portable, table-driven (slicing by 8). `folded`: carry-less
+// multiplication folding (x86-64 PCLMULQDQ) for pieces of 64 bytes and more,
+// the table for the rest; the same as `table` where the CPU lacks the
+// instruction (folded_available() false); 512 bits at a time where it has
+// VPCLMULQDQ and AVX-512 (wide_folded_available()), `folded_narrow` never.
+// Crc32/Crc16Vcrc use `folded`. Registers as in the classes above (preset
+// all ones, not yet inverted).
+namespace crc_engines {
+bool folded_available();
+bool wide_folded_available();
+std::uint32_t crc32_folded_narrow(std::uint32_t reg, std::span<const std::uint8_t> bytes);
+std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_t> bytes);
+std::uint32_t crc32_table(std::uint32_t reg, std::span<const std::uint8_t> bytes);
+std::uint32_t crc32_folded(std::uint32_t reg, std::span<const std::uint8_t> bytes);
+std::uint16_t crc16_table(std::uint16_t reg, std::span<const std::uint8_t> bytes);
+std::uint16_t crc16_folded(std::uint16_t reg, std::span<const std::uint8_t> bytes);
+}  // namespace crc_engines
+
 // Big-endian store/load of the spec-notation values.
 inline void store_icrc(std::uint8_t* p, std::uint32_t icrc) {
   p[0] = static_cast<std::uint8_t>(icrc >> 24);

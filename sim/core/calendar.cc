@@ -50,12 +50,28 @@ Calendar::Key Calendar::pop() {
 }
 
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
-  Tick n = now();
-  if (t < n) t = n;  // the past is now: callers computing max() get it for free
+  if (thread_ahead_ && !running_) sync_thread_slow();
   // kTickMax means "never": such an event would only keep the run alive.
   if (t == kTickMax) return;
+  insert(t, reserve_seq(), fn, obj, arg);
+}
+
+std::uint64_t Calendar::reserve_seq() {
   if (seq_ >> (64 - kSlotBits))
     throw std::overflow_error("calendar: 2^40 events scheduled; the tie-break sequence is exhausted");
+  return seq_++;
+}
+
+void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
+  if (thread_ahead_ && !running_) sync_thread_slow();
+  if (t == kTickMax) return;
+  if (seq >= seq_) throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
+  insert(t, seq, fn, obj, arg);
+}
+
+void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
+  Tick n = now();
+  if (t < n) t = n;  // the past is now: callers computing max() get it for free
   std::uint32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(slots_.size());
@@ -66,7 +82,7 @@ void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
     free_slots_.pop_back();
     slots_[slot] = Callback{fn, obj, arg};
   }
-  push((static_cast<Key>(t) << 64) | (static_cast<Key>(seq_++) << kSlotBits) | slot);
+  push((static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot);
   if (!running_ && t < armed_for_) arm();
 }
 
@@ -76,7 +92,8 @@ void Calendar::arm() {
     return;
   }
   Tick t = time_of(heap_.front());
-  Tick n = now();
+  // Relative to SystemC's clock: a thread may be ahead of it (advance_thread).
+  Tick n = sc_core::sc_time_stamp().value();
   // An earlier notification overrides a pending later one (IEEE 1666 5.10.8).
   if (t <= n)
     wake_.notify(sc_core::SC_ZERO_TIME);
@@ -87,6 +104,7 @@ void Calendar::arm() {
 
 void Calendar::request_stop() {
   if (stop_at_ != kTickMax) return;
+  if (!running_) sync_thread();
   stop_at_ = now();
   if (!running_) {
     const Tick sc_now = sc_core::sc_time_stamp().value();
@@ -99,20 +117,20 @@ void Calendar::request_stop() {
   }
 }
 
-void Calendar::run() {
-  running_ = true;
-  const Tick n = now();
-  if (stop_at_ != kTickMax) {
-    running_ = false;
-    if (n >= stop_at_) sc_core::sc_stop();
-    return;
-  }
+void Calendar::fire_ahead(Tick n, Tick cap) {
+  // The kernel's next activity, asked again only when a handler may have
+  // changed it (notify_now, activity_changed): nothing else runs meanwhile.
+  Tick limit = 0;
+  std::uint64_t limit_epoch = activity_epoch_ - 1;
   while (!heap_.empty() && stop_at_ == kTickMax) {
     const Tick t = time_of(heap_.front());
     if (t > n) {
+      if (t >= cap || t >= horizon_) break;
       // Run ahead only strictly before every pending SystemC activity.
-      if (t >= horizon_) break;
-      const Tick limit = n + sc_core::sc_time_to_pending_activity().value();
+      if (limit_epoch != activity_epoch_) {
+        limit = n + sc_core::sc_time_to_pending_activity().value();
+        limit_epoch = activity_epoch_;
+      }
       if (t >= limit) break;
       ahead_ = true;
       ahead_now_ = t;
@@ -123,9 +141,26 @@ void Calendar::run() {
     ++fired_;
     cb.fn(cb.obj, cb.arg);
   }
+}
+
+void Calendar::run() {
+  if (thread_ahead_)
+    throw std::logic_error("calendar: a SystemC thread blocked while running ahead of SystemC time "
+                           "(it waited without Calendar::thread_wait_until or sync_thread)");
+  running_ = true;
+  dispatching_ = true;
+  const Tick n = now();
+  if (stop_at_ != kTickMax) {
+    running_ = false;
+    dispatching_ = false;
+    if (n >= stop_at_) sc_core::sc_stop();
+    return;
+  }
+  fire_ahead(n, kTickMax);
   const Tick reached = ahead_ ? ahead_now_ : n;
   ahead_ = false;
   running_ = false;
+  dispatching_ = false;
   progress_ps.store(reached, std::memory_order_relaxed);
   progress_events.store(fired_, std::memory_order_relaxed);
   armed_for_ = kTickMax;
@@ -147,6 +182,73 @@ void Calendar::run() {
     return;
   }
   arm();
+}
+
+// The thread's wait, had it really waited, would end at `t`; until then the
+// calendar's method would fire the events before `t` under the run-ahead
+// rule, and at `t` (methods run before threads) any events at `t` before the
+// thread. So the thread may fire those before `t` itself, the same way, as
+// long as nothing else is runnable now; and it may skip the wait when after
+// that nothing at all (calendar event or SystemC activity) is due at or
+// before `t`.
+bool Calendar::advance_thread(Tick t) {
+  if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
+  if (!thread_ahead_) {
+    // A new run of this thread: others may have run since its last one.
+    if (sc_core::sc_pending_activity_at_current_time()) return false;
+    limit_valid_ = false;
+  }
+  if (!heap_.empty() && time_of(heap_.front()) < t) {
+    const Tick n = sc_core::sc_time_stamp().value();
+    // The calendar's own wake-up must not count as other activity.
+    wake_.cancel();
+    armed_for_ = kTickMax;
+    const bool was_ahead = ahead_;
+    const Tick was_now = ahead_now_;
+    running_ = true;
+    dispatching_ = true;
+    fire_ahead(n, t);
+    running_ = false;
+    dispatching_ = false;
+    ahead_ = was_ahead;
+    ahead_now_ = was_now;
+    limit_valid_ = false;
+    if (stop_at_ != kTickMax) {
+      // A handler asked to stop (at its time, after n): the method stops there.
+      wake_.notify(to_sc(stop_at_ - n));
+      armed_for_ = stop_at_;
+      return false;
+    }
+    arm();
+  }
+  if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
+  // While this thread runs ahead nothing else runs and it changes nothing
+  // the kernel sees (that would sync it first), so the next activity found
+  // once stays valid until events fire.
+  if (!limit_valid_) {
+    limit_ = sc_core::sc_time_stamp().value() + sc_core::sc_time_to_pending_activity().value();
+    limit_valid_ = true;
+  }
+  if (limit_ <= t) return false;
+  ahead_ = true;
+  ahead_now_ = t;
+  thread_ahead_ = true;
+  return true;
+}
+
+void Calendar::thread_wait_until_slow(Tick t) {
+  const Tick n = now();
+  if (t > n && advance_thread(t)) return;
+  ahead_ = false;
+  thread_ahead_ = false;
+  sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
+}
+
+void Calendar::sync_thread_slow() {
+  const Tick t = ahead_now_;
+  ahead_ = false;
+  thread_ahead_ = false;
+  sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
 }
 
 }  // namespace nicsim

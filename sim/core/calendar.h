@@ -19,6 +19,20 @@
 // notify through notify_now(), which places the notification at now(); that
 // new activity ends the run-ahead, so no thread ever observes the calendar
 // ahead of its own time.
+//
+// Threads run ahead too. A software thread that only computes and charges
+// CPU time (a busy-polling loop) would cost one SystemC context switch per
+// charge. thread_wait_until() instead fires, on the thread's own stack, the
+// calendar events that come before the thread's wake-up time (with the same
+// run-ahead rule as the calendar's own method, so in the same order and at
+// the same times), and when nothing else at all is due up to that time it
+// returns at once with now() moved there: the thread is then "ahead" of
+// SystemC's clock. Whatever it does next that another process could see
+// first brings SystemC's clock to it (sync_thread(): one wait in which
+// nothing else can run): scheduling a calendar event, notifying, spawning,
+// stopping, blocking. Code that runs on SystemC threads must therefore wait
+// through thread_wait_until() or call sync_thread() before sc_core::wait();
+// the calendar's method reports a thread left running ahead as an error.
 #pragma once
 #include <systemc>
 
@@ -41,8 +55,35 @@ class Calendar : public sc_core::sc_module {
   static Tick now() { return ahead_ ? ahead_now_ : sc_core::sc_time_stamp().value(); }
   // Notifies `e` at now() (a delta notification when not running ahead).
   static void notify_now(sc_core::sc_event& e) {
+    sync_thread();
+    ++activity_epoch_;
     e.notify(sc_core::sc_time::from_value(now() - sc_core::sc_time_stamp().value()));
   }
+  // For SystemC threads: returns at absolute time `t` (>= now()), running
+  // ahead when it can (see above). t == now() is a delta-cycle yield.
+  void thread_wait_until(Tick t) {
+    // The common case of a thread already running ahead with nothing due up
+    // to `t`: the check advance_thread() would make, without the call.
+    if (thread_ahead_ && limit_valid_ && !running_ && t > ahead_now_ && t < limit_ && t < horizon_ &&
+        stop_at_ == kTickMax && (heap_.empty() || time_of(heap_.front()) > t)) {
+      ahead_now_ = t;
+      return;
+    }
+    thread_wait_until_slow(t);
+  }
+  // For SystemC threads, before anything another process could see: brings
+  // SystemC's clock to the calling thread's now() if it ran ahead.
+  static void sync_thread() {
+    if (thread_ahead_ && !dispatching_) sync_thread_slow();
+  }
+  // True while calendar events are being fired (by the calendar's method or
+  // inline by a thread's thread_wait_until): code then runs as hardware, not
+  // as the thread whose stack it may be on.
+  static bool dispatching() { return dispatching_; }
+  // Code that makes SystemC activity other than through notify_now() (a
+  // process spawned from a handler) says so: the run-ahead rule then asks
+  // the kernel again for its next activity instead of using the last answer.
+  static void activity_changed() { ++activity_epoch_; }
   // No run-ahead beyond this time (the end of sc_start's run).
   static void set_horizon(Tick t) { horizon_ = t; }
   // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
@@ -53,6 +94,13 @@ class Calendar : public sc_core::sc_module {
 
   // Schedule fn(obj, arg) at absolute time `at` (>= now()).
   void at(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
+  // Lazy timers: reserve_seq() takes the tie-break place an event scheduled
+  // now would get; at_reserved() later schedules an event in that place. A
+  // timer re-armed again and again can then keep one event in the calendar
+  // (moving it to the latest deadline when it fires early) and still fire in
+  // exactly the order a fresh event per arming would have.
+  std::uint64_t reserve_seq();
+  void at_reserved(Tick at, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg = 0);
   void after(Tick delay, EventFn fn, void* obj, std::uint64_t arg = 0) {
     at(add_saturating(now(), delay), fn, obj, arg);
   }
@@ -82,7 +130,14 @@ class Calendar : public sc_core::sc_module {
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
+  // Fires events in order while each is at SystemC's time `n`, or later but
+  // strictly before `cap`, the horizon and every pending SystemC activity.
+  void fire_ahead(Tick n, Tick cap);
+  bool advance_thread(Tick t);
+  void thread_wait_until_slow(Tick t);
+  static void sync_thread_slow();
   void push(Key k);
+  void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
   Key pop();
   void arm();
 
@@ -96,8 +151,14 @@ class Calendar : public sc_core::sc_module {
   bool running_ = false;
   sc_core::sc_event wake_;
   static inline bool ahead_ = false;
+  static inline bool thread_ahead_ = false;  // a thread returned from thread_wait_until ahead of SystemC
+  static inline bool dispatching_ = false;
+  static inline std::uint64_t activity_epoch_ = 0;  // bumped whenever SystemC activity may have changed
   static inline Tick ahead_now_ = 0;
   static inline Tick horizon_ = kTickMax;
+  // advance_thread's view of the next SystemC activity (absolute time).
+  Tick limit_ = 0;
+  bool limit_valid_ = false;
 };
 
 }  // namespace nicsim

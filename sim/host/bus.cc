@@ -195,7 +195,7 @@ const HostBus::Window* HostBus::find_window(std::uint64_t addr, std::size_t byte
 
 bool HostBus::on_thread(const char* what, std::uint64_t addr) const {
   if (sc_core::sc_get_status() == sc_core::SC_RUNNING &&
-      sc_core::sc_get_current_process_handle().proc_kind() == sc_core::SC_THREAD_PROC_)
+      sc_core::sc_get_current_process_handle().proc_kind() == sc_core::SC_THREAD_PROC_ && !Calendar::dispatching())
     return true;
   Sim::get().error(name(), fmt::format("{} at {:#x} outside a thread (the caller must wait for the bus)",
                                        what, addr));
@@ -230,7 +230,7 @@ bool HostBus::mmio_write(std::uint64_t addr, const void* data, std::size_t bytes
                {"arrive", arrive}});
   Sim::get().calendar().at(arrive, &HostBus::mmio_arrive, this, s);
   BlockScope scope(host_, "mmio_write");
-  sc_core::wait(Calendar::to_sc(start + occ - now()));
+  Sim::get().calendar().thread_wait_until(start + occ);
   return true;
 }
 
@@ -275,7 +275,7 @@ bool HostBus::mmio_read(std::uint64_t addr, void* data, std::size_t bytes) {
               {{"device", w->name}, {"offset", offset}, {"bytes", bytes}, {"start", start},
                {"arrive", arrive}, {"return", back}});
   BlockScope scope(host_, "mmio_read");
-  sc_core::wait(Calendar::to_sc(arrive - now()));
+  Sim::get().calendar().thread_wait_until(arrive);
   tlm::tlm_generic_payload gp;
   gp.set_command(tlm::TLM_READ_COMMAND);
   gp.set_address(offset);
@@ -288,7 +288,7 @@ bool HostBus::mmio_read(std::uint64_t addr, void* data, std::size_t bytes) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   w->target->b_transport(gp, delay);
   Tick n = now();  // a well-behaved target did not wait, but do not underflow if it did
-  sc_core::wait(Calendar::to_sc(back > n ? back - n : 0) + delay);
+  Sim::get().calendar().thread_wait_until(std::max(back, n) + delay.value());
   if (gp.is_response_error()) {
     Sim::get().error(name(), fmt::format("mmio_read from {} offset {:#x} failed: {}", w->name, offset,
                                          gp.get_response_string()));

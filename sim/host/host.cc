@@ -25,14 +25,25 @@ std::unordered_map<const sc_core::sc_object*, Host*>& process_hosts() {
   static std::unordered_map<const sc_core::sc_object*, Host*> m;
   return m;
 }
+// The last answer of current_host(): a thread asks again and again.
+struct {
+  const sc_core::sc_object* process = nullptr;
+  Host* host = nullptr;
+} last_process_host;
+void forget_process(const sc_core::sc_object* p) {
+  process_hosts().erase(p);
+  if (last_process_host.process == p) last_process_host = {};
+}
 
 // The running process, or nullptr outside the simulation. During
 // elaboration sc_get_current_process_handle() returns the most recently
 // created process, which is not "the caller", hence the status check.
 const sc_core::sc_object* running_process() {
   if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return nullptr;
-  sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
-  return h.valid() ? h.get_process_object() : nullptr;
+  // Calendar events fired inline by a thread run as hardware, as they would
+  // in the calendar's method: not as that thread.
+  if (Calendar::dispatching()) return nullptr;
+  return sc_core::sc_get_current_process_b();
 }
 
 // SystemC wants object names unique among siblings and made of [A-Za-z0-9_];
@@ -80,11 +91,10 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
 }
 
 Host::~Host() {
-  auto& m = process_hosts();
-  m.erase(irq_process_);
+  forget_process(irq_process_);
   stack_guard_remove(this);
   for (auto& [process, thread] : by_process_) {
-    m.erase(process);
+    forget_process(process);
     stack_guard_remove(thread);
   }
 }
@@ -102,6 +112,8 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   threads_.push_back(std::move(owned));
 
   bool pay_spawn = sc_core::sc_is_running();
+  // The new process is visible to the kernel at once.
+  if (pay_spawn) Calendar::sync_thread();
   // Spawned from a calendar callback running ahead of SystemC time, the
   // thread must not start before the time it was spawned at.
   const Tick start_at = Calendar::now();
@@ -117,6 +129,7 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   // Registered before the thread first runs, so that it is "current" from
   // its first instruction (charging thread_spawn needs that).
   t->process_ = h.get_process_object();
+  Calendar::activity_changed();
   by_process_[t->process_] = t;
   process_hosts()[t->process_] = this;
   return t;
@@ -136,7 +149,8 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
   // The process object dies with the SC_THREAD and its address may be
   // reused by a later process: forget it now.
   by_process_.erase(t->process_);
-  process_hosts().erase(t->process_);
+  if (last_thread_process_ == t->process_) last_thread_process_ = nullptr, last_thread_ = nullptr;
+  forget_process(t->process_);
   t->process_ = nullptr;
   t->finished_ = true;
   Calendar::notify_now(t->done_);
@@ -145,16 +159,23 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
 HostThread* Host::current() const {
   const sc_core::sc_object* p = running_process();
   if (!p) return nullptr;
+  if (p == last_thread_process_) return last_thread_;
   auto it = by_process_.find(p);
-  return it == by_process_.end() ? nullptr : it->second;
+  if (it == by_process_.end()) return nullptr;
+  last_thread_process_ = p;
+  last_thread_ = it->second;
+  return it->second;
 }
 
 Host* Host::current_host() {
   const sc_core::sc_object* p = running_process();
   if (!p) return nullptr;
+  if (p == last_process_host.process) return last_process_host.host;
   auto& m = process_hosts();
   auto it = m.find(p);
-  return it == m.end() ? nullptr : it->second;
+  if (it == m.end()) return nullptr;
+  last_process_host = {p, it->second};
+  return it->second;
 }
 
 bool Host::in_interrupt() const {
@@ -186,6 +207,7 @@ bool Host::join(HostThread* t, std::source_location where) {
     return false;
   }
   BlockScope scope(*this, "join");
+  Calendar::sync_thread();
   while (!t->finished_) sc_core::wait(t->done_);
   return true;
 }
@@ -196,33 +218,71 @@ bool Host::sleep(Tick duration, std::source_location where) {
   if (duration >= kTickMax - now()) {
     // Beyond the end of time: sleep forever (a deadlock report names it).
     sc_core::sc_event never;
+    Calendar::sync_thread();
     sc_core::wait(never);
     return true;
   }
-  sc_core::wait(Calendar::to_sc(duration));
+  Sim::get().calendar().thread_wait_until(now() + duration);
   return true;
 }
 
 void Host::yield(std::source_location where) {
   if (!may_block("yield", where)) return;
+  Calendar::sync_thread();
   sc_core::wait(sc_core::SC_ZERO_TIME);
 }
 
 Tick Host::cost_of(std::string_view cost_class, std::uint64_t bytes) const {
-  auto it = cost_cache_.find(cost_class);
-  if (it == cost_cache_.end()) {
-    // ParamSet::time throws std::logic_error for an undeclared class.
-    Tick fixed = params_.time(fmt::format("cost.{}", cost_class));
-    it = cost_cache_.emplace(std::string(cost_class), fixed).first;
+  // Callers mostly pass string literals: the same characters at the same
+  // address each time. The recent ones are found by address, confirmed by
+  // their characters (an address alone could be a reused buffer).
+  const auto at = reinterpret_cast<std::uintptr_t>(cost_class.data());
+  RecentCost& r = recent_costs_[(at >> 3 ^ at >> 9 ^ cost_class.size()) % recent_costs_.size()];
+  Tick t;
+  if (r.chars == cost_class.data() && r.name && *r.name == cost_class) {
+    t = r.cost;
+  } else {
+    auto it = cost_cache_.find(cost_class);
+    if (it == cost_cache_.end()) {
+      // ParamSet::time throws std::logic_error for an undeclared class.
+      Tick fixed = params_.time(fmt::format("cost.{}", cost_class));
+      it = cost_cache_.emplace(std::string(cost_class), fixed).first;
+    }
+    r = RecentCost{cost_class.data(), &it->first, it->second};
+    t = it->second;
   }
-  Tick t = it->second;
   if (bytes) t += serialization_time(bytes, copy_bandwidth_);
   return t;
 }
 
+namespace {
+std::unordered_map<std::string, std::uint32_t>& cost_class_ids() {
+  static std::unordered_map<std::string, std::uint32_t> m;
+  return m;
+}
+}  // namespace
+
+CostClass::CostClass(std::string_view name) : name_(name) {
+  auto& ids = cost_class_ids();
+  id_ = ids.emplace(name_, static_cast<std::uint32_t>(ids.size())).first->second;
+}
+
+Tick Host::cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const {
+  if (cost_class.id() >= cost_by_id_.size()) cost_by_id_.resize(cost_class.id() + 1, kTickMax);
+  Tick& fixed = cost_by_id_[cost_class.id()];
+  if (fixed == kTickMax) fixed = cost_of(cost_class.name());
+  return bytes ? fixed + serialization_time(bytes, copy_bandwidth_) : fixed;
+}
+
 bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_location where) {
-  Tick cost = cost_of(cost_class, bytes);
-  if (!may_block("charge", where)) return false;
+  return charge_time(cost_of(cost_class, bytes), where);
+}
+
+bool Host::charge_time(Tick cost, const std::source_location& where) {
+  // The thread that charged last is one of this node's and not its
+  // interrupt thread: it may block. Anyone else is checked in full.
+  const sc_core::sc_object* p = running_process();
+  if (!(p && p == last_thread_process_) && !may_block("charge", where)) return false;
   if (cost == 0) return true;
   if (cpus_free_ > 0 && cpu_waiters_.empty()) {
     --cpus_free_;
@@ -232,9 +292,11 @@ bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_
     CpuWaiter w{&me->wake_, false};
     cpu_waiters_.push_back(&w);
     BlockScope scope(*this, "cpu");
+    Calendar::sync_thread();
     while (!w.granted) sc_core::wait(me->wake_);
   }
-  sc_core::wait(Calendar::to_sc(cost));
+  // Usually returns without a context switch (Calendar::thread_wait_until).
+  Sim::get().calendar().thread_wait_until(now() + cost);
   if (cpu_waiters_.empty()) {
     ++cpus_free_;
   } else {

@@ -6,6 +6,7 @@
 #pragma once
 #include <systemc>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -24,6 +25,21 @@
 namespace nicsim::host {
 
 class Host;
+
+// A cost class named once and charged many times without looking its name
+// up (a hot path's charge): `static const host::CostClass kPoll{"verbs_poll_cq"};`
+// then `host.charge(kPoll)`. The same class on every node; each node has
+// its own value ("cost.<name>" in its host scope), found on first use.
+class CostClass {
+ public:
+  explicit CostClass(std::string_view name);
+  const std::string& name() const { return name_; }
+  std::uint32_t id() const { return id_; }
+
+ private:
+  std::string name_;
+  std::uint32_t id_;
+};
 
 // A simulated software thread of one node. Runs on an SC_THREAD whose stack
 // is the "thread_stack" parameter; overflowing it is reported by name (see
@@ -274,6 +290,15 @@ class Host : public sc_core::sc_module {
   Tick cost_of(std::string_view cost_class, std::uint64_t bytes = 0) const;
   bool charge(std::string_view cost_class, std::uint64_t bytes = 0,
               std::source_location where = std::source_location::current());
+  Tick cost_of(const CostClass& cost_class, std::uint64_t bytes = 0) const {
+    if (!bytes && cost_class.id() < cost_by_id_.size() && cost_by_id_[cost_class.id()] != kTickMax)
+      return cost_by_id_[cost_class.id()];
+    return cost_of_slow(cost_class, bytes);
+  }
+  bool charge(const CostClass& cost_class, std::uint64_t bytes = 0,
+              std::source_location where = std::source_location::current()) {
+    return charge_time(cost_of(cost_class, bytes), where);
+  }
 
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
@@ -289,6 +314,8 @@ class Host : public sc_core::sc_module {
     bool granted;
   };
   static void timer_expired(void* host, std::uint64_t timer_id);
+  bool charge_time(Tick cost, const std::source_location& where);
+  Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);
   std::uint32_t node_id_;
@@ -309,6 +336,16 @@ class Host : public sc_core::sc_module {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   mutable std::unordered_map<std::string, Tick, CostHash, std::equal_to<>> cost_cache_;
+  struct RecentCost {
+    const char* chars = nullptr;       // where the caller's name was
+    const std::string* name = nullptr;  // the key in cost_cache_ (stable)
+    Tick cost = 0;
+  };
+  mutable std::array<RecentCost, 32> recent_costs_{};
+  mutable std::vector<Tick> cost_by_id_;  // CostClass ids; kTickMax: not looked up yet
+  // The last answer of current().
+  mutable const sc_core::sc_object* last_thread_process_ = nullptr;
+  mutable HostThread* last_thread_ = nullptr;
   std::map<std::uint64_t, Timer*> timers_;  // armed timers by arming id
   std::uint64_t next_timer_id_ = 1;
   std::unique_ptr<InterruptController> irq_;

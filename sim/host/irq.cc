@@ -70,11 +70,12 @@ void InterruptController::run_handler(const std::string& name, const Handler& ha
 
 void InterruptController::thread_body() {
   for (;;) {
+    if (queue_.empty()) Calendar::sync_thread();
     while (queue_.empty()) sc_core::wait(kick_);
     Pending p = queue_.front();
     queue_.pop_front();
     Tick entry = host_.cost_of("interrupt_entry");
-    if (entry) sc_core::wait(Calendar::to_sc(entry));
+    if (entry) Sim::get().calendar().thread_wait_until(now() + entry);
     Tracer& tr = Sim::get().tracer();
     bool traced = tr.on(host_.node_id(), Component::host);
     if (p.vector < 0) {

@@ -35,6 +35,7 @@ bool Mutex::lock(std::source_location where) {
   }
   waiters_.push_back(me);
   BlockScope scope(host_, "mutex_lock");
+  Calendar::sync_thread();
   while (owner_ != me) sc_core::wait(me->wake_);
   return true;
 }
@@ -100,6 +101,7 @@ bool WaitQueue::block(Mutex* m, Tick deadline, const std::source_location& where
   if (m) m->unlock();
   {
     BlockScope scope(host_, "wait_queue");
+    Calendar::sync_thread();
     while (!w.notified) {
       if (deadline == kTickMax) {
         sc_core::wait(me->wake_);

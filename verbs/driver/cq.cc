@@ -264,7 +264,8 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
   if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
   Device& d = *cq->dev;
   *pp_done_wclist = nullptr;
-  d.cpu("verbs_poll_cq");
+  static const host::CostClass kPollCq{"verbs_poll_cq"};
+  d.cpu(kPollCq);
   // Charging lets other threads run: the CQ may have been destroyed or be
   // in a resize meanwhile. Look again before touching its ring.
   auto usable = [&] { return d.find<Cq>(h_cq) == cq && !cq->resizing; };
@@ -295,7 +296,8 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
   if (!found) return IB_NOT_FOUND;
   if (usable() && cq->consumer != cq->reported) update_consumer(d, *cq);
   // Each entry: a cache miss on a line the HCA wrote, and the conversion.
-  for (std::uint32_t i = 0; i < found; ++i) d.cpu("verbs_poll_cqe");
+  static const host::CostClass kPollCqe{"verbs_poll_cqe"};
+  for (std::uint32_t i = 0; i < found; ++i) d.cpu(kPollCqe);
   return IB_SUCCESS;
 }
 

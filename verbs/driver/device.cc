@@ -33,14 +33,25 @@ std::map<const host::Host*, Slot>& slots() {
   return m;
 }
 
+// The last slot found: every verb asks for its caller's, mostly the same one.
+// Map entries do not move; the cache is dropped with the entry.
+struct {
+  const host::Host* host = nullptr;
+  Slot* slot = nullptr;
+} last_slot;
+
 Slot* slot_of(const host::Host* h) {
+  const World* world = World::current();
+  if (h && h == last_slot.host && last_slot.slot->world == world) return last_slot.slot;
   auto& m = slots();
   auto it = m.find(h);
   if (it == m.end()) return nullptr;
-  if (it->second.world != World::current()) {
+  if (it->second.world != world) {
+    if (last_slot.slot == &it->second) last_slot = {};
     m.erase(it);
     return nullptr;
   }
+  last_slot = {h, &it->second};
   return &it->second;
 }
 
@@ -346,12 +357,21 @@ void Device::free_dma(void* p) {
   if (p) host_.memory().free(p);
 }
 
+void Device::cpu(const host::CostClass& cls, std::uint64_t bytes) {
+  if (host_.in_interrupt()) {
+    const Tick t = host_.cost_of(cls, bytes);
+    if (t) Sim::get().calendar().thread_wait_until(now() + t);
+    return;
+  }
+  host_.charge(cls, bytes);
+}
+
 void Device::cpu(std::string_view cls, std::uint64_t bytes) {
   if (host_.in_interrupt()) {
     // A handler cannot queue for a CPU (that would block); it is already
     // running on one, so the work simply stalls it.
     const Tick t = host_.cost_of(cls, bytes);
-    if (t) sc_core::wait(Calendar::to_sc(t));
+    if (t) Sim::get().calendar().thread_wait_until(now() + t);
     return;
   }
   host_.charge(cls, bytes);

@@ -275,6 +275,7 @@ class Device {
   // Charges cost.<cls> (+ bytes at copy bandwidth) to the caller: a CPU of
   // the node on a thread, a stall of the handler in interrupt context.
   void cpu(std::string_view cls, std::uint64_t bytes = 0);
+  void cpu(const host::CostClass& cls, std::uint64_t bytes = 0);  // the same, for hot paths
 
   // ---- the hardware interface ----------------------------------------------
   // Runs one HCR command: `in` (in_bytes) is copied into the input mailbox,

@@ -193,7 +193,8 @@ ib_api_status_t post_send(const ib_qp_handle_t h_qp, ib_send_wr_t* const p_send_
   if (!posted) return status;
   // Building the WQEs is CPU work; the HCA sees none of them until the
   // doorbell.
-  d.cpu("verbs_post_send", bytes);
+  static const host::CostClass kPostSend{"verbs_post_send"};
+  d.cpu(kPostSend, bytes);
   if (d.find<Qp>(h_qp) == qp)
     d.doorbell(hca::reg::db_send, qp->qpn, qp->sq.head);
   return status;
@@ -229,7 +230,8 @@ ib_api_status_t post_recv(const ib_qp_handle_t h_qp, ib_recv_wr_t* const p_recv_
     ++posted;
   }
   if (!posted) return status;
-  d.cpu("verbs_post_recv", bytes);
+  static const host::CostClass kPostRecv{"verbs_post_recv"};
+  d.cpu(kPostRecv, bytes);
   if (d.find<Qp>(h_qp) == qp) d.doorbell(hca::reg::db_recv, qp->qpn, rq.head);
   return status;
 }
