@@ -97,7 +97,7 @@ Elan3Dev::~Elan3Dev() = default;
 void Elan3Dev::cpu(const char* cls, std::uint64_t bytes) {
   if (host_.in_interrupt()) {
     const Tick t = host_.cost_of(cls, bytes);
-    if (t) sc_core::wait(Calendar::to_sc(t));
+    if (t) Sim::get().calendar().thread_wait_until(now() + t);
     return;
   }
   host_.charge(cls, bytes);

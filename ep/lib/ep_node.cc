@@ -109,7 +109,7 @@ void EpNode::cpu(std::string_view cls, std::uint64_t bytes) {
     // A handler cannot queue for a CPU (that would block); it already runs
     // on one, so the work stalls it.
     const Tick t = host.cost_of(cls, bytes);
-    if (t) sc_core::wait(Calendar::to_sc(t));
+    if (t) Sim::get().calendar().thread_wait_until(now() + t);
     return;
   }
   if (host.current()) host.charge(cls, bytes);
