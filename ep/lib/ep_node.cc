@@ -278,6 +278,12 @@ void EpNode::put_txd(ep_txd* t) {
   if (t->timer) t->timer->cancel();
   if (t->retry) t->retry->cancel();
   x->active.erase(std::remove(x->active.begin(), x->active.end(), t), x->active.end());
+  if (t->fan) {
+    // Edges still waiting for a circuit or a re-send belong to this
+    // multicast only; after a forced end its edge events may still be set.
+    ++t->fan->gen;
+    t->fan->dirty |= t->forced;
+  }
   if (t->forced) {
     // The Elan may still set the old event or write the old status block
     // (a timed-out or reset transmit): retire them, take fresh ones.
