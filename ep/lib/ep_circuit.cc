@@ -146,8 +146,9 @@ void EpNode::send_control(std::uint32_t dest, Control op, std::uint32_t inc, std
   // Special messages: no circuit needed; the timeout bounds a lost one.
   // Heartbeats complete by interrupt, the acknowledgement being their point.
   const bool heartbeat = op == Control::Heartbeat;
+  // The call's timeout is in nanoseconds (manual), connect_timeout a Tick.
   ep_transmit_small(control_xmtr, static_cast<int>(dest), EP_SVC_KCOMMS, EP_NO_SLEEP | (heartbeat ? 0 : EP_NO_INTERRUPT),
-                    connect_timeout, heartbeat ? heartbeat_done : nullptr, heartbeat ? this : nullptr,
+                    static_cast<int>(connect_timeout / kNs), heartbeat ? heartbeat_done : nullptr, heartbeat ? this : nullptr,
                     reinterpret_cast<caddr_t>(&m), sizeof m);
   circuit(dest).last_sent = Calendar::now();
 }
