@@ -88,6 +88,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   c("permission_faults", "faults", &stats_.permission_faults);
   c("events_set", "events", &stats_.events_set);
   c("events_fired", "events", &stats_.events_fired);
+  c("events_held_sets", "events", &stats_.events_held_sets);
   c("interrupts", "interrupts", &stats_.interrupts);
   c("queue_messages", "messages", &stats_.queue_messages, "messages written into input queues");
 }

@@ -37,6 +37,7 @@ struct Elan3Params {
   std::uint32_t max_payload;   // bytes of data per packet
   std::uint32_t tx_window;     // packets of the active DMA awaiting tokens
   std::uint32_t tlb_entries;
+  std::uint32_t event_cache_entries;  // events held on the card (see EventEngine)
   // Costs in Elan clock cycles.
   std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles,
       ack_cycles, event_cycles, queue_cycles;
@@ -53,7 +54,7 @@ struct Elan3Stats {
   std::uint64_t acks_sent = 0, acks_received = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
   std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
   std::uint64_t tlb_hits = 0, tlb_misses = 0, translation_faults = 0, permission_faults = 0;
-  std::uint64_t events_set = 0, events_fired = 0, interrupts = 0, intq_overflows = 0, queue_messages = 0;
+  std::uint64_t events_set = 0, events_fired = 0, events_held_sets = 0, interrupts = 0, intq_overflows = 0, queue_messages = 0;
 };
 
 // A piece of host memory produced by translation.
@@ -258,12 +259,27 @@ class EventEngine {
     std::int32_t count = 0;
   };
   void run();
+  // An event held on the card: its count lives here (written through to
+  // node memory for the CPU's polls), with the action words read once when
+  // it was primed.
+  struct Held {
+    E3Addr ev = 0;
+    std::int32_t count = 0;
+    std::uint32_t type = 0;
+    E3Addr src = 0, dst = 0;
+    std::uint64_t used = 0;  // LRU stamp; 0 = free
+  };
+  Held* held(E3Addr ev);
+  void hold(E3Addr ev, std::int32_t count, const std::uint8_t* words);
+  void update(const Op& op, std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src, E3Addr dst);
   void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);
   void next();
   void fault(Fault f, E3Addr at);
   Elan3& elan_;
   std::deque<Op> queue_;
   bool busy_ = false;
+  std::vector<Held> held_;
+  std::uint64_t stamp_ = 0;
 };
 
 class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {

@@ -34,6 +34,10 @@ const ParamRegistration elan3_params(
         {"ack_cycles", UnitKind::Count, "2", "0", "100000", {}, "build, or take in, one ack token"},
         {"event_cycles", UnitKind::Count, "4", "0", "100000", {}, "one event operation (decrement, test, action)"},
         {"queue_cycles", UnitKind::Count, "4", "0", "100000", {}, "input queue full test and pointer update"},
+        {"event_cache_entries", UnitKind::Count, "32", "0", "4096", {},
+         "events the event engine holds on the card (filled by prime_event, LRU): a set of a held event "
+         "decrements the card's count and writes it through to node memory, with no read over the bus; "
+         "0: every set reads the event from node memory"},
         {"ack_timeout", UnitKind::Time, "20us", "100ns", "1s", {},
          "a packet whose token has not come back by then is resent"},
         {"retry_limit", UnitKind::Count, "8", "0", "63", {},
@@ -89,6 +93,7 @@ Elan3Params elan3_params_from(const ParamSet& p) {
   e.ack_cycles = c("ack_cycles");
   e.event_cycles = c("event_cycles");
   e.queue_cycles = c("queue_cycles");
+  e.event_cache_entries = c("event_cache_entries");
   e.ack_timeout = p.time("ack_timeout");
   e.retry_limit = c("retry_limit");
   e.retry_backoff = p.time("retry_backoff");

@@ -1,8 +1,21 @@
-// The Elan3 event engine: sets are queued and done one at a time, each a
-// read-modify-write of the E3_Event in host memory through the MMU. An event
+// The Elan3 event engine: sets are queued and done one at a time. An event
 // fires when its decremented count is exactly 0; then its action runs
 // (block copy, done word, chained DMA, chained event) and, with kEvIrq, an
 // interrupt carries its cookie to the driver.
+//
+// Events live in node memory (the driver writes them), but the engine holds
+// the events it was primed with (event_cache_entries, LRU): prime_event
+// gives the count, and the action words are read once then, off the
+// message's path. A set of a held event decrements the card's count and
+// writes it through to node memory (a posted write, so the CPU's polls see
+// it); only a set of an event not held is a read-modify-write over the
+// bus. An event is held while armed (count above 0); once it fires it is
+// let go until primed again. The real Elan3 keeps events in the card's own
+// memory, so setting one costs no PCI read; holding the primed ones keeps
+// that property while this model's driver keeps events in node memory
+// (DESIGN rule 3). The driver changes an event only through prime_event
+// (driver/elan3_dev.h), which refreshes the held copy; re-priming an event
+// that has not fired races with a set in flight as it does on the card.
 #include "elan_model/elan3.h"
 
 namespace nicsim::elan3 {
@@ -30,6 +43,41 @@ void EventEngine::fault(Fault f, E3Addr at) {
   next();
 }
 
+EventEngine::Held* EventEngine::held(E3Addr ev) {
+  for (Held& h : held_)
+    if (h.used && h.ev == ev) {
+      h.used = ++stamp_;
+      return &h;
+    }
+  return nullptr;
+}
+
+void EventEngine::hold(E3Addr ev, std::int32_t count, const std::uint8_t* words) {
+  if (elan_.params().event_cache_entries == 0) return;
+  if (held_.empty()) held_.resize(elan_.params().event_cache_entries);
+  Held* h = held(ev);
+  if (count <= 0) {  // primed spent: sets read node memory (see run())
+    if (h) *h = Held{};
+    return;
+  }
+  if (!h) {
+    h = &held_.front();
+    for (Held& e : held_) {
+      if (!e.used) {
+        h = &e;
+        break;
+      }
+      if (e.used < h->used) h = &e;
+    }
+  }
+  h->ev = ev;
+  h->count = count;
+  h->type = static_cast<std::uint32_t>(get(words, event::ev_Type));
+  h->src = static_cast<E3Addr>(get(words, event::ev_Source));
+  h->dst = static_cast<E3Addr>(get(words, event::ev_Dest));
+  h->used = ++stamp_;
+}
+
 void EventEngine::run() {
   busy_ = true;
   const Op op = queue_.front();
@@ -38,16 +86,31 @@ void EventEngine::run() {
     return;
   }
   if (op.prime) {
-    elan_.mmu().translate(op.ev, 4, perm::kLocalWrite, [this, op](Translation& t) {
+    elan_.mmu().translate(op.ev, event::kSize, perm::kLocalWrite, [this, op](Translation& t) {
       if (t.fault != Fault::None) {
         fault(t.fault, t.fault_addr);
         return;
       }
       std::uint8_t c[4];
       std::memcpy(c, &op.count, 4);
-      elan_.write_pieces(t.pieces, c);
+      const std::uint64_t host = t.pieces.front().addr;
+      elan_.bus_write(host + event::ev_Count.offset, c, 4);
       elan_.trace("event_primed", {{"event", static_cast<unsigned>(op.ev)}, {"count", op.count}});
-      next();
+      if (elan_.params().event_cache_entries == 0) {
+        next();
+        return;
+      }
+      // Take the action words the driver stored before the command (the
+      // read follows the count's write on the bus; the count is the
+      // command's, whatever the read returns for it).
+      elan_.bus_read(host, event::kSize, [this, op](bool ok, const std::uint8_t* d) {
+        if (!ok) {
+          fault(Fault::BusError, op.ev);
+          return;
+        }
+        hold(op.ev, op.count, d);
+        next();
+      });
     });
     return;
   }
@@ -59,27 +122,42 @@ void EventEngine::run() {
       return;
     }
     const std::uint64_t host = t.pieces.front().addr;
+    if (Held* h = held(op.ev)) {
+      ++elan_.mutable_stats().events_held_sets;
+      const Held e = *h;
+      // A fired event is let go: the driver re-primes it by storing into
+      // node memory before its command reaches the Elan, so a set arriving
+      // in between must see that store (a read-modify-write, as without the
+      // hold) or the arrival would go unsignalled.
+      if (e.count - 1 <= 0) *h = Held{};
+      else h->count = e.count - 1;
+      update(op, host, e.count - 1, e.type, e.src, e.dst);
+      return;
+    }
     elan_.bus_read(host, event::kSize, [this, op, host](bool ok, const std::uint8_t* d) {
       if (!ok) {
         fault(Fault::BusError, op.ev);
         return;
       }
-      const auto count = static_cast<std::int32_t>(get(d, event::ev_Count)) - 1;
-      const auto type = static_cast<std::uint32_t>(get(d, event::ev_Type));
-      const auto src = static_cast<E3Addr>(get(d, event::ev_Source));
-      const auto dst = static_cast<E3Addr>(get(d, event::ev_Dest));
-      elan_.after(elan_.cycles(elan_.params().event_cycles), [this, op, host, count, type, src, dst] {
-        std::uint8_t c[4];
-        std::memcpy(c, &count, 4);
-        elan_.bus_write(host + event::ev_Count.offset, c, 4);
-        elan_.trace("event_set", {{"event", static_cast<unsigned>(op.ev)}, {"count", count}});
-        if (count == 0) {
-          fired(op.ev, type, src, dst);
-          return;
-        }
-        next();
-      });
+      update(op, host, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
+             static_cast<std::uint32_t>(get(d, event::ev_Type)), static_cast<E3Addr>(get(d, event::ev_Source)),
+             static_cast<E3Addr>(get(d, event::ev_Dest)));
     });
+  });
+}
+
+void EventEngine::update(const Op& op, std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src,
+                         E3Addr dst) {
+  elan_.after(elan_.cycles(elan_.params().event_cycles), [this, op, host, count, type, src, dst] {
+    std::uint8_t c[4];
+    std::memcpy(c, &count, 4);
+    elan_.bus_write(host + event::ev_Count.offset, c, 4);
+    elan_.trace("event_set", {{"event", static_cast<unsigned>(op.ev)}, {"count", count}});
+    if (count == 0) {
+      fired(op.ev, type, src, dst);
+      return;
+    }
+    next();
   });
 }
 

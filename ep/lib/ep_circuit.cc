@@ -38,12 +38,24 @@ Circuit::Circuit(EpNode& node, std::uint32_t p)
       peer(p) {
   connect_timer = std::make_unique<host::Timer>(node.host, "ep.connect", [&node, this] {
     if (state() != CircuitState::Connecting) return;
-    // No answer: the node is taken as dead until a probe is answered.
+    if (Calendar::now() - connect_started < node.heartbeat_timeout) {
+      // No answer yet: a busy peer (or one whose Elan is busy serving
+      // others) can take longer than one timeout; ask again (a repeated
+      // Connect of the same incarnation is answered again, nothing more).
+      node.send_control(peer, Control::Connect, incarnation, 0);
+      connect_timer->start(node.connect_timeout);
+      return;
+    }
+    // No answer within the heartbeat timeout: the node is taken as dead
+    // until a probe is answered.
     BT_CLEAR(node.live.data(), peer);
     fsm.to(static_cast<int>(CircuitState::Disconnected), "refused");
     std::deque<ep_txd*> q;
     q.swap(waiting);
     for (ep_txd* t : q) node.force(t, ENETRESET);
+    std::vector<std::function<void(bool)>> edges;
+    edges.swap(waiting_edges);
+    for (auto& e : edges) e(false);
   });
 }
 
@@ -56,6 +68,7 @@ void EpNode::connect(Circuit& c) {
     return;
   }
   c.fsm.to(static_cast<int>(CircuitState::Connecting), "connect");
+  c.connect_started = Calendar::now();
   c.connect_timer->start(connect_timeout);
   send_control(c.peer, Control::Connect, c.incarnation, 0);
 }
@@ -68,6 +81,9 @@ void EpNode::circuit_up(Circuit& c) {
   q.swap(c.waiting);
   for (ep_txd* t : q)
     if (t->active && !t->forced) issue(t);
+  std::vector<std::function<void(bool)>> edges;
+  edges.swap(c.waiting_edges);
+  for (auto& e : edges) e(true);
 }
 
 void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
@@ -86,24 +102,25 @@ void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
   std::deque<ep_txd*> q;
   q.swap(c.waiting);
   for (ep_txd* t : q) force(t, ENETRESET);
+  std::vector<std::function<void(bool)>> edges;
+  edges.swap(c.waiting_edges);
+  for (auto& e : edges) e(false);
   for (ep_xmtr* x : xmtrs) {
     std::vector<ep_txd*> active = x->active;
     for (ep_txd* t : active) {
       if (!t->active || t->forced || t->kind == TxKind::Special) continue;
       bool involved = t->dest == static_cast<int>(c.peer);
+      // A hardware broadcast has no edges: any node of its range fails it.
       for (int child : t->mcast_children) involved |= child == static_cast<int>(c.peer);
       if (involved) force(t, ENETRESET);
     }
   }
+  // Multicast tree edges to the peer (the root's and those of the receives
+  // forwarding here): that child's subtree is lost, the others go on.
+  fail_edges_to(c.peer);
   std::vector<ep_rxd*> rx = rxd_table;
-  for (ep_rxd* d : rx) {
+  for (ep_rxd* d : rx)
     if (d->state == RxState::Pulling && d->node == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
-    // A multicast node waiting for a child on that node: the child's
-    // subtree is lost (its count is made up, the root told).
-    if (d->state == RxState::Forwarding)
-      for (int child : d->children)
-        if (child == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
-  }
 }
 
 void EpNode::heard_from(std::uint32_t n) {
@@ -112,12 +129,27 @@ void EpNode::heard_from(std::uint32_t n) {
   circuit(n).last_heard = Calendar::now();
 }
 
+namespace {
+// A heartbeat the peer's Elan acknowledged shows the peer reachable even
+// when nothing from it arrives: its own packets to us may be held behind
+// one of its messages our full queue refuses (the Elan retries a refused
+// message, and everything after it to the same node waits). So an
+// acknowledged heartbeat counts as hearing from the peer.
+void heartbeat_done(EP_TXD* t, void* arg, int status) {
+  if (status == ESUCCESS) static_cast<EpNode*>(arg)->heard_from(static_cast<std::uint32_t>(t->dest));
+}
+}  // namespace
+
 void EpNode::send_control(std::uint32_t dest, Control op, std::uint32_t inc, std::uint32_t peer_inc) {
   cpu("ep_control");
   ControlMsg m{static_cast<std::uint32_t>(op), self, inc, peer_inc};
   // Special messages: no circuit needed; the timeout bounds a lost one.
-  ep_transmit_small(control_xmtr, static_cast<int>(dest), EP_SVC_KCOMMS, EP_NO_SLEEP | EP_NO_INTERRUPT, connect_timeout, nullptr,
-                    nullptr, reinterpret_cast<caddr_t>(&m), sizeof m);
+  // Heartbeats complete by interrupt, the acknowledgement being their point.
+  const bool heartbeat = op == Control::Heartbeat;
+  // The call's timeout is in nanoseconds (manual), connect_timeout a Tick.
+  ep_transmit_small(control_xmtr, static_cast<int>(dest), EP_SVC_KCOMMS, EP_NO_SLEEP | (heartbeat ? 0 : EP_NO_INTERRUPT),
+                    static_cast<int>(connect_timeout / kNs), heartbeat ? heartbeat_done : nullptr, heartbeat ? this : nullptr,
+                    reinterpret_cast<caddr_t>(&m), sizeof m);
   circuit(dest).last_sent = Calendar::now();
 }
 

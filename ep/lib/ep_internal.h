@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -69,9 +70,41 @@ struct Circuit {
   Tick last_heard = 0;
   Tick last_sent = 0;
   Tick failed_at = 0;
+  Tick connect_started = 0;
   std::deque<struct ::ep_txd*> waiting;  // transmits queued while Connecting
+  // Multicast tree edges queued while Connecting: called with true when the
+  // circuit is up, false when it is refused or fails.
+  std::vector<std::function<void(bool)>> waiting_edges;
   std::unique_ptr<host::Timer> connect_timer;
   CircuitState state() const { return static_cast<CircuitState>(fsm.state()); }
+};
+
+// A multicast node's edges to its children in the forwarding tree (the
+// root's txd or an interior node's rxd). Each edge is a message on the
+// circuit to that child: its own copy of the envelope (the child's circuit
+// incarnation, its own completion event) and an edge event that the child
+// sets when its subtree is done; the edge event chains to the owner's
+// count event (the root's TxdDone, an interior node's subtree event). A
+// circuit failure to a child whose edge has not fired sets the edge here,
+// and the failure is recorded (docs/ep.md "Multicast").
+struct Fanout {
+  std::vector<int> children;
+  std::vector<elan3::ElanMem> edge;  // per child slot (kArity), RemoteEvent
+  std::vector<bool> failed;          // per child: completed by a failure here
+  elan3::ElanMem envs;               // per child envelope copies (kArity slots)
+  std::uint32_t bytes = 0;           // envelope + bitmap bytes sent
+  int service = 0;
+  std::uint16_t cookie = 0;          // DMA source cookie of the owner
+  std::uint32_t gen = 0;             // new per multicast: stale waiters do nothing
+  bool dirty = false;                // an edge failed: its memory may still be hit
+  struct ::ep_txd* txd = nullptr;    // owner: the root's transmit
+  struct ::ep_rxd* rxd = nullptr;    // owner: an interior node's receive
+  std::vector<std::unique_ptr<host::Timer>> retry;  // per child: re-send after a full queue
+  int slot_of(int child) const {
+    for (std::size_t i = 0; i < children.size(); ++i)
+      if (children[i] == child) return static_cast<int>(i);
+    return -1;
+  }
 };
 
 }  // namespace nicsim::ep
@@ -115,7 +148,8 @@ struct ep_txd {
   nicsim::Tick deadline = 0;              // special: absolute timeout (0 = none)
   std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
   std::unique_ptr<nicsim::host::Timer> retry;  // re-issue after test-fail or a lost special
-  std::vector<int> mcast_children;  // multicast: nodes this txd sent to
+  std::vector<int> mcast_children;  // hardware-broadcast multicast: nodes this txd sent to
+  std::unique_ptr<nicsim::ep::Fanout> fan;  // tree multicast: edges to the root's children
   std::uint32_t id() const { return (generation << 16) | index; }
 };
 
@@ -156,8 +190,7 @@ struct ep_rxd {
   EP_RXH* reply_handler = nullptr;
   void* reply_arg = nullptr;
   nicsim::elan3::ElanMem reply_blk;   // RPC status block staging (LocalRead)
-  nicsim::elan3::ElanMem fwd;         // multicast: the envelope forwarded to children
-  std::vector<int> children;
+  std::unique_ptr<nicsim::ep::Fanout> fan;  // multicast: edges to this node's children
   std::uint32_t index = 0;  // cookie = kRxCookie | index
   int pulls = 0;            // fragments being read
 };
@@ -296,6 +329,12 @@ struct EpNode {
   void forward(ep_rxd* d);
   void subtree_done(ep_rxd* d);
   void mark_multicast_failure(ep_rxd* d);
+  bool prepare_fanout(Fanout& f, elan3::ElanMem target, bool irq, std::uint32_t cookie);
+  void start_fanout(Fanout& f, const EP_ENVELOPE& env, const std::uint8_t* trailer, std::size_t trailer_bytes);
+  void send_edge(Fanout& f, int slot);
+  void fail_edge(Fanout& f, int slot);
+  void fail_edges_to(std::uint32_t peer);
+  Fanout* fanout_of_cookie(std::uint16_t cookie);
 };
 
 // Perm/attr translation from the public ELAN_PERM_* levels and PTE_* bits.

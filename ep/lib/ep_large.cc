@@ -18,6 +18,7 @@ namespace nicsim::ep {
 namespace {
 
 constexpr int kMaxEnvelopes = 1024;  // per receiver ("a maximum value", manual)
+constexpr std::uint32_t kPullPiece = 64 * 1024;  // bytes per read DMA of a pull (8 Elan pages)
 
 int nonempty(const EP_ENVELOPE& env) {
   int n = 0;
@@ -70,10 +71,11 @@ void EpNode::bind_envelopes(ep_rcvr* r) {
       error(fmt::format("service {}: malformed envelope dropped", r->service));
       continue;
     }
-    if (kind != EP_ENV_MULTICAST) {
-      // Unicast messages belong to a circuit: drop those of an earlier one.
-      Circuit& c = circuit(env.NodeId);
-      if (c.state() != CircuitState::Connected || env.Circuit != c.peer_incarnation) continue;
+    if (kind != EP_ENV_MULTICAST || (env.Attr & EP_ENV_HAS_BITMAP)) {
+      // Unicast messages and multicast tree edges belong to the circuit
+      // from the sender (the tree parent): drop those of an earlier one.
+      Circuit& c = circuit(kind == EP_ENV_MULTICAST ? env.Parent : env.NodeId);
+      if (env.Parent >= nnodes || c.state() != CircuitState::Connected || env.Circuit != c.peer_incarnation) continue;
     }
     heard_from(env.NodeId);
     ep_rxd* d = r->posted.front();
@@ -117,26 +119,40 @@ void EpNode::start_pull(ep_rxd* d) {
     complete_locally(*this, d);
     return;
   }
-  dev.prime_event(d->done, frags, elan3::event::Type::None, 0, 0, true, d->rcvr->cookie);
+  // Each fragment is read in pieces of at most kPullPiece bytes: the
+  // source's Elan translates a read request's whole source (a page walk
+  // over the bus for each TLB miss) before it answers the request's token,
+  // and at a node busy serving others a 256 KiB source took longer than
+  // the requester's retries of its ack timeout: the pull failed with a
+  // network error (EpMulticastFault.*). Pieces to one node land in order.
+  int pieces = 0;
+  for (std::uint32_t i = 0; i < env.nFrags; ++i)
+    pieces += static_cast<int>((env.Frags[i].Len + kPullPiece - 1) / kPullPiece);
+  d->pulls = pieces;
+  dev.prime_event(d->done, pieces, elan3::event::Type::None, 0, 0, true, d->rcvr->cookie);
   std::uint32_t off = 0;
   for (std::uint32_t i = 0; i < env.nFrags; ++i) {
-    if (env.Frags[i].Len == 0) continue;
-    elan3::DmaRequest req;
-    req.direction = elan3::dma::Direction::Read;
-    req.opcode = elan3::dma::OpCode::Normal;
-    req.size = env.Frags[i].Len;
-    req.source = env.Frags[i].Base;
-    req.dest = d->buffer + off;
-    req.dest_event = d->done.elan;
-    // Unicast: the sender's event counts the fragments that landed here.
-    // Multicast: the parent completes when this node's subtree has.
-    req.src_event = mcast ? 0 : env.TxdDone;
-    req.dest_node = env.NodeId;
-    req.src_cookie = static_cast<std::uint16_t>(kRxCookie | d->index);
-    off += env.Frags[i].Len;
-    if (dev.issue_dma(req) != elan3::DevStatus::Ok) {
-      fail_rxd(d, ENETRESET);
-      return;
+    for (std::uint32_t done = 0; done < env.Frags[i].Len;) {
+      const std::uint32_t len = std::min(kPullPiece, env.Frags[i].Len - done);
+      elan3::DmaRequest req;
+      req.direction = elan3::dma::Direction::Read;
+      req.opcode = elan3::dma::OpCode::Normal;
+      req.size = len;
+      req.source = env.Frags[i].Base + done;
+      req.dest = d->buffer + off;
+      req.dest_event = d->done.elan;
+      done += len;
+      off += len;
+      // Unicast: the sender's event counts the fragments that landed here
+      // (set by a fragment's last piece). Multicast: the parent completes
+      // when this node's subtree has.
+      req.src_event = (mcast || done < env.Frags[i].Len) ? 0 : env.TxdDone;
+      req.dest_node = env.NodeId;
+      req.src_cookie = static_cast<std::uint16_t>(kRxCookie | d->index);
+      if (dev.issue_dma(req) != elan3::DevStatus::Ok) {
+        fail_rxd(d, ENETRESET);
+        return;
+      }
     }
   }
 }
@@ -179,10 +195,8 @@ void EpNode::fail_rxd(ep_rxd* d, int status) {
     }
     finish_rx(d);
   } else if (d->state == RxState::Forwarding) {
-    // A child failed: its count is made up here, and the root learns of
-    // the failure through its status block (docs/ep.md "Multicast").
-    mark_multicast_failure(d);
-    dev.set_event(d->subtree.elan);
+    // An envelope to a child failed: the child's edge is completed by the
+    // circuit failure or the refusal (fail_edge), not here.
   } else if (d->state == RxState::Completing) {
     d->status = status;
     d->state = RxState::Done;

@@ -39,40 +39,31 @@ std::vector<int> children_of(const std::vector<int>& members, int rank) {
   return out;
 }
 
-void issue_envelope(EpNode& n, const elan3::ElanMem& buf, std::uint32_t bytes, int service, int dest,
-                    std::uint16_t cookie) {
-  elan3::DmaRequest req;
-  req.direction = elan3::dma::Direction::Write;
-  req.opcode = elan3::dma::OpCode::Queued;
-  req.size = bytes;
-  req.source = buf.elan;
-  req.dest = service_queue_addr(service);
-  req.dest_node = static_cast<std::uint32_t>(dest);
-  req.src_cookie = cookie;
-  if (n.dev.issue_dma(req) != elan3::DevStatus::Ok)
-    n.error(fmt::format("multicast: envelope DMA to node {} refused by the driver", dest));
-}
-
 }  // namespace
 
 // An interior or leaf node's data has landed (or was refused E2BIG): serve
 // the children, or complete towards the parent at once if there are none.
 void EpNode::forward(ep_rxd* d) {
   const EP_ENVELOPE& env = d->envelope;
-  d->children.clear();
+  std::vector<int> children;
   if (env.Attr & EP_ENV_HAS_BITMAP) {
     const std::vector<int> members = members_of(env, d->bitmap_trailer);
     const auto me = std::find(members.begin(), members.end(), static_cast<int>(self));
-    if (me != members.end()) d->children = children_of(members, static_cast<int>(me - members.begin()));
+    if (me != members.end()) children = children_of(members, static_cast<int>(me - members.begin()));
   }
-  if (d->children.empty()) {
+  if (children.empty()) {
     set_remote_event(env.Parent, env.TxdDone, 1);
     finish_rx(d);
     return;
   }
+  if (!d->fan) d->fan = std::make_unique<Fanout>();
+  Fanout& f = *d->fan;
+  f.rxd = d;
+  f.children = children;
+  f.service = d->rcvr->service;
+  f.cookie = static_cast<std::uint16_t>(kRxCookie | d->index);
   if (!d->subtree) d->subtree = dev.alloc_event(true, false);
-  if (!d->fwd) d->fwd = dev.alloc_mem(kLargeSlotBytes, elan3::kBlockSize, 0, false);
-  if (!d->subtree || !d->fwd) {
+  if (!d->subtree || !prepare_fanout(f, d->subtree, true, d->rcvr->cookie)) {
     error("multicast: no Elan memory to forward; the subtree is reported failed");
     mark_multicast_failure(d);
     set_remote_event(env.Parent, env.TxdDone, 1);
@@ -80,8 +71,6 @@ void EpNode::forward(ep_rxd* d) {
     return;
   }
   cpu("ep_transmit");
-  dev.prime_event(d->subtree, static_cast<std::int32_t>(d->children.size()), elan3::event::Type::None, 0, 0, true,
-                  d->rcvr->cookie);
   d->state = RxState::Forwarding;
   EP_ENVELOPE out = env;
   if (d->status == ESUCCESS) {
@@ -93,19 +82,142 @@ void EpNode::forward(ep_rxd* d) {
     out.Frags[0].Base = d->buffer;
     out.Frags[0].Len = env.Len;
   }
-  out.Parent = self;
-  out.TxdDone = d->subtree.elan;
-  auto* p = static_cast<std::uint8_t*>(d->fwd.host);
-  std::memcpy(p, &out, sizeof out);
-  std::memcpy(p + sizeof out, d->bitmap_trailer.data(), d->bitmap_trailer.size());
-  const auto bytes = static_cast<std::uint32_t>((sizeof out + d->bitmap_trailer.size() + 7) & ~std::size_t{7});
-  for (int child : d->children)
-    issue_envelope(*this, d->fwd, bytes, d->rcvr->service, child, static_cast<std::uint16_t>(kRxCookie | d->index));
+  start_fanout(f, out, d->bitmap_trailer.data(), d->bitmap_trailer.size());
 }
 
 void EpNode::subtree_done(ep_rxd* d) {
   set_remote_event(d->envelope.Parent, d->envelope.TxdDone, 1);
   finish_rx(d);
+}
+
+// Edge events and envelope copies for up to kArity children; the owner's
+// count event `target` is primed here with the number of children.
+bool EpNode::prepare_fanout(Fanout& f, elan3::ElanMem target, bool irq, std::uint32_t cookie) {
+  ++f.gen;
+  f.failed.assign(f.children.size(), false);
+  if (f.dirty) {
+    // A failed edge's event and envelope may still be reached by a late
+    // set or a DMA still queued: never reused.
+    for (auto& e : f.edge) retired.push_back(e);
+    if (f.envs) retired.push_back(f.envs);
+    f.edge.clear();
+    f.envs = {};
+    f.dirty = false;
+  }
+  const std::uint32_t slot = large_slot_size(*this);
+  if (!f.envs) f.envs = dev.alloc_mem(slot * kArity, elan3::kBlockSize, 0, false);
+  while (f.edge.size() < kArity) {
+    elan3::ElanMem e = dev.alloc_event(true, false);
+    if (!e) break;
+    f.edge.push_back(e);
+  }
+  if (!f.envs || f.edge.size() < kArity) return false;
+  dev.prime_event(target, static_cast<std::int32_t>(f.children.size()), elan3::event::Type::None, 0, 0, irq, cookie);
+  for (std::size_t i = 0; i < f.children.size(); ++i)
+    dev.prime_event(f.edge[i], 1, elan3::event::Type::Chain, target.elan, 0, false);
+  return true;
+}
+
+// Writes each child's envelope (this node as the parent, the child's edge
+// event as the event to set) and sends it on the child's circuit.
+void EpNode::start_fanout(Fanout& f, const EP_ENVELOPE& env, const std::uint8_t* trailer, std::size_t trailer_bytes) {
+  const std::uint32_t slot = large_slot_size(*this);
+  f.bytes = static_cast<std::uint32_t>((sizeof env + trailer_bytes + 7) & ~std::size_t{7});
+  for (std::size_t i = 0; i < f.children.size(); ++i) {
+    EP_ENVELOPE out = env;
+    out.Parent = self;
+    out.TxdDone = f.edge[i].elan;
+    auto* p = static_cast<std::uint8_t*>(f.envs.host) + i * slot;
+    std::memcpy(p, &out, sizeof out);
+    if (trailer_bytes) std::memcpy(p + sizeof out, trailer, trailer_bytes);
+  }
+  for (std::size_t i = 0; i < f.children.size(); ++i) send_edge(f, static_cast<int>(i));
+}
+
+// One edge's envelope on the circuit to the child: at once if it is
+// connected, after the handshake if not; a child that cannot be reached
+// fails the edge (manual 2.1.3: no circuit, or a circuit being broken).
+void EpNode::send_edge(Fanout& f, int i) {
+  const auto child = static_cast<std::uint32_t>(f.children[static_cast<std::size_t>(i)]);
+  Circuit& c = circuit(child);
+  switch (c.state()) {
+    case CircuitState::Connected: {
+      const std::uint32_t slot = large_slot_size(*this);
+      auto* env = reinterpret_cast<EP_ENVELOPE*>(static_cast<std::uint8_t*>(f.envs.host) + static_cast<std::uint32_t>(i) * slot);
+      env->Circuit = c.incarnation;
+      c.last_sent = Calendar::now();
+      elan3::DmaRequest req;
+      req.direction = elan3::dma::Direction::Write;
+      req.opcode = elan3::dma::OpCode::Queued;
+      req.size = f.bytes;
+      req.source = f.envs.elan + static_cast<std::uint32_t>(i) * slot;
+      req.dest = service_queue_addr(f.service);
+      req.dest_node = child;
+      req.src_cookie = f.cookie;
+      if (dev.issue_dma(req) != elan3::DevStatus::Ok) fail_edge(f, i);
+      return;
+    }
+    case CircuitState::Failed:
+      if (Calendar::now() - c.failed_at < reset_hold) break;
+      c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      [[fallthrough]];
+    case CircuitState::Disconnected:
+      if (!is_live(child)) break;
+      connect(c);
+      if (c.state() == CircuitState::Connected) {
+        send_edge(f, i);
+        return;
+      }
+      [[fallthrough]];
+    case CircuitState::Connecting:
+      c.waiting_edges.push_back([this, fp = &f, gen = f.gen, i](bool up) {
+        if (fp->gen != gen) return;
+        if (up) send_edge(*fp, i);
+        else fail_edge(*fp, i);
+      });
+      return;
+  }
+  fail_edge(f, i);
+}
+
+// The child's subtree is lost: its edge is completed here (once: an edge
+// already set by the child is left alone) and the failure recorded.
+void EpNode::fail_edge(Fanout& f, int i) {
+  const auto k = static_cast<std::size_t>(i);
+  if (f.failed[k] || dev.event_fired(f.edge[k])) return;
+  f.failed[k] = true;
+  f.dirty = true;
+  if (f.txd)
+    f.txd->status = ENETRESET;
+  else if (f.rxd)
+    mark_multicast_failure(f.rxd);
+  dev.set_event(f.edge[k].elan);
+}
+
+// Every open edge to `peer`, of the root's transmits and of the receives
+// forwarding here.
+void EpNode::fail_edges_to(std::uint32_t peer) {
+  for (ep_xmtr* x : xmtrs)
+    for (ep_txd* t : std::vector<ep_txd*>(x->active))
+      if (t->active && t->kind == TxKind::Multicast && t->fan && t->fan->txd == t)
+        if (int i = t->fan->slot_of(static_cast<int>(peer)); i >= 0) fail_edge(*t->fan, i);
+  for (ep_rxd* d : rxd_table)
+    if (d->state == RxState::Forwarding && d->fan)
+      if (int i = d->fan->slot_of(static_cast<int>(peer)); i >= 0) fail_edge(*d->fan, i);
+}
+
+// The fan-out whose envelope DMAs carry `cookie`, if one is in progress.
+Fanout* EpNode::fanout_of_cookie(std::uint16_t cookie) {
+  if (cookie == 0) return nullptr;
+  if (cookie & kRxCookie) {
+    const std::uint32_t i = cookie & ~kRxCookie;
+    if (i < 1 || i > rxd_table.size()) return nullptr;
+    ep_rxd* d = rxd_table[i - 1];
+    return d->state == RxState::Forwarding && d->fan ? d->fan.get() : nullptr;
+  }
+  if (cookie > txd_table.size()) return nullptr;
+  ep_txd* t = txd_table[cookie - 1];
+  return t->active && t->kind == TxKind::Multicast && t->fan && t->fan->txd == t ? t->fan.get() : nullptr;
 }
 
 // Writes ENETRESET into the first word of the root's status block.
@@ -196,18 +308,14 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
     bytes = (bytes + 7) & ~7u;
   }
   t->buf_len = bytes;
-  const std::vector<int> children = broadcast ? members : nicsim::ep::children_of(members, -1);
-  t->mcast_children = children;
-  // The root's event counts its children's subtrees (each child of a
-  // broadcast is a leaf); an empty set completes at once.
-  node->dev.prime_event(t->done, std::max<std::int32_t>(1, static_cast<std::int32_t>(children.size())),
-                        nicsim::elan3::event::Type::None, 0, 0, t->irq, xmtr->cookie);
-  t->sent = true;
-  if (children.empty()) {
-    node->dev.set_event(t->done.elan);
-    return ESUCCESS;
-  }
+  if (t->fan) t->fan->txd = nullptr;  // a tree's edges belong to the tree multicast only
   if (broadcast) {
+    // Every node of the range is a leaf of the root: the root's event
+    // counts them.
+    t->mcast_children = members;
+    node->dev.prime_event(t->done, static_cast<std::int32_t>(members.size()), nicsim::elan3::event::Type::None, 0, 0,
+                          t->irq, xmtr->cookie);
+    t->sent = true;
     nicsim::elan3::DmaRequest req;
     req.direction = nicsim::elan3::dma::Direction::Write;
     req.opcode = nicsim::elan3::dma::OpCode::QueuedBroadcast;
@@ -220,7 +328,27 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
     if (node->dev.issue_dma(req) != nicsim::elan3::DevStatus::Ok) node->force(t, ENETRESET);
     return ESUCCESS;
   }
-  for (int child : children)
-    nicsim::ep::issue_envelope(*node, t->buf, bytes, service, child, static_cast<std::uint16_t>(t->index));
+  const std::vector<int> children = nicsim::ep::children_of(members, -1);
+  t->sent = true;
+  if (children.empty()) {
+    // An empty set completes at once.
+    node->dev.prime_event(t->done, 1, nicsim::elan3::event::Type::None, 0, 0, t->irq, xmtr->cookie);
+    node->dev.set_event(t->done.elan);
+    return ESUCCESS;
+  }
+  // The root's event counts its children's subtrees, each through the
+  // edge event of its circuit.
+  if (!t->fan) t->fan = std::make_unique<nicsim::ep::Fanout>();
+  nicsim::ep::Fanout& f = *t->fan;
+  f.txd = t;
+  f.children = children;
+  f.service = service;
+  f.cookie = static_cast<std::uint16_t>(t->index);
+  if (!node->prepare_fanout(f, t->done, t->irq, xmtr->cookie)) {
+    t->handler = nullptr;
+    node->put_txd(t);
+    return ENOMEM;
+  }
+  node->start_fanout(f, *env, static_cast<std::uint8_t*>(t->buf.host) + sizeof(EP_ENVELOPE), bytes - sizeof(EP_ENVELOPE));
   return ESUCCESS;
 }

@@ -278,6 +278,12 @@ void EpNode::put_txd(ep_txd* t) {
   if (t->timer) t->timer->cancel();
   if (t->retry) t->retry->cancel();
   x->active.erase(std::remove(x->active.begin(), x->active.end(), t), x->active.end());
+  if (t->fan) {
+    // Edges still waiting for a circuit or a re-send belong to this
+    // multicast only; after a forced end its edge events may still be set.
+    ++t->fan->gen;
+    t->fan->dirty |= t->forced;
+  }
   if (t->forced) {
     // The Elan may still set the old event or write the old status block
     // (a timed-out or reset transmit): retire them, take fresh ones.
@@ -408,6 +414,27 @@ void EpNode::issue(ep_txd* t) {
 
 void EpNode::dma_failure(const elan3::DmaFailure& f) {
   using elan3::pkt::Token;
+  if (Fanout* fan = f.cause == elan3::intq::Cause::NetworkError ? fanout_of_cookie(f.src_cookie) : nullptr) {
+    // A multicast envelope to a child: refused by a full queue, it is sent
+    // again later; refused with an error, that child's edge fails; no
+    // answer at all fails the circuit, which fails the edge.
+    const int i = fan->slot_of(static_cast<int>(f.node));
+    if (i < 0) return;
+    if (f.detail == static_cast<std::uint8_t>(Token::TestFail)) {
+      const auto k = static_cast<std::size_t>(i);
+      if (fan->retry.size() <= k) fan->retry.resize(k + 1);
+      fan->retry[k] = std::make_unique<host::Timer>(host, "ep.retry", [this, fan, i, gen = fan->gen] {
+        if (fan->gen == gen && !fan->failed[static_cast<std::size_t>(i)]) send_edge(*fan, i);
+      });
+      fan->retry[k]->start(testfail_retry);
+    } else if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
+      fail_edge(*fan, i);
+    } else if (f.node < nnodes) {
+      circuit_failed(circuit(f.node), "network error", true);
+      fail_edge(*fan, i);
+    }
+    return;
+  }
   if (f.cause == elan3::intq::Cause::NetworkError && f.detail == static_cast<std::uint8_t>(Token::TestFail) &&
       f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
     // The destination's queue was full or locked: try again later, as long

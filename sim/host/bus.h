@@ -58,7 +58,13 @@ namespace nicsim::host {
 // answers, so read latency is the chipset's (~0.75 us on ServerWorks GC /
 // Intel E7501 class chipsets of 2003). Conventional PCI has a shorter
 // header but uses delayed transactions with retries: lower efficiency and
-// longer read latencies. MMIO (PIO) writes are posted through the host
+// longer read latencies. pci-66 read latency 600 ns: the host bridge needs
+// ~450 ns to start returning memory data to a bus master (Myricom measures
+// hosts, ServerWorks GC among them, delaying a DMA read ~60 clocks at
+// 133 MHz: myri.com/scs/performance/PCIX_motherboards), plus the delayed
+// transaction: the bridge retries the master after the 16-clock target
+// initial latency (PCI 2.2, 240 ns at 66 MHz) and the data is returned on
+// a later retry, about 150 ns more on average. MMIO (PIO) writes are posted through the host
 // bridge (~0.25 us to reach the device); PIO reads stall the CPU ~1 us.
 struct BusProfile {
   const char* name;
@@ -75,7 +81,7 @@ struct BusProfile {
 inline constexpr BusProfile kBusProfiles[] = {
     {"pcix-133", "64", "133MHz", "0.92", "8", "750ns", "200ns", "250ns", "1us", "512B"},
     {"pcix-66", "64", "66.666MHz", "0.92", "8", "800ns", "200ns", "300ns", "1.1us", "512B"},
-    {"pci-66", "64", "66.666MHz", "0.85", "6", "1us", "200ns", "300ns", "1.2us", "4KiB"},
+    {"pci-66", "64", "66.666MHz", "0.85", "6", "600ns", "200ns", "300ns", "1.2us", "4KiB"},
     {"pci-33", "32", "33.333MHz", "0.85", "6", "1.2us", "250ns", "350ns", "1.5us", "4KiB"},
 };
 const BusProfile* find_bus_profile(std::string_view name);
