@@ -237,7 +237,14 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
 
 void Elan3::command(std::uint64_t off, std::uint64_t v) {
   const auto v32 = static_cast<std::uint32_t>(v);
-  trace("command", {{"reg", off}, {"value", v}});
+  if (tracing()) {
+    // Host addresses are traced as node-memory regions ("r<id>+off"): raw
+    // pointers differ from run to run and would make traces differ.
+    if (off == reg::pt_base.offset || off == reg::intq_base.offset)
+      trace("command", {{"reg", off}, {"value", host_.memory().describe(v)}});
+    else
+      trace("command", {{"reg", off}, {"value", v}});
+  }
   if (off == reg::run_dma.offset) {
     dma_->fetch(v32, true);
   } else if (off == reg::set_event.offset) {
