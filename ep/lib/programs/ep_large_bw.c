@@ -15,8 +15,7 @@
 
 typedef struct bw_state {
 	/* sender */
-	uint32_t completed, failed;
-	uint64_t last_done_ps;
+	ep_perf_tx_t tx;
 	/* receiver */
 	uint32_t received, bad;
 	EP_RCVR *rcvr;
@@ -31,16 +30,6 @@ typedef struct rx_slot {
 	bw_state_t *st;
 	int index;
 } rx_slot_t;
-
-static void on_tx(EP_TXD *txd, void *arg, int status)
-{
-	bw_state_t *st = (bw_state_t *)arg;
-	(void)txd;
-	if (status != ESUCCESS)
-		st->failed++;
-	st->completed++;
-	st->last_done_ps = nicsim_now_ps();
-}
 
 static void on_rx(EP_RXD *rxd)
 {
@@ -60,6 +49,18 @@ static void on_rx(EP_RXD *rxd)
 		st->checked_last = 1;
 	}
 	ep_requeue_receive(rxd, on_rx, slot, st->addrs[slot->index], st->bufsize);
+}
+
+typedef struct large_send {
+	EP_XMTR *xmtr;
+	int peer;
+	EP_IOVEC iov;
+} large_send_t;
+
+static int send_large(void *ctx, ep_perf_tx_t *tx)
+{
+	large_send_t *l = (large_send_t *)ctx;
+	return ep_transmit_large(l->xmtr, l->peer, EP_PERF_SERVICE, 0, ep_perf_on_tx, tx, &l->iov, 1);
 }
 
 static int large_bw_main(int argc, char **argv)
@@ -95,43 +96,23 @@ static int large_bw_main(int argc, char **argv)
 		if (!addr)
 			return 1;
 		for (s = 0; s < o.nsizes; s++) {
-			uint32_t size = o.sizes[s], sent = 0, j;
-			uint64_t t0;
-			EP_IOVEC iov;
+			uint32_t size = o.sizes[s], j;
+			large_send_t ctx;
+			double bw;
 			char name[32];
 			for (j = 0; j < size; j++)
 				buf[j] = ep_perf_byte(o.iters - 1 + 1000u * (uint32_t)s, j);
-			iov.Base = addr;
-			iov.Len = size;
-			st.completed = 0;
+			ctx.xmtr = xmtr;
+			ctx.peer = peer;
+			ctx.iov.Base = addr;
+			ctx.iov.Len = size;
 			if (nicsim_barrier() != 0)
 				return 1;
-			t0 = nicsim_now_ps();
-			while (st.completed < o.iters) {
-				if (nicsim_now_ps() - t0 > 1000000000000ull) {
-					nicsim_fail("transmits did not complete within 1 s");
-					return 1;
-				}
-				if (sent < o.iters && sent - st.completed < o.window) {
-					int rc = ep_transmit_large(xmtr, peer, EP_PERF_SERVICE, 0, on_tx, &st, &iov, 1);
-					if (rc == ESUCCESS) {
-						sent++;
-						continue;
-					}
-					if (rc != ENOMEM) {
-						nicsim_fail("ep_transmit_large failed");
-						return 1;
-					}
-				}
-				nicsim_sleep_ns(500);
-			}
-			if (st.failed) {
-				nicsim_fail("transmits completed with errors");
+			bw = ep_perf_stream(&o, &st.tx, send_large, &ctx, size, 1000000000000ull, 500, "transmits");
+			if (bw < 0)
 				return 1;
-			}
 			snprintf(name, sizeof name, "bw_%u", size);
-			nicsim_result(name, (double)size * o.iters / ((double)(st.last_done_ps - t0) / 1e12) / 1e6,
-				      "MB/s");
+			nicsim_result(name, bw, "MB/s");
 			if (nicsim_barrier() != 0)
 				return 1;
 		}

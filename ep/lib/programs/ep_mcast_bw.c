@@ -14,8 +14,8 @@
 #define NBUF 8
 
 typedef struct mc_state {
-	uint32_t completed, failed, received, bad, size, total, pattern;
-	uint64_t last_done_ps;
+	ep_perf_tx_t tx;
+	uint32_t received, bad, size, total, pattern;
 	unsigned char *bufs[NBUF];
 	E3_Addr addrs[NBUF];
 } mc_state_t;
@@ -24,16 +24,6 @@ typedef struct mc_slot {
 	mc_state_t *st;
 	int index;
 } mc_slot_t;
-
-static void on_tx(EP_TXD *txd, void *arg, int status)
-{
-	mc_state_t *st = (mc_state_t *)arg;
-	(void)txd;
-	if (status != ESUCCESS)
-		st->failed++;
-	st->completed++;
-	st->last_done_ps = nicsim_now_ps();
-}
 
 static void on_rx(EP_RXD *rxd)
 {
@@ -50,6 +40,19 @@ static void on_rx(EP_RXD *rxd)
 			}
 	}
 	ep_requeue_receive(rxd, on_rx, slot, st->addrs[slot->index], st->size);
+}
+
+typedef struct mcast_send {
+	EP_XMTR *xmtr;
+	EP_IOVEC iov;
+} mcast_send_t;
+
+/* Every node of the machine but this one (-1..-1 is the whole range). */
+static int send_multicast(void *ctx, ep_perf_tx_t *tx)
+{
+	mcast_send_t *m = (mcast_send_t *)ctx;
+	return ep_multicast_large(m->xmtr, -1, -1, NULL, EP_PERF_SERVICE, EP_NOT_MYSELF, ep_perf_on_tx, tx,
+				  &m->iov, 1);
 }
 
 static int mcast_bw_main(int argc, char **argv)
@@ -76,9 +79,9 @@ static int mcast_bw_main(int argc, char **argv)
 		ELAN3_DMA_HANDLE *h;
 		unsigned char *buf = nicsim_alloc(st.size, 64);
 		E3_Addr addr;
-		EP_IOVEC iov;
-		uint32_t sent = 0, j;
-		uint64_t t0;
+		mcast_send_t ctx;
+		uint32_t j;
+		double bw;
 		char name[32];
 		if (!xmtr || !buf)
 			return 1;
@@ -87,36 +90,16 @@ static int mcast_bw_main(int argc, char **argv)
 			return 1;
 		for (j = 0; j < st.size; j++)
 			buf[j] = ep_perf_byte(st.pattern, j);
-		iov.Base = addr;
-		iov.Len = st.size;
+		ctx.xmtr = xmtr;
+		ctx.iov.Base = addr;
+		ctx.iov.Len = st.size;
 		if (nicsim_barrier() != 0)
 			return 1;
-		t0 = nicsim_now_ps();
-		while (st.completed < o.iters) {
-			if (nicsim_now_ps() - t0 > 10000000000000ull) {
-				nicsim_fail("multicasts did not complete within 10 s");
-				return 1;
-			}
-			if (sent < o.iters && sent - st.completed < o.window) {
-				int rc = ep_multicast_large(xmtr, -1, -1, NULL, EP_PERF_SERVICE, EP_NOT_MYSELF, on_tx, &st,
-							    &iov, 1);
-				if (rc == ESUCCESS) {
-					sent++;
-					continue;
-				}
-				if (rc != ENOMEM) {
-					nicsim_fail("ep_multicast_large failed");
-					return 1;
-				}
-			}
-			nicsim_sleep_ns(1000);
-		}
-		if (st.failed) {
-			nicsim_fail("multicasts completed with errors");
+		bw = ep_perf_stream(&o, &st.tx, send_multicast, &ctx, st.size, 10000000000000ull, 1000, "multicasts");
+		if (bw < 0)
 			return 1;
-		}
 		snprintf(name, sizeof name, "mcast_bw_%u", st.size);
-		nicsim_result(name, (double)st.size * o.iters / ((double)(st.last_done_ps - t0) / 1e12) / 1e6, "MB/s");
+		nicsim_result(name, bw, "MB/s");
 		nicsim_result("messages", (double)o.iters * nrecv, "messages");
 		return nicsim_barrier() == 0 ? 0 : 1;
 	}

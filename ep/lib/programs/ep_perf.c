@@ -2,6 +2,7 @@
 #include "ep_perf.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define EP_PERF_TAG 0x45500000u
@@ -75,4 +76,50 @@ E3_Addr ep_perf_map(ELAN3_DMA_STATE *sp, void *buf, size_t len, u_int perm, ELAN
 				 (E3_Addr)0, DDI_DMA_SLEEP, NULL, h) != DDI_DMA_MAPPED)
 		return 0;
 	return elan3_dma_handle_to_addr(*h);
+}
+
+void ep_perf_on_tx(EP_TXD *txd, void *arg, int status)
+{
+	ep_perf_tx_t *tx = (ep_perf_tx_t *)arg;
+	(void)txd;
+	if (status != ESUCCESS)
+		tx->failed++;
+	tx->completed++;
+	tx->last_done_ps = nicsim_now_ps();
+}
+
+double ep_perf_stream(const ep_perf_opts_t *o, ep_perf_tx_t *tx, ep_perf_send_fn send, void *ctx,
+		      uint32_t bytes, uint64_t limit_ps, uint32_t poll_ns, const char *what)
+{
+	const uint64_t t0 = nicsim_now_ps();
+	uint32_t sent = 0;
+	char why[128];
+	tx->completed = 0;
+	while (tx->completed < o->iters) {
+		if (nicsim_now_ps() - t0 > limit_ps) {
+			snprintf(why, sizeof why, "%s did not complete within %llu us", what,
+				 (unsigned long long)(limit_ps / 1000000u));
+			nicsim_fail(why);
+			return -1;
+		}
+		if (sent < o->iters && sent - tx->completed < o->window) {
+			const int rc = send(ctx, tx);
+			if (rc == ESUCCESS) {
+				sent++;
+				continue;
+			}
+			if (rc != ENOMEM) {
+				snprintf(why, sizeof why, "%s: a transmit call failed with %d", what, rc);
+				nicsim_fail(why);
+				return -1;
+			}
+		}
+		nicsim_sleep_ns(poll_ns);
+	}
+	if (tx->failed) {
+		snprintf(why, sizeof why, "%s completed with errors", what);
+		nicsim_fail(why);
+		return -1;
+	}
+	return (double)bytes * o->iters / ((double)(tx->last_done_ps - t0) / 1e12) / 1e6;
 }

@@ -28,6 +28,26 @@ int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv);
 int ep_perf_peer(void);
 /* Maps len bytes of node memory with perm; returns the Elan address or 0. */
 E3_Addr ep_perf_map(ELAN3_DMA_STATE *sp, void *buf, size_t len, u_int perm, ELAN3_DMA_HANDLE **h);
+
+/* Transmit completions of a stream: ep_perf_on_tx is the EP_TXH, its arg an ep_perf_tx_t. */
+typedef struct ep_perf_tx {
+	uint32_t completed, failed;
+	uint64_t last_done_ps;
+} ep_perf_tx_t;
+void ep_perf_on_tx(EP_TXD *txd, void *arg, int status);
+
+/* Issues one transmit with ep_perf_on_tx and tx as its handler and argument. */
+typedef int (*ep_perf_send_fn)(void *ctx, ep_perf_tx_t *tx);
+
+/*
+ * Keeps up to o->window transmits in flight until o->iters have completed,
+ * sleeping poll_ns between attempts when the window is full or the layer
+ * answers ENOMEM. Bandwidth of `bytes` per transmit, from now to the last
+ * completion, in MB/s (10^6 B/s); -1 after reporting a failure (`what`
+ * names the transmits, `limit_ps` bounds the simulated time).
+ */
+double ep_perf_stream(const ep_perf_opts_t *o, ep_perf_tx_t *tx, ep_perf_send_fn send, void *ctx,
+		      uint32_t bytes, uint64_t limit_ps, uint32_t poll_ns, const char *what);
 /* Byte i of message `seq` (a pattern the receiver can check). */
 static inline unsigned char ep_perf_byte(uint32_t seq, uint32_t i)
 {
