@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/fields.h"
+
 namespace nicsim::elan3 {
 
 using E3Addr = std::uint32_t;  // E3_Addr: an Elan virtual address
@@ -36,18 +38,9 @@ inline constexpr std::uint32_t kPageShift = 13;  // Elan3 pages are 8 KiB
 inline constexpr std::uint32_t kPageSize = 1u << kPageShift;
 inline constexpr std::uint32_t kBlockSize = 64;  // E3_BLK_SIZE: the DMA engine's unit
 
-// A field of a register or in-memory structure: byte offset and width.
-struct Field {
-  std::uint32_t offset;
-  std::uint32_t width;
-  const char* name;
-};
-inline std::uint64_t get(const std::uint8_t* base, Field f) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, base + f.offset, f.width);
-  return v;
-}
-inline void put(std::uint8_t* base, Field f, std::uint64_t v) { std::memcpy(base + f.offset, &v, f.width); }
+using nicsim::Field;
+using nicsim::get;
+using nicsim::put;
 
 #define NICSIM_ELAN3_FIELD(name, offset, width) inline constexpr Field name{offset, width, #name};
 

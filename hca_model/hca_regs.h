@@ -25,26 +25,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/fields.h"
+
 namespace nicsim::hca {
 
-// A field of a register or descriptor: byte offset and width (1, 2, 4, 8,
-// or 16 for a GID).
-struct Field {
-  std::uint32_t offset;
-  std::uint32_t width;
-  const char* name;
-};
-
-inline std::uint64_t get(const std::uint8_t* base, Field f) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, base + f.offset, f.width > 8 ? 8 : f.width);
-  return v;
-}
-inline void put(std::uint8_t* base, Field f, std::uint64_t v) {
-  std::memcpy(base + f.offset, &v, f.width > 8 ? 8 : f.width);
-}
-inline void put_bytes(std::uint8_t* base, Field f, const void* src) { std::memcpy(base + f.offset, src, f.width); }
-inline void get_bytes(const std::uint8_t* base, Field f, void* dst) { std::memcpy(dst, base + f.offset, f.width); }
+using nicsim::Field;
+using nicsim::get;
+using nicsim::get_bytes;
+using nicsim::put;
+using nicsim::put_bytes;
 
 #define NICSIM_HCA_FIELD(name, offset, width) inline constexpr Field name{offset, width, #name};
 
