@@ -94,14 +94,7 @@ Elan3Dev::Elan3Dev(host::Host& host, host::HostBus& bus, Elan3& elan)
 
 Elan3Dev::~Elan3Dev() = default;
 
-void Elan3Dev::cpu(const char* cls, std::uint64_t bytes) {
-  if (host_.in_interrupt()) {
-    const Tick t = host_.cost_of(cls, bytes);
-    if (t) Sim::get().calendar().thread_wait_until(now() + t);
-    return;
-  }
-  host_.charge(cls, bytes);
-}
+void Elan3Dev::cpu(const char* cls, std::uint64_t bytes) { host_.work(cls, bytes); }
 
 void Elan3Dev::mmio_write32(std::uint64_t off, std::uint32_t v) { bus_.mmio_write(port_ + off, &v, 4); }
 void Elan3Dev::mmio_write64(std::uint64_t off, std::uint64_t v) { bus_.mmio_write(port_ + off, &v, 8); }

@@ -105,14 +105,9 @@ void EpNode::start() {
 }
 
 void EpNode::cpu(std::string_view cls, std::uint64_t bytes) {
-  if (host.in_interrupt()) {
-    // A handler cannot queue for a CPU (that would block); it already runs
-    // on one, so the work stalls it.
-    const Tick t = host.cost_of(cls, bytes);
-    if (t) Sim::get().calendar().thread_wait_until(now() + t);
-    return;
-  }
-  if (host.current()) host.charge(cls, bytes);
+  // Work started by the Elan's own callbacks (neither a thread nor a
+  // handler of this node) costs no host CPU.
+  if (host.in_interrupt() || host.current()) host.work(cls, bytes);
 }
 
 void EpNode::error(const std::string& msg) { Sim::get().error(fmt::format("{}.ep", host.name()), msg); }

@@ -278,6 +278,14 @@ bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_
   return charge_time(cost_of(cost_class, bytes), where);
 }
 
+void Host::work_time(Tick cost, const std::source_location& where) {
+  if (!in_interrupt()) {
+    charge_time(cost, where);
+    return;
+  }
+  if (cost) Sim::get().calendar().thread_wait_until(now() + cost);
+}
+
 bool Host::charge_time(Tick cost, const std::source_location& where) {
   // The thread that charged last is one of this node's and not its
   // interrupt thread: it may block. Anyone else is checked in full.

@@ -300,6 +300,18 @@ class Host : public sc_core::sc_module {
     return charge_time(cost_of(cost_class, bytes), where);
   }
 
+  // CPU time for driver and library work that may also run in interrupt
+  // context: a thread charges it (queueing for a CPU like charge()); a
+  // handler, already running on a CPU and unable to queue, stalls for it.
+  void work(std::string_view cost_class, std::uint64_t bytes = 0,
+            std::source_location where = std::source_location::current()) {
+    work_time(cost_of(cost_class, bytes), where);
+  }
+  void work(const CostClass& cost_class, std::uint64_t bytes = 0,
+            std::source_location where = std::source_location::current()) {
+    work_time(cost_of(cost_class, bytes), where);
+  }
+
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
   std::uint32_t cpus() const { return cpus_; }
@@ -315,6 +327,7 @@ class Host : public sc_core::sc_module {
   };
   static void timer_expired(void* host, std::uint64_t timer_id);
   bool charge_time(Tick cost, const std::source_location& where);
+  void work_time(Tick cost, const std::source_location& where);
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);

@@ -357,25 +357,9 @@ void Device::free_dma(void* p) {
   if (p) host_.memory().free(p);
 }
 
-void Device::cpu(const host::CostClass& cls, std::uint64_t bytes) {
-  if (host_.in_interrupt()) {
-    const Tick t = host_.cost_of(cls, bytes);
-    if (t) Sim::get().calendar().thread_wait_until(now() + t);
-    return;
-  }
-  host_.charge(cls, bytes);
-}
+void Device::cpu(const host::CostClass& cls, std::uint64_t bytes) { host_.work(cls, bytes); }
 
-void Device::cpu(std::string_view cls, std::uint64_t bytes) {
-  if (host_.in_interrupt()) {
-    // A handler cannot queue for a CPU (that would block); it is already
-    // running on one, so the work simply stalls it.
-    const Tick t = host_.cost_of(cls, bytes);
-    if (t) Sim::get().calendar().thread_wait_until(now() + t);
-    return;
-  }
-  host_.charge(cls, bytes);
-}
+void Device::cpu(std::string_view cls, std::uint64_t bytes) { host_.work(cls, bytes); }
 
 void Device::kill(Object* o) {
   live_.erase(o->handle_key);
