@@ -278,11 +278,7 @@ bool Host::charge(std::string_view cost_class, std::uint64_t bytes, std::source_
   return charge_time(cost_of(cost_class, bytes), where);
 }
 
-void Host::work_time(Tick cost, const std::source_location& where) {
-  if (!in_interrupt()) {
-    charge_time(cost, where);
-    return;
-  }
+void Host::stall(Tick cost) {
   if (cost) Sim::get().calendar().thread_wait_until(now() + cost);
 }
 

@@ -305,11 +305,19 @@ class Host : public sc_core::sc_module {
   // handler, already running on a CPU and unable to queue, stalls for it.
   void work(std::string_view cost_class, std::uint64_t bytes = 0,
             std::source_location where = std::source_location::current()) {
-    work_time(cost_of(cost_class, bytes), where);
+    const Tick cost = cost_of(cost_class, bytes);
+    if (in_interrupt())
+      stall(cost);
+    else
+      charge_time(cost, where);
   }
   void work(const CostClass& cost_class, std::uint64_t bytes = 0,
             std::source_location where = std::source_location::current()) {
-    work_time(cost_of(cost_class, bytes), where);
+    const Tick cost = cost_of(cost_class, bytes);
+    if (in_interrupt())
+      stall(cost);
+    else
+      charge_time(cost, where);
   }
 
   InterruptController& irq() { return *irq_; }
@@ -327,7 +335,7 @@ class Host : public sc_core::sc_module {
   };
   static void timer_expired(void* host, std::uint64_t timer_id);
   bool charge_time(Tick cost, const std::source_location& where);
-  void work_time(Tick cost, const std::source_location& where);
+  void stall(Tick cost);  // the running handler's CPU is busy for `cost`
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);
