@@ -4,6 +4,12 @@
 
 namespace nicsim {
 
+namespace {
+constexpr const char* kBlockedAhead =
+    "calendar: a SystemC thread blocked while running ahead of SystemC time "
+    "(it waited without Calendar::thread_wait_until or sync_thread)";
+}  // namespace
+
 Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   heap_.reserve(1024);
   SC_HAS_PROCESS(Calendar);
@@ -120,18 +126,12 @@ void Calendar::request_stop() {
 void Calendar::fire_ahead(Tick n, Tick cap) {
   // The kernel's next activity, asked again only when a handler may have
   // changed it (notify_now, activity_changed): nothing else runs meanwhile.
-  Tick limit = 0;
-  std::uint64_t limit_epoch = activity_epoch_ - 1;
   while (!heap_.empty() && stop_at_ == kTickMax) {
     const Tick t = time_of(heap_.front());
     if (t > n) {
       if (t >= cap || t >= horizon_) break;
       // Run ahead only strictly before every pending SystemC activity.
-      if (limit_epoch != activity_epoch_) {
-        limit = n + sc_core::sc_time_to_pending_activity().value();
-        limit_epoch = activity_epoch_;
-      }
-      if (t >= limit) break;
+      if (t >= activity_limit(n)) break;
       ahead_ = true;
       ahead_now_ = t;
     }
@@ -143,12 +143,38 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
   }
 }
 
+Tick Calendar::activity_limit(Tick n) {
+  if (!limit_valid_ || limit_epoch_ != activity_epoch_) {
+    limit_ = n + sc_core::sc_time_to_pending_activity().value();
+    limit_epoch_ = activity_epoch_;
+    limit_valid_ = true;
+  }
+  return limit_;
+}
+
+void Calendar::park_wake() {
+  if (parked_) return;
+  wake_.cancel();
+  armed_for_ = kTickMax;
+  parked_ = this;
+}
+
+void Calendar::unpark_wake() {
+  if (!parked_) return;
+  Calendar* c = parked_;
+  parked_ = nullptr;
+  c->arm();
+}
+
+void Calendar::check_threads_synced() {
+  if (thread_ahead_) throw std::logic_error(kBlockedAhead);
+}
+
 void Calendar::run() {
-  if (thread_ahead_)
-    throw std::logic_error("calendar: a SystemC thread blocked while running ahead of SystemC time "
-                           "(it waited without Calendar::thread_wait_until or sync_thread)");
+  if (thread_ahead_) throw std::logic_error(kBlockedAhead);
   running_ = true;
   dispatching_ = true;
+  limit_valid_ = false;
   const Tick n = now();
   if (stop_at_ != kTickMax) {
     running_ = false;
@@ -157,6 +183,7 @@ void Calendar::run() {
     return;
   }
   fire_ahead(n, kTickMax);
+  limit_valid_ = false;  // other processes run next
   const Tick reached = ahead_ ? ahead_now_ : n;
   ahead_ = false;
   running_ = false;
@@ -191,6 +218,11 @@ void Calendar::run() {
 // long as nothing else is runnable now; and it may skip the wait when after
 // that nothing at all (calendar event or SystemC activity) is due at or
 // before `t`.
+//
+// The calendar's own wake-up is not other activity: it is parked (cancelled)
+// for the whole run of the thread, so the kernel's next activity, asked once,
+// stays valid until a handler changes it, and re-armed (unpark_wake) before
+// the thread really waits, i.e. before anything else can run.
 bool Calendar::advance_thread(Tick t) {
   if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
   if (!thread_ahead_) {
@@ -198,11 +230,9 @@ bool Calendar::advance_thread(Tick t) {
     if (sc_core::sc_pending_activity_at_current_time()) return false;
     limit_valid_ = false;
   }
+  const Tick n = sc_core::sc_time_stamp().value();
+  park_wake();
   if (!heap_.empty() && time_of(heap_.front()) < t) {
-    const Tick n = sc_core::sc_time_stamp().value();
-    // The calendar's own wake-up must not count as other activity.
-    wake_.cancel();
-    armed_for_ = kTickMax;
     const bool was_ahead = ahead_;
     const Tick was_now = ahead_now_;
     running_ = true;
@@ -212,24 +242,19 @@ bool Calendar::advance_thread(Tick t) {
     dispatching_ = false;
     ahead_ = was_ahead;
     ahead_now_ = was_now;
-    limit_valid_ = false;
     if (stop_at_ != kTickMax) {
       // A handler asked to stop (at its time, after n): the method stops there.
+      parked_ = nullptr;
       wake_.notify(to_sc(stop_at_ - n));
       armed_for_ = stop_at_;
       return false;
     }
-    arm();
   }
   if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
   // While this thread runs ahead nothing else runs and it changes nothing
   // the kernel sees (that would sync it first), so the next activity found
-  // once stays valid until events fire.
-  if (!limit_valid_) {
-    limit_ = sc_core::sc_time_stamp().value() + sc_core::sc_time_to_pending_activity().value();
-    limit_valid_ = true;
-  }
-  if (limit_ <= t) return false;
+  // stays valid until a handler changes it.
+  if (activity_limit(n) <= t) return false;
   ahead_ = true;
   ahead_now_ = t;
   thread_ahead_ = true;
@@ -241,6 +266,7 @@ void Calendar::thread_wait_until_slow(Tick t) {
   if (t > n && advance_thread(t)) return;
   ahead_ = false;
   thread_ahead_ = false;
+  unpark_wake();
   sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
 }
 
@@ -248,6 +274,7 @@ void Calendar::sync_thread_slow() {
   const Tick t = ahead_now_;
   ahead_ = false;
   thread_ahead_ = false;
+  unpark_wake();
   sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
 }
 
