@@ -242,6 +242,11 @@ const FormatUnit kFrequencyFormat[] = {
 
 Tick ceil_div_saturating(U128 numerator, std::uint64_t denominator) {
   if (denominator == 0) return 0;
+  if (!(numerator >> 64)) {
+    // The usual case: a 64-bit division instead of a 128-bit one.
+    const auto n = static_cast<std::uint64_t>(numerator);
+    return n / denominator + (n % denominator != 0 ? 1 : 0);
+  }
   U128 q = numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
   return q > kU64Max ? kTickMax : static_cast<Tick>(q);
 }

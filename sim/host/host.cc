@@ -25,26 +25,6 @@ std::unordered_map<const sc_core::sc_object*, Host*>& process_hosts() {
   static std::unordered_map<const sc_core::sc_object*, Host*> m;
   return m;
 }
-// The last answer of current_host(): a thread asks again and again.
-struct {
-  const sc_core::sc_object* process = nullptr;
-  Host* host = nullptr;
-} last_process_host;
-void forget_process(const sc_core::sc_object* p) {
-  process_hosts().erase(p);
-  if (last_process_host.process == p) last_process_host = {};
-}
-
-// The running process, or nullptr outside the simulation. During
-// elaboration sc_get_current_process_handle() returns the most recently
-// created process, which is not "the caller", hence the status check.
-const sc_core::sc_object* running_process() {
-  if (sc_core::sc_get_status() != sc_core::SC_RUNNING) return nullptr;
-  // Calendar events fired inline by a thread run as hardware, as they would
-  // in the calendar's method: not as that thread.
-  if (Calendar::dispatching()) return nullptr;
-  return sc_core::sc_get_current_process_b();
-}
 
 // SystemC wants object names unique among siblings and made of [A-Za-z0-9_];
 // thread names come from programs and may repeat, so derive a legal unique one.
@@ -64,7 +44,7 @@ std::string unique_process_name(std::string_view wanted) {
 }  // namespace
 
 Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params)
-    : sc_core::sc_module(name), node_id_(node_id), params_(params) {
+    : sc_core::sc_module(name), node_id_(node_id), params_(params), calendar_(&Sim::get().calendar()) {
   cpus_ = static_cast<std::uint32_t>(params_.count("cpus"));
   cpus_free_ = cpus_;
   std::uint64_t stack = params_.size("thread_stack");
@@ -167,19 +147,19 @@ HostThread* Host::current() const {
   return it->second;
 }
 
-Host* Host::current_host() {
-  const sc_core::sc_object* p = running_process();
+Host* Host::current_host_slow(const sc_core::sc_object* p) {
   if (!p) return nullptr;
-  if (p == last_process_host.process) return last_process_host.host;
   auto& m = process_hosts();
   auto it = m.find(p);
   if (it == m.end()) return nullptr;
-  last_process_host = {p, it->second};
+  last_process_ = p;
+  last_process_host_ = it->second;
   return it->second;
 }
 
-bool Host::in_interrupt() const {
-  return in_interrupt_ && running_process() == irq_process_;
+void Host::forget_process(const sc_core::sc_object* p) {
+  process_hosts().erase(p);
+  if (last_process_ == p) last_process_ = nullptr, last_process_host_ = nullptr;
 }
 
 bool Host::may_block(const char* what, const std::source_location& where) {
@@ -282,34 +262,21 @@ void Host::stall(Tick cost) {
   if (cost) Sim::get().calendar().thread_wait_until(now() + cost);
 }
 
-bool Host::charge_time(Tick cost, const std::source_location& where) {
-  // The thread that charged last is one of this node's and not its
-  // interrupt thread: it may block. Anyone else is checked in full.
-  const sc_core::sc_object* p = running_process();
-  if (!(p && p == last_thread_process_) && !may_block("charge", where)) return false;
-  if (cost == 0) return true;
-  if (cpus_free_ > 0 && cpu_waiters_.empty()) {
-    --cpus_free_;
-  } else {
-    // All CPUs busy: queue FIFO; a releasing thread hands its CPU over.
-    HostThread* me = current();
-    CpuWaiter w{&me->wake_, false};
-    cpu_waiters_.push_back(&w);
-    BlockScope scope(*this, "cpu");
-    Calendar::sync_thread();
-    while (!w.granted) sc_core::wait(me->wake_);
-  }
-  // Usually returns without a context switch (Calendar::thread_wait_until).
-  Sim::get().calendar().thread_wait_until(now() + cost);
-  if (cpu_waiters_.empty()) {
-    ++cpus_free_;
-  } else {
-    CpuWaiter* next = cpu_waiters_.front();
-    cpu_waiters_.pop_front();
-    next->granted = true;
-    Calendar::notify_now(*next->wake);
-  }
-  return true;
+void Host::wait_for_cpu() {
+  // All CPUs busy: queue FIFO; a releasing thread hands its CPU over.
+  HostThread* me = current();
+  CpuWaiter w{&me->wake_, false};
+  cpu_waiters_.push_back(&w);
+  BlockScope scope(*this, "cpu");
+  Calendar::sync_thread();
+  while (!w.granted) sc_core::wait(me->wake_);
+}
+
+void Host::hand_cpu_over() {
+  CpuWaiter* next = cpu_waiters_.front();
+  cpu_waiters_.pop_front();
+  next->granted = true;
+  Calendar::notify_now(*next->wake);
 }
 
 void Host::timer_expired(void* host, std::uint64_t timer_id) {

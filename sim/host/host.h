@@ -269,13 +269,18 @@ class Host : public sc_core::sc_module {
   // Lets the other runnable threads of this time run first.
   void yield(std::source_location where = std::source_location::current());
   HostThread* current() const;  // the calling HostThread of this node, else nullptr
-  static Host* current_host();  // the Host whose thread (or interrupt context) is running
+  // The Host whose thread (or interrupt context) is running.
+  static Host* current_host() {
+    const sc_core::sc_object* p = running_process();
+    if (p && p == last_process_) return last_process_host_;
+    return current_host_slow(p);
+  }
   const std::vector<std::unique_ptr<HostThread>>& threads() const { return threads_; }
 
   // True while the calling process is this node's interrupt thread running a
   // handler. (A handler may stall the CPU in an MMIO read; the node's other
   // threads keep running meanwhile and are not in interrupt context.)
-  bool in_interrupt() const;
+  bool in_interrupt() const { return in_interrupt_ && running_process() == irq_process_; }
   // Every blocking primitive calls this first. In interrupt context it
   // reports "blocking call <what> in interrupt context at file:line" as a
   // SimError and returns false; the primitive then returns without blocking.
@@ -334,13 +339,48 @@ class Host : public sc_core::sc_module {
     bool granted;
   };
   static void timer_expired(void* host, std::uint64_t timer_id);
-  bool charge_time(Tick cost, const std::source_location& where);
+  // The running process, or nullptr outside the simulation. During
+  // elaboration sc_get_current_process_handle() returns the most recently
+  // created process, which is not "the caller", hence the status check.
+  // Calendar events fired inline by a thread run as hardware, as they would
+  // in the calendar's method: not as that thread.
+  static const sc_core::sc_object* running_process() {
+    if (sc_core::sc_get_status() != sc_core::SC_RUNNING || Calendar::dispatching()) return nullptr;
+    return sc_core::sc_get_current_process_b();
+  }
+  static Host* current_host_slow(const sc_core::sc_object* p);
+  static void forget_process(const sc_core::sc_object* p);
+  // The last answer of current_host(): a thread asks again and again.
+  static inline const sc_core::sc_object* last_process_ = nullptr;
+  static inline Host* last_process_host_ = nullptr;
+  // Inline: the busy-polling path charges on every call. The thread that
+  // charged last is one of this node's and not its interrupt thread: it may
+  // block. Anyone else is checked in full.
+  bool charge_time(Tick cost, const std::source_location& where) {
+    const sc_core::sc_object* p = running_process();
+    if (!(p && p == last_thread_process_) && !may_block("charge", where)) return false;
+    if (cost == 0) return true;
+    if (cpus_free_ > 0 && cpu_waiters_.empty())
+      --cpus_free_;
+    else
+      wait_for_cpu();
+    // Usually returns without a context switch (Calendar::thread_wait_until).
+    calendar_->thread_wait_until(Calendar::now() + cost);
+    if (cpu_waiters_.empty())
+      ++cpus_free_;
+    else
+      hand_cpu_over();
+    return true;
+  }
+  void wait_for_cpu();   // all CPUs busy: queue FIFO for one
+  void hand_cpu_over();  // to the longest waiter
   void stall(Tick cost);  // the running handler's CPU is busy for `cost`
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);
   std::uint32_t node_id_;
   ParamSet params_;
+  Calendar* calendar_;
   std::vector<std::unique_ptr<HostThread>> threads_;
   std::unordered_map<const sc_core::sc_object*, HostThread*> by_process_;
   bool in_interrupt_ = false;

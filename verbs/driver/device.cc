@@ -357,11 +357,17 @@ void Device::free_dma(void* p) {
   if (p) host_.memory().free(p);
 }
 
-void Device::cpu(const host::CostClass& cls, std::uint64_t bytes) { host_.work(cls, bytes); }
-
-void Device::cpu(std::string_view cls, std::uint64_t bytes) { host_.work(cls, bytes); }
+Object* Device::find_slow(const void* handle, ObjType type) {
+  if (!handle) return nullptr;
+  auto it = live_.find(handle);
+  if (it == live_.end() || it->second->type != type) return nullptr;
+  found_[static_cast<std::size_t>(type)] = {handle, it->second};
+  return it->second;
+}
 
 void Device::kill(Object* o) {
+  Found& f = found_[static_cast<std::size_t>(o->type)];
+  if (f.object == o) f = {};
   live_.erase(o->handle_key);
   quarantine_.emplace_back(o);
   if (quarantine_.size() > kQuarantine) quarantine_.pop_front();

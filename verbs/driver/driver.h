@@ -257,10 +257,11 @@ class Device {
   // ---- handle registry ----------------------------------------------------
   template <class T>
   T* find(const void* handle) {
-    if (!handle) return nullptr;
-    auto it = live_.find(handle);
-    if (it == live_.end() || it->second->type != T::kType) return nullptr;
-    return static_cast<T*>(it->second);
+    // The last handle of each type found is checked first: a polling loop
+    // asks for the same CQ on every call. kill() forgets it.
+    const Found& f = found_[static_cast<std::size_t>(T::kType)];
+    if (handle == f.handle && handle) return static_cast<T*>(f.object);
+    return static_cast<T*>(find_slow(handle, T::kType));
   }
   template <class T>
   T* make() {
@@ -274,8 +275,9 @@ class Device {
   // ---- CPU ------------------------------------------------------------------
   // Charges cost.<cls> (+ bytes at copy bandwidth) to the caller: a CPU of
   // the node on a thread, a stall of the handler in interrupt context.
-  void cpu(std::string_view cls, std::uint64_t bytes = 0);
-  void cpu(const host::CostClass& cls, std::uint64_t bytes = 0);  // the same, for hot paths
+  void cpu(std::string_view cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
+  // The same, for hot paths.
+  void cpu(const host::CostClass& cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
 
   // ---- the hardware interface ----------------------------------------------
   // Runs one HCR command: `in` (in_bytes) is copied into the input mailbox,
@@ -334,7 +336,13 @@ class Device {
   std::uint32_t eq_entries_ = 0, eq_consumer_ = 0;
   int irq_vector_ = -1;
   Ca* ca_ = nullptr;
+  Object* find_slow(const void* handle, ObjType type);
   std::unordered_map<const void*, Object*> live_;
+  struct Found {
+    const void* handle = nullptr;
+    Object* object = nullptr;
+  };
+  std::array<Found, static_cast<std::size_t>(ObjType::Mcast) + 1> found_{};
   std::deque<std::unique_ptr<Object>> quarantine_;
   std::uint32_t qpn_cursor_ = kFirstQpn;
   std::set<std::uint32_t> used_qpns_;
