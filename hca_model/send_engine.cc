@@ -132,7 +132,9 @@ bool SendEngine::gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t o
     return true;
   }
   // Walk the data segments to the message offset, translating each piece.
-  std::vector<HostRange> ranges;
+  // (DMA completions are calendar events: nothing re-enters this meanwhile.)
+  std::vector<HostRange>& ranges = gather_ranges_;
+  ranges.clear();
   std::uint64_t skip = offset, want = len;
   for (const auto& d : w.ds) {
     const std::uint64_t addr = d[0];

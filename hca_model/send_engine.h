@@ -94,6 +94,7 @@ class SendEngine {
   std::deque<std::uint32_t> ready_;      // QPNs with requester work
   std::deque<Response> responses_;       // responder output, FIFO
   std::deque<Assembly> assembly_;        // packets in order of building
+  std::vector<HostRange> gather_ranges_;  // gather()'s scratch: no allocation per packet
   std::uint32_t reads_in_flight_ = 0;
   Tick busy_until_ = 0;
   Tick scheduled_ = kTickMax;

@@ -21,13 +21,14 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
 void Calendar::push(Key k) {
   std::size_t i = heap_.size();
   heap_.push_back(k);
+  Key* h = heap_.data();
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
-    if (!(k < heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    if (!(k < h[parent])) break;
+    h[i] = h[parent];
     i = parent;
   }
-  heap_[i] = k;
+  h[i] = k;
 }
 
 Calendar::Key Calendar::pop() {
@@ -39,19 +40,20 @@ Calendar::Key Calendar::pop() {
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return top;
+  Key* h = heap_.data();
   std::size_t hole = 0;
   for (std::size_t child = 1; child < n; child = 2 * hole + 1) {
-    if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
-    heap_[hole] = heap_[child];
+    if (child + 1 < n && h[child + 1] < h[child]) ++child;
+    h[hole] = h[child];
     hole = child;
   }
   while (hole > 0) {
     const std::size_t parent = (hole - 1) / 2;
-    if (!(last < heap_[parent])) break;
-    heap_[hole] = heap_[parent];
+    if (!(last < h[parent])) break;
+    h[hole] = h[parent];
     hole = parent;
   }
-  heap_[hole] = last;
+  h[hole] = last;
   return top;
 }
 

@@ -150,12 +150,22 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   if (credits_[vl] >= need) return true;
   std::uint32_t have = credits_[vl];
   std::size_t n = 0;
-  for (; n < pending_credits_.size() && have < need; ++n)
-    if (pending_credits_[n].vl == vl) have += pending_credits_[n].blocks;
+  bool other_vls = false;
+  for (; n < pending_credits_.size() && have < need; ++n) {
+    if (pending_credits_[n].vl == vl)
+      have += pending_credits_[n].blocks;
+    else
+      other_vls = true;
+  }
   if (have < need) return false;
   at = pending_credits_[n - 1].at;
   for (std::size_t i = 0; i < n; ++i)
     if (pending_credits_[i].vl == vl) add_credits(vl, pending_credits_[i].blocks);
+  if (!other_vls) {
+    // The usual case (one VL): the returns taken are the first n.
+    pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<long>(n));
+    return true;
+  }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < pending_credits_.size(); ++i)
     if (i >= n || pending_credits_[i].vl != vl) pending_credits_[kept++] = pending_credits_[i];

@@ -258,6 +258,9 @@ class Host : public sc_core::sc_module {
   ~Host() override;
 
   std::uint32_t node_id() const { return node_id_; }
+  // Distinct for every Host of the process, even one at a destroyed one's
+  // address: for caches keyed by host.
+  std::uint64_t serial() const { return serial_; }
   const ParamSet& params() const { return params_; }
 
   // Threads. spawn() may be called before or during simulation, from any
@@ -378,6 +381,8 @@ class Host : public sc_core::sc_module {
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
   void trace(const char* event, const std::string& name);
+  static inline std::uint64_t next_serial_ = 0;
+  const std::uint64_t serial_ = ++next_serial_;
   std::uint32_t node_id_;
   ParamSet params_;
   Calendar* calendar_;

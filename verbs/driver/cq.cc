@@ -69,9 +69,11 @@ ib_wc_type_t wc_type(std::uint8_t op, bool recv) {
 }
 
 // Owner rule (hca_regs.h): an entry written in pass p carries 0x80 when p
-// is even, 0x00 when odd; `count` is the consumer count of the entry.
+// is even, 0x00 when odd; `count` is the consumer count of the entry. The
+// pass is count / entries, and entries is a power of two: its low bit is
+// the bit of count at entries (no division on the polling path).
 std::uint8_t owner_for(std::uint32_t count, std::uint32_t entries) {
-  return ((count / entries) & 1) ? 0x00 : hca::cqe::kOwnerHw;
+  return (count & entries) ? 0x00 : hca::cqe::kOwnerHw;
 }
 
 std::uint8_t* cqe_at(const Cq& cq, std::uint32_t count) {

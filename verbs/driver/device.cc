@@ -55,6 +55,14 @@ Slot* slot_of(const host::Host* h) {
   return &it->second;
 }
 
+// The last ready driver found, by host: a loaded driver stays with its host
+// for the host's life (a host of a later world has another serial number).
+struct {
+  const host::Host* host = nullptr;
+  std::uint64_t serial = 0;
+  Device* dev = nullptr;
+} last_device;
+
 // A command that does not finish within this much simulated time means the
 // HCA is wedged; the driver gives up on it as a real one would.
 constexpr Tick kCommandTimeout = 1 * kSec;
@@ -113,8 +121,12 @@ void ExtentPool::release(std::uint32_t first, std::uint32_t count) {
 // ---- finding the driver -------------------------------------------------------
 
 Device* Device::current() {
-  Slot* s = slot_of(host::Host::current_host());
-  return s && s->state == LoadState::Ready ? s->dev.get() : nullptr;
+  host::Host* h = host::Host::current_host();
+  if (h && h == last_device.host && h->serial() == last_device.serial) return last_device.dev;
+  Slot* s = slot_of(h);
+  if (!s || s->state != LoadState::Ready) return nullptr;
+  last_device = {h, h->serial(), s->dev.get()};
+  return s->dev.get();
 }
 
 Device* Device::load_current() {
@@ -140,7 +152,10 @@ Device* Device::load_current() {
   const bool ok = s.dev->init();
   s.state = ok ? LoadState::Ready : LoadState::Failed;
   s.loaded->notify_all();
-  if (ok && ib_register_ca(&s.dev->ci_) != IB_SUCCESS) s.state = LoadState::Failed;
+  if (ok && ib_register_ca(&s.dev->ci_) != IB_SUCCESS) {
+    s.state = LoadState::Failed;
+    last_device = {};
+  }
   return s.state == LoadState::Ready ? s.dev.get() : nullptr;
 }
 
