@@ -18,7 +18,9 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   dont_initialize();
 }
 
-void Calendar::push(Key k) {
+// push and pop are inlined into their few callers: the heap is small (a
+// handful of pending events), so a call's own cost is a large share.
+[[gnu::always_inline]] inline void Calendar::push(Key k) {
   std::size_t i = heap_.size();
   heap_.push_back(k);
   Key* h = heap_.data();
@@ -31,7 +33,7 @@ void Calendar::push(Key k) {
   h[i] = k;
 }
 
-Calendar::Key Calendar::pop() {
+[[gnu::always_inline]] inline Calendar::Key Calendar::pop() {
   // Bottom-up removal (Floyd): walk the hole from the root to a leaf along
   // the smaller child (one compare per level), then sift the last entry up
   // from there; it is usually large, so that rarely moves.

@@ -220,7 +220,13 @@ class HostMemory {
   bool unpin(const void* p);                   // only pinned regions, by start address
   // Whole range inside one region. A zero-length range is contained when its
   // address lies within (or at the end of) a region.
-  bool contains(std::uint64_t addr, std::size_t bytes) const;
+  bool contains(std::uint64_t addr, std::size_t bytes) const {
+    const std::uint64_t end = addr + bytes;
+    // The region of the last range found holds most of the next ones (a
+    // DMA engine walks a buffer).
+    if (end >= addr && addr >= hit_start_ && end <= hit_end_) return true;
+    return contains_slow(addr, bytes);
+  }
   // "r<id>+<offset>" (regions numbered in creation order) or "unmapped":
   // process addresses differ between runs, so traces and messages use this.
   std::string describe(std::uint64_t addr) const;
@@ -238,6 +244,10 @@ class HostMemory {
   std::uint64_t limit_;
   std::uint64_t in_use_ = 0;
   std::map<std::uint64_t, Region> regions_;  // by start address
+  bool contains_slow(std::uint64_t addr, std::size_t bytes) const;
+  // The last region contains() found, [hit_start_, hit_end_); empty when
+  // start > end. Forgotten when a region goes.
+  mutable std::uint64_t hit_start_ = 1, hit_end_ = 0;
 };
 
 // Parameters (scope "host", host/host_params.cc): cpus, memory,

@@ -36,6 +36,7 @@ bool HostMemory::free_checked(void* p) {
   if (it == regions_.end() || !it->second.owned) return false;
   in_use_ -= it->second.charged;
   regions_.erase(it);
+  hit_start_ = 1, hit_end_ = 0;
   std::free(p);
   return true;
 }
@@ -64,15 +65,20 @@ bool HostMemory::unpin(const void* p) {
   auto it = regions_.find(reinterpret_cast<std::uint64_t>(p));
   if (it == regions_.end() || it->second.owned) return false;
   regions_.erase(it);
+  hit_start_ = 1, hit_end_ = 0;
   return true;
 }
 
-bool HostMemory::contains(std::uint64_t addr, std::size_t bytes) const {
+bool HostMemory::contains_slow(std::uint64_t addr, std::size_t bytes) const {
   if (addr + bytes < addr) return false;
   auto it = regions_.upper_bound(addr);
   if (it == regions_.begin()) return false;
   --it;
-  return addr + bytes <= it->first + it->second.bytes;
+  const std::uint64_t end = it->first + it->second.bytes;
+  if (addr + bytes > end) return false;
+  hit_start_ = it->first;
+  hit_end_ = end;
+  return true;
 }
 
 std::string HostMemory::describe(std::uint64_t addr) const {
