@@ -4,12 +4,6 @@
 
 namespace nicsim {
 
-namespace {
-constexpr const char* kBlockedAhead =
-    "calendar: a SystemC thread blocked while running ahead of SystemC time "
-    "(it waited without Calendar::thread_wait_until or sync_thread)";
-}  // namespace
-
 Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   heap_.reserve(1024);
   SC_HAS_PROCESS(Calendar);
@@ -23,14 +17,13 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
 [[gnu::always_inline]] inline void Calendar::push(Key k) {
   std::size_t i = heap_.size();
   heap_.push_back(k);
-  Key* h = heap_.data();
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
-    if (!(k < h[parent])) break;
-    h[i] = h[parent];
+    if (!(k < heap_[parent])) break;
+    heap_[i] = heap_[parent];
     i = parent;
   }
-  h[i] = k;
+  heap_[i] = k;
 }
 
 [[gnu::always_inline]] inline Calendar::Key Calendar::pop() {
@@ -42,20 +35,19 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return top;
-  Key* h = heap_.data();
   std::size_t hole = 0;
   for (std::size_t child = 1; child < n; child = 2 * hole + 1) {
-    if (child + 1 < n && h[child + 1] < h[child]) ++child;
-    h[hole] = h[child];
+    if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
+    heap_[hole] = heap_[child];
     hole = child;
   }
   while (hole > 0) {
     const std::size_t parent = (hole - 1) / 2;
-    if (!(last < h[parent])) break;
-    h[hole] = h[parent];
+    if (!(last < heap_[parent])) break;
+    heap_[hole] = heap_[parent];
     hole = parent;
   }
-  h[hole] = last;
+  heap_[hole] = last;
   return top;
 }
 
@@ -130,12 +122,18 @@ void Calendar::request_stop() {
 void Calendar::fire_ahead(Tick n, Tick cap) {
   // The kernel's next activity, asked again only when a handler may have
   // changed it (notify_now, activity_changed): nothing else runs meanwhile.
+  Tick limit = 0;
+  std::uint64_t limit_epoch = activity_epoch_ - 1;
   while (!heap_.empty() && stop_at_ == kTickMax) {
     const Tick t = time_of(heap_.front());
     if (t > n) {
       if (t >= cap || t >= horizon_) break;
       // Run ahead only strictly before every pending SystemC activity.
-      if (t >= activity_limit(n)) break;
+      if (limit_epoch != activity_epoch_) {
+        limit = n + sc_core::sc_time_to_pending_activity().value();
+        limit_epoch = activity_epoch_;
+      }
+      if (t >= limit) break;
       ahead_ = true;
       ahead_now_ = t;
     }
@@ -147,38 +145,12 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
   }
 }
 
-Tick Calendar::activity_limit(Tick n) {
-  if (!limit_valid_ || limit_epoch_ != activity_epoch_) {
-    limit_ = n + sc_core::sc_time_to_pending_activity().value();
-    limit_epoch_ = activity_epoch_;
-    limit_valid_ = true;
-  }
-  return limit_;
-}
-
-void Calendar::park_wake() {
-  if (parked_) return;
-  wake_.cancel();
-  armed_for_ = kTickMax;
-  parked_ = this;
-}
-
-void Calendar::unpark_wake() {
-  if (!parked_) return;
-  Calendar* c = parked_;
-  parked_ = nullptr;
-  c->arm();
-}
-
-void Calendar::check_threads_synced() {
-  if (thread_ahead_) throw std::logic_error(kBlockedAhead);
-}
-
 void Calendar::run() {
-  if (thread_ahead_) throw std::logic_error(kBlockedAhead);
+  if (thread_ahead_)
+    throw std::logic_error("calendar: a SystemC thread blocked while running ahead of SystemC time "
+                           "(it waited without Calendar::thread_wait_until or sync_thread)");
   running_ = true;
   dispatching_ = true;
-  limit_valid_ = false;
   const Tick n = now();
   if (stop_at_ != kTickMax) {
     running_ = false;
@@ -187,7 +159,6 @@ void Calendar::run() {
     return;
   }
   fire_ahead(n, kTickMax);
-  limit_valid_ = false;  // other processes run next
   const Tick reached = ahead_ ? ahead_now_ : n;
   ahead_ = false;
   running_ = false;
@@ -222,11 +193,6 @@ void Calendar::run() {
 // long as nothing else is runnable now; and it may skip the wait when after
 // that nothing at all (calendar event or SystemC activity) is due at or
 // before `t`.
-//
-// The calendar's own wake-up is not other activity: it is parked (cancelled)
-// for the whole run of the thread, so the kernel's next activity, asked once,
-// stays valid until a handler changes it, and re-armed (unpark_wake) before
-// the thread really waits, i.e. before anything else can run.
 bool Calendar::advance_thread(Tick t) {
   if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
   if (!thread_ahead_) {
@@ -234,9 +200,11 @@ bool Calendar::advance_thread(Tick t) {
     if (sc_core::sc_pending_activity_at_current_time()) return false;
     limit_valid_ = false;
   }
-  const Tick n = sc_core::sc_time_stamp().value();
-  park_wake();
   if (!heap_.empty() && time_of(heap_.front()) < t) {
+    const Tick n = sc_core::sc_time_stamp().value();
+    // The calendar's own wake-up must not count as other activity.
+    wake_.cancel();
+    armed_for_ = kTickMax;
     const bool was_ahead = ahead_;
     const Tick was_now = ahead_now_;
     running_ = true;
@@ -246,19 +214,24 @@ bool Calendar::advance_thread(Tick t) {
     dispatching_ = false;
     ahead_ = was_ahead;
     ahead_now_ = was_now;
+    limit_valid_ = false;
     if (stop_at_ != kTickMax) {
       // A handler asked to stop (at its time, after n): the method stops there.
-      parked_ = nullptr;
       wake_.notify(to_sc(stop_at_ - n));
       armed_for_ = stop_at_;
       return false;
     }
+    arm();
   }
   if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
   // While this thread runs ahead nothing else runs and it changes nothing
   // the kernel sees (that would sync it first), so the next activity found
-  // stays valid until a handler changes it.
-  if (activity_limit(n) <= t) return false;
+  // once stays valid until events fire.
+  if (!limit_valid_) {
+    limit_ = sc_core::sc_time_stamp().value() + sc_core::sc_time_to_pending_activity().value();
+    limit_valid_ = true;
+  }
+  if (limit_ <= t) return false;
   ahead_ = true;
   ahead_now_ = t;
   thread_ahead_ = true;
@@ -270,7 +243,6 @@ void Calendar::thread_wait_until_slow(Tick t) {
   if (t > n && advance_thread(t)) return;
   ahead_ = false;
   thread_ahead_ = false;
-  unpark_wake();
   sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
 }
 
@@ -278,7 +250,6 @@ void Calendar::sync_thread_slow() {
   const Tick t = ahead_now_;
   ahead_ = false;
   thread_ahead_ = false;
-  unpark_wake();
   sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
 }
 

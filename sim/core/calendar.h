@@ -64,8 +64,7 @@ class Calendar : public sc_core::sc_module {
   void thread_wait_until(Tick t) {
     // The common case of a thread already running ahead with nothing due up
     // to `t`: the check advance_thread() would make, without the call.
-    if (thread_ahead_ && limit_valid_ && limit_epoch_ == activity_epoch_ && !running_ && t > ahead_now_ &&
-        t < limit_ && t < horizon_ &&
+    if (thread_ahead_ && limit_valid_ && !running_ && t > ahead_now_ && t < limit_ && t < horizon_ &&
         stop_at_ == kTickMax && (heap_.empty() || time_of(heap_.front()) > t)) {
       ahead_now_ = t;
       return;
@@ -87,9 +86,6 @@ class Calendar : public sc_core::sc_module {
   static void activity_changed() { ++activity_epoch_; }
   // No run-ahead beyond this time (the end of sc_start's run).
   static void set_horizon(Tick t) { horizon_ = t; }
-  // After sc_start returns: a thread left running ahead (it blocked without
-  // syncing, and the calendar's wake-up was parked for it) is an error.
-  static void check_threads_synced();
   // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
   // clock has caught up. Events still pending are not fired.
   void request_stop();
@@ -138,14 +134,6 @@ class Calendar : public sc_core::sc_module {
   // strictly before `cap`, the horizon and every pending SystemC activity.
   void fire_ahead(Tick n, Tick cap);
   bool advance_thread(Tick t);
-  // The kernel's next activity after SystemC time `n` (absolute), asked
-  // again only when the activity epoch changed since it was last asked.
-  Tick activity_limit(Tick n);
-  // While a thread runs ahead the calendar's own wake-up is cancelled
-  // (parked) so that it does not count as other activity; it is re-armed
-  // before the thread really waits.
-  void park_wake();
-  static void unpark_wake();
   void thread_wait_until_slow(Tick t);
   static void sync_thread_slow();
   void push(Key k);
@@ -168,12 +156,9 @@ class Calendar : public sc_core::sc_module {
   static inline std::uint64_t activity_epoch_ = 0;  // bumped whenever SystemC activity may have changed
   static inline Tick ahead_now_ = 0;
   static inline Tick horizon_ = kTickMax;
-  // The next SystemC activity (absolute time) other than the calendar's
-  // parked wake-up, as of activity epoch limit_epoch_.
+  // advance_thread's view of the next SystemC activity (absolute time).
   Tick limit_ = 0;
-  std::uint64_t limit_epoch_ = 0;
   bool limit_valid_ = false;
-  static inline Calendar* parked_ = nullptr;  // whose wake-up is parked
 };
 
 }  // namespace nicsim
