@@ -83,7 +83,7 @@ TEST(Cli, ListShowsProgramsAndNicKinds) {
 TEST(Cli, ValidateAcceptsQuickstart) {
   Result r = run("validate " + kQuickstart);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("ok: 8 nodes, 1 switches, 8 links, 1 workloads"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok: 8 nodes, 3 switches, 8 links, 3 workloads"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BadScenarioExits2WithFileLineColumn) {
@@ -128,9 +128,9 @@ TEST(Cli, SameScenarioAndSeedGiveIdenticalFiles) {
     EXPECT_EQ(slurp(entry.path()), slurp(b / name)) << name << " differs between identical runs";
     ++compared;
   }
-  for (const char* f : {"results.json", "summary.txt", "trace.jsonl", "timeline.json", "wall.json"})
+  for (const char* f : {"results.json", "summary.txt", "trace.jsonl", "timeline.json", "packets.pcap", "wall.json"})
     EXPECT_TRUE(fs::exists(a / f)) << f;
-  EXPECT_EQ(compared, 4);
+  EXPECT_EQ(compared, 5);
   EXPECT_GT(slurp(a / "trace.jsonl").size(), 1000u);
   // A different seed draws a different permutation, so the trace differs.
   EXPECT_NE(slurp(a / "trace.jsonl"), slurp(c / "trace.jsonl"));
