@@ -135,6 +135,7 @@ struct ep_txd {
   bool sent = false;          // envelope DMA issued
   int status = ESUCCESS;      // set before completion (ENETRESET, ETIMEDOUT, ...)
   bool forced = false;        // completed by software (failure/timeout), not by the event
+  bool finishing = false;     // finish() has begun (its CPU charge and handler may let others run)
   int dest = 0;
   int service = 0;
   int flags = 0;

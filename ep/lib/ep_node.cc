@@ -270,6 +270,7 @@ int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
 void EpNode::put_txd(ep_txd* t) {
   ep_xmtr* x = t->xmtr;
   t->active = false;
+  t->finishing = false;
   if (t->timer) t->timer->cancel();
   if (t->retry) t->retry->cancel();
   x->active.erase(std::remove(x->active.begin(), x->active.end(), t), x->active.end());
@@ -298,6 +299,10 @@ void EpNode::put_txd(ep_txd* t) {
 // transmits finish where the event or failure is seen; polled ones only in
 // poll() (or when callbacks were enabled).
 void EpNode::finish(ep_txd* t) {
+  // Claimed first: the charge below and the handler are waits during which
+  // a poll in another context (thread or interrupt) may look at t again.
+  if (t->finishing) return;
+  t->finishing = true;
   cpu("ep_complete");
   // A multicast subtree that failed below the root's children wrote its
   // status into the root's status block (docs/ep.md "Multicast").
@@ -323,8 +328,9 @@ int EpNode::poll(ep_xmtr* x) {
   // Copy: handlers may start new transmits on this transmitter.
   std::vector<ep_txd*> active = x->active;
   for (ep_txd* t : active) {
-    if (!t->active || t->irq) continue;
+    if (!t->active || t->irq || t->finishing) continue;
     cpu("ep_poll");
+    if (!t->active || t->irq || t->finishing) continue;  // finished meanwhile in another context
     if (finished(t)) {
       finish(t);
       ++n;
