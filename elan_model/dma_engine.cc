@@ -4,11 +4,13 @@
 // from host memory read through the MMU, sent in order, and kept in a
 // window of tx_window packets awaiting ack tokens. Any refusal (or a lost
 // token) stops new packets; once every packet on the wire is answered the
-// DMA is resolved: a test-fail puts it back at the head of the run queue
-// to re-run after a backoff, holding back later DMAs to the same node but
-// not those to others (back-pressure from a full input queue), a discard or a
+// DMA is resolved: a test-fail (full input queue) with failCount left puts
+// it at the tail of the run queue to re-run after testfail_backoff (the
+// DMAs queued after it, to any node, go first), and at failCount 0 traps it
+// to the driver (DmaTrap: the descriptor in the trap area, the engine goes
+// on with the next one; the driver runs it again later); a discard or a
 // timeout resends from the first unacknowledged byte (bounded by
-// retry_limit), an error token or exhausted retries end it with a network
+// retry_limit); an error token or exhausted retries end it with a network
 // error interrupt. Descriptor lifecycle: FSM "elan3.dma"; per destination
 // sequence synchronisation: FSM "elan3.stream".
 #include <fmt/format.h>
@@ -30,6 +32,7 @@ const FsmType& DmaEngine::fsm_type() {
                        {i(S::Draining), i(S::Backoff), "resend_later"},
                        {i(S::Backoff), i(S::Active), "resend"},
                        {i(S::Draining), i(S::Requeued), "testfail"},
+                       {i(S::Draining), i(S::Trapped), "trap"},
                        {i(S::Active), i(S::Done), "acked"},
                        {i(S::Active), i(S::Failed), "local_fault"},
                        {i(S::Draining), i(S::Failed), "network_error"}});
@@ -171,21 +174,16 @@ void DmaEngine::pump() {
   if (active_) return;
   const Tick n = Elan3::now();
   Tick earliest = kTickMax;
-  // A DMA waiting out a test-fail backoff holds back later DMAs to the same
-  // node (so queued messages arrive in issue order); others go ahead.
-  std::vector<std::uint32_t> held;
+  // The first DMA not waiting out a test-fail backoff runs.
   for (auto it = runq_.begin(); it != runq_.end(); ++it) {
-    const bool blocked = std::find(held.begin(), held.end(), (*it)->node) != held.end();
-    if ((*it)->not_before > n) held.push_back((*it)->node);
-    if ((*it)->not_before <= n && !blocked) {
-      std::unique_ptr<Desc> d = std::move(*it);
+    if ((*it)->not_before <= n) {
+      active_ = std::move(*it);
       runq_.erase(it);
-      active_ = std::move(d);
       Desc* raw = active_.get();
       elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
       return;
     }
-    if ((*it)->not_before > n) earliest = std::min(earliest, (*it)->not_before);
+    earliest = std::min(earliest, (*it)->not_before);
   }
   if (earliest != kTickMax) schedule_pump(earliest);
 }
@@ -543,16 +541,19 @@ void DmaEngine::maybe_resolve() {
   }
   if (testfail) {
     ++d->testfails;
-    d->type.fail_count = std::min<std::uint32_t>(d->testfails, 63);
-    const std::uint32_t limit = elan_.params().testfail_limit;
-    if (limit && d->testfails > limit) {
-      finish(false, static_cast<std::uint8_t>(Token::TestFail));
-      return;
+    if (d->type.fail_count == 0) {
+      switch (trap(*d)) {
+        case TrapResult::Trapped: return;
+        case TrapResult::NoTrapArea: finish(false, static_cast<std::uint8_t>(Token::TestFail)); return;
+        case TrapResult::QueueFull: break;  // kept here until the driver makes room
+      }
+    } else {
+      --d->type.fail_count;
     }
     ++elan_.mutable_stats().dma_requeues;
     d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
-    d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
-    runq_.push_front(std::move(active_));
+    d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff);
+    runq_.push_back(std::move(active_));
     pump();
     return;
   }
@@ -570,6 +571,32 @@ void DmaEngine::maybe_resolve() {
     sent_empty_ = false;
     build_next();
   });
+}
+
+// The descriptor as it stands (what is left of it, failCount 0) goes to the
+// driver; the engine goes on.
+TrapResult DmaEngine::trap(Desc& d) {
+  std::uint8_t b[dma::kSize];
+  const bool queued = static_cast<dma::OpCode>(d.type.opcode) == dma::OpCode::Queued ||
+                      static_cast<dma::OpCode>(d.type.opcode) == dma::OpCode::QueuedBroadcast;
+  dma::Type t = d.type;
+  t.is_remote = 0;
+  put(b, dma::dma_type, t.encode());
+  put(b, dma::dma_size, d.size - d.done);
+  put(b, dma::dma_source, d.source + d.done);
+  put(b, dma::dma_dest, queued ? d.dest : d.dest + d.done);
+  put(b, dma::dma_destEvent, d.dest_event);
+  put(b, dma::dma_destCookieVProc, d.dest_cv);
+  put(b, dma::dma_srcEvent, d.src_event);
+  put(b, dma::dma_srcCookieVProc, d.src_cv);
+  const TrapResult r =
+      elan_.trap_dma(b, static_cast<std::uint8_t>(Token::TestFail), d.node, dma::cookie_of(d.src_cv), d.addr);
+  if (r != TrapResult::Trapped) return r;
+  ++elan_.mutable_stats().dmas_trapped;
+  d.fsm.to(static_cast<int>(DmaFsmState::Trapped), "trap");
+  active_.reset();
+  pump();
+  return r;
 }
 
 void DmaEngine::finish(bool ok, std::uint8_t detail) {

@@ -69,6 +69,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   c("dmas_done", "descriptors", &stats_.dmas_done);
   c("dmas_failed", "descriptors", &stats_.dmas_failed, "network errors and local faults");
   c("dma_requeues", "descriptors", &stats_.dma_requeues, "re-queued after a test-fail token");
+  c("dmas_trapped", "descriptors", &stats_.dmas_trapped,
+    "handed back to the driver after a test-fail at failCount 0 (DmaTrap)");
   c("tx_packets", "packets", &stats_.tx_packets);
   c("tx_bytes", "bytes", &stats_.tx_bytes, "payload bytes sent");
   c("rx_packets", "packets", &stats_.rx_packets);
@@ -311,6 +313,19 @@ void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t
   const std::uint64_t at = intq_base_ + static_cast<std::uint64_t>(intq_producer_ % intq_entries_) * intq::kSize;
   ++intq_producer_;
   bus_write(at, e, intq::kSize, [this](bool) { raise_if_pending(); });
+}
+TrapResult Elan3::trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node,
+                                  std::uint32_t cookie, E3Addr addr) {
+  if (intq_entries_ == 0 || intq_base_ == 0) return TrapResult::NoTrapArea;
+  if (intq_producer_ - intq_consumer_ >= intq_entries_) return TrapResult::QueueFull;
+  // The descriptor goes to the trap slot of the interrupt entry posted next;
+  // both writes are posted in this order, so the driver that sees the entry
+  // sees the descriptor.
+  const std::uint64_t at = intq_base_ + static_cast<std::uint64_t>(intq_entries_) * intq::kSize +
+                           static_cast<std::uint64_t>(intq_producer_ % intq_entries_) * dma::kSize;
+  bus_write(at, desc, dma::kSize);
+  post_interrupt(intq::Cause::DmaTrap, detail, node, cookie, addr);
+  return TrapResult::Trapped;
 }
 
 void Elan3::raise_if_pending() {

@@ -42,14 +42,14 @@ struct Elan3Params {
   std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles,
       ack_cycles, event_cycles, queue_cycles;
   Tick ack_timeout, retry_backoff, testfail_backoff;
-  std::uint32_t retry_limit, testfail_limit;
+  std::uint32_t retry_limit;
   bool verify_crc_always;      // else only packets the link's error injection touched
   std::uint64_t command_port;  // MMIO window base on the host bus
 };
 Elan3Params elan3_params_from(const ParamSet& p);
 
 struct Elan3Stats {
-  std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0;
+  std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0, dmas_trapped = 0;
   std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, retransmits = 0, ack_timeouts = 0;
   std::uint64_t acks_sent = 0, acks_received = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
   std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
@@ -69,6 +69,10 @@ struct Translation {
 };
 
 class Elan3;
+
+// What became of a DMA the engine handed back (Elan3::trap_dma). QueueFull:
+// the interrupt queue has no room (the engine keeps the DMA, tries again).
+enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 
 // The MMU: a fully associative TLB with LRU replacement in front of a flat
 // page table in host memory. Every page looked up costs tlb_cycles; a miss
@@ -102,7 +106,8 @@ class Mmu {
   std::uint32_t pt_entries_ = 0;
 };
 
-#define NICSIM_ELAN3_DMA_FSM_STATES(X) X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed)
+#define NICSIM_ELAN3_DMA_FSM_STATES(X) \
+  X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed) X(Trapped)
 NICSIM_FSM_STATES(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
 #define NICSIM_ELAN3_STREAM_FSM_STATES(X) X(Unsynced) X(InSync)
 NICSIM_FSM_STATES(StreamFsmState, NICSIM_ELAN3_STREAM_FSM_STATES)
@@ -181,6 +186,7 @@ class DmaEngine {
   static void timeout_thunk(void* self, std::uint64_t id) { static_cast<DmaEngine*>(self)->timeout(id); }
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
+  TrapResult trap(Desc& d);
   Stream& stream(std::uint32_t node);
   void schedule_pump(Tick at);
   Elan3& elan_;
@@ -331,6 +337,10 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void transmit_at(Tick t, fabric::Packet* p);
   void post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
                       std::uint32_t data);
+  // Hands a DMA back to the driver: the descriptor into the trap area slot
+  // of the next interrupt entry (elan3_regs.h intq::), then a DmaTrap entry.
+  TrapResult trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
+                      E3Addr addr);
   void trace(const char* event, std::initializer_list<TraceField> fields);
   bool tracing() const;
   static Tick now();

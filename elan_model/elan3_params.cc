@@ -44,12 +44,11 @@ const ParamRegistration elan3_params(
          "resends of a DMA after discard tokens or timeouts before a network error"},
         {"retry_backoff", UnitKind::Time, "1us", "0ps", "1s", {}, "wait before resending (times the attempt number)"},
         {"testfail_backoff", UnitKind::Time, "2us", "0ps", "1s", {},
-         "a DMA refused by a full input queue re-runs no earlier than this times min(failCount, 8)"},
+         "a DMA refused by a full input queue (test-fail) with failCount left goes to the tail of the run queue "
+         "and re-runs no earlier than this"},
         {"verify_crc", UnitKind::Text, "touched", "", "", {"touched", "always"},
          "receive-side CRC check of packets and tokens: for those a link's error injection touched (the only "
          "source of changed bytes, so the verdicts are the same), or for every one"},
-        {"testfail_limit", UnitKind::Count, "4096", "0", "1000000000", {},
-         "test-fail refusals of one DMA before a network error (0: retry forever)"},
     });
 
 const bool registered = [] {
@@ -98,7 +97,6 @@ Elan3Params elan3_params_from(const ParamSet& p) {
   e.retry_limit = c("retry_limit");
   e.retry_backoff = p.time("retry_backoff");
   e.testfail_backoff = p.time("testfail_backoff");
-  e.testfail_limit = c("testfail_limit");
   e.verify_crc_always = p.text("verify_crc") == "always";
   e.command_port = 0xf1000000ULL;
   return e;

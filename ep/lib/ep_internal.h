@@ -99,7 +99,6 @@ struct Fanout {
   bool dirty = false;                // an edge failed: its memory may still be hit
   struct ::ep_txd* txd = nullptr;    // owner: the root's transmit
   struct ::ep_rxd* rxd = nullptr;    // owner: an interior node's receive
-  std::vector<std::unique_ptr<host::Timer>> retry;  // per child: re-send after a full queue
   int slot_of(int child) const {
     for (std::size_t i = 0; i < children.size(); ++i)
       if (children[i] == child) return static_cast<int>(i);
@@ -147,7 +146,7 @@ struct ep_txd {
   std::uint32_t circuit = 0;      // incarnation it was sent on
   nicsim::Tick deadline = 0;              // special: absolute timeout (0 = none)
   std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
-  std::unique_ptr<nicsim::host::Timer> retry;  // re-issue after test-fail or a lost special
+  std::unique_ptr<nicsim::host::Timer> retry;  // re-send of a special message lost on the network
   std::vector<int> mcast_children;  // hardware-broadcast multicast: nodes this txd sent to
   std::unique_ptr<nicsim::ep::Fanout> fan;  // tree multicast: edges to the root's children
   std::uint32_t id() const { return (generation << 16) | index; }
@@ -263,7 +262,7 @@ struct EpNode {
   std::vector<elan3::ElanMem> retired;
 
   // Parameters (host scope, ep.*).
-  Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, testfail_retry = 0,
+  Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, special_resend = 0,
        callback_tick = 0;
   bool hw_broadcast = false;
 
@@ -335,6 +334,7 @@ struct EpNode {
   void fail_edge(Fanout& f, int slot);
   void fail_edges_to(std::uint32_t peer);
   Fanout* fanout_of_cookie(std::uint16_t cookie);
+  bool retry_wanted(const elan3::DmaFailure& f);
 };
 
 // Perm/attr translation from the public ELAN_PERM_* levels and PTE_* bits.

@@ -154,6 +154,7 @@ void EpNode::send_edge(Fanout& f, int i) {
       req.dest = service_queue_addr(f.service);
       req.dest_node = child;
       req.src_cookie = f.cookie;
+      req.dest_cookie = static_cast<std::uint16_t>(f.gen);  // for the retry filter
       if (dev.issue_dma(req) != elan3::DevStatus::Ok) fail_edge(f, i);
       return;
     }
