@@ -255,6 +255,11 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
     after(cycles(p_.command_cycles), [this, v] {
       events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32));
     });
+  } else if (off == reg::event_irq.offset) {
+    after(cycles(p_.command_cycles), [this, v] {
+      const auto hi = static_cast<std::uint32_t>(v >> 32);
+      events_->interrupt(static_cast<E3Addr>(v), (hi & reg::kEventIrqOn) != 0, hi & event::kCookieMask);
+    });
   } else if (off == reg::control.offset) {
     control_ = v32;
   } else if (off == reg::pt_base.offset) {

@@ -256,6 +256,10 @@ class EventEngine {
   void set(E3Addr ev, std::uint32_t need);
   // Write ev_Count = count, in order with the sets queued before it.
   void prime(E3Addr ev, std::int32_t count);
+  // Set or clear the event's interrupt flag and cookie, in order with the
+  // sets queued before it; a fired event with the interrupt now on
+  // interrupts at once.
+  void interrupt(E3Addr ev, bool on, std::uint32_t cookie);
 
  private:
   struct Op {
@@ -263,7 +267,10 @@ class EventEngine {
     std::uint32_t need;
     bool prime = false;
     std::int32_t count = 0;
+    bool retype = false;       // an event_irq command: irq_word is the new flag and cookie
+    std::uint32_t irq_word = 0;
   };
+  void retype(const Op& op, std::uint64_t host);
   void run();
   // An event held on the card: its count lives here (written through to
   // node memory for the CPU's polls), with the action words read once when

@@ -82,7 +82,11 @@ namespace reg {
   X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")               \
   X(prime_event, 0x110, 8, W, "low word: E3_Addr of an E3_Event, high word: a count. The event engine "     \
                              "writes ev_Count in order with the sets queued before it, so a set in flight " \
-                             "cannot overwrite a count software just primed")
+                             "cannot overwrite a count software just primed")                              \
+  X(event_irq, 0x118, 8, W, "low word: E3_Addr of an E3_Event, high word: bit 31 interrupt on (1) or off "   \
+                           "(0), bits 23..0 the cookie. The event engine sets the event's interrupt flag and "  \
+                           "cookie (count and action stay), in order with the sets queued before it; if the " \
+                           "event has already fired and the interrupt is now on, it interrupts at once")
 enum class Access : std::uint8_t { R, W, RW };
 #define NICSIM_X(name, offset, width, access, doc) inline constexpr Field name{offset, width, #name};
 NICSIM_ELAN3_REGS(NICSIM_X)
@@ -93,6 +97,7 @@ inline constexpr std::uint32_t kControlEnable = 1u << 0;
 inline constexpr std::uint32_t kStatusIntqOverflow = 1u << 0;
 inline constexpr std::uint32_t kStatusUnconfigured = 1u << 1;  // a cause came before the queue was installed
 inline constexpr E3Addr kFlushAll = 0xffffffffu;
+inline constexpr std::uint32_t kEventIrqOn = 1u << 31;  // event_irq high word
 }  // namespace reg
 
 // ---------------------------------------------------------------------------

@@ -371,6 +371,12 @@ void Elan3Dev::prime_event(const ElanMem& ev, std::int32_t count, event::Type ty
                static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
 }
 
+void Elan3Dev::event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie) {
+  cpu("elan3_event");
+  const std::uint32_t hi = (irq ? reg::kEventIrqOn : 0u) | (cookie & event::kCookieMask);
+  mmio_write64(reg::event_irq.offset, static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(hi) << 32));
+}
+
 std::int32_t Elan3Dev::event_count(const ElanMem& ev) {
   cpu("elan3_poll");
   return static_cast<std::int32_t>(get(static_cast<const std::uint8_t*>(ev.host), event::ev_Count));

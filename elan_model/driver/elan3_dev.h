@@ -212,6 +212,11 @@ class Elan3Dev {
   // count against it, sets after it do. Any context.
   void prime_event(const ElanMem& ev, std::int32_t count, event::Type type = event::Type::None,
                    E3Addr source = 0, E3Addr dest = 0, bool irq = false, std::uint32_t cookie = kWaitCookie);
+  // Turn the interrupt of a primed event on (with `cookie`) or off without
+  // touching its count or action (MMIO event_irq; cost.elan3_event): sets
+  // the Elan has in flight are applied before the change, and an event
+  // that already fired interrupts at once when turned on. Any context.
+  void event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie = kWaitCookie);
   // The event's current count (CPU load from node memory; cost.elan3_poll).
   std::int32_t event_count(const ElanMem& ev);
   bool event_fired(const ElanMem& ev) { return event_count(ev) <= 0; }

@@ -130,7 +130,8 @@ struct ep_txd {
   std::uint32_t generation = 0;
   TxKind kind = TxKind::Small;
   bool active = false;
-  bool irq = false;           // interrupt on completion (no EP_NO_INTERRUPT)
+  bool irq = false;           // its event interrupts on completion (no EP_NO_INTERRUPT, or txcallbacks)
+  bool polled = false;        // started with EP_NO_INTERRUPT
   bool sent = false;          // envelope DMA issued
   int status = ESUCCESS;      // set before completion (ENETRESET, ETIMEDOUT, ...)
   bool forced = false;        // completed by software (failure/timeout), not by the event
@@ -163,7 +164,6 @@ struct ep_xmtr {
   std::deque<ep_txd*> free;
   std::vector<ep_txd*> active;
   bool txcallbacks = false;   // ep_enable_txcallbacks in force
-  std::unique_ptr<nicsim::host::Timer> callback_tick;
   std::unique_ptr<nicsim::host::WaitQueue> free_waiters;
   elan3_dma_state dma_state;
 };
@@ -263,7 +263,7 @@ struct EpNode {
 
   // Parameters (host scope, ep.*).
   Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, special_resend = 0,
-       callback_tick = 0;
+       txd_poll = 0;
   bool hw_broadcast = false;
 
   // CPU charging that works in interrupt context too.
@@ -294,7 +294,7 @@ struct EpNode {
   void force(ep_txd* t, int status);
   int poll(ep_xmtr* x);
   void tx_event(ep_xmtr* x, elan3::E3Addr ev);
-  void callbacks_tick(ep_xmtr* x);
+  void set_txcallbacks(ep_xmtr* x, bool on);
   int send_on_circuit(ep_txd* t);
   void issue(ep_txd* t);
   void dma_failure(const elan3::DmaFailure& f);

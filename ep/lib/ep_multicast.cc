@@ -276,7 +276,8 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   t->flags = flags;
   t->handler = handler;
   t->arg = arg;
-  t->irq = !(flags & EP_NO_INTERRUPT);
+  t->polled = (flags & EP_NO_INTERRUPT) != 0;
+  t->irq = !t->polled || xmtr->txcallbacks;  // manual 2.1.5
   std::memset(t->status_blk.host, 0, EP_STATUSBLK_SIZE);
   // One hardware broadcast when the set is a whole contiguous range of more
   // than one node that does not contain the sender; else the tree.

@@ -64,7 +64,7 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   connect_timeout = p.time("ep.connect_timeout");
   reset_hold = p.time("ep.reset_hold");
   special_resend = p.time("ep.special_resend");
-  callback_tick = p.time("ep.callback_tick");
+  txd_poll = p.time("ep.txd_poll");
   hw_broadcast = p.count("ep.hw_broadcast") != 0;
 
   // The service table: one page at the fixed address, every slot locked
@@ -252,7 +252,7 @@ int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
     if (!(flags & EP_NO_ALLOC) && grow(x, may_sleep)) break;
     if (!may_sleep) return ENOMEM;
     // Wait for a transmit to complete; polled ones need a poll to free.
-    if (poll(x) == 0) x->free_waiters->wait_until(Calendar::now() + callback_tick);
+    if (poll(x) == 0) x->free_waiters->wait_until(Calendar::now() + txd_poll);
   }
   ep_txd* t = x->free.front();
   x->free.pop_front();
@@ -349,12 +349,19 @@ void EpNode::tx_event(ep_xmtr* x, elan3::E3Addr ev) {
   }
 }
 
-void EpNode::callbacks_tick(ep_xmtr* x) {
-  if (!x->txcallbacks) return;
-  poll(x);
-  bool polled_left = false;
-  for (ep_txd* t : x->active) polled_left |= !t->irq;
-  if (polled_left) x->callback_tick->start(callback_tick);
+// ep_enable_txcallbacks / ep_disable_txcallbacks (manual 2.1.5): the
+// events of the transmitter's polled transmits get their interrupt turned
+// on (off) by the Elan's event_irq command, which applies the sets in
+// flight first and interrupts at once for an event that already fired; so
+// each completion raises its interrupt and its callback runs in the
+// handler, and nothing polls on a timer.
+void EpNode::set_txcallbacks(ep_xmtr* x, bool on) {
+  x->txcallbacks = on;
+  for (ep_txd* t : x->active) {
+    if (!t->active || !t->polled || t->irq == on || t->forced) continue;
+    t->irq = on;
+    dev.event_interrupt(t->done, on, x->cookie);
+  }
 }
 
 // ---- sending ----------------------------------------------------------------------
