@@ -195,6 +195,7 @@ void DmaEngine::start(Desc* d) {
   draining_ = false;
   local_fault_ = Fault::None;
   clear_window();
+  reset_reader(d->done);
   build_next();
 }
 
@@ -234,70 +235,129 @@ void DmaEngine::build_next() {
     window_.push_back(pk);
     const std::uint64_t id = pk.id;
     if (data_dma(*d)) {
-      const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
-      const std::uint32_t len = pk.len;
-      Translation t;
-      Tick cost = 0;
-      if (elan_.mmu().translate_cached(d->source + pk.offset, len, need, t, cost)) {
-        if (t.fault != Fault::None) {
-          const E3Addr at = t.fault_addr;
-          const Fault f = t.fault;
-          elan_.after(cost, [this, id, f, at] { built(id, f, at, nullptr); });
-        } else {
-          read_payload_at(add_saturating(Elan3::now(), cost), id, t, len);
-        }
-      } else {
-        elan_.mmu().translate(d->source + pk.offset, len, need, [this, id, len](Translation& t) {
-          if (t.fault != Fault::None) {
-            built(id, t.fault, t.fault_addr, nullptr);
-            return;
-          }
-          read_payload(id, t, len);
-        });
-      }
+      // Built from the DMA buffer once the reader has its bytes.
+      (void)id;
     } else {
       const bool read = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Read;
       built(id, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
     }
   }
+  if (active_.get() == d && data_dma(*d)) fill_packets();
 }
 
-// The payload of one packet read from host memory straight into the
-// packet's buffer: one allocation per packet, no copies.
-struct DmaEngine::PayloadRead {
-  DmaEngine* engine;
-  std::uint64_t id;
-  fabric::Packet* p;
-  std::vector<HostPiece> pieces;
-  std::uint32_t left = 0;
-  bool ok = true;
-  static void start(void* self, std::uint64_t) {
-    auto* r = static_cast<PayloadRead*>(self);
-    std::uint32_t off = pkt::kHeaderSize;
+// ---- the data reader ---------------------------------------------------------------
+//
+// DMA data comes over the host bus in PCI reads of up to pci_read_bytes
+// (never across an Elan page, whose host memory is contiguous), one at a
+// time: conventional PCI has no split transactions, and the host bridge
+// serves a master's read as a delayed transaction, so every read pays the
+// bus's read latency and the next is requested pci_read_cycles after the
+// last one's data came. The bytes go into the DMA buffer (dma_buffer bytes
+// from the first unacknowledged one: resends come from it), and packets are
+// built from it in order. This is what limits a stream to the host's PCI
+// read throughput rather than the link's.
+
+void DmaEngine::reset_reader(std::uint32_t from) {
+  ++read_gen_;
+  buf_from_ = read_next_ = read_end_ = from;
+  read_fault_ = Fault::None;
+}
+
+void DmaEngine::fill_packets() {
+  Desc* d = active_.get();
+  const std::uint32_t cap = elan_.params().dma_buffer;
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    TxPkt& pk = window_[i];
+    if (pk.st != TxPkt::St::Building) continue;
+    const std::uint64_t id = pk.id;
+    if (read_fault_ != Fault::None && pk.offset + pk.len > read_fault_off_) {
+      built(id, read_fault_, read_fault_addr_, nullptr);
+      return;
+    }
+    if (pk.offset + pk.len > read_end_) break;
+    fabric::Packet* p = elan_.fabric().pool().get(pkt::kHeaderSize + pk.len + pkt::kCrcSize);
+    const std::uint32_t at = pk.offset % cap, first = std::min(pk.len, cap - at);
+    std::memcpy(p->bytes.data() + pkt::kHeaderSize, buf_.data() + at, first);
+    std::memcpy(p->bytes.data() + pkt::kHeaderSize + first, buf_.data(), pk.len - first);
+    built(id, Fault::None, 0, p);
+    if (active_.get() != d) return;
+  }
+  read_more();
+}
+
+void DmaEngine::read_more() {
+  Desc* d = active_.get();
+  if (!d || !data_dma(*d) || read_busy_ || read_fault_ != Fault::None || read_next_ >= d->size) return;
+  const Elan3Params& ep = elan_.params();
+  if (buf_.size() != ep.dma_buffer) buf_.assign(ep.dma_buffer, 0);
+  const std::uint32_t space = buf_from_ + ep.dma_buffer - read_next_;
+  if (space == 0) return;
+  const E3Addr va = d->source + read_next_;
+  const std::uint32_t to_page = kPageSize - (va & (kPageSize - 1));
+  const std::uint32_t n = std::min({ep.pci_read_bytes, d->size - read_next_, space, to_page});
+  const std::uint32_t off = read_next_;
+  const std::uint64_t gen = read_gen_;
+  read_busy_ = true;
+  read_next_ += n;
+  const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
+  const Tick now = Elan3::now();
+  Translation t;
+  Tick cost = 0;
+  if (elan_.mmu().translate_cached(va, n, need, t, cost)) {
+    issue_read(gen, off, n, t, std::max(now + cost, read_free_));
+    return;
+  }
+  elan_.mmu().translate(va, n, need, [this, gen, off, n](Translation& t) {
+    issue_read(gen, off, n, t, std::max(Elan3::now(), read_free_));
+  });
+}
+
+void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at) {
+  if (t.fault != Fault::None) {
+    read_busy_ = false;
+    if (gen == read_gen_) {
+      read_fault_ = t.fault;
+      read_fault_off_ = off;
+      read_fault_addr_ = t.fault_addr;
+    }
+    fill_packets();
+    return;
+  }
+  auto* r = new Read{this, gen, off, n, t.pieces, 0, true, std::vector<std::uint8_t>(n)};
+  Sim::get().calendar().at(at, [](void* self, std::uint64_t) {
+    auto* r = static_cast<Read*>(self);
     r->left = static_cast<std::uint32_t>(r->pieces.size());
+    std::uint32_t o = 0;
     host::HostBus& bus = r->engine->elan_.bus();
     for (const HostPiece& h : r->pieces) {
-      bus.dma_read(r->engine->elan_.obj().c_str(), h.addr, r->p->bytes.data() + off, h.len, {&PayloadRead::done, r, 0});
-      off += h.len;
+      bus.dma_read(r->engine->elan_.obj().c_str(), h.addr, r->data.data() + o, h.len, {&DmaEngine::read_done, r, 0});
+      o += h.len;
     }
-  }
-  static void done(void* self, std::uint64_t arg) {
-    auto* r = static_cast<PayloadRead*>(self);
-    r->ok = r->ok && !(arg & host::kDmaFailedBit);
-    if (--r->left) return;
-    r->engine->built(r->id, r->ok ? Fault::None : Fault::BusError, 0, r->p);
-    delete r;
-  }
-};
-
-void DmaEngine::read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len) {
-  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
-  Sim::get().calendar().at(at, &PayloadRead::start, r);
+  }, r);
 }
 
-void DmaEngine::read_payload(std::uint64_t id, const Translation& t, std::uint32_t len) {
-  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
-  PayloadRead::start(r, 0);
+void DmaEngine::read_done(void* self, std::uint64_t arg) {
+  auto* r = static_cast<Read*>(self);
+  r->ok = r->ok && !(arg & host::kDmaFailedBit);
+  if (--r->left) return;
+  DmaEngine* e = r->engine;
+  e->read_busy_ = false;
+  e->read_free_ = Elan3::now() + e->elan_.cycles(e->elan_.params().pci_read_cycles);
+  if (r->gen == e->read_gen_) {
+    if (!r->ok) {
+      e->read_fault_ = Fault::BusError;
+      e->read_fault_off_ = r->off;
+      e->read_fault_addr_ = e->active_->source + r->off;
+    } else {
+      const std::uint32_t cap = e->elan_.params().dma_buffer;
+      const std::uint32_t at = r->off % cap, first = std::min(r->n, cap - at);
+      std::memcpy(e->buf_.data() + at, r->data.data(), first);
+      std::memcpy(e->buf_.data(), r->data.data() + first, r->n - first);
+      e->read_end_ = r->off + r->n;
+    }
+  }
+  delete r;
+  e->fill_packets();
 }
 
 void DmaEngine::clear_window() {
@@ -469,6 +529,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
       d->done += window_.front().len;
       window_.pop_front();
     }
+    if (d->done > buf_from_) buf_from_ = std::min(d->done, read_end_);
   } else if (!draining_) {
     draining_ = true;
     d->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");

@@ -38,6 +38,9 @@ struct Elan3Params {
   std::uint32_t tx_window;     // packets of the active DMA awaiting tokens
   std::uint32_t tlb_entries;
   std::uint32_t event_cache_entries;  // events held on the card (see EventEngine)
+  std::uint32_t pci_read_bytes;       // largest PCI read of DMA data
+  std::uint32_t pci_read_cycles;      // from the end of one data read to the next request
+  std::uint32_t dma_buffer;           // DMA data read ahead of the first unacknowledged byte
   // Costs in Elan clock cycles.
   std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles,
       ack_cycles, event_cycles, queue_cycles;
@@ -176,9 +179,13 @@ class DmaEngine {
   void start(Desc* d);
   void build_next();
   void built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p);
-  struct PayloadRead;
-  void read_payload(std::uint64_t id, const Translation& t, std::uint32_t len);
-  void read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len);
+  // The data reader (see dma_engine.cc): one PCI read at a time into the
+  // DMA buffer, packets built from it.
+  void fill_packets();
+  void read_more();
+  void issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at);
+  static void read_done(void* self, std::uint64_t arg);
+  void reset_reader(std::uint32_t from);
   void clear_window();  // drops the window, returning built packets to the pool
   TxPkt* find(std::uint64_t id);
   void send_ready();
@@ -203,6 +210,25 @@ class DmaEngine {
   std::uint16_t last_expect_ = 0;
   std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
   Tick tx_free_ = 0;  // the packet builder is busy until then
+  // DMA buffer: bytes [buf_from_, read_next_) of the active DMA's source,
+  // at offset % dma_buffer; one read in flight at most.
+  std::vector<std::uint8_t> buf_;
+  std::uint32_t buf_from_ = 0, read_next_ = 0, read_end_ = 0;
+  std::uint64_t read_gen_ = 0;  // bumped when the DMA or its resend point changes
+  bool read_busy_ = false;
+  Tick read_free_ = 0;          // the next read may be requested from then
+  Fault read_fault_ = Fault::None;
+  std::uint32_t read_fault_off_ = 0;
+  E3Addr read_fault_addr_ = 0;
+  struct Read {
+    DmaEngine* engine;
+    std::uint64_t gen;
+    std::uint32_t off, n;
+    std::vector<HostPiece> pieces;
+    std::uint32_t left = 0;
+    bool ok = true;
+    std::vector<std::uint8_t> data;
+  };
   Tick pump_at_ = kTickMax;
   std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
   std::vector<Stream> streams_;

@@ -38,6 +38,15 @@ const ParamRegistration elan3_params(
          "events the event engine holds on the card (filled by prime_event, LRU): a set of a held event "
          "decrements the card's count and writes it through to node memory, with no read over the bus; "
          "0: every set reads the event from node memory"},
+        {"pci_read_bytes", UnitKind::Size, "1KiB", "64B", "64KiB", {},
+         "largest PCI read (Memory Read Multiple) the DMA engine issues for DMA data; reads stop at Elan page "
+         "ends and never cross the DMA buffer's free space"},
+        {"pci_read_cycles", UnitKind::Count, "2", "0", "100000", {},
+         "Elan cycles from the end of one DMA data read to the request of the next: on conventional PCI the "
+         "host bridge serves a master's read as a delayed transaction, one at a time, so data reads do not "
+         "overlap (the bus's read latency is paid on each)"},
+        {"dma_buffer", UnitKind::Size, "4KiB", "1KiB", "1MiB", {},
+         "DMA data buffer: source bytes read ahead of the first unacknowledged byte (resends come from it)"},
         {"ack_timeout", UnitKind::Time, "20us", "100ns", "1s", {},
          "a packet whose token has not come back by then is resent"},
         {"retry_limit", UnitKind::Count, "8", "0", "63", {},
@@ -93,6 +102,9 @@ Elan3Params elan3_params_from(const ParamSet& p) {
   e.event_cycles = c("event_cycles");
   e.queue_cycles = c("queue_cycles");
   e.event_cache_entries = c("event_cache_entries");
+  e.pci_read_bytes = static_cast<std::uint32_t>(p.size("pci_read_bytes"));
+  e.pci_read_cycles = c("pci_read_cycles");
+  e.dma_buffer = static_cast<std::uint32_t>(p.size("dma_buffer"));
   e.ack_timeout = p.time("ack_timeout");
   e.retry_limit = c("retry_limit");
   e.retry_backoff = p.time("retry_backoff");

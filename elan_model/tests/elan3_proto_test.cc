@@ -190,7 +190,9 @@ int queue_backpressure(int, char**) {
       if (id >= kMsgs) { ADD_FAILURE() << "bad id " << id; break; }
       EXPECT_FALSE(seen[id]) << "message " << id << " arrived twice";
       seen[id] = true;
-      if (next < 3) EXPECT_EQ(id, next) << "the first three fit the queue in issue order";
+      if (next < 3) {
+        EXPECT_EQ(id, next) << "the first three fit the queue in issue order";
+      }
       std::vector<std::uint8_t> expect(48);
       fill(expect.data(), 48, 1000 + id);
       std::memcpy(expect.data(), &id, 4);
