@@ -301,10 +301,9 @@ void DmaEngine::read_more() {
   read_next_ += n;
   const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
   const Tick now = Elan3::now();
-  Translation t;
   Tick cost = 0;
-  if (elan_.mmu().translate_cached(va, n, need, t, cost)) {
-    issue_read(gen, off, n, t, std::max(now + cost, read_free_));
+  if (elan_.mmu().translate_cached(va, n, need, read_t_, cost)) {
+    issue_read(gen, off, n, read_t_, std::max(now + cost, read_free_));
     return;
   }
   elan_.mmu().translate(va, n, need, [this, gen, off, n](Translation& t) {
@@ -323,7 +322,14 @@ void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n
     fill_packets();
     return;
   }
-  auto* r = new Read{this, gen, off, n, t.pieces, 0, true, std::vector<std::uint8_t>(n)};
+  Read* r = &read_;  // read_busy_: the only one in flight
+  r->engine = this;
+  r->gen = gen;
+  r->off = off;
+  r->n = n;
+  r->pieces.assign(t.pieces.begin(), t.pieces.end());
+  r->ok = true;
+  if (r->data.size() < n) r->data.resize(n);
   Sim::get().calendar().at(at, [](void* self, std::uint64_t) {
     auto* r = static_cast<Read*>(self);
     r->left = static_cast<std::uint32_t>(r->pieces.size());
@@ -356,7 +362,6 @@ void DmaEngine::read_done(void* self, std::uint64_t arg) {
       e->read_end_ = r->off + r->n;
     }
   }
-  delete r;
   e->fill_packets();
 }
 
@@ -474,7 +479,8 @@ void DmaEngine::send_ready() {
     st.tx_bytes += pk.len;
     if (pk.retry) ++st.retransmits;
     if (pk.offset + pk.len > d->high) d->high = pk.offset + pk.len;
-    elan_.trace("tx", {{"dma", d->fsm.object()},
+    if (elan_.tracing())
+      elan_.trace("tx", {{"dma", d->fsm.object()},
                        {"seq", static_cast<unsigned>(pk.seq)},
                        {"offset", pk.offset},
                        {"len", pk.len},
@@ -517,7 +523,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   pk->st = TxPkt::St::Answered;
   pk->token = t;
   last_expect_ = expect;
-  elan_.trace("token", {{"dma", d->fsm.object()},
+  if (elan_.tracing())
+    elan_.trace("token", {{"dma", d->fsm.object()},
                         {"seq", static_cast<unsigned>(seq)},
                         {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
   if (t == Token::Ok) {

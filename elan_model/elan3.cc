@@ -52,6 +52,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
              host::HostBus& bus, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
+  if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::fsm_type()));
   Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::stream_fsm_type()));

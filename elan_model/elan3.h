@@ -210,6 +210,7 @@ class DmaEngine {
   std::uint16_t last_expect_ = 0;
   std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
   Tick tx_free_ = 0;  // the packet builder is busy until then
+  Translation read_t_;  // reused by the reader's lookups
   // DMA buffer: bytes [buf_from_, read_next_) of the active DMA's source,
   // at offset % dma_buffer; one read in flight at most.
   std::vector<std::uint8_t> buf_;
@@ -229,6 +230,7 @@ class DmaEngine {
     bool ok = true;
     std::vector<std::uint8_t> data;
   };
+  Read read_{};  // the one read in flight (read_busy_), reused
   Tick pump_at_ = kTickMax;
   std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
   std::vector<Stream> streams_;
@@ -259,6 +261,7 @@ class RxEngine {
   Elan3& elan_;
   // The write_block fast path: what to do when the lookups are paid for.
   std::vector<HostPiece> pieces_;
+  Translation t_, te_;  // reused by the fast path's lookups
   E3Addr pending_event_ = 0;
   bool replay_ = false;  // the packet being answered was executed before
   struct Pending {
@@ -340,7 +343,9 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   Mmu& mmu() { return *mmu_; }
   DmaEngine& dma() { return *dma_; }
   EventEngine& events() { return *events_; }
-  Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
+  // n Elan cycles (cycles_time's rounding; a whole number of picoseconds
+  // per cycle, as at 100 MHz, needs no division).
+  Tick cycles(std::uint32_t n) const { return cycle_ps_ ? n * cycle_ps_ : cycles_time(n, p_.clock_hz); }
   const std::string& obj() const { return obj_; }
 
   // TLM-2.0 target: MMIO from the host bus (offset within the command port).
@@ -382,6 +387,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void command(std::uint64_t offset, std::uint64_t value);
   void raise_if_pending();
   Elan3Params p_;
+  Tick cycle_ps_ = 0;  // picoseconds per cycle when exact, else 0
   host::Host& host_;
   host::HostBus& bus_;
   std::string obj_;
