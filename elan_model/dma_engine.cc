@@ -289,7 +289,9 @@ void DmaEngine::read_more() {
   Desc* d = active_.get();
   if (!d || !data_dma(*d) || read_busy_ || read_fault_ != Fault::None || read_next_ >= d->size) return;
   const Elan3Params& ep = elan_.params();
-  if (buf_.size() != ep.dma_buffer) buf_.assign(ep.dma_buffer, 0);
+  // The ring, plus room for a read that runs past its end (moved to the
+  // front when it lands), so reads land in place.
+  if (buf_.size() != ep.dma_buffer + ep.pci_read_bytes) buf_.assign(ep.dma_buffer + ep.pci_read_bytes, 0);
   const std::uint32_t space = buf_from_ + ep.dma_buffer - read_next_;
   if (space == 0) return;
   const E3Addr va = d->source + read_next_;
@@ -329,15 +331,15 @@ void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n
   r->n = n;
   r->pieces.assign(t.pieces.begin(), t.pieces.end());
   r->ok = true;
-  if (r->data.size() < n) r->data.resize(n);
   Sim::get().calendar().at(at, [](void* self, std::uint64_t) {
     auto* r = static_cast<Read*>(self);
+    DmaEngine* e = r->engine;
     r->left = static_cast<std::uint32_t>(r->pieces.size());
-    std::uint32_t o = 0;
-    host::HostBus& bus = r->engine->elan_.bus();
+    std::uint8_t* to = e->buf_.data() + r->off % e->elan_.params().dma_buffer;
+    host::HostBus& bus = e->elan_.bus();
     for (const HostPiece& h : r->pieces) {
-      bus.dma_read(r->engine->elan_.obj().c_str(), h.addr, r->data.data() + o, h.len, {&DmaEngine::read_done, r, 0});
-      o += h.len;
+      bus.dma_read(e->elan_.obj().c_str(), h.addr, to, h.len, {&DmaEngine::read_done, r, 0});
+      to += h.len;
     }
   }, r);
 }
@@ -355,10 +357,10 @@ void DmaEngine::read_done(void* self, std::uint64_t arg) {
       e->read_fault_off_ = r->off;
       e->read_fault_addr_ = e->active_->source + r->off;
     } else {
+      // The bytes landed at off % cap; those past the ring's end go to its front.
       const std::uint32_t cap = e->elan_.params().dma_buffer;
-      const std::uint32_t at = r->off % cap, first = std::min(r->n, cap - at);
-      std::memcpy(e->buf_.data() + at, r->data.data(), first);
-      std::memcpy(e->buf_.data(), r->data.data() + first, r->n - first);
+      const std::uint32_t at = r->off % cap;
+      if (at + r->n > cap) std::memcpy(e->buf_.data(), e->buf_.data() + cap, at + r->n - cap);
       e->read_end_ = r->off + r->n;
     }
   }

@@ -228,7 +228,6 @@ class DmaEngine {
     std::vector<HostPiece> pieces;
     std::uint32_t left = 0;
     bool ok = true;
-    std::vector<std::uint8_t> data;
   };
   Read read_{};  // the one read in flight (read_busy_), reused
   Tick pump_at_ = kTickMax;
