@@ -8,7 +8,8 @@
 // it at the tail of the run queue to re-run after testfail_backoff (the
 // DMAs queued after it, to any node, go first), and at failCount 0 traps it
 // to the driver (DmaTrap: the descriptor in the trap area, the engine goes
-// on with the next one; the driver runs it again later); a discard or a
+// on with the next one; the driver runs it again later; a broadcast is
+// retried here, ahead of later broadcasts, keeping its number); a discard or a
 // timeout resends from the first unacknowledged byte (bounded by
 // retry_limit); an error token or exhausted retries end it with a network
 // error interrupt. Descriptor lifecycle: FSM "elan3.dma"; per destination
@@ -174,8 +175,11 @@ void DmaEngine::pump() {
   if (active_) return;
   const Tick n = Elan3::now();
   Tick earliest = kTickMax;
-  // The first DMA not waiting out a test-fail backoff runs.
+  // The first DMA not waiting out a test-fail backoff runs; a broadcast
+  // waiting out its backoff holds back the broadcasts after it.
+  bool broadcast_waits = false;
   for (auto it = runq_.begin(); it != runq_.end(); ++it) {
+    if ((*it)->broadcast && broadcast_waits) continue;
     if ((*it)->not_before <= n) {
       active_ = std::move(*it);
       runq_.erase(it);
@@ -183,6 +187,7 @@ void DmaEngine::pump() {
       elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
       return;
     }
+    broadcast_waits |= (*it)->broadcast;
     earliest = std::min(earliest, (*it)->not_before);
   }
   if (earliest != kTickMax) schedule_pump(earliest);
@@ -607,6 +612,20 @@ void DmaEngine::maybe_resolve() {
   }
   if (error) {
     finish(false, static_cast<std::uint8_t>(Token::Error));
+    return;
+  }
+  if (testfail && d->broadcast) {
+    // Nodes of the range that took the packet answer its resend Ok without
+    // taking it again only if it keeps its number, so a refused broadcast
+    // is not trapped (the driver's re-run would take a new number): it goes
+    // back to the head, later broadcasts wait for it, unicast DMAs go on.
+    ++d->testfails;
+    ++elan_.mutable_stats().dma_requeues;
+    d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
+    d->not_before =
+        add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
+    runq_.push_front(std::move(active_));
+    pump();
     return;
   }
   if (testfail) {

@@ -119,7 +119,7 @@ struct DmaFailure {
   std::uint32_t node = 0;      // destination node of the failed DMA
   std::uint16_t src_cookie = 0;
   E3Addr addr = 0;             // NetworkError, DmaTrap: the descriptor's E3_Addr; DmaError: the faulting address
-  std::uint16_t dest_cookie = 0;  // DmaTrap: the descriptor's destination cookie (unicast)
+  std::uint16_t dest_cookie = 0;  // DmaTrap: the descriptor's destination cookie (broadcasts never trap)
 };
 
 // An input queue made by alloc_queue(): the E3_Queue descriptor and its

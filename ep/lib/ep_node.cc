@@ -420,7 +420,8 @@ void EpNode::issue(ep_txd* t) {
 // it is run again while its transmit (or multicast edge) is still the one
 // that sent it. The destination cookie carries the transmit's generation
 // (the fan-out's for an edge), so a txd reused after a timeout or a reset
-// never has its old message sent again with its new bytes.
+// never has its old message sent again with its new bytes. (A hardware
+// broadcast is never trapped: the Elan retries it itself.)
 bool EpNode::retry_wanted(const elan3::DmaFailure& f) {
   if (Fanout* fan = fanout_of_cookie(f.src_cookie)) {
     const int i = fan->slot_of(static_cast<int>(f.node));
