@@ -4,11 +4,14 @@
 // from host memory read through the MMU, sent in order, and kept in a
 // window of tx_window packets awaiting ack tokens. Any refusal (or a lost
 // token) stops new packets; once every packet on the wire is answered the
-// DMA is resolved: a test-fail puts it back at the head of the run queue
-// to re-run after a backoff, holding back later DMAs to the same node but
-// not those to others (back-pressure from a full input queue), a discard or a
+// DMA is resolved: a test-fail (full input queue) with failCount left puts
+// it at the tail of the run queue to re-run after testfail_backoff (the
+// DMAs queued after it, to any node, go first), and at failCount 0 traps it
+// to the driver (DmaTrap: the descriptor in the trap area, the engine goes
+// on with the next one; the driver runs it again later; a broadcast is
+// retried here, ahead of later broadcasts, keeping its number); a discard or a
 // timeout resends from the first unacknowledged byte (bounded by
-// retry_limit), an error token or exhausted retries end it with a network
+// retry_limit); an error token or exhausted retries end it with a network
 // error interrupt. Descriptor lifecycle: FSM "elan3.dma"; per destination
 // sequence synchronisation: FSM "elan3.stream".
 #include <fmt/format.h>
@@ -30,6 +33,7 @@ const FsmType& DmaEngine::fsm_type() {
                        {i(S::Draining), i(S::Backoff), "resend_later"},
                        {i(S::Backoff), i(S::Active), "resend"},
                        {i(S::Draining), i(S::Requeued), "testfail"},
+                       {i(S::Draining), i(S::Trapped), "trap"},
                        {i(S::Active), i(S::Done), "acked"},
                        {i(S::Active), i(S::Failed), "local_fault"},
                        {i(S::Draining), i(S::Failed), "network_error"}});
@@ -171,21 +175,20 @@ void DmaEngine::pump() {
   if (active_) return;
   const Tick n = Elan3::now();
   Tick earliest = kTickMax;
-  // A DMA waiting out a test-fail backoff holds back later DMAs to the same
-  // node (so queued messages arrive in issue order); others go ahead.
-  std::vector<std::uint32_t> held;
+  // The first DMA not waiting out a test-fail backoff runs; a broadcast
+  // waiting out its backoff holds back the broadcasts after it.
+  bool broadcast_waits = false;
   for (auto it = runq_.begin(); it != runq_.end(); ++it) {
-    const bool blocked = std::find(held.begin(), held.end(), (*it)->node) != held.end();
-    if ((*it)->not_before > n) held.push_back((*it)->node);
-    if ((*it)->not_before <= n && !blocked) {
-      std::unique_ptr<Desc> d = std::move(*it);
+    if ((*it)->broadcast && broadcast_waits) continue;
+    if ((*it)->not_before <= n) {
+      active_ = std::move(*it);
       runq_.erase(it);
-      active_ = std::move(d);
       Desc* raw = active_.get();
       elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
       return;
     }
-    if ((*it)->not_before > n) earliest = std::min(earliest, (*it)->not_before);
+    broadcast_waits |= (*it)->broadcast;
+    earliest = std::min(earliest, (*it)->not_before);
   }
   if (earliest != kTickMax) schedule_pump(earliest);
 }
@@ -197,6 +200,7 @@ void DmaEngine::start(Desc* d) {
   draining_ = false;
   local_fault_ = Fault::None;
   clear_window();
+  reset_reader(d->done);
   build_next();
 }
 
@@ -236,70 +240,136 @@ void DmaEngine::build_next() {
     window_.push_back(pk);
     const std::uint64_t id = pk.id;
     if (data_dma(*d)) {
-      const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
-      const std::uint32_t len = pk.len;
-      Translation t;
-      Tick cost = 0;
-      if (elan_.mmu().translate_cached(d->source + pk.offset, len, need, t, cost)) {
-        if (t.fault != Fault::None) {
-          const E3Addr at = t.fault_addr;
-          const Fault f = t.fault;
-          elan_.after(cost, [this, id, f, at] { built(id, f, at, nullptr); });
-        } else {
-          read_payload_at(add_saturating(Elan3::now(), cost), id, t, len);
-        }
-      } else {
-        elan_.mmu().translate(d->source + pk.offset, len, need, [this, id, len](Translation& t) {
-          if (t.fault != Fault::None) {
-            built(id, t.fault, t.fault_addr, nullptr);
-            return;
-          }
-          read_payload(id, t, len);
-        });
-      }
+      // Built from the DMA buffer once the reader has its bytes.
+      (void)id;
     } else {
       const bool read = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Read;
       built(id, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
     }
   }
+  if (active_.get() == d && data_dma(*d)) fill_packets();
 }
 
-// The payload of one packet read from host memory straight into the
-// packet's buffer: one allocation per packet, no copies.
-struct DmaEngine::PayloadRead {
-  DmaEngine* engine;
-  std::uint64_t id;
-  fabric::Packet* p;
-  std::vector<HostPiece> pieces;
-  std::uint32_t left = 0;
-  bool ok = true;
-  static void start(void* self, std::uint64_t) {
-    auto* r = static_cast<PayloadRead*>(self);
-    std::uint32_t off = pkt::kHeaderSize;
+// ---- the data reader ---------------------------------------------------------------
+//
+// DMA data comes over the host bus in PCI reads of up to pci_read_bytes
+// (never across an Elan page, whose host memory is contiguous), one at a
+// time: conventional PCI has no split transactions, and the host bridge
+// serves a master's read as a delayed transaction, so every read pays the
+// bus's read latency and the next is requested pci_read_cycles after the
+// last one's data came. The bytes go into the DMA buffer (dma_buffer bytes
+// from the first unacknowledged one: resends come from it), and packets are
+// built from it in order. This is what limits a stream to the host's PCI
+// read throughput rather than the link's.
+
+void DmaEngine::reset_reader(std::uint32_t from) {
+  ++read_gen_;
+  buf_from_ = read_next_ = read_end_ = from;
+  read_fault_ = Fault::None;
+}
+
+void DmaEngine::fill_packets() {
+  Desc* d = active_.get();
+  const std::uint32_t cap = elan_.params().dma_buffer;
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    TxPkt& pk = window_[i];
+    if (pk.st != TxPkt::St::Building) continue;
+    const std::uint64_t id = pk.id;
+    if (read_fault_ != Fault::None && pk.offset + pk.len > read_fault_off_) {
+      built(id, read_fault_, read_fault_addr_, nullptr);
+      return;
+    }
+    if (pk.offset + pk.len > read_end_) break;
+    fabric::Packet* p = elan_.fabric().pool().get(pkt::kHeaderSize + pk.len + pkt::kCrcSize);
+    const std::uint32_t at = pk.offset % cap, first = std::min(pk.len, cap - at);
+    std::memcpy(p->bytes.data() + pkt::kHeaderSize, buf_.data() + at, first);
+    std::memcpy(p->bytes.data() + pkt::kHeaderSize + first, buf_.data(), pk.len - first);
+    built(id, Fault::None, 0, p);
+    if (active_.get() != d) return;
+  }
+  read_more();
+}
+
+void DmaEngine::read_more() {
+  Desc* d = active_.get();
+  if (!d || !data_dma(*d) || read_busy_ || read_fault_ != Fault::None || read_next_ >= d->size) return;
+  const Elan3Params& ep = elan_.params();
+  // The ring, plus room for a read that runs past its end (moved to the
+  // front when it lands), so reads land in place.
+  if (buf_.size() != ep.dma_buffer + ep.pci_read_bytes) buf_.assign(ep.dma_buffer + ep.pci_read_bytes, 0);
+  const std::uint32_t space = buf_from_ + ep.dma_buffer - read_next_;
+  if (space == 0) return;
+  const E3Addr va = d->source + read_next_;
+  const std::uint32_t to_page = kPageSize - (va & (kPageSize - 1));
+  const std::uint32_t n = std::min({ep.pci_read_bytes, d->size - read_next_, space, to_page});
+  const std::uint32_t off = read_next_;
+  const std::uint64_t gen = read_gen_;
+  read_busy_ = true;
+  read_next_ += n;
+  const std::uint32_t need = d->type.is_remote ? perm::kRemoteRead : perm::kLocalRead;
+  const Tick now = Elan3::now();
+  Tick cost = 0;
+  if (elan_.mmu().translate_cached(va, n, need, read_t_, cost)) {
+    issue_read(gen, off, n, read_t_, std::max(now + cost, read_free_));
+    return;
+  }
+  elan_.mmu().translate(va, n, need, [this, gen, off, n](Translation& t) {
+    issue_read(gen, off, n, t, std::max(Elan3::now(), read_free_));
+  });
+}
+
+void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at) {
+  if (t.fault != Fault::None) {
+    read_busy_ = false;
+    if (gen == read_gen_) {
+      read_fault_ = t.fault;
+      read_fault_off_ = off;
+      read_fault_addr_ = t.fault_addr;
+    }
+    fill_packets();
+    return;
+  }
+  Read* r = &read_;  // read_busy_: the only one in flight
+  r->engine = this;
+  r->gen = gen;
+  r->off = off;
+  r->n = n;
+  r->pieces.assign(t.pieces.begin(), t.pieces.end());
+  r->ok = true;
+  Sim::get().calendar().at(at, [](void* self, std::uint64_t) {
+    auto* r = static_cast<Read*>(self);
+    DmaEngine* e = r->engine;
     r->left = static_cast<std::uint32_t>(r->pieces.size());
-    host::HostBus& bus = r->engine->elan_.bus();
+    std::uint8_t* to = e->buf_.data() + r->off % e->elan_.params().dma_buffer;
+    host::HostBus& bus = e->elan_.bus();
     for (const HostPiece& h : r->pieces) {
-      bus.dma_read(r->engine->elan_.obj().c_str(), h.addr, r->p->bytes.data() + off, h.len, {&PayloadRead::done, r, 0});
-      off += h.len;
+      bus.dma_read(e->elan_.obj().c_str(), h.addr, to, h.len, {&DmaEngine::read_done, r, 0});
+      to += h.len;
+    }
+  }, r);
+}
+
+void DmaEngine::read_done(void* self, std::uint64_t arg) {
+  auto* r = static_cast<Read*>(self);
+  r->ok = r->ok && !(arg & host::kDmaFailedBit);
+  if (--r->left) return;
+  DmaEngine* e = r->engine;
+  e->read_busy_ = false;
+  e->read_free_ = Elan3::now() + e->elan_.cycles(e->elan_.params().pci_read_cycles);
+  if (r->gen == e->read_gen_) {
+    if (!r->ok) {
+      e->read_fault_ = Fault::BusError;
+      e->read_fault_off_ = r->off;
+      e->read_fault_addr_ = e->active_->source + r->off;
+    } else {
+      // The bytes landed at off % cap; those past the ring's end go to its front.
+      const std::uint32_t cap = e->elan_.params().dma_buffer;
+      const std::uint32_t at = r->off % cap;
+      if (at + r->n > cap) std::memcpy(e->buf_.data(), e->buf_.data() + cap, at + r->n - cap);
+      e->read_end_ = r->off + r->n;
     }
   }
-  static void done(void* self, std::uint64_t arg) {
-    auto* r = static_cast<PayloadRead*>(self);
-    r->ok = r->ok && !(arg & host::kDmaFailedBit);
-    if (--r->left) return;
-    r->engine->built(r->id, r->ok ? Fault::None : Fault::BusError, 0, r->p);
-    delete r;
-  }
-};
-
-void DmaEngine::read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len) {
-  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
-  Sim::get().calendar().at(at, &PayloadRead::start, r);
-}
-
-void DmaEngine::read_payload(std::uint64_t id, const Translation& t, std::uint32_t len) {
-  auto* r = new PayloadRead{this, id, elan_.fabric().pool().get(pkt::kHeaderSize + len + pkt::kCrcSize), t.pieces};
-  PayloadRead::start(r, 0);
+  e->fill_packets();
 }
 
 void DmaEngine::clear_window() {
@@ -416,7 +486,8 @@ void DmaEngine::send_ready() {
     st.tx_bytes += pk.len;
     if (pk.retry) ++st.retransmits;
     if (pk.offset + pk.len > d->high) d->high = pk.offset + pk.len;
-    elan_.trace("tx", {{"dma", d->fsm.object()},
+    if (elan_.tracing())
+      elan_.trace("tx", {{"dma", d->fsm.object()},
                        {"seq", static_cast<unsigned>(pk.seq)},
                        {"offset", pk.offset},
                        {"len", pk.len},
@@ -459,7 +530,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   pk->st = TxPkt::St::Answered;
   pk->token = t;
   last_expect_ = expect;
-  elan_.trace("token", {{"dma", d->fsm.object()},
+  if (elan_.tracing())
+    elan_.trace("token", {{"dma", d->fsm.object()},
                         {"seq", static_cast<unsigned>(seq)},
                         {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
   if (t == Token::Ok) {
@@ -471,6 +543,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
       d->done += window_.front().len;
       window_.pop_front();
     }
+    if (d->done > buf_from_) buf_from_ = std::min(d->done, read_end_);
   } else if (!draining_) {
     draining_ = true;
     d->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");
@@ -541,18 +614,35 @@ void DmaEngine::maybe_resolve() {
     finish(false, static_cast<std::uint8_t>(Token::Error));
     return;
   }
+  if (testfail && d->broadcast) {
+    // Nodes of the range that took the packet answer its resend Ok without
+    // taking it again only if it keeps its number, so a refused broadcast
+    // is not trapped (the driver's re-run would take a new number): it goes
+    // back to the head, later broadcasts wait for it, unicast DMAs go on.
+    ++d->testfails;
+    ++elan_.mutable_stats().dma_requeues;
+    d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
+    d->not_before =
+        add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
+    runq_.push_front(std::move(active_));
+    pump();
+    return;
+  }
   if (testfail) {
     ++d->testfails;
-    d->type.fail_count = std::min<std::uint32_t>(d->testfails, 63);
-    const std::uint32_t limit = elan_.params().testfail_limit;
-    if (limit && d->testfails > limit) {
-      finish(false, static_cast<std::uint8_t>(Token::TestFail));
-      return;
+    if (d->type.fail_count == 0) {
+      switch (trap(*d)) {
+        case TrapResult::Trapped: return;
+        case TrapResult::NoTrapArea: finish(false, static_cast<std::uint8_t>(Token::TestFail)); return;
+        case TrapResult::QueueFull: break;  // kept here until the driver makes room
+      }
+    } else {
+      --d->type.fail_count;
     }
     ++elan_.mutable_stats().dma_requeues;
     d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
-    d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
-    runq_.push_front(std::move(active_));
+    d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff);
+    runq_.push_back(std::move(active_));
     pump();
     return;
   }
@@ -570,6 +660,32 @@ void DmaEngine::maybe_resolve() {
     sent_empty_ = false;
     build_next();
   });
+}
+
+// The descriptor as it stands (what is left of it, failCount 0) goes to the
+// driver; the engine goes on.
+TrapResult DmaEngine::trap(Desc& d) {
+  std::uint8_t b[dma::kSize];
+  const bool queued = static_cast<dma::OpCode>(d.type.opcode) == dma::OpCode::Queued ||
+                      static_cast<dma::OpCode>(d.type.opcode) == dma::OpCode::QueuedBroadcast;
+  dma::Type t = d.type;
+  t.is_remote = 0;
+  put(b, dma::dma_type, t.encode());
+  put(b, dma::dma_size, d.size - d.done);
+  put(b, dma::dma_source, d.source + d.done);
+  put(b, dma::dma_dest, queued ? d.dest : d.dest + d.done);
+  put(b, dma::dma_destEvent, d.dest_event);
+  put(b, dma::dma_destCookieVProc, d.dest_cv);
+  put(b, dma::dma_srcEvent, d.src_event);
+  put(b, dma::dma_srcCookieVProc, d.src_cv);
+  const TrapResult r =
+      elan_.trap_dma(b, static_cast<std::uint8_t>(Token::TestFail), d.node, dma::cookie_of(d.src_cv), d.addr);
+  if (r != TrapResult::Trapped) return r;
+  ++elan_.mutable_stats().dmas_trapped;
+  d.fsm.to(static_cast<int>(DmaFsmState::Trapped), "trap");
+  active_.reset();
+  pump();
+  return r;
 }
 
 void DmaEngine::finish(bool ok, std::uint8_t detail) {

@@ -52,6 +52,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
              host::HostBus& bus, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
+  if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::fsm_type()));
   Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::stream_fsm_type()));
@@ -69,6 +70,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   c("dmas_done", "descriptors", &stats_.dmas_done);
   c("dmas_failed", "descriptors", &stats_.dmas_failed, "network errors and local faults");
   c("dma_requeues", "descriptors", &stats_.dma_requeues, "re-queued after a test-fail token");
+  c("dmas_trapped", "descriptors", &stats_.dmas_trapped,
+    "handed back to the driver after a test-fail at failCount 0 (DmaTrap)");
   c("tx_packets", "packets", &stats_.tx_packets);
   c("tx_bytes", "bytes", &stats_.tx_bytes, "payload bytes sent");
   c("rx_packets", "packets", &stats_.rx_packets);
@@ -253,6 +256,11 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
     after(cycles(p_.command_cycles), [this, v] {
       events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32));
     });
+  } else if (off == reg::event_irq.offset) {
+    after(cycles(p_.command_cycles), [this, v] {
+      const auto hi = static_cast<std::uint32_t>(v >> 32);
+      events_->interrupt(static_cast<E3Addr>(v), (hi & reg::kEventIrqOn) != 0, hi & event::kCookieMask);
+    });
   } else if (off == reg::control.offset) {
     control_ = v32;
   } else if (off == reg::pt_base.offset) {
@@ -311,6 +319,19 @@ void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t
   const std::uint64_t at = intq_base_ + static_cast<std::uint64_t>(intq_producer_ % intq_entries_) * intq::kSize;
   ++intq_producer_;
   bus_write(at, e, intq::kSize, [this](bool) { raise_if_pending(); });
+}
+TrapResult Elan3::trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node,
+                                  std::uint32_t cookie, E3Addr addr) {
+  if (intq_entries_ == 0 || intq_base_ == 0) return TrapResult::NoTrapArea;
+  if (intq_producer_ - intq_consumer_ >= intq_entries_) return TrapResult::QueueFull;
+  // The descriptor goes to the trap slot of the interrupt entry posted next;
+  // both writes are posted in this order, so the driver that sees the entry
+  // sees the descriptor.
+  const std::uint64_t at = intq_base_ + static_cast<std::uint64_t>(intq_entries_) * intq::kSize +
+                           static_cast<std::uint64_t>(intq_producer_ % intq_entries_) * dma::kSize;
+  bus_write(at, desc, dma::kSize);
+  post_interrupt(intq::Cause::DmaTrap, detail, node, cookie, addr);
+  return TrapResult::Trapped;
 }
 
 void Elan3::raise_if_pending() {

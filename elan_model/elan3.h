@@ -38,18 +38,21 @@ struct Elan3Params {
   std::uint32_t tx_window;     // packets of the active DMA awaiting tokens
   std::uint32_t tlb_entries;
   std::uint32_t event_cache_entries;  // events held on the card (see EventEngine)
+  std::uint32_t pci_read_bytes;       // largest PCI read of DMA data
+  std::uint32_t pci_read_cycles;      // from the end of one data read to the next request
+  std::uint32_t dma_buffer;           // DMA data read ahead of the first unacknowledged byte
   // Costs in Elan clock cycles.
   std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles,
       ack_cycles, event_cycles, queue_cycles;
   Tick ack_timeout, retry_backoff, testfail_backoff;
-  std::uint32_t retry_limit, testfail_limit;
+  std::uint32_t retry_limit;
   bool verify_crc_always;      // else only packets the link's error injection touched
   std::uint64_t command_port;  // MMIO window base on the host bus
 };
 Elan3Params elan3_params_from(const ParamSet& p);
 
 struct Elan3Stats {
-  std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0;
+  std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0, dmas_trapped = 0;
   std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, retransmits = 0, ack_timeouts = 0;
   std::uint64_t acks_sent = 0, acks_received = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
   std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
@@ -69,6 +72,10 @@ struct Translation {
 };
 
 class Elan3;
+
+// What became of a DMA the engine handed back (Elan3::trap_dma). QueueFull:
+// the interrupt queue has no room (the engine keeps the DMA, tries again).
+enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 
 // The MMU: a fully associative TLB with LRU replacement in front of a flat
 // page table in host memory. Every page looked up costs tlb_cycles; a miss
@@ -102,7 +109,8 @@ class Mmu {
   std::uint32_t pt_entries_ = 0;
 };
 
-#define NICSIM_ELAN3_DMA_FSM_STATES(X) X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed)
+#define NICSIM_ELAN3_DMA_FSM_STATES(X) \
+  X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed) X(Trapped)
 NICSIM_FSM_STATES(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
 #define NICSIM_ELAN3_STREAM_FSM_STATES(X) X(Unsynced) X(InSync)
 NICSIM_FSM_STATES(StreamFsmState, NICSIM_ELAN3_STREAM_FSM_STATES)
@@ -171,9 +179,13 @@ class DmaEngine {
   void start(Desc* d);
   void build_next();
   void built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p);
-  struct PayloadRead;
-  void read_payload(std::uint64_t id, const Translation& t, std::uint32_t len);
-  void read_payload_at(Tick at, std::uint64_t id, const Translation& t, std::uint32_t len);
+  // The data reader (see dma_engine.cc): one PCI read at a time into the
+  // DMA buffer, packets built from it.
+  void fill_packets();
+  void read_more();
+  void issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at);
+  static void read_done(void* self, std::uint64_t arg);
+  void reset_reader(std::uint32_t from);
   void clear_window();  // drops the window, returning built packets to the pool
   TxPkt* find(std::uint64_t id);
   void send_ready();
@@ -181,6 +193,7 @@ class DmaEngine {
   static void timeout_thunk(void* self, std::uint64_t id) { static_cast<DmaEngine*>(self)->timeout(id); }
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
+  TrapResult trap(Desc& d);
   Stream& stream(std::uint32_t node);
   void schedule_pump(Tick at);
   Elan3& elan_;
@@ -197,6 +210,26 @@ class DmaEngine {
   std::uint16_t last_expect_ = 0;
   std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
   Tick tx_free_ = 0;  // the packet builder is busy until then
+  Translation read_t_;  // reused by the reader's lookups
+  // DMA buffer: bytes [buf_from_, read_next_) of the active DMA's source,
+  // at offset % dma_buffer; one read in flight at most.
+  std::vector<std::uint8_t> buf_;
+  std::uint32_t buf_from_ = 0, read_next_ = 0, read_end_ = 0;
+  std::uint64_t read_gen_ = 0;  // bumped when the DMA or its resend point changes
+  bool read_busy_ = false;
+  Tick read_free_ = 0;          // the next read may be requested from then
+  Fault read_fault_ = Fault::None;
+  std::uint32_t read_fault_off_ = 0;
+  E3Addr read_fault_addr_ = 0;
+  struct Read {
+    DmaEngine* engine;
+    std::uint64_t gen;
+    std::uint32_t off, n;
+    std::vector<HostPiece> pieces;
+    std::uint32_t left = 0;
+    bool ok = true;
+  };
+  Read read_{};  // the one read in flight (read_busy_), reused
   Tick pump_at_ = kTickMax;
   std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
   std::vector<Stream> streams_;
@@ -227,6 +260,7 @@ class RxEngine {
   Elan3& elan_;
   // The write_block fast path: what to do when the lookups are paid for.
   std::vector<HostPiece> pieces_;
+  Translation t_, te_;  // reused by the fast path's lookups
   E3Addr pending_event_ = 0;
   bool replay_ = false;  // the packet being answered was executed before
   struct Pending {
@@ -250,6 +284,10 @@ class EventEngine {
   void set(E3Addr ev, std::uint32_t need);
   // Write ev_Count = count, in order with the sets queued before it.
   void prime(E3Addr ev, std::int32_t count);
+  // Set or clear the event's interrupt flag and cookie, in order with the
+  // sets queued before it; a fired event with the interrupt now on
+  // interrupts at once.
+  void interrupt(E3Addr ev, bool on, std::uint32_t cookie);
 
  private:
   struct Op {
@@ -257,7 +295,10 @@ class EventEngine {
     std::uint32_t need;
     bool prime = false;
     std::int32_t count = 0;
+    bool retype = false;       // an event_irq command: irq_word is the new flag and cookie
+    std::uint32_t irq_word = 0;
   };
+  void retype(const Op& op, std::uint64_t host);
   void run();
   // An event held on the card: its count lives here (written through to
   // node memory for the CPU's polls), with the action words read once when
@@ -301,7 +342,9 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   Mmu& mmu() { return *mmu_; }
   DmaEngine& dma() { return *dma_; }
   EventEngine& events() { return *events_; }
-  Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
+  // n Elan cycles (cycles_time's rounding; a whole number of picoseconds
+  // per cycle, as at 100 MHz, needs no division).
+  Tick cycles(std::uint32_t n) const { return cycle_ps_ ? n * cycle_ps_ : cycles_time(n, p_.clock_hz); }
   const std::string& obj() const { return obj_; }
 
   // TLM-2.0 target: MMIO from the host bus (offset within the command port).
@@ -331,6 +374,10 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void transmit_at(Tick t, fabric::Packet* p);
   void post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
                       std::uint32_t data);
+  // Hands a DMA back to the driver: the descriptor into the trap area slot
+  // of the next interrupt entry (elan3_regs.h intq::), then a DmaTrap entry.
+  TrapResult trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
+                      E3Addr addr);
   void trace(const char* event, std::initializer_list<TraceField> fields);
   bool tracing() const;
   static Tick now();
@@ -339,6 +386,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void command(std::uint64_t offset, std::uint64_t value);
   void raise_if_pending();
   Elan3Params p_;
+  Tick cycle_ps_ = 0;  // picoseconds per cycle when exact, else 0
   host::Host& host_;
   host::HostBus& bus_;
   std::string obj_;

@@ -38,18 +38,26 @@ const ParamRegistration elan3_params(
          "events the event engine holds on the card (filled by prime_event, LRU): a set of a held event "
          "decrements the card's count and writes it through to node memory, with no read over the bus; "
          "0: every set reads the event from node memory"},
+        {"pci_read_bytes", UnitKind::Size, "1KiB", "64B", "64KiB", {},
+         "largest PCI read (Memory Read Multiple) the DMA engine issues for DMA data; reads stop at Elan page "
+         "ends and never cross the DMA buffer's free space"},
+        {"pci_read_cycles", UnitKind::Count, "2", "0", "100000", {},
+         "Elan cycles from the end of one DMA data read to the request of the next: on conventional PCI the "
+         "host bridge serves a master's read as a delayed transaction, one at a time, so data reads do not "
+         "overlap (the bus's read latency is paid on each)"},
+        {"dma_buffer", UnitKind::Size, "4KiB", "1KiB", "1MiB", {},
+         "DMA data buffer: source bytes read ahead of the first unacknowledged byte (resends come from it)"},
         {"ack_timeout", UnitKind::Time, "20us", "100ns", "1s", {},
          "a packet whose token has not come back by then is resent"},
         {"retry_limit", UnitKind::Count, "8", "0", "63", {},
          "resends of a DMA after discard tokens or timeouts before a network error"},
         {"retry_backoff", UnitKind::Time, "1us", "0ps", "1s", {}, "wait before resending (times the attempt number)"},
         {"testfail_backoff", UnitKind::Time, "2us", "0ps", "1s", {},
-         "a DMA refused by a full input queue re-runs no earlier than this times min(failCount, 8)"},
+         "a DMA refused by a full input queue (test-fail) with failCount left goes to the tail of the run queue "
+         "and re-runs no earlier than this"},
         {"verify_crc", UnitKind::Text, "touched", "", "", {"touched", "always"},
          "receive-side CRC check of packets and tokens: for those a link's error injection touched (the only "
          "source of changed bytes, so the verdicts are the same), or for every one"},
-        {"testfail_limit", UnitKind::Count, "4096", "0", "1000000000", {},
-         "test-fail refusals of one DMA before a network error (0: retry forever)"},
     });
 
 const bool registered = [] {
@@ -94,11 +102,13 @@ Elan3Params elan3_params_from(const ParamSet& p) {
   e.event_cycles = c("event_cycles");
   e.queue_cycles = c("queue_cycles");
   e.event_cache_entries = c("event_cache_entries");
+  e.pci_read_bytes = static_cast<std::uint32_t>(p.size("pci_read_bytes"));
+  e.pci_read_cycles = c("pci_read_cycles");
+  e.dma_buffer = static_cast<std::uint32_t>(p.size("dma_buffer"));
   e.ack_timeout = p.time("ack_timeout");
   e.retry_limit = c("retry_limit");
   e.retry_backoff = p.time("retry_backoff");
   e.testfail_backoff = p.time("testfail_backoff");
-  e.testfail_limit = c("testfail_limit");
   e.verify_crc_always = p.text("verify_crc") == "always";
   e.command_port = 0xf1000000ULL;
   return e;

@@ -68,7 +68,8 @@ namespace reg {
                           "flushes the whole TLB")                                                            \
   X(pt_entries, 0x028, 4, RW, "PTEs in the table; an address beyond it is a translation fault")                \
   X(tlb_flush, 0x02c, 4, W, "E3_Addr whose page's TLB entry is dropped; 0xffffffff drops all")               \
-  X(intq_base, 0x030, 8, RW, "host address of the interrupt queue (16-byte entries, see intq::)")            \
+  X(intq_base, 0x030, 8, RW, "host address of the interrupt queue (16-byte entries, see intq::), followed "  \
+                            "by the DMA trap area (one 32-byte E3_DMA per entry)")            \
   X(intq_entries, 0x038, 4, RW, "entries in the interrupt queue (writing it resets producer and consumer)") \
   X(intq_consumer, 0x03c, 4, RW, "entries the driver has consumed (mod 2^32); writing it re-arms the "       \
                                 "interrupt line if entries remain unread")                                  \
@@ -81,7 +82,11 @@ namespace reg {
   X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")               \
   X(prime_event, 0x110, 8, W, "low word: E3_Addr of an E3_Event, high word: a count. The event engine "     \
                              "writes ev_Count in order with the sets queued before it, so a set in flight " \
-                             "cannot overwrite a count software just primed")
+                             "cannot overwrite a count software just primed")                              \
+  X(event_irq, 0x118, 8, W, "low word: E3_Addr of an E3_Event, high word: bit 31 interrupt on (1) or off "   \
+                           "(0), bits 23..0 the cookie. The event engine sets the event's interrupt flag and "  \
+                           "cookie (count and action stay), in order with the sets queued before it; if the " \
+                           "event has already fired and the interrupt is now on, it interrupts at once")
 enum class Access : std::uint8_t { R, W, RW };
 #define NICSIM_X(name, offset, width, access, doc) inline constexpr Field name{offset, width, #name};
 NICSIM_ELAN3_REGS(NICSIM_X)
@@ -92,6 +97,7 @@ inline constexpr std::uint32_t kControlEnable = 1u << 0;
 inline constexpr std::uint32_t kStatusIntqOverflow = 1u << 0;
 inline constexpr std::uint32_t kStatusUnconfigured = 1u << 1;  // a cause came before the queue was installed
 inline constexpr E3Addr kFlushAll = 0xffffffffu;
+inline constexpr std::uint32_t kEventIrqOn = 1u << 31;  // event_irq high word
 }  // namespace reg
 
 // ---------------------------------------------------------------------------
@@ -164,7 +170,12 @@ inline constexpr std::uint32_t kSize = 0x20;
 
 // E3_DmaType sub-fields (bit positions are a choice, the widths follow the
 // public record): dataType bits 0-1, direction 2-4, opCode 5-8,
-// failCount 9-14, isRemote 15.
+// failCount 9-14, isRemote 15. failCount, written by software, is how many
+// test-fail refusals the DMA engine absorbs itself: each refusal with
+// failCount > 0 decrements it and puts the DMA at the tail of the run queue
+// (re-run after testfail_backoff, later DMAs go first); a refusal at
+// failCount 0 traps the DMA to the driver (intq DmaTrap, descriptor in the
+// trap area) and the engine goes on with the next one.
 #define NICSIM_ELAN3_DATA_TYPES(X) X(Byte, 0) X(HalfWord, 1) X(Word, 2) X(DoubleWord, 3)
 #define NICSIM_ELAN3_DIRECTIONS(X)                                                            \
   X(Write, 0, "send local dma_source to dma_dest on the destination node")                    \
@@ -262,7 +273,8 @@ inline constexpr std::uint32_t make_type(Type t, bool irq = false, std::uint32_t
 // message into the slot at q_bptr, advances q_bptr (a 4-byte write after
 // the message, so software that sees the new q_bptr sees the message), and
 // sets q_event. If the queue is full or locked it writes nothing and
-// answers test-fail: the sender re-queues its DMA and retries later.
+// answers test-fail: the sender's engine retries the DMA later (failCount
+// times, behind the DMAs queued after it), then traps it to its driver.
 // Software consumes at q_fptr and advances q_fptr itself.
 // ---------------------------------------------------------------------------
 namespace queue {
@@ -289,7 +301,11 @@ inline constexpr E3Addr next_slot(E3Addr p, E3Addr base, E3Addr top, std::uint32
 // seq = producer + 1 (never 0), then raises its interrupt line if armed.
 // The driver consumes entries whose seq matches its own count + 1 and
 // writes intq_consumer, which re-arms the line. If the ring is full the
-// entry is lost and int_status reports the overflow.
+// entry is lost and int_status reports the overflow. The DMA trap area
+// follows the ring (intq_base + 16 x intq_entries): one 32-byte E3_DMA per
+// entry, written before a DmaTrap entry at the same index (so it is never
+// overwritten before the driver consumed that entry); a DMA that would
+// trap while the ring is full stays on the run queue.
 // ---------------------------------------------------------------------------
 namespace intq {
 #define NICSIM_ELAN3_INTQ(F) \
@@ -309,7 +325,11 @@ inline constexpr std::uint32_t kSize = 0x10;
   X(DmaError, 3, "a local fault on a DMA or event: detail = Fault, cookie = the source cookie, data = the " \
                  "E3_Addr that faulted")                                                                     \
   X(LinkState, 4, "the link changed state: detail = 1 up / 0 down")                                          \
-  X(CommandError, 5, "a command port access the Elan refused: data = register offset")
+  X(CommandError, 5, "a command port access the Elan refused: data = register offset")                      \
+  X(DmaTrap, 6, "a DMA refused with test-fail at failCount 0 was taken off the run queue: detail = the "     \
+                "Token, node = destination, cookie = the source cookie, data = the descriptor's E3_Addr; "   \
+                "the descriptor as it stands (what is left to send, failCount 0) is in the trap area at "   \
+                "intq_base + 16 x intq_entries + 32 x this entry's index, for the driver to run again")
 enum class Cause : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
   NICSIM_ELAN3_CAUSES(NICSIM_X)

@@ -32,6 +32,47 @@ void EventEngine::prime(E3Addr ev, std::int32_t count) {
   if (!busy_) run();
 }
 
+void EventEngine::interrupt(E3Addr ev, bool on, std::uint32_t cookie) {
+  Op op{ev, perm::kLocalWrite};
+  op.retype = true;
+  op.irq_word = (on ? event::kEvIrq : 0u) | (cookie & event::kCookieMask);
+  queue_.push_back(op);
+  if (!busy_) run();
+}
+
+// event_irq: the type word keeps its action and gets the new flag and
+// cookie (written through to node memory); a held event changes on the
+// card, one not held is read and written over the bus.
+void EventEngine::retype(const Op& op, std::uint64_t host) {
+  constexpr std::uint32_t kIrqBits = event::kEvIrq | event::kCookieMask;
+  auto write = [this, op, host](std::uint32_t type, std::int32_t count) {
+    elan_.after(elan_.cycles(elan_.params().event_cycles), [this, op, host, type, count] {
+      std::uint8_t w[4];
+      std::memcpy(w, &type, 4);
+      elan_.bus_write(host + event::ev_Type.offset, w, 4);
+      elan_.trace("event_irq", {{"event", static_cast<unsigned>(op.ev)}, {"irq", (type & event::kEvIrq) ? 1u : 0u}});
+      // Already fired: the interrupt it would have raised is raised now, so
+      // software arming it races with nothing.
+      if (count <= 0 && (type & event::kEvIrq))
+        elan_.post_interrupt(intq::Cause::Event, 0, elan_.node_id(), type & event::kCookieMask, op.ev);
+      next();
+    });
+  };
+  if (Held* h = held(op.ev)) {
+    h->type = (h->type & ~kIrqBits) | op.irq_word;
+    write(h->type, h->count);
+    return;
+  }
+  elan_.bus_read(host, event::kSize, [this, op, write](bool ok, const std::uint8_t* d) {
+    if (!ok) {
+      fault(Fault::BusError, op.ev);
+      return;
+    }
+    write((static_cast<std::uint32_t>(get(d, event::ev_Type)) & ~kIrqBits) | op.irq_word,
+          static_cast<std::int32_t>(get(d, event::ev_Count)));
+  });
+}
+
 void EventEngine::next() {
   queue_.pop_front();
   busy_ = false;
@@ -83,6 +124,16 @@ void EventEngine::run() {
   const Op op = queue_.front();
   if (op.ev % 8 != 0) {
     fault(Fault::BadEvent, op.ev);
+    return;
+  }
+  if (op.retype) {
+    elan_.mmu().translate(op.ev, event::kSize, perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
+      if (t.fault != Fault::None) {
+        fault(t.fault, t.fault_addr);
+        return;
+      }
+      retype(op, t.pieces.front().addr);
+    });
     return;
   }
   if (op.prime) {

@@ -65,9 +65,14 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
   const std::uint32_t pages = len ? ((va + len - 1) >> kPageShift) - first + 1 : 0;
   if (pages > 8) return false;
   for (std::uint32_t i = 0; i < pages; ++i) {
+    // The last entry holding the page (a page can be in twice when two
+    // walks for it ran at once): searched from the end.
     found[i] = nullptr;
-    for (Entry& e : tlb_)
-      if (e.used && e.vpn == first + i) found[i] = &e;
+    for (std::size_t k = tlb_.size(); k-- > 0;)
+      if (tlb_[k].used && tlb_[k].vpn == first + i) {
+        found[i] = &tlb_[k];
+        break;
+      }
     if (!found[i]) return false;
   }
   out.fault = Fault::None;

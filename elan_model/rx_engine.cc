@@ -134,7 +134,8 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   a->meta.vl = link && link->vls() > 1 ? 1 : 0;
   a->meta.src_node = elan_.device_id();
   a->meta.created = Elan3::now();
-  elan_.trace("token_sent", {{"node", src},
+  if (elan_.tracing())
+    elan_.trace("token_sent", {{"node", src},
                              {"seq", static_cast<unsigned>(get(h, pkt::seq))},
                              {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
   elan_.transmit_at(Elan3::now() + elan_.cycles(elan_.params().ack_cycles), a);
@@ -184,7 +185,8 @@ void RxEngine::process(fabric::Packet* p) {
     bexpected_.resize(src + 1, 0);
   }
   if (!bcast_ && (flags & pkt::kFlagSync)) expected_[src] = seq;
-  elan_.trace("rx", {{"node", src},
+  if (elan_.tracing())
+    elan_.trace("rx", {{"node", src},
                      {"seq", static_cast<unsigned>(seq)},
                      {"trans", pkt::trans_name(trans)},
                      {"len", len},
@@ -258,12 +260,14 @@ void RxEngine::write_block(const std::uint8_t* h, const std::uint8_t* payload, s
   {
     // Fast path: every page (and the event's) in the TLB. Same timing as
     // the general path below, without its continuations.
-    Translation t, te;
+    Translation& t = t_;
+    Translation& te = te_;
+    t.fault = te.fault = Fault::None;
     Tick cost = 0, cost_ev = 0;
     if (elan_.mmu().translate_cached(addr, len, perm::kRemoteWrite, t, cost) && t.fault == Fault::None &&
         (!ev || (elan_.mmu().translate_cached(ev, event::kSize, perm::kRemoteEvent, te, cost_ev) &&
                  te.fault == Fault::None))) {
-      pieces_ = std::move(t.pieces);
+      pieces_.swap(t.pieces);
       pending_event_ = ev;
       Sim::get().calendar().at(Elan3::now() + cost + cost_ev, &RxEngine::write_thunk, this);
       return;

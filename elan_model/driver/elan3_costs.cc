@@ -29,6 +29,14 @@ const ParamRegistration elan3_costs(
          "input queue pointer read or update (a cache miss on the descriptor)"},
         {"cost.elan3_intr", UnitKind::Time, "200ns", "0ps", "1s", {},
          "interrupt handler, per interrupt queue entry: read, decode, dispatch"},
+        // Driver settings (not costs): the DMA retry list (elan3_dev.h).
+        {"elan3.dma_fail_count", UnitKind::Count, "2", "0", "63", {},
+         "failCount written into every descriptor: test-fail refusals the Elan retries itself (each after "
+         "nic.elan3.testfail_backoff, behind later DMAs) before it traps the DMA to the driver"},
+        {"elan3.dma_retry_first", UnitKind::Time, "20us", "100ns", "1s", {},
+         "a trapped DMA is run again this long after its first trap"},
+        {"elan3.dma_retry_max", UnitKind::Time, "320us", "100ns", "1s", {},
+         "the back-off doubles with each trap in a row of the same descriptor, up to this"},
     });
 
 }  // namespace

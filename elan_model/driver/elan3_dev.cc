@@ -126,10 +126,18 @@ bool Elan3Dev::init() {
   pt_entries_ = kPtEntries;
   page_table_ = static_cast<std::uint64_t*>(host_.memory().alloc(pt_entries_ * 8ull, kPageSize));
   intq_entries_ = kIntqEntries;
-  intq_ = static_cast<std::uint8_t*>(host_.memory().alloc(intq_entries_ * intq::kSize, 64));
+  // The DMA trap area follows the interrupt queue (elan3_regs.h intq::).
+  const std::size_t intq_bytes = intq_entries_ * static_cast<std::size_t>(intq::kSize + dma::kSize);
+  intq_ = static_cast<std::uint8_t*>(host_.memory().alloc(intq_bytes, 64));
   if (!page_table_ || !intq_) return fail("no node memory for the page table and interrupt queue");
+  trap_area_ = intq_ + intq_entries_ * intq::kSize;
   std::memset(page_table_, 0, pt_entries_ * 8ull);
-  std::memset(intq_, 0, intq_entries_ * intq::kSize);
+  std::memset(intq_, 0, intq_bytes);
+  const ParamSet& hp = host_.params();
+  fail_count_ = static_cast<std::uint32_t>(hp.count("elan3.dma_fail_count"));
+  retry_first_ = hp.time("elan3.dma_retry_first");
+  retry_max_ = std::max(retry_first_, hp.time("elan3.dma_retry_max"));
+  retry_timer_ = std::make_unique<host::Timer>(host_, "elan3.dma_retry", [this] { run_retries(); });
   free_pages_[1] = pt_entries_ - 1;  // page 0 is never mapped: E3_Addr 0 means "none"
   mmio_write32(reg::pt_entries.offset, pt_entries_);
   mmio_write64(reg::pt_base.offset, reinterpret_cast<std::uint64_t>(page_table_));
@@ -363,6 +371,12 @@ void Elan3Dev::prime_event(const ElanMem& ev, std::int32_t count, event::Type ty
                static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
 }
 
+void Elan3Dev::event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie) {
+  cpu("elan3_event");
+  const std::uint32_t hi = (irq ? reg::kEventIrqOn : 0u) | (cookie & event::kCookieMask);
+  mmio_write64(reg::event_irq.offset, static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(hi) << 32));
+}
+
 std::int32_t Elan3Dev::event_count(const ElanMem& ev) {
   cpu("elan3_poll");
   return static_cast<std::int32_t>(get(static_cast<const std::uint8_t*>(ev.host), event::ev_Count));
@@ -402,6 +416,7 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
   t.data_type = static_cast<std::uint32_t>(r.data_type);
   t.direction = static_cast<std::uint32_t>(r.direction);
   t.opcode = static_cast<std::uint32_t>(r.opcode);
+  t.fail_count = fail_count_;
   std::memset(d, 0, dma::kSize);
   put(d, dma::dma_type, t.encode());
   put(d, dma::dma_size, r.size);
@@ -424,14 +439,87 @@ DevStatus Elan3Dev::issue_dma(const DmaRequest& req, E3Addr* desc) {
     if (host_.in_interrupt()) return DevStatus::NoResource;
     host_.sleep(kSlotPoll);
   }
-  const std::uint32_t slot = desc_issued_ % desc_slots_;
-  std::memcpy(static_cast<std::uint8_t*>(desc_ring_.host) + slot * dma::kSize, d, dma::kSize);
-  const E3Addr at = desc_ring_.elan + slot * dma::kSize;
-  ++desc_issued_;
-  ++stats_.dmas;
-  mmio_write32(reg::run_dma.offset, at);
+  const E3Addr at = desc_ring_.elan + (desc_issued_ % desc_slots_) * dma::kSize;
+  run_descriptor(d);
   if (desc) *desc = at;
   return DevStatus::Ok;
+}
+
+// Puts a descriptor into the next ring slot and runs it; false if every
+// slot still waits to be fetched.
+bool Elan3Dev::run_descriptor(const std::uint8_t* d) {
+  if (desc_issued_ - desc_fetched_ >= desc_slots_) {
+    desc_fetched_ = mmio_read32(reg::dma_fetched.offset);
+    if (desc_issued_ - desc_fetched_ >= desc_slots_) return false;
+  }
+  const std::uint32_t slot = desc_issued_ % desc_slots_;
+  std::memcpy(static_cast<std::uint8_t*>(desc_ring_.host) + slot * dma::kSize, d, dma::kSize);
+  ++desc_issued_;
+  ++stats_.dmas;
+  mmio_write32(reg::run_dma.offset, desc_ring_.elan + slot * dma::kSize);
+  return true;
+}
+
+// ---- DMA retry list -------------------------------------------------------------------------
+
+// A DMA the Elan trapped (a full queue refused it failCount + 1 times):
+// onto the retry list, due after its back-off.
+void Elan3Dev::trapped(const std::uint8_t* e, std::uint32_t index) {
+  ++stats_.dma_traps;
+  Retry r;
+  r.what = DmaFailure{intq::Cause::DmaTrap, static_cast<std::uint8_t>(get(e, intq::detail)),
+                      static_cast<std::uint32_t>(get(e, intq::node)),
+                      static_cast<std::uint16_t>(get(e, intq::cookie)), static_cast<E3Addr>(get(e, intq::data))};
+  std::memcpy(r.desc.data(), trap_area_ + static_cast<std::size_t>(index % intq_entries_) * dma::kSize, dma::kSize);
+  const auto op = static_cast<dma::OpCode>(
+      dma::Type::decode(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_type))).opcode);
+  if (op == dma::OpCode::Normal || op == dma::OpCode::Queued)
+    r.what.dest_cookie =
+        static_cast<std::uint16_t>(dma::cookie_of(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_destCookieVProc))));
+  if (retry_filter_ && !retry_filter_(r.what)) {
+    ++stats_.dma_retries_dropped;
+    return;
+  }
+  // The same descriptor trapping again soon after its retry backs off
+  // further; one that has been quiet for the longest back-off starts over.
+  const Tick now = Calendar::now();
+  for (auto it = backoff_.begin(); it != backoff_.end();)
+    it = now - it->second.last > 2 * retry_max_ ? backoff_.erase(it) : std::next(it);
+  Backoff& b = backoff_[r.desc];
+  b.delay = b.delay == 0 ? retry_first_ : std::min(retry_max_, 2 * b.delay);
+  b.last = now;
+  r.due = now + b.delay;
+  const bool first = retries_.empty() || r.due < retries_.front().due;
+  retries_.push_back(r);
+  std::stable_sort(retries_.begin(), retries_.end(), [](const Retry& a, const Retry& b) { return a.due < b.due; });
+  if (first) retry_timer_->start(retries_.front().due - now);
+}
+
+void Elan3Dev::run_retries() {
+  const Tick now = Calendar::now();
+  while (!retries_.empty() && retries_.front().due <= now) {
+    Retry& r = retries_.front();
+    if (retry_filter_ && !retry_filter_(r.what)) {
+      ++stats_.dma_retries_dropped;
+      retries_.pop_front();
+      continue;
+    }
+    // The descriptor goes out with its failCount restored.
+    dma::Type t = dma::Type::decode(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_type)));
+    t.fail_count = fail_count_;
+    std::uint8_t d[dma::kSize];
+    std::memcpy(d, r.desc.data(), dma::kSize);
+    put(d, dma::dma_type, t.encode());
+    cpu("elan3_dma", dma::kSize);
+    if (!run_descriptor(d)) {
+      // Every descriptor slot is waiting to be fetched: try again shortly.
+      retry_timer_->start(kSlotPoll);
+      return;
+    }
+    ++stats_.dma_retries;
+    retries_.pop_front();
+  }
+  if (!retries_.empty()) retry_timer_->start(retries_.front().due - now);
 }
 
 DevStatus Elan3Dev::write_descriptor(const ElanMem& where, const DmaRequest& req) {
@@ -561,14 +649,14 @@ void Elan3Dev::interrupt() {
     cpu("elan3_intr");
     std::uint8_t copy[intq::kSize];
     std::memcpy(copy, e, intq::kSize);
-    ++intq_consumed_;
-    dispatch(copy);
+    const std::uint32_t index = intq_consumed_++;
+    dispatch(copy, index);
   }
   // Re-arms the line; the Elan raises it again if entries came meanwhile.
   mmio_write32(reg::intq_consumer.offset, intq_consumed_);
 }
 
-void Elan3Dev::dispatch(const std::uint8_t* e) {
+void Elan3Dev::dispatch(const std::uint8_t* e, std::uint32_t index) {
   const auto cause = static_cast<intq::Cause>(get(e, intq::cause));
   const auto detail = static_cast<std::uint8_t>(get(e, intq::detail));
   const auto cookie = static_cast<std::uint32_t>(get(e, intq::cookie));
@@ -604,6 +692,9 @@ void Elan3Dev::dispatch(const std::uint8_t* e) {
       for (auto& [_, fn] : handlers) fn(link_up_);
       return;
     }
+    case intq::Cause::DmaTrap:
+      trapped(e, index);
+      return;
     case intq::Cause::CommandError:
       Sim::get().error(host_.name(), fmt::format("elan3 driver: the Elan refused a command port access at "
                                                  "offset {:#x}", data));

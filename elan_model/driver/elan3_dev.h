@@ -20,11 +20,24 @@
 // neither: the issuing node's driver gets a NetworkError interrupt carrying
 // the DMA's source cookie and descriptor address, and calls the error
 // handlers. Local faults (bad source address, missing LocalRead) come as
-// DmaError the same way. To wait for an event, prime it with irq = true
+// DmaError the same way.
+//
+// Full input queues (test-fail). Every descriptor carries failCount =
+// elan3.dma_fail_count: the Elan re-runs a refused DMA that many times,
+// behind the DMAs queued after it, then traps it (DmaTrap) and goes on with
+// the next. The driver keeps trapped DMAs on its retry list and runs each
+// again after a back-off: elan3.dma_retry_first after its first trap,
+// doubling with each trap in a row of the same descriptor up to
+// elan3.dma_retry_max. So a full queue delays only the DMAs it refuses; it
+// never holds back the others of this node. A refused DMA loses its place:
+// DMAs issued after it (to the same queue too) may land first. A DMA is
+// retried until it is taken or the retry filter (set_retry_filter) drops it. To wait for an event, prime it with irq = true
 // (any cookie, kWaitCookie if nobody else needs the interrupt) and call
 // wait_event; or poll it with event_fired.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -37,6 +50,7 @@
 namespace nicsim::host {
 class Host;
 class HostBus;
+class Timer;
 class WaitQueue;
 }  // namespace nicsim::host
 
@@ -96,14 +110,16 @@ struct DmaRequest {
 };
 
 // A network or local DMA failure reported by the Elan (intq causes
-// NetworkError and DmaError).
+// NetworkError and DmaError), or a trapped DMA (DmaTrap, for the retry
+// filter only).
 struct DmaFailure {
   intq::Cause cause = intq::Cause::NetworkError;
   std::uint8_t detail = 0;     // NetworkError: pkt::Token of the last refusal, or intq::kDetailTimeout;
                                // DmaError: Fault
   std::uint32_t node = 0;      // destination node of the failed DMA
   std::uint16_t src_cookie = 0;
-  E3Addr addr = 0;             // NetworkError: the descriptor's E3_Addr; DmaError: the faulting address
+  E3Addr addr = 0;             // NetworkError, DmaTrap: the descriptor's E3_Addr; DmaError: the faulting address
+  std::uint16_t dest_cookie = 0;  // DmaTrap: the descriptor's destination cookie (broadcasts never trap)
 };
 
 // An input queue made by alloc_queue(): the E3_Queue descriptor and its
@@ -196,6 +212,11 @@ class Elan3Dev {
   // count against it, sets after it do. Any context.
   void prime_event(const ElanMem& ev, std::int32_t count, event::Type type = event::Type::None,
                    E3Addr source = 0, E3Addr dest = 0, bool irq = false, std::uint32_t cookie = kWaitCookie);
+  // Turn the interrupt of a primed event on (with `cookie`) or off without
+  // touching its count or action (MMIO event_irq; cost.elan3_event): sets
+  // the Elan has in flight are applied before the change, and an event
+  // that already fired interrupts at once when turned on. Any context.
+  void event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie = kWaitCookie);
   // The event's current count (CPU load from node memory; cost.elan3_poll).
   std::int32_t event_count(const ElanMem& ev);
   bool event_fired(const ElanMem& ev) { return event_count(ev) <= 0; }
@@ -265,12 +286,19 @@ class Elan3Dev {
   int add_error_handler(std::function<void(const DmaFailure&)> fn);
   // Called when the link goes down or comes back up.
   int add_link_handler(std::function<void(bool up)> fn);
+  // Asked for every trapped DMA (a DmaFailure with cause DmaTrap: node,
+  // source cookie, descriptor address) when it traps and again just before
+  // the driver runs it again; false drops it for good (its sender no longer
+  // wants it, e.g. the message timed out or its circuit was reset). Runs in
+  // interrupt context. One filter per driver; a new one replaces it.
+  void set_retry_filter(std::function<bool(const DmaFailure&)> keep) { retry_filter_ = std::move(keep); }
   void remove_handler(int id);
 
   // ---- statistics (any context, no cost) ------------------------------------------
   struct Stats {
     std::uint64_t dmas = 0, interrupts = 0, network_errors = 0, dma_errors = 0, event_irqs = 0,
                   pages_loaded = 0, pages_unloaded = 0, tlb_flushes = 0;
+    std::uint64_t dma_traps = 0, dma_retries = 0, dma_retries_dropped = 0;
   };
   const Stats& stats() const { return stats_; }
 
@@ -288,7 +316,10 @@ class Elan3Dev {
   void mmio_write64(std::uint64_t offset, std::uint64_t v);
   std::uint32_t mmio_read32(std::uint64_t offset);
   void interrupt();
-  void dispatch(const std::uint8_t* entry);
+  void dispatch(const std::uint8_t* entry, std::uint32_t index);
+  void trapped(const std::uint8_t* entry, std::uint32_t index);
+  void run_retries();
+  bool run_descriptor(const std::uint8_t* desc);
   bool encode(const DmaRequest& req, std::uint8_t* out, const char* who);
   void write_ptes(std::uint32_t first_page, std::uint32_t npages, const std::uint64_t* ptes);
   void flush_tlb(E3Addr page_addr, std::uint32_t npages);
@@ -330,6 +361,23 @@ class Elan3Dev {
   std::map<int, std::function<void(const DmaFailure&)>> error_handlers_;
   std::map<int, std::function<void(bool)>> link_handlers_;
   int next_handler_ = 1;
+  // DMA retry list: trapped descriptors waiting for their time, in trap
+  // order; the back-off of each descriptor (by its bytes) and its last trap.
+  struct Retry {
+    Tick due = 0;
+    std::array<std::uint8_t, dma::kSize> desc{};
+    DmaFailure what;
+  };
+  struct Backoff {
+    Tick delay = 0, last = 0;
+  };
+  std::deque<Retry> retries_;
+  std::map<std::array<std::uint8_t, dma::kSize>, Backoff> backoff_;
+  std::unique_ptr<host::Timer> retry_timer_;
+  std::function<bool(const DmaFailure&)> retry_filter_;
+  std::uint32_t fail_count_ = 0;
+  Tick retry_first_ = 0, retry_max_ = 0;
+  std::uint8_t* trap_area_ = nullptr;
   Stats stats_;
 };
 

@@ -169,10 +169,7 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   } else {
     f.port = choose_up_by_load();
     f.queued = 0;
-    if (f.port == 0) {
-      flows_.erase(flow_key(p));
-      return 0;
-    }
+    if (f.port == 0) return 0;
   }
   ++f.queued;
   return f.port;
@@ -202,16 +199,16 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
 void EliteSwitch::transmitted(Port& port, const Packet& p, Tick) {
   if (port.number() < kFirstUpPort || flows_.empty() || !sticky_kind(p)) return;
   auto it = flows_.find(flow_key(p));
-  if (it == flows_.end() || it->second.port != port.number()) return;
-  if (--it->second.queued == 0) flows_.erase(it);
+  if (it == flows_.end() || it->second.queued == 0 || it->second.port != port.number()) return;
+  --it->second.queued;
 }
 
 void EliteSwitch::link_state_changed(Port& port, bool up) {
   // Packets queued on a dead up link are dropped by the port (counted
   // there): their pairs choose again.
   if (up || port.number() < kFirstUpPort) return;
-  for (auto it = flows_.begin(); it != flows_.end();)
-    it = it->second.port == port.number() ? flows_.erase(it) : std::next(it);
+  for (auto& kv : flows_)
+    if (kv.second.port == port.number()) kv.second.queued = 0;
 }
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {

@@ -108,7 +108,9 @@ class EliteSwitch : public fabric::Device {
     std::uint32_t port = 0;    // up port its queued packets wait on
     std::uint32_t queued = 0;  // packets of the pair not yet on the wire
   };
-  std::unordered_map<std::uint32_t, Flow> flows_;  // by flow_key, only while queued > 0
+  // By flow_key. A pair with nothing queued (queued 0) chooses anew; its
+  // entry stays (no allocation per packet; at most one per pair seen).
+  std::unordered_map<std::uint32_t, Flow> flows_;
   std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
   EliteSwitchStats stats_;
 };

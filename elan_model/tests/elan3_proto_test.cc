@@ -131,9 +131,11 @@ int events(int, char**) {
 const BuiltinProgram reg_events("t_elan_events", events, "test");
 
 // Input queue back-pressure: the receiver's queue holds 3 messages and it
-// does not consume until the sender has issued 20; the refused ones are
-// retried by the Elan; then the receiver drains: every message exactly once,
-// in order.
+// does not consume for 1 ms after the sender has issued 20; the refused
+// ones are retried by the Elan (failCount times), trapped to the driver and
+// run again from its retry list; then the receiver drains: every message
+// exactly once, bytes exact. A refused DMA loses its place, so the order is
+// not the issue order (elan3_dev.h).
 int queue_backpressure(int, char**) {
   Elan3Dev* d = Elan3Dev::attach();
   if (!d) return 1;
@@ -163,14 +165,18 @@ int queue_backpressure(int, char**) {
     nicsim_barrier();
     nicsim_barrier();
     EXPECT_GT(d->elan().stats().dma_requeues, 0u);
+    EXPECT_GT(d->elan().stats().dmas_trapped, 0u);
+    EXPECT_EQ(d->stats().dma_traps, d->elan().stats().dmas_trapped);
+    EXPECT_EQ(d->stats().dma_retries, d->stats().dma_traps);
     EXPECT_EQ(d->elan().stats().dmas_done, kMsgs);
     EXPECT_EQ(d->elan().stats().dmas_failed, 0u);
   } else {
     nicsim_barrier();
-    nicsim_sleep_ns(200000);  // the sender's Elan keeps hitting a full queue
+    nicsim_sleep_ns(1000000);  // the sender's Elan keeps hitting a full queue, then traps
     EXPECT_GT(d->elan().stats().tokens_testfail, 0u);
     EXPECT_EQ(d->elan().stats().queue_messages, 3u);
     std::uint32_t next = 0;
+    std::vector<bool> seen(kMsgs);
     const Tick deadline = Calendar::now() + 20 * kMs;
     while (next < kMsgs && Calendar::now() < deadline) {
       const void* m = d->queue_peek(q);
@@ -181,11 +187,16 @@ int queue_backpressure(int, char**) {
       }
       std::uint32_t id = 0;
       std::memcpy(&id, m, 4);
-      EXPECT_EQ(id, next) << "messages out of order or duplicated";
+      if (id >= kMsgs) { ADD_FAILURE() << "bad id " << id; break; }
+      EXPECT_FALSE(seen[id]) << "message " << id << " arrived twice";
+      seen[id] = true;
+      if (next < 3) {
+        EXPECT_EQ(id, next) << "the first three fit the queue in issue order";
+      }
       std::vector<std::uint8_t> expect(48);
-      fill(expect.data(), 48, 1000 + next);
-      std::memcpy(expect.data(), &next, 4);
-      EXPECT_EQ(std::memcmp(m, expect.data(), 48), 0) << "message " << next;
+      fill(expect.data(), 48, 1000 + id);
+      std::memcpy(expect.data(), &id, 4);
+      EXPECT_EQ(std::memcmp(m, expect.data(), 48), 0) << "message " << id;
       d->queue_consume(q);
       ++next;
     }
@@ -259,5 +270,5 @@ const BuiltinProgram reg_prot("t_elan_protection", protection, "test");
 
 TEST(Elan3Dma, RemoteReadBytesExact) { run_ok(two_elans("t_elan_read")); }
 TEST(Elan3Event, CountChainDoneWordAndInterruptCookie) { run_ok(two_elans("t_elan_events")); }
-TEST(Elan3Queue, FullQueueBackPressureThenAllInOrderExactlyOnce) { run_ok(two_elans("t_elan_queue")); }
+TEST(Elan3Queue, FullQueueTrapsToTheDriverRetryListThenAllExactlyOnce) { run_ok(two_elans("t_elan_queue")); }
 TEST(Elan3Mmu, PermissionFaultAndUnmappedAddressAreErrorsAtTheSender) { run_ok(two_elans("t_elan_protection")); }

@@ -197,10 +197,14 @@ int bandwidth(int, char**) {
     std::printf("1 MiB DMA: %llu ps, %.1f MB/s\n", static_cast<unsigned long long>(t), mbs);
     EXPECT_LE(mbs, 400.0);                // the link
     EXPECT_LE(mbs, 400.0 * 320.0 / 348);  // 320 data bytes in 348 wire bytes per packet
-    // The window of tx_window packets now refills 400 ns sooner after each
-    // token (pci-66 read latency 600 ns, was 1 us): 3.051596 ms -> 2.862072
-    // ms, 366.4 MB/s, 99.6% of the link's data rate.
-    EXPECT_EQ(t, 2862072045u);
+    // The host's PCI read throughput is the limit (docs/elan3.md "DMA data
+    // reads"): 1 KiB reads one at a time, each 600 ns read latency + 158
+    // bus cycles, and a short read at every Elan page end: 2.862072 ms
+    // (366.4 MB/s, link-limited, when the payload of each packet was read
+    // on its own with reads overlapping) -> 3.169577 ms, 330.8 MB/s; published
+    // Elan3 point to point about 335 MB/s.
+    EXPECT_LE(mbs, 335.0);
+    EXPECT_EQ(t, 3169576855u);
   } else {
     EXPECT_TRUE(d->wait_event(ev, 100 * kMs));
     std::vector<std::uint8_t> expect(kSize);

@@ -129,27 +129,13 @@ void EpNode::heard_from(std::uint32_t n) {
   circuit(n).last_heard = Calendar::now();
 }
 
-namespace {
-// A heartbeat the peer's Elan acknowledged shows the peer reachable even
-// when nothing from it arrives: its own packets to us may be held behind
-// one of its messages our full queue refuses (the Elan retries a refused
-// message, and everything after it to the same node waits). So an
-// acknowledged heartbeat counts as hearing from the peer.
-void heartbeat_done(EP_TXD* t, void* arg, int status) {
-  if (status == ESUCCESS) static_cast<EpNode*>(arg)->heard_from(static_cast<std::uint32_t>(t->dest));
-}
-}  // namespace
-
 void EpNode::send_control(std::uint32_t dest, Control op, std::uint32_t inc, std::uint32_t peer_inc) {
   cpu("ep_control");
   ControlMsg m{static_cast<std::uint32_t>(op), self, inc, peer_inc};
   // Special messages: no circuit needed; the timeout bounds a lost one.
-  // Heartbeats complete by interrupt, the acknowledgement being their point.
-  const bool heartbeat = op == Control::Heartbeat;
   // The call's timeout is in nanoseconds (manual), connect_timeout a Tick.
-  ep_transmit_small(control_xmtr, static_cast<int>(dest), EP_SVC_KCOMMS, EP_NO_SLEEP | (heartbeat ? 0 : EP_NO_INTERRUPT),
-                    static_cast<int>(connect_timeout / kNs), heartbeat ? heartbeat_done : nullptr, heartbeat ? this : nullptr,
-                    reinterpret_cast<caddr_t>(&m), sizeof m);
+  ep_transmit_small(control_xmtr, static_cast<int>(dest), EP_SVC_KCOMMS, EP_NO_SLEEP | EP_NO_INTERRUPT,
+                    static_cast<int>(connect_timeout / kNs), nullptr, nullptr, reinterpret_cast<caddr_t>(&m), sizeof m);
   circuit(dest).last_sent = Calendar::now();
 }
 

@@ -99,7 +99,6 @@ struct Fanout {
   bool dirty = false;                // an edge failed: its memory may still be hit
   struct ::ep_txd* txd = nullptr;    // owner: the root's transmit
   struct ::ep_rxd* rxd = nullptr;    // owner: an interior node's receive
-  std::vector<std::unique_ptr<host::Timer>> retry;  // per child: re-send after a full queue
   int slot_of(int child) const {
     for (std::size_t i = 0; i < children.size(); ++i)
       if (children[i] == child) return static_cast<int>(i);
@@ -131,10 +130,12 @@ struct ep_txd {
   std::uint32_t generation = 0;
   TxKind kind = TxKind::Small;
   bool active = false;
-  bool irq = false;           // interrupt on completion (no EP_NO_INTERRUPT)
+  bool irq = false;           // its event interrupts on completion (no EP_NO_INTERRUPT, or txcallbacks)
+  bool polled = false;        // started with EP_NO_INTERRUPT
   bool sent = false;          // envelope DMA issued
   int status = ESUCCESS;      // set before completion (ENETRESET, ETIMEDOUT, ...)
   bool forced = false;        // completed by software (failure/timeout), not by the event
+  bool finishing = false;     // finish() has begun (its CPU charge and handler may let others run)
   int dest = 0;
   int service = 0;
   int flags = 0;
@@ -147,7 +148,7 @@ struct ep_txd {
   std::uint32_t circuit = 0;      // incarnation it was sent on
   nicsim::Tick deadline = 0;              // special: absolute timeout (0 = none)
   std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
-  std::unique_ptr<nicsim::host::Timer> retry;  // re-issue after test-fail or a lost special
+  std::unique_ptr<nicsim::host::Timer> retry;  // re-send of a special message lost on the network
   std::vector<int> mcast_children;  // hardware-broadcast multicast: nodes this txd sent to
   std::unique_ptr<nicsim::ep::Fanout> fan;  // tree multicast: edges to the root's children
   std::uint32_t id() const { return (generation << 16) | index; }
@@ -164,7 +165,6 @@ struct ep_xmtr {
   std::deque<ep_txd*> free;
   std::vector<ep_txd*> active;
   bool txcallbacks = false;   // ep_enable_txcallbacks in force
-  std::unique_ptr<nicsim::host::Timer> callback_tick;
   std::unique_ptr<nicsim::host::WaitQueue> free_waiters;
   elan3_dma_state dma_state;
 };
@@ -263,8 +263,8 @@ struct EpNode {
   std::vector<elan3::ElanMem> retired;
 
   // Parameters (host scope, ep.*).
-  Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, testfail_retry = 0,
-       callback_tick = 0;
+  Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, special_resend = 0,
+       txd_poll = 0;
   bool hw_broadcast = false;
 
   // CPU charging that works in interrupt context too.
@@ -295,7 +295,7 @@ struct EpNode {
   void force(ep_txd* t, int status);
   int poll(ep_xmtr* x);
   void tx_event(ep_xmtr* x, elan3::E3Addr ev);
-  void callbacks_tick(ep_xmtr* x);
+  void set_txcallbacks(ep_xmtr* x, bool on);
   int send_on_circuit(ep_txd* t);
   void issue(ep_txd* t);
   void dma_failure(const elan3::DmaFailure& f);
@@ -335,6 +335,7 @@ struct EpNode {
   void fail_edge(Fanout& f, int slot);
   void fail_edges_to(std::uint32_t peer);
   Fanout* fanout_of_cookie(std::uint16_t cookie);
+  bool retry_wanted(const elan3::DmaFailure& f);
 };
 
 // Perm/attr translation from the public ELAN_PERM_* levels and PTE_* bits.

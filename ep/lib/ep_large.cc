@@ -274,7 +274,8 @@ int send_large(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler,
   t->flags = flags;
   t->handler = handler;
   t->arg = arg;
-  t->irq = !(flags & EP_NO_INTERRUPT);
+  t->polled = (flags & EP_NO_INTERRUPT) != 0;
+  t->irq = !t->polled || xmtr->txcallbacks;  // manual 2.1.5
   auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
   std::memset(env, 0, sizeof *env);
   env->Version = EP_ENVELOPE_VERSION;

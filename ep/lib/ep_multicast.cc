@@ -154,6 +154,7 @@ void EpNode::send_edge(Fanout& f, int i) {
       req.dest = service_queue_addr(f.service);
       req.dest_node = child;
       req.src_cookie = f.cookie;
+      req.dest_cookie = static_cast<std::uint16_t>(f.gen);  // for the retry filter
       if (dev.issue_dma(req) != elan3::DevStatus::Ok) fail_edge(f, i);
       return;
     }
@@ -275,7 +276,8 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   t->flags = flags;
   t->handler = handler;
   t->arg = arg;
-  t->irq = !(flags & EP_NO_INTERRUPT);
+  t->polled = (flags & EP_NO_INTERRUPT) != 0;
+  t->irq = !t->polled || xmtr->txcallbacks;  // manual 2.1.5
   std::memset(t->status_blk.host, 0, EP_STATUSBLK_SIZE);
   // One hardware broadcast when the set is a whole contiguous range of more
   // than one node that does not contain the sender; else the tree.

@@ -63,8 +63,8 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   heartbeat_timeout = p.time("ep.heartbeat_timeout");
   connect_timeout = p.time("ep.connect_timeout");
   reset_hold = p.time("ep.reset_hold");
-  testfail_retry = p.time("ep.testfail_retry");
-  callback_tick = p.time("ep.callback_tick");
+  special_resend = p.time("ep.special_resend");
+  txd_poll = p.time("ep.txd_poll");
   hw_broadcast = p.count("ep.hw_broadcast") != 0;
 
   // The service table: one page at the fixed address, every slot locked
@@ -97,6 +97,7 @@ EpNode::~EpNode() = default;  // the driver and the host go with the world
 
 void EpNode::start() {
   dev.add_error_handler([this](const elan3::DmaFailure& f) { dma_failure(f); });
+  dev.set_retry_filter([this](const elan3::DmaFailure& f) { return retry_wanted(f); });
   dev.add_link_handler([this](bool up) { link_changed(up); });
   control_rcvr = install_control();
   control_xmtr = new_xmtr(false, EP_SVC_TYPE_SPECIAL, sizeof(ControlMsg));
@@ -251,7 +252,7 @@ int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
     if (!(flags & EP_NO_ALLOC) && grow(x, may_sleep)) break;
     if (!may_sleep) return ENOMEM;
     // Wait for a transmit to complete; polled ones need a poll to free.
-    if (poll(x) == 0) x->free_waiters->wait_until(Calendar::now() + callback_tick);
+    if (poll(x) == 0) x->free_waiters->wait_until(Calendar::now() + txd_poll);
   }
   ep_txd* t = x->free.front();
   x->free.pop_front();
@@ -270,6 +271,7 @@ int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
 void EpNode::put_txd(ep_txd* t) {
   ep_xmtr* x = t->xmtr;
   t->active = false;
+  t->finishing = false;
   if (t->timer) t->timer->cancel();
   if (t->retry) t->retry->cancel();
   x->active.erase(std::remove(x->active.begin(), x->active.end(), t), x->active.end());
@@ -298,6 +300,10 @@ void EpNode::put_txd(ep_txd* t) {
 // transmits finish where the event or failure is seen; polled ones only in
 // poll() (or when callbacks were enabled).
 void EpNode::finish(ep_txd* t) {
+  // Claimed first: the charge below and the handler are waits during which
+  // a poll in another context (thread or interrupt) may look at t again.
+  if (t->finishing) return;
+  t->finishing = true;
   cpu("ep_complete");
   // A multicast subtree that failed below the root's children wrote its
   // status into the root's status block (docs/ep.md "Multicast").
@@ -323,8 +329,9 @@ int EpNode::poll(ep_xmtr* x) {
   // Copy: handlers may start new transmits on this transmitter.
   std::vector<ep_txd*> active = x->active;
   for (ep_txd* t : active) {
-    if (!t->active || t->irq) continue;
+    if (!t->active || t->irq || t->finishing) continue;
     cpu("ep_poll");
+    if (!t->active || t->irq || t->finishing) continue;  // finished meanwhile in another context
     if (finished(t)) {
       finish(t);
       ++n;
@@ -348,12 +355,19 @@ void EpNode::tx_event(ep_xmtr* x, elan3::E3Addr ev) {
   }
 }
 
-void EpNode::callbacks_tick(ep_xmtr* x) {
-  if (!x->txcallbacks) return;
-  poll(x);
-  bool polled_left = false;
-  for (ep_txd* t : x->active) polled_left |= !t->irq;
-  if (polled_left) x->callback_tick->start(callback_tick);
+// ep_enable_txcallbacks / ep_disable_txcallbacks (manual 2.1.5): the
+// events of the transmitter's polled transmits get their interrupt turned
+// on (off) by the Elan's event_irq command, which applies the sets in
+// flight first and interrupts at once for an event that already fired; so
+// each completion raises its interrupt and its callback runs in the
+// handler, and nothing polls on a timer.
+void EpNode::set_txcallbacks(ep_xmtr* x, bool on) {
+  x->txcallbacks = on;
+  for (ep_txd* t : x->active) {
+    if (!t->active || !t->polled || t->irq == on || t->forced) continue;
+    t->irq = on;
+    dev.event_interrupt(t->done, on, x->cookie);
+  }
 }
 
 // ---- sending ----------------------------------------------------------------------
@@ -389,6 +403,7 @@ void EpNode::issue(ep_txd* t) {
   req.dest = service_queue_addr(t->service);
   req.dest_node = static_cast<std::uint32_t>(t->dest);
   req.src_cookie = static_cast<std::uint16_t>(t->index);
+  req.dest_cookie = static_cast<std::uint16_t>(t->generation);  // for the retry filter
   const bool small = t->kind == TxKind::Small || t->kind == TxKind::Special;
   if (small) {
     // A small message is delivered when its one packet is acknowledged.
@@ -407,39 +422,36 @@ void EpNode::issue(ep_txd* t) {
 
 // ---- failures reported by the Elan -------------------------------------------------
 
+// A message a full queue refused is on the driver's retry list (elan3_dev.h):
+// it is run again while its transmit (or multicast edge) is still the one
+// that sent it. The destination cookie carries the transmit's generation
+// (the fan-out's for an edge), so a txd reused after a timeout or a reset
+// never has its old message sent again with its new bytes. (A hardware
+// broadcast is never trapped: the Elan retries it itself.)
+bool EpNode::retry_wanted(const elan3::DmaFailure& f) {
+  if (Fanout* fan = fanout_of_cookie(f.src_cookie)) {
+    const int i = fan->slot_of(static_cast<int>(f.node));
+    return i >= 0 && (fan->gen & 0xffffu) == f.dest_cookie && !fan->failed[static_cast<std::size_t>(i)];
+  }
+  if (f.src_cookie == 0 || (f.src_cookie & kRxCookie) || f.src_cookie > txd_table.size()) return false;
+  const ep_txd* t = txd_table[f.src_cookie - 1];
+  return t->active && !t->forced && t->generation == f.dest_cookie;
+}
+
 void EpNode::dma_failure(const elan3::DmaFailure& f) {
   using elan3::pkt::Token;
   if (Fanout* fan = f.cause == elan3::intq::Cause::NetworkError ? fanout_of_cookie(f.src_cookie) : nullptr) {
-    // A multicast envelope to a child: refused by a full queue, it is sent
-    // again later; refused with an error, that child's edge fails; no
-    // answer at all fails the circuit, which fails the edge.
+    // A multicast envelope to a child: refused with an error, that child's
+    // edge fails; no answer at all fails the circuit, which fails the edge.
+    // (Refused by a full queue, it is on the driver's retry list.)
     const int i = fan->slot_of(static_cast<int>(f.node));
     if (i < 0) return;
-    if (f.detail == static_cast<std::uint8_t>(Token::TestFail)) {
-      const auto k = static_cast<std::size_t>(i);
-      if (fan->retry.size() <= k) fan->retry.resize(k + 1);
-      fan->retry[k] = std::make_unique<host::Timer>(host, "ep.retry", [this, fan, i, gen = fan->gen] {
-        if (fan->gen == gen && !fan->failed[static_cast<std::size_t>(i)]) send_edge(*fan, i);
-      });
-      fan->retry[k]->start(testfail_retry);
-    } else if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
+    if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
       fail_edge(*fan, i);
     } else if (f.node < nnodes) {
       circuit_failed(circuit(f.node), "network error", true);
       fail_edge(*fan, i);
     }
-    return;
-  }
-  if (f.cause == elan3::intq::Cause::NetworkError && f.detail == static_cast<std::uint8_t>(Token::TestFail) &&
-      f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
-    // The destination's queue was full or locked: try again later, as long
-    // as the transmit is still wanted (a special one may have timed out).
-    ep_txd* t = txd_table[f.src_cookie - 1];
-    if (!t->active || t->forced) return;
-    t->retry = std::make_unique<host::Timer>(host, "ep.retry", [this, t, gen = t->generation] {
-      if (t->active && !t->forced && t->generation == gen) issue(t);
-    });
-    t->retry->start(testfail_retry);
     return;
   }
   if (f.cause == elan3::intq::Cause::DmaError) {
@@ -465,14 +477,14 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
   if (f.node < nnodes) circuit_failed(circuit(f.node), "network error", true);
   if (f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
     ep_txd* t = txd_table[f.src_cookie - 1];
-    if (t->active && !t->forced && t->kind == TxKind::Special && Calendar::now() + testfail_retry < t->deadline) {
+    if (t->active && !t->forced && t->kind == TxKind::Special && Calendar::now() + special_resend < t->deadline) {
       // A special message is sent again while its timeout allows: if the
       // first copy was executed and only its ack was lost, the receiver
       // gets it twice (manual 2.1.4).
       t->retry = std::make_unique<host::Timer>(host, "ep.resend", [this, t, gen = t->generation] {
         if (t->active && !t->forced && t->generation == gen) issue(t);
       });
-      t->retry->start(testfail_retry);
+      t->retry->start(special_resend);
       return;
     }
   }

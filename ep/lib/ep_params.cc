@@ -21,11 +21,12 @@ const ParamRegistration ep_params(
          "timeout of the special message that sets up a virtual circuit; expiry marks the node dead"},
         {"ep.reset_hold", UnitKind::Time, "1ms", "0ps", "10s", {},
          "a failed circuit refuses transmits (ENETRESET) this long before it may be set up again"},
-        {"ep.testfail_retry", UnitKind::Time, "5us", "100ns", "1s", {},
-         "re-issue delay of a message its destination refused with test-fail (queue full or locked)"},
-        {"ep.callback_tick", UnitKind::Time, "2us", "100ns", "1s", {},
-         "period of the completion check while ep_enable_txcallbacks is in force on a transmitter "
-         "whose transmits were started without interrupts"},
+        {"ep.special_resend", UnitKind::Time, "5us", "100ns", "1s", {},
+         "a special message whose DMA failed on the network is sent again after this, while its timeout "
+         "allows (messages refused by a full queue are retried by the Elan3 driver, elan3.dma_retry_*)"},
+        {"ep.txd_poll", UnitKind::Time, "2us", "100ns", "1s", {},
+         "a transmit that may sleep and finds no free descriptor while the transmitter's others are polled "
+         "(EP_NO_INTERRUPT) polls them again this often"},
         {"ep.hw_broadcast", UnitKind::Count, "0", "0", "1", {},
          "1: a multicast whose destination set is one whole contiguous range not holding the sender "
          "sends its envelope by one hardware broadcast (QueuedBroadcast) and every node pulls the data "

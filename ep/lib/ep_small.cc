@@ -139,7 +139,8 @@ extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags
   t->flags = flags;
   t->handler = handler;
   t->arg = arg;
-  t->irq = !(flags & EP_NO_INTERRUPT);
+  t->polled = (flags & EP_NO_INTERRUPT) != 0;
+  t->irq = !t->polled || xmtr->txcallbacks;  // manual 2.1.5
   auto* h = static_cast<SmallHeader*>(t->buf.host);
   h->magic = nicsim::ep::kSmallMagic | (special ? nicsim::ep::kSpecialData : nicsim::ep::kSmallData);
   h->node = static_cast<std::uint16_t>(node->self);

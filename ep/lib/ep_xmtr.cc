@@ -66,6 +66,9 @@ extern "C" int ep_poll_transmits(EP_XMTR* xmtr) {
   return node->poll(xmtr);
 }
 
+// Manual 2.1.5 and 3-32: from now on each active transmit interrupts when
+// it completes; the callbacks of those already complete run before this
+// returns. Returns the number completed here.
 extern "C" int ep_enable_txcallbacks(EP_XMTR* xmtr) {
   EpNode* node = EpNode::get();
   if (!node) return 0;
@@ -74,17 +77,22 @@ extern "C" int ep_enable_txcallbacks(EP_XMTR* xmtr) {
     node->error("ep_enable_txcallbacks: bad transmitter handle");
     return 0;
   }
-  // Callbacks of transmits already complete run before returning; the rest
-  // are checked every ep.callback_tick in interrupt context (docs/ep.md).
-  const int n = node->poll(xmtr);
-  xmtr->txcallbacks = true;
-  if (!xmtr->callback_tick)
-    xmtr->callback_tick =
-        std::make_unique<nicsim::host::Timer>(node->host, "ep.txcallbacks", [node, xmtr] { node->callbacks_tick(xmtr); });
-  node->callbacks_tick(xmtr);
+  // Arm first, then collect: an event that fires in between interrupts
+  // (the command raises it at once if it already fired), and the callback
+  // runs once: whichever comes first finishes the transmit.
+  int n = node->poll(xmtr);
+  node->set_txcallbacks(xmtr, true);
+  std::vector<ep_txd*> active = xmtr->active;
+  for (ep_txd* t : active)
+    if (t->active && t->polled && node->finished(t)) {
+      node->finish(t);
+      ++n;
+    }
   return n;
 }
 
+// Manual 3-33: completions interrupt no more (transmits started without
+// interrupts go back to being polled). Returns the number completed here.
 extern "C" int ep_disable_txcallbacks(EP_XMTR* xmtr) {
   EpNode* node = EpNode::get();
   if (!node) return 0;
@@ -93,10 +101,8 @@ extern "C" int ep_disable_txcallbacks(EP_XMTR* xmtr) {
     node->error("ep_disable_txcallbacks: bad transmitter handle");
     return 0;
   }
-  const int n = node->poll(xmtr);
-  xmtr->txcallbacks = false;
-  if (xmtr->callback_tick) xmtr->callback_tick->cancel();
-  return n;
+  node->set_txcallbacks(xmtr, false);
+  return node->poll(xmtr);
 }
 
 extern "C" EP_STATUSBLK* ep_txd_statusblk(struct ep_txd* txd) {

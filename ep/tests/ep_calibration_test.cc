@@ -46,7 +46,7 @@ double figure(const std::string& scenario_file, const std::vector<std::string>& 
 TEST(EpCalibration, LargeMessageBandwidthNextToThePublishedFigure) {
   const double mbs = figure("ep_large_bw.textproto", {"--sizes=65536", "--iters=128"}, "bw_65536");
   EXPECT_GE(mbs, 308.0);  // at least the MPI-level figure
-  EXPECT_LE(mbs, 360.0);  // about 335 MB/s published; under the 400 MB/s link
+  EXPECT_LE(mbs, 335.0);  // about 335 MB/s published (PCI read limited); under the 400 MB/s link
 }
 
 TEST(EpCalibration, SmallMessageLatencyAboveUserLevelPut) {

@@ -1,12 +1,11 @@
 // A large message that waits long for a receive buffer must not fail its
 // circuit. The receiver's queue holds one envelope; the second message is
-// refused by the full queue (test-fail) and the Elan keeps retrying it,
-// which holds every later packet from the sender to that node, heartbeats
-// included, for as long as the receiver posts no buffer: here 20 ms, four
-// heartbeat timeouts. The heartbeats the receiver sends are still
-// acknowledged by the sender's Elan, which is what keeps the circuit
-// (docs/ep.md "Node membership"). Then both messages land byte for byte and
-// both transmits complete ESUCCESS.
+// refused by the full queue (test-fail): the sender's Elan retries it, traps
+// it to its driver, which runs it again from its retry list, for as long as
+// the receiver posts no buffer: here 20 ms, four heartbeat timeouts. The
+// refused envelope holds back nothing else, so both sides' heartbeats keep
+// arriving and the circuit stays up (docs/ep.md "Node membership"). Then
+// both messages land byte for byte and both transmits complete ESUCCESS.
 #include "ep/tests/ep_test_util.h"
 
 using namespace nicsim;

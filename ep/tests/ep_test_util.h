@@ -5,6 +5,7 @@
 #include <elan3/elancomm.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -36,12 +37,17 @@ struct RunResult {
   Tick end = 0;
 };
 
-inline RunResult run_text(const std::string& text, bool expect_clean = true) {
+// NICSIM_TEST_TRACE=<file> writes the run's trace (every device and
+// component) there.
+inline RunResult run_text(const std::string& text_in, bool expect_clean = true) {
+  const char* trace = std::getenv("NICSIM_TEST_TRACE");
+  const std::string text = trace ? text_in + R"(outputs { trace { device: "*" component: "*" } })" : text_in;
   Scenario sc = load_scenario_text(text, "ep_test.textproto", [](std::string_view n) {
     return ProgramRegistry::instance().find(n) != nullptr;
   });
   Sim sim(sc.seed);
   World world(sc);
+  if (trace) world.open_outputs(trace, "");
   RunResult r;
   r.ok = world.run().ok;
   r.end = Calendar::now();

@@ -185,6 +185,7 @@ class Loader {
   void faults(const pb::Scenario& msg, const Locator& root);
   void multicast(const pb::Scenario& msg, const Locator& root);
   void outputs(const pb::Scenario& msg, const Locator& root);
+  bool on_elite_network(const LinkSpec& l) const;
 
   std::string file_;
   const ProgramLookup& programs_;
@@ -713,12 +714,33 @@ void Loader::outputs(const pb::Scenario& msg, const Locator& root) {
     if (!n) fail(where.at("timeline_max_events"), "timeline_max_events: " + error);
     sc_.outputs.timeline_max_events = *n;
   }
+  const LinkSpec* first_ib = nullptr;
+  const LinkSpec* first_elite = nullptr;
   for (int i = 0; i < o.pcap_size(); ++i) {
     bool any = false;
-    for (const LinkSpec& l : sc_.links) any = any || glob_match(o.pcap(i), l.name);
+    for (const LinkSpec& l : sc_.links) {
+      if (!glob_match(o.pcap(i), l.name)) continue;
+      any = true;
+      const LinkSpec*& first = on_elite_network(l) ? first_elite : first_ib;
+      if (first == nullptr) first = &l;
+    }
     if (!any) fail(where.at("pcap", i), "pcap link '" + o.pcap(i) + "' matches no link");
+    if (first_ib && first_elite)
+      fail(where.at("pcap", i), "pcap links '" + first_elite->name + "' (Elite network, Elan3 packets) and '" +
+                                    first_ib->name +
+                                    "' (InfiniBand network) cannot share one capture file: a pcap file has one "
+                                    "link type; capture the links of one network");
     sc_.outputs.pcap_links.push_back(o.pcap(i));
   }
+  sc_.outputs.pcap_elite = first_elite != nullptr;
+}
+
+bool Loader::on_elite_network(const LinkSpec& l) const {
+  for (const LinkEnd& e : {l.a, l.b}) {
+    if (e.kind == LinkEnd::Kind::Node && sc_.nodes.at(e.index).nic == "elan3") return true;
+    if (e.kind == LinkEnd::Kind::Switch && sc_.switches.at(e.index).kind == "elite") return true;
+  }
+  return false;
 }
 
 Scenario Loader::load(const std::string& text) {

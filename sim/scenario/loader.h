@@ -115,6 +115,10 @@ struct OutputSpec {
   bool timeline = false;
   std::uint64_t timeline_max_events = 1000000;
   std::vector<std::string> pcap_links;  // globs over link names
+  // The chosen links are on the Elite network (Elan3 packets, written raw
+  // under LINKTYPE_USER1) rather than the InfiniBand one (ERF records); one
+  // capture file holds one link type, so a capture never mixes the two.
+  bool pcap_elite = false;
 };
 
 struct Scenario {

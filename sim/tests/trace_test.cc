@@ -61,6 +61,28 @@ TEST(Trace, EnablesPerDeviceAndComponentAndWritesJsonLines) {
   fs::remove(path);
 }
 
+TEST(Trace, RecordsStampedAheadAreWrittenInTimeOrder) {
+  fs::path path = fs::temp_directory_path() / ("nicsim_trace_order_" + std::to_string(getpid()) + ".jsonl");
+  Tracer t;
+  t.set_devices({"h0"});
+  t.enable("*", std::nullopt);
+  ASSERT_TRUE(t.open(path.string()));
+  t.record(0, 0, Component::host, "a", {});     // now: written at once
+  t.record(500, 0, Component::fabric, "b", {});  // ahead of now (0): held
+  t.record(300, 0, Component::fabric, "c", {});
+  t.record(500, 0, Component::fabric, "d", {});  // same time as b: after it
+  EXPECT_EQ(t.held(), 3u);
+  t.close();
+  EXPECT_EQ(t.held(), 0u);
+  const std::string text = slurp(path);
+  const auto at = [&](const char* ev) { return text.find(std::string("\"ev\":\"") + ev + "\""); };
+  ASSERT_NE(at("d"), std::string::npos) << text;
+  EXPECT_LT(at("a"), at("c"));
+  EXPECT_LT(at("c"), at("b"));
+  EXPECT_LT(at("b"), at("d"));
+  fs::remove(path);
+}
+
 TEST(Timeline, IsValidChromeTraceJsonAndCountsDroppedEvents) {
   fs::path path = fs::temp_directory_path() / ("nicsim_timeline_" + std::to_string(getpid()) + ".json");
   Timeline tl;

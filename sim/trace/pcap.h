@@ -16,6 +16,12 @@
 //   reader maps it: tshark -o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'
 // The dissector shows the ICRC and VCRC fields (infiniband.invariant.crc,
 // infiniband.variant.crc) but has no preference that checks them.
+//
+// Elan3 traces: Wireshark has no dissector for the Elan3 (the packet layout
+// is this model's own, elan_model/elan3_regs.h), so Elan packets and ack
+// tokens are written raw under LINKTYPE_USER1 (kLinktypeElan3) and
+// dissected by the Lua dissector tools/wireshark/nicsim_elan3.lua:
+//   tshark -X lua_script:tools/wireshark/nicsim_elan3.lua -r packets.pcap
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +35,7 @@ namespace nicsim {
 inline constexpr std::uint32_t kPcapMagicNs = 0xa1b23c4d;
 inline constexpr std::uint32_t kPcapSnaplen = 65535;
 inline constexpr std::uint32_t kLinktypeUser0 = 147;
+inline constexpr std::uint32_t kLinktypeElan3 = 148;  // LINKTYPE_USER1
 inline constexpr std::uint32_t kLinktypeErf = 197;
 inline constexpr std::uint32_t kLinktypeInfiniband = 247;
 // ERF record types (Endace ERF types document): 21 = InfiniBand, the packet

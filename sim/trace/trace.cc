@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/calendar.h"
+
 namespace nicsim {
 
 namespace {
@@ -111,8 +115,20 @@ bool Tracer::open(const std::string& path) {
 }
 
 void Tracer::close() {
-  if (out_) std::fclose(out_);
+  if (out_) {
+    write_due(kTickMax);
+    std::fclose(out_);
+  }
   out_ = nullptr;
+  held_.clear();
+}
+
+void Tracer::write_due(Tick now) {
+  while (!held_.empty() && held_.front().t <= now) {
+    std::pop_heap(held_.begin(), held_.end(), later);
+    std::fwrite(held_.back().line.data(), 1, held_.back().line.size(), out_);
+    held_.pop_back();
+  }
 }
 
 void Tracer::record(Tick t, std::uint32_t device, Component c, std::string_view event,
@@ -136,7 +152,15 @@ void Tracer::record(Tick t, std::uint32_t device, Component c, std::string_view 
     }
   }
   line_ += "}\n";
-  std::fwrite(line_.data(), 1, line_.size(), out_);
+  const Tick now = Calendar::now();
+  if (t <= now && (held_.empty() || held_.front().t > t)) {
+    write_due(t);
+    std::fwrite(line_.data(), 1, line_.size(), out_);
+    return;
+  }
+  held_.push_back({t, records_, line_});
+  std::push_heap(held_.begin(), held_.end(), later);
+  write_due(now);
 }
 
 }  // namespace nicsim

@@ -75,16 +75,30 @@ class Tracer {
     return device < masks_.size() && (masks_[device] >> static_cast<unsigned>(c) & 1u);
   }
   // {"t":<ps>,"dev":"<name>","comp":"<component>","ev":"<event>",<fields>}
+  // Records are written in time order (ties in the order recorded), so a
+  // reader can step through the file: a record stamped later than the
+  // current simulated time (a port logs a transmission when it schedules
+  // it) is held until the simulation reaches its time, or until close().
   void record(Tick t, std::uint32_t device, Component c, std::string_view event,
               std::initializer_list<TraceField> fields);
   std::uint64_t records() const { return records_; }
+  std::size_t held() const { return held_.size(); }
 
  private:
+  struct Held {
+    Tick t;
+    std::uint64_t seq;
+    std::string line;
+  };
+  static bool later(const Held& a, const Held& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+  void write_due(Tick now);
+
   std::vector<std::string> names_;
   std::vector<std::uint32_t> masks_;
   std::FILE* out_ = nullptr;
   std::uint64_t records_ = 0;
   std::string line_;
+  std::vector<Held> held_;  // min-heap by (t, seq)
 };
 
 bool glob_match(std::string_view pattern, std::string_view text);  // *, ?, [a-z]

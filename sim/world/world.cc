@@ -128,17 +128,28 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
   Sim& sim = Sim::get();
   if (!pcap_path.empty() && !scenario_.outputs.pcap_links.empty()) {
     pcap_ = std::make_unique<PcapWriter>();
-    if (!pcap_->open(pcap_path, kLinktypeErf)) throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
+    const bool elite = scenario_.outputs.pcap_elite;
+    if (!pcap_->open(pcap_path, elite ? kLinktypeElan3 : kLinktypeErf))
+      throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
     for (auto& l : fabric_.links()) {
       bool chosen = false;
       for (const auto& g : scenario_.outputs.pcap_links) chosen = chosen || glob_match(g, l->name());
       if (!chosen) continue;
-      for (fabric::Port* p : {&l->a(), &l->b()})
-        p->set_tap(
-            [](void* w, const fabric::Packet& pkt, Tick start) {
-              static_cast<PcapWriter*>(w)->write_erf(start, kErfTypeInfiniband, pkt.bytes.data(), pkt.bytes.size());
-            },
-            pcap_.get());
+      for (fabric::Port* p : {&l->a(), &l->b()}) {
+        if (elite)
+          p->set_tap(
+              [](void* w, const fabric::Packet& pkt, Tick start) {
+                static_cast<PcapWriter*>(w)->write(start, pkt.bytes.data(), pkt.bytes.size());
+              },
+              pcap_.get());
+        else
+          p->set_tap(
+              [](void* w, const fabric::Packet& pkt, Tick start) {
+                static_cast<PcapWriter*>(w)->write_erf(start, kErfTypeInfiniband, pkt.bytes.data(),
+                                                       pkt.bytes.size());
+              },
+              pcap_.get());
+      }
     }
   }
   if (!trace_path.empty() && !scenario_.outputs.trace.empty()) {
