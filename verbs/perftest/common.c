@@ -567,13 +567,11 @@ int pt_poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l)
 	return n;
 }
 
-int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
+/* Event mode's part of pt_idle, out of line: a busy loop calls pt_idle
+ * after every empty poll. */
+static __attribute__((noinline)) int idle_event(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
 {
 	int i, armed_now = 0;
-	if (check_wait(c))
-		return -1;
-	if (!c->opt.event)
-		return 0;   /* busy polling: the poll_cq calls themselves take time */
 	for (i = 0; i < n; i++) {
 		pt_cq_t *cq = cqs[i];
 		if (cq->fired) {
@@ -602,6 +600,15 @@ int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
 			return -1;
 		nicsim_sleep_ns(PT_MEM_POLL_NS);
 	}
+}
+
+int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
+{
+	if (check_wait(c))
+		return -1;
+	if (!c->opt.event)
+		return 0;   /* busy polling: the poll_cq calls themselves take time */
+	return idle_event(c, cqs, n);
 }
 
 int pt_wait_wc(pt_ctx_t *c, pt_cq_t *cq, ib_wc_t *wc)
@@ -824,9 +831,11 @@ void pt_stream_init(pt_ctx_t *c, pt_stream_t *st, ib_wr_type_t op, uint32_t size
 	pt_wc_list_init(&st->wcl);
 }
 
-int pt_stream_step(pt_ctx_t *c, pt_stream_t *st)
+/* pt_stream_step's posts, out of line: most steps of a busy loop find the
+ * send queue full and only poll. */
+static __attribute__((noinline)) int stream_post(pt_ctx_t *c, pt_stream_t *st)
 {
-	int progress = 0, n;
+	int progress = 0;
 	while (st->next < st->iters && c->posted - c->retired < c->sq_depth) {
 		const uint32_t j = st->next;
 		ib_local_ds_t ds;
@@ -855,6 +864,14 @@ int pt_stream_step(pt_ctx_t *c, pt_stream_t *st)
 		st->next++;
 		progress++;
 	}
+	return progress;
+}
+
+int pt_stream_step(pt_ctx_t *c, pt_stream_t *st)
+{
+	int progress = 0, n;
+	if (st->next < st->iters && c->posted - c->retired < c->sq_depth && (progress = stream_post(c, st)) < 0)
+		return -1;
 	n = pt_poll_list(c, &c->scq, &st->wcl);
 	if (n < 0)
 		return -1;
