@@ -121,7 +121,12 @@ void ExtentPool::release(std::uint32_t first, std::uint32_t count) {
 // ---- finding the driver -------------------------------------------------------
 
 Device* Device::current() {
-  host::Host* h = host::Host::current_host();
+  const sc_core::sc_object* process;
+  return current(process);
+}
+
+Device* Device::current(const sc_core::sc_object*& process) {
+  host::Host* h = host::Host::current_host(process);
   if (h && h == last_device.host && h->serial() == last_device.serial) return last_device.dev;
   Slot* s = slot_of(h);
   if (!s || s->state != LoadState::Ready) return nullptr;

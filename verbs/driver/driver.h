@@ -229,6 +229,8 @@ class Device {
   // The driver instance of the calling thread's node (nullptr if the node
   // has no HCA, the driver is not loaded, or the caller is no host thread).
   static Device* current();
+  // The same, also giving the calling process for cpu_as().
+  static Device* current(const sc_core::sc_object*& process);
   // Loads the driver on the calling thread's node if needed; nullptr if the
   // node has no HCA or initialisation failed.
   static Device* load_current();
@@ -278,6 +280,8 @@ class Device {
   void cpu(std::string_view cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
   // The same, for hot paths.
   void cpu(const host::CostClass& cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
+  // The same, by the process current(process) gave, with nothing run since.
+  void cpu_as(const sc_core::sc_object* process, const host::CostClass& cls) { host_.work_as(process, cls); }
 
   // ---- the hardware interface ----------------------------------------------
   // Runs one HCR command: `in` (in_bytes) is copied into the input mailbox,
