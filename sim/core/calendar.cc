@@ -147,6 +147,8 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
     ++fired_;
     cb.fn(cb.obj, cb.arg);
   }
+  fire_limit_ = limit;
+  fire_limit_epoch_ = limit_epoch;
 }
 
 void Calendar::run() {
@@ -227,6 +229,17 @@ bool Calendar::advance_thread(Tick t) {
       return false;
     }
     arm();
+    // When fire_ahead asked the kernel and no handler made SystemC activity
+    // since, the kernel's answer now is that one or the wake-up arm() just
+    // notified, whichever is earlier: the queue's top was live after that
+    // question (asking drops cancelled entries from the top) and the only
+    // operation since is arm()'s timed notification of a live entry, so
+    // asking again would change nothing in the kernel and is skipped. (The
+    // wake-up is in the future here: otherwise the heap check below stops.)
+    if (fire_limit_epoch_ == activity_epoch_) {
+      limit_ = heap_.empty() ? fire_limit_ : std::min(fire_limit_, time_of(heap_.front()));
+      limit_valid_ = true;
+    }
   }
   if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
   // While this thread runs ahead nothing else runs and it changes nothing

@@ -166,6 +166,11 @@ class Calendar : public sc_core::sc_module {
   // the next SystemC activity, the horizon and the next calendar event. A
   // wait before it is a run-ahead with nothing to fire. 0 otherwise.
   static inline Tick ahead_until_ = 0;
+  // fire_ahead's last answer from the kernel (absolute time of the next
+  // SystemC activity) and the activity epoch it holds for; an epoch behind
+  // the current one when it did not ask or a handler made activity since.
+  Tick fire_limit_ = 0;
+  std::uint64_t fire_limit_epoch_ = 0;
   // advance_thread's view of the next SystemC activity (absolute time).
   Tick limit_ = 0;
   bool limit_valid_ = false;
