@@ -491,7 +491,7 @@ int pt_finish(pt_ctx_t *c, int rc)
 
 void pt_touch(pt_ctx_t *c) { c->deadline_ps = nicsim_now_ps() + c->opt.timeout_ns * 1000ull; }
 
-static __attribute__((noinline, cold)) int wait_failed(pt_ctx_t *c)
+int pt_wait_failed(pt_ctx_t *c)
 {
 	if (c->async_error)
 		return -pt_fail(c, "asynchronous error event %s",
@@ -500,13 +500,7 @@ static __attribute__((noinline, cold)) int wait_failed(pt_ctx_t *c)
 			(unsigned long long)(c->opt.timeout_ns / 1000000ull));
 }
 
-/* Inlined into the busy loops: the failure reports are out of line. */
-static inline int check_wait(pt_ctx_t *c)
-{
-	if (c->async_error || nicsim_now_ps() > c->deadline_ps)
-		return wait_failed(c);
-	return 0;
-}
+static inline int check_wait(pt_ctx_t *c) { return pt_should_stop(c) ? pt_wait_failed(c) : 0; }
 
 /* The completions poll_cq returned in `done`, checked; `first` is where the
  * free list began. */
@@ -570,9 +564,7 @@ static inline __attribute__((always_inline)) int poll_list(pt_ctx_t *c, pt_cq_t 
 
 int pt_poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l) { return poll_list(c, cq, l); }
 
-/* Event mode's part of pt_idle, out of line: a busy loop calls pt_idle
- * after every empty poll. */
-static __attribute__((noinline)) int idle_event(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
+int pt_idle_event(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
 {
 	int i, armed_now = 0;
 	for (i = 0; i < n; i++) {
@@ -603,15 +595,6 @@ static __attribute__((noinline)) int idle_event(pt_ctx_t *c, pt_cq_t *const *cqs
 			return -1;
 		nicsim_sleep_ns(PT_MEM_POLL_NS);
 	}
-}
-
-int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
-{
-	if (check_wait(c))
-		return -1;
-	if (!c->opt.event)
-		return 0;   /* busy polling: the poll_cq calls themselves take time */
-	return idle_event(c, cqs, n);
 }
 
 int pt_wait_wc(pt_ctx_t *c, pt_cq_t *cq, ib_wc_t *wc)

@@ -193,12 +193,31 @@ void pt_wc_list_init(pt_wc_list_t *l);
 /* As pt_poll with up to PT_WC_BATCH entries: the completions are
  * l->wcs[0..n-1]. */
 int pt_poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l);
+/* pt_idle's parts: inline, a busy loop's idle call is two compares and a
+ * time read; the failure report and event mode are out of line. */
+static inline int pt_should_stop(const pt_ctx_t *c)   /* error event or deadline passed */
+{
+	return c->async_error || nicsim_now_ps() > c->deadline_ps;
+}
+int pt_wait_failed(pt_ctx_t *c)   /* reports why pt_should_stop: -1 */
+#ifdef __GNUC__
+	__attribute__((cold))
+#endif
+	;
+int pt_idle_event(pt_ctx_t *c, pt_cq_t *const *cqs, int n);
 /* Called after a poll of each CQ in cqs found nothing.  Busy polling:
  * returns at once (every poll_cq call costs simulated CPU time).  Event
  * mode: arms the CQs not yet armed and returns, so the caller polls once
  * more; when all are armed, sleeps until a completion callback fires.
  * -1 (after pt_fail) when the deadline passed or an error event came. */
-int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n);
+static inline int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
+{
+	if (pt_should_stop(c))
+		return pt_wait_failed(c);
+	if (!c->opt.event)
+		return 0;   /* busy polling: the poll_cq calls themselves take time */
+	return pt_idle_event(c, cqs, n);
+}
 /* Waits for one completion on cq (busy or event). 0 or -1. */
 int pt_wait_wc(pt_ctx_t *c, pt_cq_t *cq, ib_wc_t *wc);
 /* Waits until every posted send WR is retired. */
