@@ -1,10 +1,12 @@
 #include "core/calendar.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace nicsim {
 
 Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
+  ahead_until_ = 0;  // a thread of an earlier calendar's run may have ended ahead
   heap_.reserve(1024);
   SC_HAS_PROCESS(Calendar);
   SC_METHOD(run);
@@ -72,6 +74,7 @@ void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std
 }
 
 void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
+  ahead_until_ = 0;
   Tick n = now();
   if (t < n) t = n;  // the past is now: callers computing max() get it for free
   std::uint32_t slot;
@@ -95,7 +98,7 @@ void Calendar::arm() {
   }
   Tick t = time_of(heap_.front());
   // Relative to SystemC's clock: a thread may be ahead of it (advance_thread).
-  Tick n = sc_core::sc_time_stamp().value();
+  Tick n = sc_clock();
   // An earlier notification overrides a pending later one (IEEE 1666 5.10.8).
   if (t <= n)
     wake_.notify(sc_core::SC_ZERO_TIME);
@@ -106,10 +109,11 @@ void Calendar::arm() {
 
 void Calendar::request_stop() {
   if (stop_at_ != kTickMax) return;
+  ahead_until_ = 0;
   if (!running_) sync_thread();
   stop_at_ = now();
   if (!running_) {
-    const Tick sc_now = sc_core::sc_time_stamp().value();
+    const Tick sc_now = sc_clock();
     if (stop_at_ <= sc_now) {
       sc_core::sc_stop();
     } else {
@@ -143,6 +147,8 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
     ++fired_;
     cb.fn(cb.obj, cb.arg);
   }
+  fire_limit_ = limit;
+  fire_limit_epoch_ = limit_epoch;
 }
 
 void Calendar::run() {
@@ -194,6 +200,7 @@ void Calendar::run() {
 // that nothing at all (calendar event or SystemC activity) is due at or
 // before `t`.
 bool Calendar::advance_thread(Tick t) {
+  ahead_until_ = 0;
   if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
   if (!thread_ahead_) {
     // A new run of this thread: others may have run since its last one.
@@ -201,7 +208,7 @@ bool Calendar::advance_thread(Tick t) {
     limit_valid_ = false;
   }
   if (!heap_.empty() && time_of(heap_.front()) < t) {
-    const Tick n = sc_core::sc_time_stamp().value();
+    const Tick n = sc_clock();
     // The calendar's own wake-up must not count as other activity.
     wake_.cancel();
     armed_for_ = kTickMax;
@@ -222,35 +229,50 @@ bool Calendar::advance_thread(Tick t) {
       return false;
     }
     arm();
+    // When fire_ahead asked the kernel and no handler made SystemC activity
+    // since, the kernel's answer now is that one or the wake-up arm() just
+    // notified, whichever is earlier: the queue's top was live after that
+    // question (asking drops cancelled entries from the top) and the only
+    // operation since is arm()'s timed notification of a live entry, so
+    // asking again would change nothing in the kernel and is skipped. (The
+    // wake-up is in the future here: otherwise the heap check below stops.)
+    if (fire_limit_epoch_ == activity_epoch_) {
+      limit_ = heap_.empty() ? fire_limit_ : std::min(fire_limit_, time_of(heap_.front()));
+      limit_valid_ = true;
+    }
   }
   if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
   // While this thread runs ahead nothing else runs and it changes nothing
   // the kernel sees (that would sync it first), so the next activity found
   // once stays valid until events fire.
   if (!limit_valid_) {
-    limit_ = sc_core::sc_time_stamp().value() + sc_core::sc_time_to_pending_activity().value();
+    limit_ = sc_clock() + sc_core::sc_time_to_pending_activity().value();
     limit_valid_ = true;
   }
   if (limit_ <= t) return false;
   ahead_ = true;
   ahead_now_ = t;
   thread_ahead_ = true;
+  ahead_until_ = std::min(limit_, horizon_);
+  if (!heap_.empty()) ahead_until_ = std::min(ahead_until_, time_of(heap_.front()));
   return true;
 }
 
 void Calendar::thread_wait_until_slow(Tick t) {
+  ahead_until_ = 0;
   const Tick n = now();
   if (t > n && advance_thread(t)) return;
   ahead_ = false;
   thread_ahead_ = false;
-  sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
+  sc_core::wait(to_sc(t - sc_clock()));
 }
 
 void Calendar::sync_thread_slow() {
+  ahead_until_ = 0;
   const Tick t = ahead_now_;
   ahead_ = false;
   thread_ahead_ = false;
-  sc_core::wait(to_sc(t - sc_core::sc_time_stamp().value()));
+  sc_core::wait(to_sc(t - sc_clock()));
 }
 
 }  // namespace nicsim

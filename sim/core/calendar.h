@@ -51,21 +51,23 @@ class Calendar : public sc_core::sc_module {
  public:
   explicit Calendar(sc_core::sc_module_name name);
 
+  // SystemC's clock, read inline: sc_time_stamp() is an out-of-line call,
+  // and now() is asked on every charge and by every handler.
+  static Tick sc_clock() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
   // Current simulated time in picoseconds.
-  static Tick now() { return ahead_ ? ahead_now_ : sc_core::sc_time_stamp().value(); }
+  static Tick now() { return ahead_ ? ahead_now_ : sc_clock(); }
   // Notifies `e` at now() (a delta notification when not running ahead).
   static void notify_now(sc_core::sc_event& e) {
     sync_thread();
     ++activity_epoch_;
-    e.notify(sc_core::sc_time::from_value(now() - sc_core::sc_time_stamp().value()));
+    e.notify(sc_core::sc_time::from_value(now() - sc_clock()));
   }
   // For SystemC threads: returns at absolute time `t` (>= now()), running
   // ahead when it can (see above). t == now() is a delta-cycle yield.
   void thread_wait_until(Tick t) {
     // The common case of a thread already running ahead with nothing due up
     // to `t`: the check advance_thread() would make, without the call.
-    if (thread_ahead_ && limit_valid_ && !running_ && t > ahead_now_ && t < limit_ && t < horizon_ &&
-        stop_at_ == kTickMax && (heap_.empty() || time_of(heap_.front()) > t)) {
+    if (t > ahead_now_ && t < ahead_until_) {
       ahead_now_ = t;
       return;
     }
@@ -85,7 +87,10 @@ class Calendar : public sc_core::sc_module {
   // the kernel again for its next activity instead of using the last answer.
   static void activity_changed() { ++activity_epoch_; }
   // No run-ahead beyond this time (the end of sc_start's run).
-  static void set_horizon(Tick t) { horizon_ = t; }
+  static void set_horizon(Tick t) {
+    horizon_ = t;
+    ahead_until_ = 0;
+  }
   // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
   // clock has caught up. Events still pending are not fired.
   void request_stop();
@@ -156,6 +161,16 @@ class Calendar : public sc_core::sc_module {
   static inline std::uint64_t activity_epoch_ = 0;  // bumped whenever SystemC activity may have changed
   static inline Tick ahead_now_ = 0;
   static inline Tick horizon_ = kTickMax;
+  // While a thread runs ahead and nothing changed since advance_thread let it
+  // (no event fired or scheduled, no stop, no new horizon): the earliest of
+  // the next SystemC activity, the horizon and the next calendar event. A
+  // wait before it is a run-ahead with nothing to fire. 0 otherwise.
+  static inline Tick ahead_until_ = 0;
+  // fire_ahead's last answer from the kernel (absolute time of the next
+  // SystemC activity) and the activity epoch it holds for; an epoch behind
+  // the current one when it did not ask or a handler made activity since.
+  Tick fire_limit_ = 0;
+  std::uint64_t fire_limit_epoch_ = 0;
   // advance_thread's view of the next SystemC activity (absolute time).
   Tick limit_ = 0;
   bool limit_valid_ = false;

@@ -101,7 +101,7 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   opts.set_stack_size(stack_bytes_);
   sc_core::sc_process_handle h = sc_core::sc_spawn(
       [this, t, body = std::move(body), pay_spawn, start_at] {
-        const Tick sc_now = sc_core::sc_time_stamp().value();
+        const Tick sc_now = Calendar::sc_clock();
         if (start_at > sc_now) sc_core::wait(Calendar::to_sc(start_at - sc_now));
         thread_main(t, body, pay_spawn);
       },

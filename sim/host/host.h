@@ -284,7 +284,15 @@ class Host : public sc_core::sc_module {
   HostThread* current() const;  // the calling HostThread of this node, else nullptr
   // The Host whose thread (or interrupt context) is running.
   static Host* current_host() {
+    const sc_core::sc_object* p;
+    return current_host(p);
+  }
+  // The same, also giving the calling process (nullptr outside a process or
+  // while calendar events fire) to pass to work_as(): a polling loop finds
+  // its host and charges it on every call, and asking SystemC once is enough.
+  static Host* current_host(const sc_core::sc_object*& process) {
     const sc_core::sc_object* p = running_process();
+    process = p;
     if (p && p == last_process_) return last_process_host_;
     return current_host_slow(p);
   }
@@ -331,11 +339,17 @@ class Host : public sc_core::sc_module {
   }
   void work(const CostClass& cost_class, std::uint64_t bytes = 0,
             std::source_location where = std::source_location::current()) {
+    work_as(running_process(), cost_class, bytes, where);
+  }
+  // work() for a caller that found this host with current_host(process)
+  // and let nothing run since: `process` is still the calling process.
+  void work_as(const sc_core::sc_object* process, const CostClass& cost_class, std::uint64_t bytes = 0,
+               std::source_location where = std::source_location::current()) {
     const Tick cost = cost_of(cost_class, bytes);
-    if (in_interrupt())
+    if (in_interrupt_ && process == irq_process_)
       stall(cost);
     else
-      charge_time(cost, where);
+      charge_time_as(process, cost, where);
   }
 
   InterruptController& irq() { return *irq_; }
@@ -370,7 +384,9 @@ class Host : public sc_core::sc_module {
   // charged last is one of this node's and not its interrupt thread: it may
   // block. Anyone else is checked in full.
   bool charge_time(Tick cost, const std::source_location& where) {
-    const sc_core::sc_object* p = running_process();
+    return charge_time_as(running_process(), cost, where);
+  }
+  bool charge_time_as(const sc_core::sc_object* p, Tick cost, const std::source_location& where) {
     if (!(p && p == last_thread_process_) && !may_block("charge", where)) return false;
     if (cost == 0) return true;
     if (cpus_free_ > 0 && cpu_waiters_.empty())

@@ -261,13 +261,16 @@ ib_api_status_t destroy_cq(const ib_cq_handle_t h_cq, ci_umv_buf_t*) {
 }
 
 ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
-  Cq* cq = lookup<Cq>(h_cq);
+  // lookup<Cq> and cpu(), asking SystemC for the calling process once.
+  const sc_core::sc_object* caller;
+  Device* dev = Device::current(caller);
+  Cq* cq = dev ? dev->find<Cq>(h_cq) : nullptr;
   if (!cq) return IB_INVALID_CQ_HANDLE;
   if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
   Device& d = *cq->dev;
   *pp_done_wclist = nullptr;
   static const host::CostClass kPollCq{"verbs_poll_cq"};
-  d.cpu(kPollCq);
+  d.cpu_as(caller, kPollCq);
   // Charging lets other threads run: the CQ may have been destroyed or be
   // in a resize meanwhile. Look again before touching its ring.
   auto usable = [&] { return d.find<Cq>(h_cq) == cq && !cq->resizing; };

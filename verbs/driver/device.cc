@@ -55,13 +55,6 @@ Slot* slot_of(const host::Host* h) {
   return &it->second;
 }
 
-// The last ready driver found, by host: a loaded driver stays with its host
-// for the host's life (a host of a later world has another serial number).
-struct {
-  const host::Host* host = nullptr;
-  std::uint64_t serial = 0;
-  Device* dev = nullptr;
-} last_device;
 
 // A command that does not finish within this much simulated time means the
 // HCA is wedged; the driver gives up on it as a real one would.
@@ -121,11 +114,14 @@ void ExtentPool::release(std::uint32_t first, std::uint32_t count) {
 // ---- finding the driver -------------------------------------------------------
 
 Device* Device::current() {
-  host::Host* h = host::Host::current_host();
-  if (h && h == last_device.host && h->serial() == last_device.serial) return last_device.dev;
+  const sc_core::sc_object* process;
+  return current(process);
+}
+
+Device* Device::current_slow(host::Host* h) {
   Slot* s = slot_of(h);
   if (!s || s->state != LoadState::Ready) return nullptr;
-  last_device = {h, h->serial(), s->dev.get()};
+  last_device_ = {h, h->serial(), s->dev.get()};
   return s->dev.get();
 }
 
@@ -154,7 +150,7 @@ Device* Device::load_current() {
   s.loaded->notify_all();
   if (ok && ib_register_ca(&s.dev->ci_) != IB_SUCCESS) {
     s.state = LoadState::Failed;
-    last_device = {};
+    last_device_ = {};
   }
   return s.state == LoadState::Ready ? s.dev.get() : nullptr;
 }

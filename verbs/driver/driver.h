@@ -229,6 +229,13 @@ class Device {
   // The driver instance of the calling thread's node (nullptr if the node
   // has no HCA, the driver is not loaded, or the caller is no host thread).
   static Device* current();
+  // The same, also giving the calling process for cpu_as(). Inline: a
+  // polling loop asks on every call.
+  static Device* current(const sc_core::sc_object*& process) {
+    host::Host* h = host::Host::current_host(process);
+    if (h && h == last_device_.host && h->serial() == last_device_.serial) return last_device_.dev;
+    return current_slow(h);
+  }
   // Loads the driver on the calling thread's node if needed; nullptr if the
   // node has no HCA or initialisation failed.
   static Device* load_current();
@@ -278,6 +285,8 @@ class Device {
   void cpu(std::string_view cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
   // The same, for hot paths.
   void cpu(const host::CostClass& cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
+  // The same, by the process current(process) gave, with nothing run since.
+  void cpu_as(const sc_core::sc_object* process, const host::CostClass& cls) { host_.work_as(process, cls); }
 
   // ---- the hardware interface ----------------------------------------------
   // Runs one HCR command: `in` (in_bytes) is copied into the input mailbox,
@@ -317,6 +326,16 @@ class Device {
   static constexpr std::uint32_t kSpecialQpBase = 0x10;
 
  private:
+  static Device* current_slow(host::Host* h);
+  // The last ready driver found, by host: a loaded driver stays with its host
+  // for the host's life (a host of a later world has another serial number).
+  struct LastDevice {
+    const host::Host* host;
+    std::uint64_t serial;
+    Device* dev;
+  };
+  static inline LastDevice last_device_{};
+
   void eq_interrupt();
   void dispatch_event(const std::uint8_t* eqe);
   host::Host& host_;

@@ -180,12 +180,44 @@ int pt_post_send(pt_ctx_t *c, ib_send_wr_t *wr, int force_signal, int may_inline
  * many, or -1 (after pt_fail) on a completion error.  Send completions
  * update ctx->retired. */
 int pt_poll(pt_ctx_t *c, pt_cq_t *cq, ib_wc_t *wcs, int max);
+/* Work completions handed to poll_cq again and again.  poll_cq takes
+ * entries from the front of the free list and leaves the rest alone, so the
+ * list is linked once and linked again only after a poll took entries: a
+ * busy loop's empty polls build nothing. */
+#define PT_WC_BATCH 16
+typedef struct pt_wc_list {
+	ib_wc_t wcs[PT_WC_BATCH];
+	ib_wc_t *free;                  /* wcs[0], linked through wcs[PT_WC_BATCH - 1] */
+} pt_wc_list_t;
+void pt_wc_list_init(pt_wc_list_t *l);
+/* As pt_poll with up to PT_WC_BATCH entries: the completions are
+ * l->wcs[0..n-1]. */
+int pt_poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l);
+/* pt_idle's parts: inline, a busy loop's idle call is two compares and a
+ * time read; the failure report and event mode are out of line. */
+static inline int pt_should_stop(const pt_ctx_t *c)   /* error event or deadline passed */
+{
+	return c->async_error || nicsim_now_ps() > c->deadline_ps;
+}
+int pt_wait_failed(pt_ctx_t *c)   /* reports why pt_should_stop: -1 */
+#ifdef __GNUC__
+	__attribute__((cold))
+#endif
+	;
+int pt_idle_event(pt_ctx_t *c, pt_cq_t *const *cqs, int n);
 /* Called after a poll of each CQ in cqs found nothing.  Busy polling:
  * returns at once (every poll_cq call costs simulated CPU time).  Event
  * mode: arms the CQs not yet armed and returns, so the caller polls once
  * more; when all are armed, sleeps until a completion callback fires.
  * -1 (after pt_fail) when the deadline passed or an error event came. */
-int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n);
+static inline int pt_idle(pt_ctx_t *c, pt_cq_t *const *cqs, int n)
+{
+	if (pt_should_stop(c))
+		return pt_wait_failed(c);
+	if (!c->opt.event)
+		return 0;   /* busy polling: the poll_cq calls themselves take time */
+	return pt_idle_event(c, cqs, n);
+}
 /* Waits for one completion on cq (busy or event). 0 or -1. */
 int pt_wait_wc(pt_ctx_t *c, pt_cq_t *cq, ib_wc_t *wc);
 /* Waits until every posted send WR is retired. */
@@ -258,6 +290,7 @@ typedef struct pt_stream {
 	uint64_t first_wr;              /* ctx->posted at the first post */
 	uint64_t t_first, t_last;       /* first post, last completion (ps) */
 	int done;
+	pt_wc_list_t wcl;               /* send completions */
 } pt_stream_t;
 
 void pt_stream_init(pt_ctx_t *c, pt_stream_t *st, ib_wr_type_t op, uint32_t size);

@@ -24,6 +24,7 @@ typedef struct rx_state {
 	uint32_t posted;                /* receives posted for this size */
 	uint32_t done;                  /* receives completed */
 	uint32_t sender_tag;            /* pattern bit of the sending rank */
+	pt_wc_list_t wcl;               /* receive completions */
 } rx_state_t;
 
 static uint32_t sender_tag(uint32_t rank) { return rank ? 0x80000000u : 0; }
@@ -61,8 +62,8 @@ static int post_receives(pt_ctx_t *c, rx_state_t *rx, uint32_t count)
 /* Takes receive completions, checks them, posts receives in their place. */
 static int rx_step(pt_ctx_t *c, rx_state_t *rx)
 {
-	ib_wc_t wcs[16];
-	int n = pt_poll(c, &c->rcq, wcs, 16), i;
+	const ib_wc_t *wcs = rx->wcl.wcs;
+	int n = pt_poll_list(c, &c->rcq, &rx->wcl), i;
 	if (n <= 0)
 		return n;
 	for (i = 0; i < n; i++) {
@@ -97,6 +98,7 @@ static int run_size(pt_ctx_t *c, uint32_t size, double *mbps)
 	rx.size = size;
 	rx.iters = o->iters;
 	rx.sender_tag = sender_tag(1 - c->rank);
+	pt_wc_list_init(&rx.wcl);
 	if (receiver) {
 		memset(pt_bw_local(c, PT_RX, 0, o->iters), 0, size);
 		memset(pt_bw_local(c, PT_RX, o->iters - 1, o->iters), 0, size);
