@@ -20,15 +20,15 @@ bool is_response(std::uint8_t code) { return code >= opc::kReadRespFirst && code
 RecvEngine::RecvEngine(Hca& hca) : hca_(hca) {}
 
 RecvEngine::~RecvEngine() {
-  for (auto& pk : queue_) hca_.fabric().pool().put(pk.pkt);
+  for (std::size_t i = 0; i < queue_.size(); ++i) hca_.fabric().pool().put(queue_[i].pkt);
 }
 
 void RecvEngine::packet(fabric::Port& in, fabric::Packet* p) {
   ++p->device_refs;  // the pipeline's own reference
-  Pending pk;
+  Pending& pk = queue_.push_back();
+  pk = Pending{};
   pk.port = &in;
   pk.pkt = p;
-  queue_.push_back(std::move(pk));
   if (!stalled_) schedule(std::max(now(), free_at_) + hca_.clock_cycles(hca_.params().rx_packet_cycles));
 }
 

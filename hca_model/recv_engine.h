@@ -10,10 +10,10 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <vector>
 
+#include "core/ring.h"
 #include "hca_model/hca.h"
 #include "hca_model/packet_io.h"
 
@@ -66,7 +66,10 @@ class RecvEngine {
   void free_packet(fabric::Packet* p);
 
   Hca& hca_;
-  std::deque<Pending> queue_;
+  // Packets in arrival order. Only a port's arrival event adds to it, never
+  // the processing of a packet, so run()'s reference to the front stays
+  // valid while it processes.
+  Ring<Pending> queue_;
   bool stalled_ = false;
   Tick free_at_ = 0;
   Tick scheduled_ = kTickMax;

@@ -78,7 +78,7 @@ void Port::absorb_credits(Tick now) {
     add_credits(c.vl, c.blocks);
     ++n;
   }
-  if (n) pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<long>(n));
+  pending_credits_.pop_front(n);
 }
 
 void Port::add_credits(int vl, std::uint32_t blocks) {
@@ -94,8 +94,10 @@ void Port::add_credits(int vl, std::uint32_t blocks) {
 
 std::uint32_t Port::credits(int vl) const {
   std::uint32_t c = credits_[vl];
-  for (const CreditReturn& r : pending_credits_)
+  for (std::size_t i = 0; i < pending_credits_.size(); ++i) {
+    const CreditReturn& r = pending_credits_[i];
     if (r.at <= Calendar::now() && r.vl == vl) c += r.blocks;
+  }
   return link_ ? std::min(c, link_->vl_buffer_blocks()) : c;
 }
 
@@ -163,13 +165,13 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
     if (pending_credits_[i].vl == vl) add_credits(vl, pending_credits_[i].blocks);
   if (!other_vls) {
     // The usual case (one VL): the returns taken are the first n.
-    pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<long>(n));
+    pending_credits_.pop_front(n);
     return true;
   }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < pending_credits_.size(); ++i)
     if (i >= n || pending_credits_[i].vl != vl) pending_credits_[kept++] = pending_credits_[i];
-  pending_credits_.resize(kept);
+  pending_credits_.truncate(kept);
   return true;
 }
 
@@ -334,9 +336,10 @@ void Port::release(const Packet& p, Tick when) {
 
 void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
   CreditReturn c{at, static_cast<std::uint8_t>(vl), blocks};
-  auto it = pending_credits_.end();
-  while (it != pending_credits_.begin() && (it - 1)->at > at) --it;
-  pending_credits_.insert(it, c);
+  pending_credits_.push_back();
+  std::size_t i = pending_credits_.size() - 1;
+  for (; i > 0 && pending_credits_[i - 1].at > at; --i) pending_credits_[i] = pending_credits_[i - 1];
+  pending_credits_[i] = c;
   if (queued_ == 0) return;
   if (vls_ == 1)
     pump();  // commits the stalled head at the credit's arrival time

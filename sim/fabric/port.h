@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ring.h"
 #include "core/rng.h"
 #include "core/units.h"
 #include "fabric/packet.h"
@@ -165,7 +166,7 @@ class Port {
   bool stalled_ = false;
   Tick busy_until_ = 0;
   Tick wake_at_ = kTickMax;  // pending wake, if any
-  std::vector<CreditReturn> pending_credits_;  // sorted by `at`
+  Ring<CreditReturn> pending_credits_;  // sorted by `at`; taken from the front
   PortStats stats_;
   Tap tap_ = nullptr;
   void* tap_ctx_ = nullptr;
