@@ -53,6 +53,25 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   return top;
 }
 
+// Inlined into at() and at_reserved(): one call per scheduled event.
+[[gnu::always_inline]] inline void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj,
+                                                    std::uint64_t arg) {
+  ahead_until_ = 0;
+  Tick n = now();
+  if (t < n) t = n;  // the past is now: callers computing max() get it for free
+  std::uint32_t slot = free_slot_;
+  if (slot == kNoSlot) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    if (slot >> kSlotBits) throw std::length_error("calendar: more than 2^24 pending events");
+    slots_.push_back(Callback{fn, obj, arg});
+  } else {
+    free_slot_ = static_cast<std::uint32_t>(slots_[slot].arg);
+    slots_[slot] = Callback{fn, obj, arg};
+  }
+  push((static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot);
+  if (!running_ && t < armed_for_) arm();
+}
+
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
   // kTickMax means "never": such an event would only keep the run alive.
@@ -71,24 +90,6 @@ void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std
   if (t == kTickMax) return;
   if (seq >= seq_) throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
   insert(t, seq, fn, obj, arg);
-}
-
-void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
-  ahead_until_ = 0;
-  Tick n = now();
-  if (t < n) t = n;  // the past is now: callers computing max() get it for free
-  std::uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    if (slot >> kSlotBits) throw std::length_error("calendar: more than 2^24 pending events");
-    slots_.push_back(Callback{fn, obj, arg});
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    slots_[slot] = Callback{fn, obj, arg};
-  }
-  push((static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot);
-  if (!running_ && t < armed_for_) arm();
 }
 
 void Calendar::arm() {
@@ -143,7 +144,8 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
     }
     const std::uint32_t slot = slot_of(pop());
     const Callback cb = slots_[slot];
-    free_slots_.push_back(slot);
+    slots_[slot].arg = free_slot_;
+    free_slot_ = slot;
     ++fired_;
     cb.fn(cb.obj, cb.arg);
   }

@@ -148,7 +148,10 @@ class Calendar : public sc_core::sc_module {
 
   std::vector<Key> heap_;
   std::vector<Callback> slots_;
-  std::vector<std::uint32_t> free_slots_;
+  // Free slots form a list through their `arg` words, most recently freed
+  // first; kNoSlot ends it.
+  static constexpr std::uint32_t kNoSlot = ~0u;
+  std::uint32_t free_slot_ = kNoSlot;
   std::uint64_t seq_ = 0;
   std::uint64_t fired_ = 0;
   Tick armed_for_ = kTickMax;  // time the wake event is notified for
