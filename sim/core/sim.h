@@ -26,8 +26,14 @@ class Sim {
   Sim(const Sim&) = delete;
   Sim& operator=(const Sim&) = delete;
 
-  static Sim& get();      // the current context; aborts with a message if none
-  static bool exists();
+  // The current context; aborts with a message if none. Inline: hardware
+  // handlers ask for it on every packet.
+  static Sim& get() {
+    if (!current_) [[unlikely]]
+      no_context();
+    return *current_;
+  }
+  static bool exists() { return current_ != nullptr; }
 
   std::uint64_t seed() const { return seed_; }
   Rng stream(std::string_view name) const { return Rng(seed_, name); }
@@ -42,6 +48,8 @@ class Sim {
   void error(std::string where, std::string message);
 
  private:
+  [[noreturn]] static void no_context();
+  static inline Sim* current_ = nullptr;
   std::uint64_t seed_;
   std::unique_ptr<Calendar> calendar_;
   SimErrors errors_;

@@ -360,11 +360,11 @@ std::string format_frequency(std::uint64_t hz) {
   return format_scaled(hz, kFrequencyFormat, std::size(kFrequencyFormat));
 }
 
-Tick serialization_time(std::uint64_t bytes, std::uint64_t bits_per_second) {
+Tick serialization_time_wide(std::uint64_t bytes, std::uint64_t bits_per_second) {
   return ceil_div_saturating(static_cast<U128>(bytes) * 8 * kSec, bits_per_second);
 }
 
-Tick cycles_time(std::uint64_t cycles, std::uint64_t hz) {
+Tick cycles_time_wide(std::uint64_t cycles, std::uint64_t hz) {
   return ceil_div_saturating(static_cast<U128>(cycles) * kSec, hz);
 }
 

@@ -63,9 +63,21 @@ std::string format_frequency(std::uint64_t hz);
 // picosecond. Exact integer arithmetic (128-bit intermediate). A rate of 0
 // means "no limit" (0bps is the conventional unlimited default) and gives 0;
 // a result beyond kTickMax saturates to kTickMax.
-Tick serialization_time(std::uint64_t bytes, std::uint64_t bits_per_second);
+// Inline for the usual case (a rate, a product that fits in 64 bits: up to
+// about 2 MB); the rest, out of line, gives the same result for it.
+Tick serialization_time_wide(std::uint64_t bytes, std::uint64_t bits_per_second);
+inline Tick serialization_time(std::uint64_t bytes, std::uint64_t bits_per_second) {
+  if (bits_per_second == 0 || bytes > kTickMax / (8 * kSec)) return serialization_time_wide(bytes, bits_per_second);
+  const std::uint64_t n = bytes * 8 * kSec;
+  return n / bits_per_second + (n % bits_per_second != 0 ? 1 : 0);
+}
 // Duration of `cycles` cycles of a clock of `hz`, rounded up to a picosecond.
 // hz == 0 gives 0 and overflow saturates, as for serialization_time.
-Tick cycles_time(std::uint64_t cycles, std::uint64_t hz);
+Tick cycles_time_wide(std::uint64_t cycles, std::uint64_t hz);
+inline Tick cycles_time(std::uint64_t cycles, std::uint64_t hz) {
+  if (hz == 0 || cycles > kTickMax / kSec) return cycles_time_wide(cycles, hz);
+  const std::uint64_t n = cycles * kSec;
+  return n / hz + (n % hz != 0 ? 1 : 0);
+}
 
 }  // namespace nicsim
