@@ -4,10 +4,8 @@
 // (tools/wireshark/nicsim_elan3.lua). tshark must be installed, as for the
 // InfiniBand capture tests (hca_model/tests/tshark_test.cc).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -19,6 +17,7 @@
 #include "scenario/loader.h"
 #include "trace/pcap.h"
 #include "world/programs.h"
+#include "sim/tests/test_shell.h"
 #include "world/world.h"
 
 #ifndef NICSIM_SOURCE_DIR
@@ -27,24 +26,6 @@
 
 namespace nicsim {
 namespace {
-
-std::string run(const std::string& command, int& status) {
-  std::string out;
-  std::FILE* p = ::popen(command.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int raw = ::pclose(p);
-  status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return out;
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 std::vector<std::vector<std::string>> rows(const std::string& text) {
   std::vector<std::vector<std::string>> out;
@@ -67,10 +48,7 @@ const std::string kDissector = std::string(NICSIM_SOURCE_DIR) + "/tools/wireshar
 class Elan3Pcap : public ::testing::Test {
  protected:
   void SetUp() override {
-    int status = -1;
-    const std::string version = run("tshark --version 2>&1", status);
-    ASSERT_TRUE(status == 0 && version.find("TShark") != std::string::npos)
-        << "tshark is required: DEBIAN_FRONTEND=noninteractive apt-get install -y tshark";
+    ASSERT_NO_FATAL_FAILURE(testing::require_tshark());
     path_ = ::testing::TempDir() + "nicsim_elan3_" + std::to_string(::getpid()) + ".pcap";
     Scenario sc = load_scenario_text(R"(
       topology { elite_fat_tree { nodes: 2 } node_param { key: "bus.profile" value: "pci-66" } }
@@ -87,7 +65,10 @@ class Elan3Pcap : public ::testing::Test {
   void TearDown() override { std::remove(path_.c_str()); }
 
   std::string tshark(const std::string& file, const std::string& args, int& status) const {
-    return run("tshark -X lua_script:" + kDissector + " -r " + file + " " + args + " 2>/dev/null", status);
+    testing::CommandResult r =
+        testing::run_command("tshark -X lua_script:" + kDissector + " -r " + file + " " + args + " 2>/dev/null");
+    status = r.status;
+    return r.output;
   }
 
   std::string path_;
@@ -129,9 +110,9 @@ TEST_F(Elan3Pcap, FileIsUser1AndEveryFrameIsAnElanPacketOrTokenWithAGoodCrc) {
   EXPECT_GE(queued, 2u * 2 * (10 + 4));  // small messages are queued DMAs into the peer's input queue
   const std::string verbose = tshark(path_, "-V", status);
   ASSERT_EQ(status, 0);
-  EXPECT_EQ(count(verbose, "Malformed"), 0u);
-  EXPECT_EQ(count(verbose, "Bad CRC"), 0u);
-  EXPECT_EQ(count(verbose, "Length field disagrees"), 0u);
+  EXPECT_EQ(testing::count_of(verbose, "Malformed"), 0u);
+  EXPECT_EQ(testing::count_of(verbose, "Bad CRC"), 0u);
+  EXPECT_EQ(testing::count_of(verbose, "Length field disagrees"), 0u);
 }
 
 TEST_F(Elan3Pcap, TheApplicationBytesAreOnTheWire) {
@@ -146,7 +127,7 @@ TEST_F(Elan3Pcap, TheApplicationBytesAreOnTheWire) {
   int status = -1;
   const std::string payloads = tshark(path_, "-Y elan3.trans==2 -T fields -e elan3.payload", status);
   ASSERT_EQ(status, 0);
-  EXPECT_GE(count(payloads, hex), 2u) << "the message and its echo";
+  EXPECT_GE(testing::count_of(payloads, hex), 2u) << "the message and its echo";
 }
 
 TEST_F(Elan3Pcap, TheDissectorFlagsACorruptedFrame) {
@@ -161,8 +142,8 @@ TEST_F(Elan3Pcap, TheDissectorFlagsACorruptedFrame) {
   const std::string first = tshark(bad, "-c 1 -V", status);
   std::remove(bad.c_str());
   ASSERT_EQ(status, 0);
-  EXPECT_EQ(count(first, "[Expert Info (Error/Checksum): Bad CRC-32C]"), 1u) << first;
-  EXPECT_EQ(count(first, "[CRC good: False]"), 1u) << first;
+  EXPECT_EQ(testing::count_of(first, "[Expert Info (Error/Checksum): Bad CRC-32C]"), 1u) << first;
+  EXPECT_EQ(testing::count_of(first, "[CRC good: False]"), 1u) << first;
 }
 
 TEST(Elan3PcapScenario, OneFileCannotMixTheEliteAndTheInfinibandNetworks) {

@@ -6,6 +6,7 @@
 
 #include "hca_model/tests/hca_harness.h"
 #include "scenario/loader.h"
+#include "sim/tests/test_shell.h"
 
 #include <cctype>
 #include <cstdio>
@@ -424,19 +425,12 @@ TEST(HcaPcap, TsharkDissectsAMixedRunWithoutErrors) {
     ASSERT_TRUE(world.run().ok);
     world.close_outputs();
   }
-  std::string out;
-  {
-    std::FILE* p = ::popen(("tshark -n --disable-heuristic rpcrdma_infiniband -T fields -e frame.number "
-                            "-e infiniband.bth.opcode -e _ws.malformed -e _ws.expert.severity -r " +
-                            path + " 2>/dev/null")
-                               .c_str(),
-                           "r");
-    ASSERT_NE(p, nullptr) << "tshark could not be run (apt-get install tshark)";
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ASSERT_EQ(::pclose(p), 0) << out;
-  }
+  const nicsim::testing::CommandResult r = nicsim::testing::run_command(
+      "tshark -n --disable-heuristic rpcrdma_infiniband -T fields -e frame.number -e infiniband.bth.opcode "
+      "-e _ws.malformed -e _ws.expert.severity -r " +
+      path + " 2>/dev/null");
+  ASSERT_EQ(r.status, 0) << "tshark could not be run (apt-get install tshark): " << r.output;
+  const std::string& out = r.output;
   std::istringstream lines(out);
   std::string line;
   std::set<std::string> opcodes;

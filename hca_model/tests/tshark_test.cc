@@ -17,7 +17,6 @@
 //   reports them malformed; it is disabled (--disable-heuristic
 //   rpcrdma_infiniband) since the payloads here are not RPC messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +30,7 @@
 #include <vector>
 
 #include "hca_model/wire/ib_wire.h"
+#include "sim/tests/test_shell.h"
 #include "trace/pcap.h"
 
 namespace nicsim {
@@ -38,30 +38,9 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-struct CommandResult {
-  int status = -1;  // exit status, or -1 if it did not exit normally
-  std::string output;
-};
-
-CommandResult run(const std::string& command) {
-  CommandResult r;
-  std::FILE* p = ::popen(command.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int raw = ::pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
-
-// Fails the calling test when tshark cannot be run.
-void require_tshark() {
-  const CommandResult r = run("tshark --version 2>&1");
-  ASSERT_TRUE(r.status == 0 && r.output.find("TShark") != std::string::npos)
-      << "tshark is required for this test and could not be run (exit " << r.status << "): " << r.output
-      << "\nInstall it: DEBIAN_FRONTEND=noninteractive apt-get install -y tshark";
-}
+using testing::CommandResult;
+using testing::require_tshark;
+CommandResult run(const std::string& command) { return testing::run_command(command); }
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "nicsim_" + name + "_" + std::to_string(::getpid()) + ".pcap";

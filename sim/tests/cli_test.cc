@@ -1,14 +1,15 @@
 // The nicsim command line, run as a separate process: exit codes, error
 // locations, and byte-identical outputs for the same scenario and seed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+
+#include "sim/tests/test_shell.h"
 
 namespace fs = std::filesystem;
 
@@ -20,16 +21,8 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  std::string cmd = std::string(NICSIM_BIN) + " " + args + " 2>&1";
-  Result r{-1, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  nicsim::testing::CommandResult r = nicsim::testing::run_command(std::string(NICSIM_BIN) + " " + args + " 2>&1");
+  return {r.status, std::move(r.output)};
 }
 
 fs::path temp_dir(const std::string& name) {

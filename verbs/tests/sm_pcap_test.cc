@@ -3,43 +3,30 @@
 // hca_model/tests/tshark_test.cc): every frame is a valid directed-route
 // SMP, and the attributes a sweep needs are all there.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
 #include <string>
 
 #include "core/sim.h"
 #include "world/programs.h"
+#include "sim/tests/test_shell.h"
 #include "world/world.h"
 
 namespace nicsim {
 namespace {
 
 std::string run(const std::string& command, int& status) {
-  std::string out;
-  std::FILE* p = ::popen(command.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int raw = ::pclose(p);
-  status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return out;
+  testing::CommandResult r = testing::run_command(command);
+  status = r.status;
+  return r.output;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::count_of;
 
 TEST(SubnetManagerPcap, TsharkDissectsTheSweepAsValidSmps) {
+  ASSERT_NO_FATAL_FAILURE(testing::require_tshark());
   int status = -1;
-  const std::string version = run("tshark --version 2>&1", status);
-  ASSERT_TRUE(status == 0 && version.find("TShark") != std::string::npos)
-      << "tshark is required: DEBIAN_FRONTEND=noninteractive apt-get install -y tshark";
   const std::string path = ::testing::TempDir() + "nicsim_sm_sweep_" + std::to_string(::getpid()) + ".pcap";
   {
     Scenario sc = load_scenario_text(R"(
@@ -54,31 +41,31 @@ TEST(SubnetManagerPcap, TsharkDissectsTheSweepAsValidSmps) {
   }
   const std::string brief = run("tshark -r " + path + " 2>/dev/null", status);
   ASSERT_EQ(status, 0);
-  const std::size_t frames = count(brief, "\n");
+  const std::size_t frames = count_of(brief, "\n");
   // The SM's link carries the sweep only: requests and their responses.
   EXPECT_GT(frames, 30u);
-  EXPECT_EQ(count(brief, "UD Send Only QP=0x000000"), frames);
-  EXPECT_EQ(count(brief, "SubnGet(NodeInfo)"), count(brief, "SubnGetResp(NodeInfo)"));
-  EXPECT_GE(count(brief, "SubnGetResp(NodeInfo)"), 2u);
-  EXPECT_GE(count(brief, "SubnGetResp(NodeDescription)"), 2u);
-  EXPECT_GE(count(brief, "SubnGetResp(PortInfo)"), 4u);
-  EXPECT_EQ(count(brief, "SubnSet(LinearForwardingTable)"), 1u);
-  EXPECT_EQ(count(brief, "SubnGetResp(LinearForwardingTable)"), 1u);
-  EXPECT_EQ(count(brief, "SubnSet(SwitchInfo)"), 1u);
-  EXPECT_GE(count(brief, "SubnSet(PortInfo)"), 8u);  // LIDs, Armed and Active
+  EXPECT_EQ(count_of(brief, "UD Send Only QP=0x000000"), frames);
+  EXPECT_EQ(count_of(brief, "SubnGet(NodeInfo)"), count_of(brief, "SubnGetResp(NodeInfo)"));
+  EXPECT_GE(count_of(brief, "SubnGetResp(NodeInfo)"), 2u);
+  EXPECT_GE(count_of(brief, "SubnGetResp(NodeDescription)"), 2u);
+  EXPECT_GE(count_of(brief, "SubnGetResp(PortInfo)"), 4u);
+  EXPECT_EQ(count_of(brief, "SubnSet(LinearForwardingTable)"), 1u);
+  EXPECT_EQ(count_of(brief, "SubnGetResp(LinearForwardingTable)"), 1u);
+  EXPECT_EQ(count_of(brief, "SubnSet(SwitchInfo)"), 1u);
+  EXPECT_GE(count_of(brief, "SubnSet(PortInfo)"), 8u);  // LIDs, Armed and Active
   const std::string full = run("tshark -r " + path + " -V 2>/dev/null", status);
   ASSERT_EQ(status, 0);
-  EXPECT_EQ(count(full, "SMP (Directed Route)"), frames);
-  EXPECT_EQ(count(full, "Virtual Lane: 0xf"), frames);  // VL15 only
-  EXPECT_EQ(count(full, "DrSLID: 0xffff"), frames);
-  EXPECT_EQ(count(full, "Malformed"), 0u);
+  EXPECT_EQ(count_of(full, "SMP (Directed Route)"), frames);
+  EXPECT_EQ(count_of(full, "Virtual Lane: 0xf"), frames);  // VL15 only
+  EXPECT_EQ(count_of(full, "DrSLID: 0xffff"), frames);
+  EXPECT_EQ(count_of(full, "Malformed"), 0u);
   // Only the all-zero data of PortInfo Get requests holds reserved codes
   // (7 fields each); every PortInfo the SMAs send is valid.
-  EXPECT_EQ(count(full, "Possible Error"), 7 * count(brief, "SubnGet(PortInfo)"));
-  EXPECT_EQ(count(full, "Reserved MTUCap Value"), count(brief, "SubnGet(PortInfo)"));
-  EXPECT_GE(count(full, "NodeType: 0x02"), 1u);  // the switch
-  EXPECT_GE(count(full, "NodeType: 0x01"), 1u);  // the other HCA
-  EXPECT_GE(count(full, "Hop Count: 0x02"), 1u);  // h1 is two hops from the SM
+  EXPECT_EQ(count_of(full, "Possible Error"), 7 * count_of(brief, "SubnGet(PortInfo)"));
+  EXPECT_EQ(count_of(full, "Reserved MTUCap Value"), count_of(brief, "SubnGet(PortInfo)"));
+  EXPECT_GE(count_of(full, "NodeType: 0x02"), 1u);  // the switch
+  EXPECT_GE(count_of(full, "NodeType: 0x01"), 1u);  // the other HCA
+  EXPECT_GE(count_of(full, "Hop Count: 0x02"), 1u);  // h1 is two hops from the SM
   std::remove(path.c_str());
 }
 

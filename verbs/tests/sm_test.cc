@@ -5,7 +5,6 @@
 // reach members only, the directed-route fields of real SMPs, and scenario
 // errors for the subnet_manager setting.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,6 +19,7 @@
 #include "hca_model/hca.h"
 #include "iba/nicsim_ca.h"
 #include "nicsim/app.h"
+#include "sim/tests/test_shell.h"
 #include "verbs/sm/sm.h"
 #include "world/programs.h"
 #include "world/world.h"
@@ -496,13 +496,9 @@ TEST(SubnetManager, SettingErrorsNameFileLineAndColumn) {
 TEST(SubnetManager, CliExitsTwoOnABadSetting) {
   const std::string path = ::testing::TempDir() + "nicsim_sm_bad_" + std::to_string(::getpid()) + ".textproto";
   std::ofstream(path) << "topology { star { hosts: 2 } nic: \"hca\" }\nsubnet_manager { node: \"h9\" }\n";
-  FILE* p = ::popen((std::string(NICSIM_BIN) + " validate " + path + " 2>&1").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) out += buf;
-  const int raw = ::pclose(p);
-  EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 2) << out;
+  const testing::CommandResult r = testing::run_command(std::string(NICSIM_BIN) + " validate " + path + " 2>&1");
+  const std::string& out = r.output;
+  EXPECT_EQ(r.status, 2) << out;
   EXPECT_NE(out.find(path + ":2:18: subnet_manager: unknown node 'h9'"), std::string::npos) << out;
   std::remove(path.c_str());
 }
