@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ep/tests/ep_test_util.h"
+#include "sim/tests/scenario_figures.h"
 
 namespace nicsim::ep::testing {
 namespace {
@@ -316,22 +317,10 @@ TEST(Eip, OneDevicePerServiceAndDetachReleasesIt) { run_text(pair_scenario("eip_
 
 // ---- figures of the scenarios (docs/eip.md) --------------------------------
 
-// Every result of the rank-0..n programs of a scenario file, by name.
-std::map<std::string, double> results_of(const std::string& file) {
-  Scenario sc = load_scenario_file(std::string(NICSIM_SOURCE_DIR) + "/scenarios/" + file,
-                                   [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
-  Sim sim(sc.seed);
-  World world(sc);
-  EXPECT_TRUE(world.run().ok) << file;
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  std::map<std::string, double> out;
-  for (const auto& p : world.programs())
-    for (const auto& r : p->results()) out[r.name] = r.value;
-  return out;
-}
+using nicsim::testing::scenario_results;
 
 TEST(EipFigures, DatagramStreamRidesKernelCommsUnderTheLink) {
-  auto f = results_of("eip_stream.textproto");
+  auto f = scenario_results("eip_stream.textproto");
   ASSERT_EQ(f.count("bw_65000"), 1u);
   // Per-datagram costs (descriptor, mappings, buffer replacement) weigh
   // less as datagrams grow; a 65,000-byte datagram is one Kernel Comms large
@@ -344,7 +333,7 @@ TEST(EipFigures, DatagramStreamRidesKernelCommsUnderTheLink) {
 }
 
 TEST(EipFigures, DatagramLatencyIsALargeMessageRoundTrip) {
-  auto f = results_of("eip_ping.textproto");
+  auto f = scenario_results("eip_ping.textproto");
   ASSERT_EQ(f.count("lat_64"), 1u);
   // A datagram is an envelope, a remote-read pull and two completions, with
   // descriptor mapping on both sides: well above a small message (7.6 us),

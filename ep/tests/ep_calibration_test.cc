@@ -8,37 +8,14 @@
 // wake-up per message on each side, is above the user-level figure.
 #include <gtest/gtest.h>
 
-#include "core/sim.h"
-#include "world/programs.h"
-#include "world/world.h"
+#include "sim/tests/scenario_figures.h"
 
 using namespace nicsim;
 
 namespace {
 
 double figure(const std::string& scenario_file, const std::vector<std::string>& args, const std::string& name) {
-  Scenario sc = load_scenario_file(std::string(NICSIM_SOURCE_DIR) + "/scenarios/" + scenario_file,
-                                   [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
-  for (auto& w : sc.workloads)
-    for (const std::string& a : args) {
-      const std::string key = a.substr(0, a.find('=') + 1);
-      bool replaced = false;
-      for (auto& x : w.args)
-        if (x.rfind(key, 0) == 0) x = a, replaced = true;
-      if (!replaced) w.args.push_back(a);
-    }
-  Sim sim(sc.seed);
-  World world(sc);
-  EXPECT_TRUE(world.run().ok);
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  for (auto& p : world.programs())
-    for (auto& r : p->results())
-      if (r.name == name) {
-        std::printf("%s %s = %.3f %s\n", scenario_file.c_str(), name.c_str(), r.value, r.unit.c_str());
-        return r.value;
-      }
-  ADD_FAILURE() << "no result " << name;
-  return 0;
+  return nicsim::testing::scenario_figure(scenario_file, args, name);
 }
 
 }  // namespace
