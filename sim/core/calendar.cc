@@ -130,9 +130,13 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
   Tick limit = 0;
   std::uint64_t limit_epoch = activity_epoch_ - 1;
   while (!heap_.empty() && stop_at_ == kTickMax) {
-    const Tick t = time_of(heap_.front());
+    const Key top = heap_.front();
+    const Tick t = time_of(top);
     if (t > n) {
       if (t >= cap || t >= horizon_) break;
+      // A thread's wake-up fires at SystemC's time, never ahead, so that the
+      // thread resumes at once, in its event's place among those at t.
+      if (slots_[slot_of(top)].fn == &Calendar::wake_thread) break;
       // Run ahead only strictly before every pending SystemC activity.
       if (limit_epoch != activity_epoch_) {
         limit = n + sc_core::sc_time_to_pending_activity().value();
@@ -264,9 +268,96 @@ void Calendar::thread_wait_until_slow(Tick t) {
   ahead_until_ = 0;
   const Tick n = now();
   if (t > n && advance_thread(t)) return;
+  if (t > sc_clock()) {
+    thread_sleep_until(t);
+    return;
+  }
+  sc_core::wait(sc_core::SC_ZERO_TIME);
+}
+
+sc_core::sc_event& Calendar::wake_event_of_current_thread() {
+  const sc_core::sc_process_b* p = sc_core::sc_get_current_process_b();
+  if (p != last_waker_process_) {
+    std::unique_ptr<sc_core::sc_event>& e = thread_wakes_[p];
+    if (!e) e = std::make_unique<sc_core::sc_event>();
+    last_waker_process_ = p;
+    last_waker_ = e.get();
+  }
+  return *last_waker_;
+}
+
+// Immediate: the thread becomes runnable in this evaluation phase, after the
+// threads woken by earlier events at this time and before those of later ones
+// (delta notifications would be released in reverse order). fire_ahead never
+// fires this ahead of SystemC's clock.
+void Calendar::wake_thread(void* event, std::uint64_t fired_flag) {
+  if (fired_flag) *reinterpret_cast<bool*>(fired_flag) = true;
+  ++activity_epoch_;
+  static_cast<sc_core::sc_event*>(event)->notify();
+}
+
+void Calendar::thread_sleep_until(Tick t) {
+  // A thread that ran ahead and now really waits: its wait from SystemC's
+  // clock to `t` covers the time it was ahead (nobody saw it meanwhile).
+  ahead_until_ = 0;
   ahead_ = false;
   thread_ahead_ = false;
-  sc_core::wait(to_sc(t - sc_clock()));
+  sc_core::sc_event& e = wake_event_of_current_thread();
+  at(t, &Calendar::wake_thread, &e);
+  sc_core::wait(e);
+}
+
+bool Calendar::thread_wait_event_until(sc_core::sc_event& e, Tick t) {
+  sync_thread();
+  bool timed_out = false;
+  const std::uint64_t timeout =
+      at_cancellable(t, &Calendar::wake_thread, &e, reinterpret_cast<std::uintptr_t>(&timed_out));
+  sc_core::wait(e);
+  if (!timed_out) cancel(timeout);
+  return !timed_out;
+}
+
+std::uint64_t Calendar::at_cancellable(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
+  if (thread_ahead_ && !running_) sync_thread_slow();
+  const std::uint64_t seq = reserve_seq();
+  insert(t, seq, fn, obj, arg);
+  return seq;
+}
+
+void Calendar::cancel(std::uint64_t handle) {
+  for (std::size_t i = 0; i < heap_.size(); ++i) {
+    if (static_cast<std::uint64_t>(heap_[i]) >> kSlotBits != handle) continue;
+    ahead_until_ = 0;
+    const std::uint32_t slot = slot_of(heap_[i]);
+    slots_[slot].arg = free_slot_;
+    free_slot_ = slot;
+    const Key last = heap_.back();
+    heap_.pop_back();
+    if (i < heap_.size()) {
+      // `last` takes the hole: down while a child is smaller, else up.
+      std::size_t hole = i;
+      for (std::size_t child = 2 * hole + 1; child < heap_.size(); child = 2 * hole + 1) {
+        if (child + 1 < heap_.size() && heap_[child + 1] < heap_[child]) ++child;
+        if (!(heap_[child] < last)) break;
+        heap_[hole] = heap_[child];
+        hole = child;
+      }
+      while (hole > 0) {
+        const std::size_t parent = (hole - 1) / 2;
+        if (!(last < heap_[parent])) break;
+        heap_[hole] = heap_[parent];
+        hole = parent;
+      }
+      heap_[hole] = last;
+    }
+    if (i == 0 && !running_ && stop_at_ == kTickMax) {
+      // The wake-up was for the withdrawn event: none is due then any more.
+      wake_.cancel();
+      armed_for_ = kTickMax;
+      arm();
+    }
+    return;
+  }
 }
 
 void Calendar::sync_thread_slow() {

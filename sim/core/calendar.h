@@ -33,11 +33,22 @@
 // stopping, blocking. Code that runs on SystemC threads must therefore wait
 // through thread_wait_until() or call sync_thread() before sc_core::wait();
 // the calendar's method reports a thread left running ahead as an error.
+//
+// Threads' timed waits go through the calendar too. A thread that must really
+// wait until t gets a calendar event at t that wakes it (thread_sleep_until),
+// so threads due at the same picosecond resume in (time, sequence) order: the
+// order they went to sleep, after every hardware event due at or before t
+// that was scheduled before they slept. SystemC's own timed queue is a heap
+// that is not stable for equal times (its order depends on its whole
+// history), so leaving those waits to it would make the order of same-instant
+// wake-ups, and with it multi-node results, depend on unrelated events.
 #pragma once
 #include <systemc>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "core/units.h"
@@ -73,6 +84,12 @@ class Calendar : public sc_core::sc_module {
     }
     thread_wait_until_slow(t);
   }
+  // For SystemC threads: a real wait until absolute time `t` (> SystemC's
+  // clock), woken by a calendar event at `t` (see above); no run-ahead.
+  void thread_sleep_until(Tick t);
+  // For SystemC threads: waits for `e` or until `t`, whichever comes first,
+  // with the timeout through the calendar. False when the timeout woke it.
+  bool thread_wait_event_until(sc_core::sc_event& e, Tick t);
   // For SystemC threads, before anything another process could see: brings
   // SystemC's clock to the calling thread's now() if it ran ahead.
   static void sync_thread() {
@@ -105,6 +122,11 @@ class Calendar : public sc_core::sc_module {
   // (moving it to the latest deadline when it fires early) and still fire in
   // exactly the order a fresh event per arming would have.
   std::uint64_t reserve_seq();
+  // An event that may be withdrawn before it fires: at_cancellable returns a
+  // handle for cancel(), which does nothing once the event has fired. Meant
+  // for timeouts that usually do not expire (cancel scans the heap).
+  std::uint64_t at_cancellable(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
+  void cancel(std::uint64_t handle);
   void at_reserved(Tick at, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg = 0);
   void after(Tick delay, EventFn fn, void* obj, std::uint64_t arg = 0) {
     at(add_saturating(now(), delay), fn, obj, arg);
@@ -140,6 +162,9 @@ class Calendar : public sc_core::sc_module {
   void fire_ahead(Tick n, Tick cap);
   bool advance_thread(Tick t);
   void thread_wait_until_slow(Tick t);
+  sc_core::sc_event& wake_event_of_current_thread();
+  // Notifies *event; sets the bool at `fired_flag` when that is not 0.
+  static void wake_thread(void* event, std::uint64_t fired_flag);
   static void sync_thread_slow();
   void push(Key k);
   void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
@@ -158,6 +183,12 @@ class Calendar : public sc_core::sc_module {
   Tick stop_at_ = kTickMax;
   bool running_ = false;
   sc_core::sc_event wake_;
+  // Each SystemC thread's own wake-up event for thread_sleep_until, made on
+  // its first real wait (a process's address is reused only after it ended,
+  // and an ended process waits no more). The last one found is remembered.
+  std::unordered_map<const sc_core::sc_process_b*, std::unique_ptr<sc_core::sc_event>> thread_wakes_;
+  const sc_core::sc_process_b* last_waker_process_ = nullptr;
+  sc_core::sc_event* last_waker_ = nullptr;
   static inline bool ahead_ = false;
   static inline bool thread_ahead_ = false;  // a thread returned from thread_wait_until ahead of SystemC
   static inline bool dispatching_ = false;

@@ -102,7 +102,7 @@ HostThread* Host::spawn(std::string name, std::function<void()> body) {
   sc_core::sc_process_handle h = sc_core::sc_spawn(
       [this, t, body = std::move(body), pay_spawn, start_at] {
         const Tick sc_now = Calendar::sc_clock();
-        if (start_at > sc_now) sc_core::wait(Calendar::to_sc(start_at - sc_now));
+        if (start_at > sc_now) Sim::get().calendar().thread_sleep_until(start_at);
         thread_main(t, body, pay_spawn);
       },
       unique_process_name(t->name_).c_str(), &opts);

@@ -109,7 +109,7 @@ bool WaitQueue::block(Mutex* m, Tick deadline, const std::source_location& where
       }
       Tick n = now();
       if (n >= deadline) break;
-      sc_core::wait(Calendar::to_sc(deadline - n), me->wake_);
+      Sim::get().calendar().thread_wait_event_until(me->wake_, deadline);
     }
   }
   if (!w.notified) waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &w));

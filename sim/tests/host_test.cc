@@ -2,6 +2,7 @@
 // Each test runs in its own process (fresh SystemC kernel) and calls sc_start once.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -336,6 +337,46 @@ TEST(HostTest, ChargeSerialisesThreadsOnTheCpus) {
   EXPECT_STREQ(waiting, "cpu");
   EXPECT_EQ(host.cpus_busy(), 0u);
 }
+
+// Threads of different nodes that sleep until the same picosecond resume in
+// the order they went to sleep, whatever else is pending: hardware events
+// that do nothing (before, at and after the wake-up time) and SystemC timed
+// notifications. Their number is the parameter; with SystemC's own timed
+// queue deciding, the order changed with it.
+class SameInstantWakeUps : public ::testing::TestWithParam<int> {};
+
+TEST_P(SameInstantWakeUps, ResumeInTheOrderTheyWentToSleep) {
+  Sim sim(1);
+  const int noise = GetParam();
+  static constexpr Tick kWake = 10 * kUs;
+  // Thread k goes to sleep (until kWake) at went_to_sleep[k] ns: order 1 3 4 2 0 5.
+  const std::vector<Tick> went_to_sleep = {500, 100, 400, 200, 300, 600};
+  std::vector<std::unique_ptr<Host>> hosts;
+  std::vector<int> resumed;
+  for (std::size_t k = 0; k < went_to_sleep.size(); ++k) {
+    const std::string name = "h" + std::to_string(k);
+    hosts.push_back(std::make_unique<Host>(name.c_str(), static_cast<std::uint32_t>(k), host_params()));
+    Host& h = *hosts.back();
+    h.spawn("sleeper", [&h, &resumed, &went_to_sleep, k] {
+      h.sleep(went_to_sleep[k] * kNs);
+      h.sleep(kWake - now());
+      EXPECT_EQ(now(), kWake);
+      resumed.push_back(static_cast<int>(k));
+    });
+  }
+  auto nothing = [](void*, std::uint64_t) {};
+  std::vector<sc_core::sc_event> unrelated(static_cast<std::size_t>(noise));
+  for (int i = 0; i < noise; ++i) {
+    const Tick at = i % 3 == 0 ? kWake : (i * 7919 % 12000) * kNs;
+    sim.calendar().at(at, nothing, nullptr);
+    unrelated[static_cast<std::size_t>(i)].notify(Calendar::to_sc((i * 104729 % 11000) * kNs));
+  }
+  sc_core::sc_start();
+  EXPECT_EQ(resumed, (std::vector<int>{1, 3, 4, 2, 0, 5}));
+  EXPECT_TRUE(sim.errors().empty()) << all_errors();
+}
+
+INSTANTIATE_TEST_SUITE_P(Noise, SameInstantWakeUps, ::testing::Values(0, 1, 2, 5, 17, 64));
 
 TEST(HostTest, MemoryLimitContainsAndPin) {
   Sim sim(1);
