@@ -5,6 +5,12 @@
 
 namespace nicsim {
 
+namespace {
+constexpr const char* kBlockedAhead =
+    "calendar: a SystemC thread blocked while running ahead of SystemC time "
+    "(it waited without Calendar::thread_wait_until or sync_thread)";
+}  // namespace
+
 Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   ahead_until_ = 0;  // a thread of an earlier calendar's run may have ended ahead
   heap_.reserve(1024);
@@ -125,10 +131,6 @@ void Calendar::request_stop() {
 }
 
 void Calendar::fire_ahead(Tick n, Tick cap) {
-  // The kernel's next activity, asked again only when a handler may have
-  // changed it (notify_now, activity_changed): nothing else runs meanwhile.
-  Tick limit = 0;
-  std::uint64_t limit_epoch = activity_epoch_ - 1;
   while (!heap_.empty() && stop_at_ == kTickMax) {
     const Key top = heap_.front();
     const Tick t = time_of(top);
@@ -138,11 +140,7 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
       // thread resumes at once, in its event's place among those at t.
       if (slots_[slot_of(top)].fn == &Calendar::wake_thread) break;
       // Run ahead only strictly before every pending SystemC activity.
-      if (limit_epoch != activity_epoch_) {
-        limit = n + sc_core::sc_time_to_pending_activity().value();
-        limit_epoch = activity_epoch_;
-      }
-      if (t >= limit) break;
+      if (t >= activity_limit(n)) break;
       ahead_ = true;
       ahead_now_ = t;
     }
@@ -153,16 +151,41 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
     ++fired_;
     cb.fn(cb.obj, cb.arg);
   }
-  fire_limit_ = limit;
-  fire_limit_epoch_ = limit_epoch;
+}
+
+Tick Calendar::activity_limit(Tick n) {
+  // Asked again only when a handler may have changed it (notify_now,
+  // activity_changed) or other processes ran: nothing else runs meanwhile.
+  if (!limit_valid_ || limit_epoch_ != activity_epoch_) {
+    limit_ = n + sc_core::sc_time_to_pending_activity().value();
+    limit_epoch_ = activity_epoch_;
+    limit_valid_ = true;
+  }
+  return limit_;
+}
+
+void Calendar::park_wake() {
+  if (parked_) return;
+  wake_.cancel();
+  armed_for_ = kTickMax;
+  parked_ = this;
+}
+
+void Calendar::unpark_wake() {
+  Calendar* c = parked_;
+  parked_ = nullptr;
+  if (c->armed_for_ == kTickMax) c->arm();
+}
+
+void Calendar::check_threads_synced() {
+  if (thread_ahead_ || parked_) throw std::logic_error(kBlockedAhead);
 }
 
 void Calendar::run() {
-  if (thread_ahead_)
-    throw std::logic_error("calendar: a SystemC thread blocked while running ahead of SystemC time "
-                           "(it waited without Calendar::thread_wait_until or sync_thread)");
+  if (thread_ahead_ || parked_) throw std::logic_error(kBlockedAhead);
   running_ = true;
   dispatching_ = true;
+  limit_valid_ = false;  // other processes ran since it was last asked
   const Tick n = now();
   if (stop_at_ != kTickMax) {
     running_ = false;
@@ -205,6 +228,11 @@ void Calendar::run() {
 // long as nothing else is runnable now; and it may skip the wait when after
 // that nothing at all (calendar event or SystemC activity) is due at or
 // before `t`.
+//
+// The calendar's own wake-up is not other activity: it is parked (cancelled)
+// from the thread's first advance until the thread really waits or syncs
+// (unpark_wake re-arms it before anything else can run), so the kernel's
+// next activity, asked once, stays valid until a handler changes it.
 bool Calendar::advance_thread(Tick t) {
   ahead_until_ = 0;
   if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
@@ -213,11 +241,9 @@ bool Calendar::advance_thread(Tick t) {
     if (sc_core::sc_pending_activity_at_current_time()) return false;
     limit_valid_ = false;
   }
+  const Tick n = sc_clock();
+  park_wake();
   if (!heap_.empty() && time_of(heap_.front()) < t) {
-    const Tick n = sc_clock();
-    // The calendar's own wake-up must not count as other activity.
-    wake_.cancel();
-    armed_for_ = kTickMax;
     const bool was_ahead = ahead_;
     const Tick was_now = ahead_now_;
     running_ = true;
@@ -227,39 +253,24 @@ bool Calendar::advance_thread(Tick t) {
     dispatching_ = false;
     ahead_ = was_ahead;
     ahead_now_ = was_now;
-    limit_valid_ = false;
     if (stop_at_ != kTickMax) {
       // A handler asked to stop (at its time, after n): the method stops there.
+      parked_ = nullptr;
       wake_.notify(to_sc(stop_at_ - n));
       armed_for_ = stop_at_;
       return false;
     }
-    arm();
-    // When fire_ahead asked the kernel and no handler made SystemC activity
-    // since, the kernel's answer now is that one or the wake-up arm() just
-    // notified, whichever is earlier: the queue's top was live after that
-    // question (asking drops cancelled entries from the top) and the only
-    // operation since is arm()'s timed notification of a live entry, so
-    // asking again would change nothing in the kernel and is skipped. (The
-    // wake-up is in the future here: otherwise the heap check below stops.)
-    if (fire_limit_epoch_ == activity_epoch_) {
-      limit_ = heap_.empty() ? fire_limit_ : std::min(fire_limit_, time_of(heap_.front()));
-      limit_valid_ = true;
-    }
   }
   if (!heap_.empty() && time_of(heap_.front()) <= t) return false;
   // While this thread runs ahead nothing else runs and it changes nothing
-  // the kernel sees (that would sync it first), so the next activity found
-  // once stays valid until events fire.
-  if (!limit_valid_) {
-    limit_ = sc_clock() + sc_core::sc_time_to_pending_activity().value();
-    limit_valid_ = true;
-  }
-  if (limit_ <= t) return false;
+  // the kernel sees (that would sync it first), so the next activity stays
+  // valid until a handler changes it.
+  const Tick limit = activity_limit(n);
+  if (limit <= t) return false;
   ahead_ = true;
   ahead_now_ = t;
   thread_ahead_ = true;
-  ahead_until_ = std::min(limit_, horizon_);
+  ahead_until_ = std::min(limit, horizon_);
   if (!heap_.empty()) ahead_until_ = std::min(ahead_until_, time_of(heap_.front()));
   return true;
 }
@@ -272,6 +283,7 @@ void Calendar::thread_wait_until_slow(Tick t) {
     thread_sleep_until(t);
     return;
   }
+  if (parked_) unpark_wake();
   sc_core::wait(sc_core::SC_ZERO_TIME);
 }
 
@@ -304,6 +316,7 @@ void Calendar::thread_sleep_until(Tick t) {
   thread_ahead_ = false;
   sc_core::sc_event& e = wake_event_of_current_thread();
   at(t, &Calendar::wake_thread, &e);
+  if (parked_) unpark_wake();
   sc_core::wait(e);
 }
 
@@ -365,6 +378,7 @@ void Calendar::sync_thread_slow() {
   const Tick t = ahead_now_;
   ahead_ = false;
   thread_ahead_ = false;
+  if (parked_) unpark_wake();
   sc_core::wait(to_sc(t - sc_clock()));
 }
 

@@ -104,6 +104,9 @@ class Calendar : public sc_core::sc_module {
   // the kernel again for its next activity instead of using the last answer.
   static void activity_changed() { ++activity_epoch_; }
   // No run-ahead beyond this time (the end of sc_start's run).
+  // After sc_start returns: a thread left running ahead (it blocked without
+  // syncing, and the calendar's wake-up was parked for it) is an error.
+  static void check_threads_synced();
   static void set_horizon(Tick t) {
     horizon_ = t;
     ahead_until_ = 0;
@@ -161,6 +164,14 @@ class Calendar : public sc_core::sc_module {
   // strictly before `cap`, the horizon and every pending SystemC activity.
   void fire_ahead(Tick n, Tick cap);
   bool advance_thread(Tick t);
+  // The kernel's next activity after SystemC time `n` (absolute), asked
+  // again only when the activity epoch changed or other processes ran.
+  Tick activity_limit(Tick n);
+  // While a thread runs (ahead) the calendar's own wake-up is cancelled
+  // (parked) so that it does not count as other activity; it is re-armed
+  // before the thread really waits.
+  void park_wake();
+  static void unpark_wake();
   void thread_wait_until_slow(Tick t);
   sc_core::sc_event& wake_event_of_current_thread();
   // Notifies *event; sets the bool at `fired_flag` when that is not 0.
@@ -200,14 +211,13 @@ class Calendar : public sc_core::sc_module {
   // the next SystemC activity, the horizon and the next calendar event. A
   // wait before it is a run-ahead with nothing to fire. 0 otherwise.
   static inline Tick ahead_until_ = 0;
-  // fire_ahead's last answer from the kernel (absolute time of the next
-  // SystemC activity) and the activity epoch it holds for; an epoch behind
-  // the current one when it did not ask or a handler made activity since.
-  Tick fire_limit_ = 0;
-  std::uint64_t fire_limit_epoch_ = 0;
-  // advance_thread's view of the next SystemC activity (absolute time).
+  // The next SystemC activity (absolute time) other than the calendar's
+  // parked wake-up, as of activity epoch limit_epoch_; not valid once other
+  // processes ran.
   Tick limit_ = 0;
+  std::uint64_t limit_epoch_ = 0;
   bool limit_valid_ = false;
+  static inline Calendar* parked_ = nullptr;  // whose wake-up is parked
 };
 
 }  // namespace nicsim

@@ -231,6 +231,7 @@ RunStatus World::run() {
     sc_core::sc_start(Calendar::to_sc(stop), sc_core::SC_EXIT_ON_STARVATION);
   else
     sc_core::sc_start();
+  Calendar::check_threads_synced();
   // Exit-on-starvation stops at the last activity before the stop time; if
   // anything is still pending the run was cut by the stop time, so the
   // clock moves on to it (nothing is due before it).
