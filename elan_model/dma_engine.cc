@@ -494,8 +494,35 @@ void DmaEngine::send_ready() {
                        {"node", d->node},
                        {"retry", static_cast<unsigned>(pk.retry)}});
     elan_.transmit_at(at, p);
-    Sim::get().calendar().at(add_saturating(at, elan_.params().ack_timeout), &DmaEngine::timeout_thunk, this, pk.id);
+    arm_timeout(add_saturating(at, elan_.params().ack_timeout), pk.id);
   }
+}
+
+void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
+  Calendar& cal = Sim::get().calendar();
+  if (!timeout_scheduled_) {
+    cal.at(at, &DmaEngine::timeout_thunk, this, id);
+    timeout_scheduled_ = at != kTickMax;  // at() drops an event at kTickMax ("never")
+    return;
+  }
+  if (at == kTickMax) return;
+  // Here the calendar's at() would take the next sequence number (nothing
+  // else can have run since transmit_at's at(): any thread was synced there).
+  timeouts_.push_back({at, cal.reserve_seq(), id});
+}
+
+void DmaEngine::timeout_thunk(void* self, std::uint64_t id) {
+  auto* e = static_cast<DmaEngine*>(self);
+  if (e->timeouts_.empty()) {
+    e->timeout_scheduled_ = false;
+  } else {
+    // Its time is at or after this one's and its sequence number later, so
+    // it takes the place in the calendar it would have had all along.
+    const PendingTimeout next = e->timeouts_.front();
+    e->timeouts_.pop_front();
+    Sim::get().calendar().at_reserved(next.at, next.seq, &DmaEngine::timeout_thunk, e, next.id);
+  }
+  e->timeout(id);
 }
 
 // ---- tokens and resolution -------------------------------------------------------------
