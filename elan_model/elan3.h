@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "core/sim.h"
 #include "core/ring.h"
 #include "elan_model/elan3_regs.h"
 #include "fabric/fabric.h"
@@ -397,8 +398,8 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   TrapResult trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
                       E3Addr addr);
   void trace(const char* event, std::initializer_list<TraceField> fields);
-  bool tracing() const;
-  static Tick now();
+  bool tracing() const { return Sim::get().tracer().on(device_id(), Component::nic); }
+  static Tick now() { return Calendar::now(); }
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
