@@ -78,7 +78,7 @@ class EliteSwitch : public fabric::Device {
   Tick hop_latency() const { return hop_latency_; }
   // The down port (1..4) toward node position d, which must be in the subtree.
   std::uint32_t down_port(std::uint32_t d) const {
-    return static_cast<std::uint32_t>((d - place_.base) / pow4(place_.level)) + 1;
+    return static_cast<std::uint32_t>((d - place_.base) >> (2 * place_.level)) + 1;  // / pow4(level)
   }
   bool in_subtree(std::uint32_t lo, std::uint32_t hi) const {
     return lo >= place_.base && hi < place_.base + span();
@@ -101,10 +101,14 @@ class EliteSwitch : public fabric::Device {
   // Port `number` (1..8), without the bounds check of Device::port (on
   // every forwarding decision).
   fabric::Port& sw_port(std::uint32_t number) const { return *ports_[number - 1]; }
-  bool alive(std::uint32_t number) const {
-    const fabric::Port& p = sw_port(number);
-    return p.connected() && p.link() && p.link()->up();
-  }
+  // Connected and its link up, from a bit per port: reading the ports and
+  // links themselves costs a cache miss or two each on every decision (a
+  // 64-node tree has 384 switch ports). The bits are found again on the
+  // first packet after any link of this switch changed state (links change
+  // only through Link::set_up, which tells both ends' owners; ports are
+  // connected before the run).
+  bool alive(std::uint32_t number) const { return alive_ >> (number - 1) & 1u; }
+  void find_alive();
 
   Place place_;
   std::uint32_t nodes_;
@@ -112,6 +116,9 @@ class EliteSwitch : public fabric::Device {
   bool adaptive_;
   bool sticky_;
   std::array<fabric::Port*, kPorts> ports_{};
+  std::uint32_t alive_ = 0;     // bit n-1: port n is alive
+  std::uint32_t multi_vl_ = 0;  // bit n-1: port n's link has a second virtual channel
+  bool alive_known_ = false;
   struct Flow {
     std::uint32_t port = 0;    // up port its queued packets wait on
     std::uint32_t queued = 0;  // packets of the pair not yet on the wire
