@@ -373,17 +373,19 @@ void DmaEngine::read_done(void* self, std::uint64_t arg) {
 }
 
 void DmaEngine::clear_window() {
-  for (TxPkt& pk : window_)
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    TxPkt& pk = window_[i];
     if (pk.pkt) {
       elan_.fabric().pool().put(pk.pkt);
       pk.pkt = nullptr;
     }
+  }
   window_.clear();
 }
 
 DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
-  for (TxPkt& p : window_)
-    if (p.id == id) return &p;
+  for (std::size_t i = 0; i < window_.size(); ++i)
+    if (window_[i].id == id) return &window_[i];
   return nullptr;
 }
 
@@ -466,7 +468,8 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Pack
 
 void DmaEngine::send_ready() {
   Desc* d = active_.get();
-  for (TxPkt& pk : window_) {
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    TxPkt& pk = window_[i];
     if (pk.st == TxPkt::St::Building) return;  // keep wire order
     if (pk.st != TxPkt::St::Ready) continue;
     pk.st = TxPkt::St::Sent;
@@ -532,8 +535,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   TxPkt* pk = nullptr;
   const bool from_dest = d && (d->broadcast ? from >= d->node && from <= d->node_last : d->node == from);
   if (from_dest && d->state() != DmaFsmState::Backoff)
-    for (TxPkt& p : window_)
-      if (p.seq == seq && p.st == TxPkt::St::Sent) pk = &p;
+    for (std::size_t i = 0; i < window_.size(); ++i)
+      if (window_[i].seq == seq && window_[i].st == TxPkt::St::Sent) pk = &window_[i];
   if (pk && d->broadcast) {
     // One token per node of the range; the packet is answered by the last.
     std::uint8_t& seen = pk->answered[from - d->node];
@@ -606,18 +609,19 @@ void DmaEngine::maybe_resolve() {
   Desc* d = active_.get();
   if (d->state() == DmaFsmState::Active && local_fault_ != Fault::None) {
     // A local fault before anything was refused: stop here too.
-    for (const TxPkt& p : window_)
-      if (p.st == TxPkt::St::Sent) return;
+    for (std::size_t i = 0; i < window_.size(); ++i)
+      if (window_[i].st == TxPkt::St::Sent) return;
     finish(false, 0);
     return;
   }
-  for (const TxPkt& p : window_)
-    if (p.st == TxPkt::St::Sent) return;  // tokens still to come
+  for (std::size_t i = 0; i < window_.size(); ++i)
+    if (window_[i].st == TxPkt::St::Sent) return;  // tokens still to come
   bool error = false, testfail = false, timed_out = false;
   std::uint16_t first_seq = 0;
   bool have_first = false;
   Token last = Token::Discard;
-  for (const TxPkt& p : window_) {
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    const TxPkt& p = window_[i];
     if (p.st != TxPkt::St::Answered || p.token == Token::Ok) continue;
     if (!have_first) {
       first_seq = p.seq;

@@ -204,7 +204,9 @@ class DmaEngine {
   std::uint32_t fetched_ = 0;
   std::deque<std::unique_ptr<Desc>> runq_;
   std::unique_ptr<Desc> active_;
-  std::deque<TxPkt> window_;
+  // Packets of the active DMA in order (a ring: no allocation per packet;
+  // references into it hold only until the next push_back).
+  Ring<TxPkt> window_;
   std::uint32_t next_offset_ = 0;
   bool sent_empty_ = false;  // size-0 DMA: its one packet was built
   bool draining_ = false;
