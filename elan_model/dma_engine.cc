@@ -373,17 +373,19 @@ void DmaEngine::read_done(void* self, std::uint64_t arg) {
 }
 
 void DmaEngine::clear_window() {
-  for (TxPkt& pk : window_)
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    TxPkt& pk = window_[i];
     if (pk.pkt) {
       elan_.fabric().pool().put(pk.pkt);
       pk.pkt = nullptr;
     }
+  }
   window_.clear();
 }
 
 DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
-  for (TxPkt& p : window_)
-    if (p.id == id) return &p;
+  for (std::size_t i = 0; i < window_.size(); ++i)
+    if (window_[i].id == id) return &window_[i];
   return nullptr;
 }
 
@@ -466,7 +468,8 @@ void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Pack
 
 void DmaEngine::send_ready() {
   Desc* d = active_.get();
-  for (TxPkt& pk : window_) {
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    TxPkt& pk = window_[i];
     if (pk.st == TxPkt::St::Building) return;  // keep wire order
     if (pk.st != TxPkt::St::Ready) continue;
     pk.st = TxPkt::St::Sent;
@@ -494,8 +497,35 @@ void DmaEngine::send_ready() {
                        {"node", d->node},
                        {"retry", static_cast<unsigned>(pk.retry)}});
     elan_.transmit_at(at, p);
-    Sim::get().calendar().at(add_saturating(at, elan_.params().ack_timeout), &DmaEngine::timeout_thunk, this, pk.id);
+    arm_timeout(add_saturating(at, elan_.params().ack_timeout), pk.id);
   }
+}
+
+void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
+  Calendar& cal = Sim::get().calendar();
+  if (!timeout_scheduled_) {
+    cal.at(at, &DmaEngine::timeout_thunk, this, id);
+    timeout_scheduled_ = at != kTickMax;  // at() drops an event at kTickMax ("never")
+    return;
+  }
+  if (at == kTickMax) return;
+  // Here the calendar's at() would take the next sequence number (nothing
+  // else can have run since transmit_at's at(): any thread was synced there).
+  timeouts_.push_back({at, cal.reserve_seq(), id});
+}
+
+void DmaEngine::timeout_thunk(void* self, std::uint64_t id) {
+  auto* e = static_cast<DmaEngine*>(self);
+  if (e->timeouts_.empty()) {
+    e->timeout_scheduled_ = false;
+  } else {
+    // Its time is at or after this one's and its sequence number later, so
+    // it takes the place in the calendar it would have had all along.
+    const PendingTimeout next = e->timeouts_.front();
+    e->timeouts_.pop_front();
+    Sim::get().calendar().at_reserved(next.at, next.seq, &DmaEngine::timeout_thunk, e, next.id);
+  }
+  e->timeout(id);
 }
 
 // ---- tokens and resolution -------------------------------------------------------------
@@ -505,8 +535,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   TxPkt* pk = nullptr;
   const bool from_dest = d && (d->broadcast ? from >= d->node && from <= d->node_last : d->node == from);
   if (from_dest && d->state() != DmaFsmState::Backoff)
-    for (TxPkt& p : window_)
-      if (p.seq == seq && p.st == TxPkt::St::Sent) pk = &p;
+    for (std::size_t i = 0; i < window_.size(); ++i)
+      if (window_[i].seq == seq && window_[i].st == TxPkt::St::Sent) pk = &window_[i];
   if (pk && d->broadcast) {
     // One token per node of the range; the packet is answered by the last.
     std::uint8_t& seen = pk->answered[from - d->node];
@@ -579,18 +609,19 @@ void DmaEngine::maybe_resolve() {
   Desc* d = active_.get();
   if (d->state() == DmaFsmState::Active && local_fault_ != Fault::None) {
     // A local fault before anything was refused: stop here too.
-    for (const TxPkt& p : window_)
-      if (p.st == TxPkt::St::Sent) return;
+    for (std::size_t i = 0; i < window_.size(); ++i)
+      if (window_[i].st == TxPkt::St::Sent) return;
     finish(false, 0);
     return;
   }
-  for (const TxPkt& p : window_)
-    if (p.st == TxPkt::St::Sent) return;  // tokens still to come
+  for (std::size_t i = 0; i < window_.size(); ++i)
+    if (window_[i].st == TxPkt::St::Sent) return;  // tokens still to come
   bool error = false, testfail = false, timed_out = false;
   std::uint16_t first_seq = 0;
   bool have_first = false;
   Token last = Token::Discard;
-  for (const TxPkt& p : window_) {
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    const TxPkt& p = window_[i];
     if (p.st != TxPkt::St::Answered || p.token == Token::Ok) continue;
     if (!have_first) {
       first_seq = p.seq;

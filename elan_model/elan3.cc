@@ -46,8 +46,6 @@ struct BusWrite {
 
 }  // namespace
 
-Tick Elan3::now() { return Calendar::now(); }
-
 Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host,
              host::HostBus& bus, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
@@ -102,8 +100,6 @@ bool Elan3::link_up() {
   fabric::Port& p = port(1);
   return p.connected() && p.up();
 }
-
-bool Elan3::tracing() const { return Sim::get().tracer().on(device_id(), Component::nic); }
 
 void Elan3::trace(const char* event, std::initializer_list<TraceField> fields) {
   if (tracing()) Sim::get().tracer().record(now(), device_id(), Component::nic, event, fields);

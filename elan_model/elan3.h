@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "core/params.h"
+#include "core/sim.h"
+#include "core/ring.h"
 #include "elan_model/elan3_regs.h"
 #include "fabric/fabric.h"
 #include "fabric/port.h"
@@ -190,7 +192,8 @@ class DmaEngine {
   TxPkt* find(std::uint64_t id);
   void send_ready();
   void timeout(std::uint64_t id);
-  static void timeout_thunk(void* self, std::uint64_t id) { static_cast<DmaEngine*>(self)->timeout(id); }
+  void arm_timeout(Tick at, std::uint64_t id);
+  static void timeout_thunk(void* self, std::uint64_t id);
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
@@ -201,7 +204,9 @@ class DmaEngine {
   std::uint32_t fetched_ = 0;
   std::deque<std::unique_ptr<Desc>> runq_;
   std::unique_ptr<Desc> active_;
-  std::deque<TxPkt> window_;
+  // Packets of the active DMA in order (a ring: no allocation per packet;
+  // references into it hold only until the next push_back).
+  Ring<TxPkt> window_;
   std::uint32_t next_offset_ = 0;
   bool sent_empty_ = false;  // size-0 DMA: its one packet was built
   bool draining_ = false;
@@ -231,6 +236,22 @@ class DmaEngine {
   };
   Read read_{};  // the one read in flight (read_busy_), reused
   Tick pump_at_ = kTickMax;
+  // Ack timeouts (one calendar event per packet sent). Their times never
+  // decrease, so only the earliest is in the calendar at a time: the others
+  // wait here with the tie-break place (Calendar::reserve_seq) they took
+  // when the packet was sent, and each goes into the calendar when the one
+  // before it fires. Every timeout fires at the same time and in the same
+  // order as with all of them in the calendar, and the calendar's earliest
+  // event is always the same, but its heap holds one timeout per engine
+  // instead of one per packet sent in the last ack_timeout (hundreds in a
+  // 64-node multicast), which makes every event's push and pop cheaper.
+  struct PendingTimeout {
+    Tick at;
+    std::uint64_t seq;
+    std::uint64_t id;
+  };
+  Ring<PendingTimeout> timeouts_;
+  bool timeout_scheduled_ = false;  // the earliest timeout is in the calendar
   std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
   std::vector<Stream> streams_;
 };
@@ -379,8 +400,8 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   TrapResult trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
                       E3Addr addr);
   void trace(const char* event, std::initializer_list<TraceField> fields);
-  bool tracing() const;
-  static Tick now();
+  bool tracing() const { return Sim::get().tracer().on(device_id(), Component::nic); }
+  static Tick now() { return Calendar::now(); }
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);

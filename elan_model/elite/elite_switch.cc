@@ -38,6 +38,7 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
       adaptive_(params.flag("adaptive")),
       sticky_(params.flag("sticky")) {
   add_ports(kPorts);
+  for (std::uint32_t i = 0; i < kPorts; ++i) ports_[i] = &port(i + 1);
   auto& stats = Sim::get().stats();
   const std::string& me = this->name();
   stats.counter(me, "forwarded", "packets", &stats_.forwarded, "unicast packets sent on (data and ack tokens)");
@@ -57,15 +58,8 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
                 "up packets that followed their pair's packets queued on an up port");
 }
 
-void EliteSwitch::receive(Port& in, Packet* p) {
-  const Tick ready = now() + hop_latency_;
-  if (p->meta.dlid_hi == 0)
-    unicast(in, p, ready);
-  else
-    broadcast(in, p, ready);
-}
-
-void EliteSwitch::unicast(Port& in, Packet* p, Tick ready) {
+// Inlined into receive(): the path of nearly every packet.
+[[gnu::always_inline]] inline void EliteSwitch::unicast(Port& in, Packet* p, Tick ready) {
   const std::uint32_t d = p->meta.dlid;
   if (d >= nodes_) {
     discard(in, p, &EliteSwitchStats::unroutable, "destination outside the machine");
@@ -92,6 +86,15 @@ void EliteSwitch::unicast(Port& in, Packet* p, Tick ready) {
   }
   ++stats_.forwarded;
   send(in, p, out, ready, "forward");
+}
+
+void EliteSwitch::receive(Port& in, Packet* p) {
+  if (!alive_known_) find_alive();
+  const Tick ready = now() + hop_latency_;
+  if (p->meta.dlid_hi == 0)
+    unicast(in, p, ready);
+  else
+    broadcast(in, p, ready);
 }
 
 void EliteSwitch::broadcast(Port& in, Packet* p, Tick ready) {
@@ -163,8 +166,8 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
     return alive(out) ? out : 0;
   }
   if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
-  Flow& f = flows_[flow_key(p)];
-  if (f.queued > 0 && alive(f.port) && port(f.port).queued() > 0) {
+  Flow& f = flow(flow_key(p));
+  if (f.queued > 0 && alive(f.port) && sw_port(f.port).queued() > 0) {
     ++stats_.sticky;
   } else {
     f.port = choose_up_by_load();
@@ -183,7 +186,7 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
   for (std::uint32_t i = 0; i < kArity; ++i) {
     const std::uint32_t out = kFirstUpPort + (rotate_ + i) % kArity;
     if (!alive(out)) continue;
-    const Port& port = this->port(out);
+    const Port& port = sw_port(out);
     const std::uint32_t queued = port.queued();
     const Tick free = std::max(port.busy_until(), t);
     if (best == 0 || queued < best_queued || (queued == best_queued && free < best_free)) {
@@ -196,26 +199,68 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
   return best;
 }
 
+std::size_t EliteSwitch::flow_slot(std::uint32_t key) const {
+  // Fibonacci hashing: the top bits of key * 2^32/phi.
+  const std::size_t mask = flows_.size() - 1;
+  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  while (flows_[i].used && flows_[i].key != key) i = (i + 1) & mask;
+  return i;
+}
+
+EliteSwitch::Flow* EliteSwitch::find_flow(std::uint32_t key) {
+  if (flow_count_ == 0) return nullptr;
+  FlowSlot& s = flows_[flow_slot(key)];
+  return s.used ? &s.flow : nullptr;
+}
+
+EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
+  if (2 * (flow_count_ + 1) > flows_.size()) {
+    std::vector<FlowSlot> old(flows_.empty() ? 32 : 2 * flows_.size());
+    old.swap(flows_);
+    for (const FlowSlot& s : old)
+      if (s.used) flows_[flow_slot(s.key)] = s;
+  }
+  FlowSlot& s = flows_[flow_slot(key)];
+  if (!s.used) {
+    s.used = true;
+    s.key = key;
+    s.flow = Flow{};
+    ++flow_count_;
+  }
+  return s.flow;
+}
+
 void EliteSwitch::transmitted(Port& port, const Packet& p, Tick) {
-  if (port.number() < kFirstUpPort || flows_.empty() || !sticky_kind(p)) return;
-  auto it = flows_.find(flow_key(p));
-  if (it == flows_.end() || it->second.queued == 0 || it->second.port != port.number()) return;
-  --it->second.queued;
+  if (port.number() < kFirstUpPort || flow_count_ == 0 || !sticky_kind(p)) return;
+  Flow* f = find_flow(flow_key(p));
+  if (!f || f->queued == 0 || f->port != port.number()) return;
+  --f->queued;
+}
+
+void EliteSwitch::find_alive() {
+  alive_ = multi_vl_ = 0;
+  for (std::uint32_t i = 0; i < kPorts; ++i) {
+    const Port& p = *ports_[i];
+    if (p.connected() && p.up()) alive_ |= 1u << i;
+    if (p.link() && p.link()->vls() > 1) multi_vl_ |= 1u << i;
+  }
+  alive_known_ = true;
 }
 
 void EliteSwitch::link_state_changed(Port& port, bool up) {
+  alive_known_ = false;
   // Packets queued on a dead up link are dropped by the port (counted
   // there): their pairs choose again.
   if (up || port.number() < kFirstUpPort) return;
-  for (auto& kv : flows_)
-    if (kv.second.port == port.number()) kv.second.queued = 0;
+  for (FlowSlot& s : flows_)
+    if (s.used && s.flow.port == port.number()) s.flow.queued = 0;
 }
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {
-  Port& o = port(out);
+  Port& o = sw_port(out);
   if (p->meta.kind == fabric::kPacketElanAck) {
     if (!p->parent) ++stats_.tokens;
-    if (o.link()->vls() > 1) p->meta.vl = 1;
+    if (multi_vl_ >> (out - 1) & 1u) p->meta.vl = 1;
   }
   if (out >= kFirstUpPort) ++stats_.up_choices[out - kFirstUpPort];
   p->ready_at = ready;

@@ -40,10 +40,11 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "core/params.h"
 #include "elan_model/elite/elite_tree.h"
+#include "fabric/link.h"
 #include "fabric/port.h"
 
 namespace nicsim::elite {
@@ -77,7 +78,7 @@ class EliteSwitch : public fabric::Device {
   Tick hop_latency() const { return hop_latency_; }
   // The down port (1..4) toward node position d, which must be in the subtree.
   std::uint32_t down_port(std::uint32_t d) const {
-    return static_cast<std::uint32_t>((d - place_.base) / pow4(place_.level)) + 1;
+    return static_cast<std::uint32_t>((d - place_.base) >> (2 * place_.level)) + 1;  // / pow4(level)
   }
   bool in_subtree(std::uint32_t lo, std::uint32_t hi) const {
     return lo >= place_.base && hi < place_.base + span();
@@ -97,20 +98,45 @@ class EliteSwitch : public fabric::Device {
   }
   void send(fabric::Port& in, fabric::Packet* p, std::uint32_t out, Tick ready, const char* what);
   void discard(fabric::Port& in, fabric::Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why);
-  bool alive(std::uint32_t port) { return this->port(port).connected() && this->port(port).up(); }
+  // Port `number` (1..8), without the bounds check of Device::port (on
+  // every forwarding decision).
+  fabric::Port& sw_port(std::uint32_t number) const { return *ports_[number - 1]; }
+  // Connected and its link up, from a bit per port: reading the ports and
+  // links themselves costs a cache miss or two each on every decision (a
+  // 64-node tree has 384 switch ports). The bits are found again on the
+  // first packet after any link of this switch changed state (links change
+  // only through Link::set_up, which tells both ends' owners; ports are
+  // connected before the run).
+  bool alive(std::uint32_t number) const { return alive_ >> (number - 1) & 1u; }
+  void find_alive();
 
   Place place_;
   std::uint32_t nodes_;
   Tick hop_latency_;
   bool adaptive_;
   bool sticky_;
+  std::array<fabric::Port*, kPorts> ports_{};
+  std::uint32_t alive_ = 0;     // bit n-1: port n is alive
+  std::uint32_t multi_vl_ = 0;  // bit n-1: port n's link has a second virtual channel
+  bool alive_known_ = false;
   struct Flow {
     std::uint32_t port = 0;    // up port its queued packets wait on
     std::uint32_t queued = 0;  // packets of the pair not yet on the wire
   };
-  // By flow_key. A pair with nothing queued (queued 0) chooses anew; its
-  // entry stays (no allocation per packet; at most one per pair seen).
-  std::unordered_map<std::uint32_t, Flow> flows_;
+  // Flows by flow_key, in an open-addressing table (linear probing, at most
+  // half full): one probe or two per packet, no node per entry to chase. A
+  // pair with nothing queued (queued 0) chooses anew; its entry stays (no
+  // allocation per packet; at most one per pair seen).
+  struct FlowSlot {
+    std::uint32_t key = 0;
+    bool used = false;
+    Flow flow;
+  };
+  Flow& flow(std::uint32_t key);             // inserts {0, 0} when missing
+  Flow* find_flow(std::uint32_t key);        // nullptr when missing
+  std::size_t flow_slot(std::uint32_t key) const;
+  std::vector<FlowSlot> flows_;
+  std::size_t flow_count_ = 0;
   std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
   EliteSwitchStats stats_;
 };
