@@ -10,9 +10,6 @@ namespace nicsim::hca {
 
 namespace {
 
-// Payload placeholder for building headers before the payload DMA lands.
-const std::uint8_t kZeros[ib::kMaxPayload] = {};
-
 ib::PacketHeaders to_headers(const PacketFields& f) {
   ib::PacketHeaders h;
   h.lrh.vl = f.vl;
@@ -55,22 +52,18 @@ ib::PacketHeaders to_headers(const PacketFields& f) {
 }  // namespace
 
 std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload) {
-  PacketFields f;
-  f.opcode = opcode;
-  f.grh = grh;
-  return ib::packet_size(to_headers(f), payload);
+  return ib::packet_size(opcode, grh, payload);
 }
 
 std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf) {
   const ib::PacketHeaders h = to_headers(f);
-  const std::size_t len = ib::packet_size(h, payload);
-  std::size_t written = 0;
-  const ib::BuildStatus s = ib::build_packet(h, std::span<const std::uint8_t>(kZeros, payload),
-                                             std::span<std::uint8_t>(buf, len), &written, false);
+  std::size_t written = 0, payload_at = 0;
+  const ib::BuildStatus s =
+      ib::build_headers(h, payload, std::span<std::uint8_t>(buf, wire_bytes(f.opcode, f.grh, payload)), &written,
+                        &payload_at);
   if (s != ib::BuildStatus::Ok)
     throw std::logic_error(std::string("HCA built an invalid packet: ") + ib::build_status_text(s));
-  const std::size_t pad = (4 - payload % 4) % 4;
-  return len - payload - pad - ib::kIcrcSize - ib::kVcrcSize;
+  return payload_at;
 }
 
 void seal(std::uint8_t* buf, std::size_t wire_len) {

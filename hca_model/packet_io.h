@@ -63,7 +63,9 @@ enum class RxVerdict : std::uint8_t { Ok, Truncated, BadVcrc, BadIcrc, BadOpcode
 // Total wire length for a payload of `payload` bytes (pad to 4, ICRC, VCRC).
 std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload);
 // Writes the headers (LRH PktLen and BTH PadCnt from `payload`) at buf[0..)
-// and returns their length: the payload goes there. Pad bytes are zeroed.
+// and returns their length: the payload goes there. Pad bytes are zeroed; the
+// payload's bytes are left as they are (the caller writes all of them, by
+// DMA or a copy, before sealing).
 std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf);
 // Computes and stores ICRC and VCRC once the payload is in place.
 void seal(std::uint8_t* buf, std::size_t wire_len);

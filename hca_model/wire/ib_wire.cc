@@ -82,23 +82,27 @@ const char* verdict_text(Verdict v) {
   return "?";
 }
 
-std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) {
-  const OpcodeInfo* op = opcode_info(h.bth.opcode);
+std::size_t packet_size(std::uint8_t opcode, bool global, std::size_t payload_len) {
+  const OpcodeInfo* op = opcode_info(opcode);
   if (op == nullptr) return 0;
-  return Lrh::kSize + (h.grh ? Grh::kSize : 0) + Bth::kSize + op->ext_len + payload_len +
+  return Lrh::kSize + (global ? Grh::kSize : 0) + Bth::kSize + op->ext_len + payload_len +
          pad_for(payload_len) + kIcrcSize + kVcrcSize;
 }
 
-BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
-                         std::span<std::uint8_t> out, std::size_t* written, bool with_crcs) {
+std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) {
+  return packet_size(static_cast<std::uint8_t>(h.bth.opcode), h.grh.has_value(), payload_len);
+}
+
+BuildStatus build_headers(const PacketHeaders& h, std::size_t payload_len, std::span<std::uint8_t> out,
+                          std::size_t* written, std::size_t* payload_at) {
   const OpcodeInfo* op = opcode_info(h.bth.opcode);
   if (op == nullptr) return BuildStatus::UnknownOpcode;
-  if (!op->payload && !payload.empty()) return BuildStatus::PayloadNotAllowed;
-  if (payload.size() > kMaxPayload) return BuildStatus::PayloadTooLong;
+  if (!op->payload && payload_len != 0) return BuildStatus::PayloadNotAllowed;
+  if (payload_len > kMaxPayload) return BuildStatus::PayloadTooLong;
   bool fits = h.lrh.fits() && h.bth.fits() && (!h.grh || h.grh->fits());
   for (std::size_t i = 0; i < op->num_exts; ++i) fits = fits && ext_fits(h.ext, op->order[i]);
   if (!fits) return BuildStatus::FieldOutOfRange;
-  const std::size_t size = packet_size(h, payload.size());
+  const std::size_t size = packet_size(h, payload_len);
   if (out.size() < size) return BuildStatus::BufferTooSmall;
 
   std::uint8_t* p = out.data();
@@ -115,24 +119,31 @@ BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> p
     p += Grh::kSize;
   }
   Bth bth = h.bth;
-  bth.pad_cnt = static_cast<std::uint8_t>(pad_for(payload.size()));
+  bth.pad_cnt = static_cast<std::uint8_t>(pad_for(payload_len));
   bth.encode(p);
   p += Bth::kSize;
   for (std::size_t i = 0; i < op->num_exts; ++i) {
     encode_ext(h.ext, op->order[i], p);
     p += kExtSize[static_cast<std::size_t>(op->order[i])];
   }
-  p = std::copy(payload.begin(), payload.end(), p);
-  p = std::fill_n(p, pad_for(payload.size()), std::uint8_t{0});
+  *payload_at = static_cast<std::size_t>(p - out.data());
+  std::fill_n(p + payload_len, pad_for(payload_len) + kIcrcSize + kVcrcSize, std::uint8_t{0});
+  *written = size;
+  return BuildStatus::Ok;
+}
 
-  const std::size_t icrc_at = static_cast<std::size_t>(p - out.data());
+BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
+                         std::span<std::uint8_t> out, std::size_t* written, bool with_crcs) {
+  std::size_t payload_at = 0;
+  const BuildStatus s = build_headers(h, payload.size(), out, written, &payload_at);
+  if (s != BuildStatus::Ok) return s;
+  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<std::ptrdiff_t>(payload_at));
   if (with_crcs) {
+    const std::size_t icrc_at = *written - kIcrcSize - kVcrcSize;
+    std::uint8_t* p = out.data() + icrc_at;
     store_icrc(p, compute_icrc(out.first(icrc_at)));
     store_vcrc(p + kIcrcSize, compute_vcrc(out.first(icrc_at + kIcrcSize)));
-  } else {
-    std::fill_n(p, kIcrcSize + kVcrcSize, std::uint8_t{0});
   }
-  *written = size;
   return BuildStatus::Ok;
 }
 
