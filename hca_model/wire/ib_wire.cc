@@ -47,10 +47,8 @@ bool ext_fits(const ExtHeaders& ext, Ext e) {
 
 constexpr std::size_t pad_for(std::size_t payload_len) { return (4 - payload_len % 4) % 4; }
 
-ParsedPacket fail(ParsedPacket& r, Verdict v) {
-  r.verdict = v;
-  return r;
-}
+// parse_packet's checks: the verdict, with `r` filled as far as they got.
+Verdict parse_into(std::span<const std::uint8_t> bytes, bool check_crcs, ParsedPacket& r);
 
 }  // namespace
 
@@ -157,44 +155,51 @@ BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> p
 }
 
 ParsedPacket parse_packet(std::span<const std::uint8_t> bytes, bool check_crcs) {
-  ParsedPacket r;
+  ParsedPacket r;  // returned in place: the checks below fill it by reference
+  r.verdict = parse_into(bytes, check_crcs, r);
+  return r;
+}
+
+namespace {
+
+Verdict parse_into(std::span<const std::uint8_t> bytes, bool check_crcs, ParsedPacket& r) {
   const std::size_t size = bytes.size();
-  if (size < kMinLocalPacket) return fail(r, Verdict::Truncated);
+  if (size < kMinLocalPacket) return Verdict::Truncated;
 
   // Link layer (§7.7, §7.8.2): length, VCRC, what follows the LRH.
   r.hdr.lrh = *Lrh::decode(bytes);
   const Lrh& lrh = r.hdr.lrh;
   const std::size_t stated = std::size_t{lrh.pkt_len} * 4 + kVcrcSize;
-  if (stated > size) return fail(r, Verdict::Truncated);
-  if (stated < size) return fail(r, Verdict::BadLength);
+  if (stated > size) return Verdict::Truncated;
+  if (stated < size) return Verdict::BadLength;
   const std::size_t vcrc_at = size - kVcrcSize;
   r.vcrc = load_vcrc(bytes.data() + vcrc_at);
-  if (check_crcs && compute_vcrc(bytes.first(vcrc_at)) != r.vcrc) return fail(r, Verdict::BadVcrc);
-  if (lrh.lnh != kLnhIbaLocal && lrh.lnh != kLnhIbaGlobal) return fail(r, Verdict::NotIba);
-  if (lrh.lver != 0) return fail(r, Verdict::BadVersion);
+  if (check_crcs && compute_vcrc(bytes.first(vcrc_at)) != r.vcrc) return Verdict::BadVcrc;
+  if (lrh.lnh != kLnhIbaLocal && lrh.lnh != kLnhIbaGlobal) return Verdict::NotIba;
+  if (lrh.lver != 0) return Verdict::BadVersion;
 
   // Network layer (§8.3).
   std::size_t at = Lrh::kSize;
   if (lrh.lnh == kLnhIbaGlobal) {
-    if (size < kMinGlobalPacket) return fail(r, Verdict::BadLength);
+    if (size < kMinGlobalPacket) return Verdict::BadLength;
     r.hdr.grh = Grh::decode(bytes.subspan(at));
     const Grh& grh = *r.hdr.grh;
-    if (grh.ipver != kGrhIpVer) return fail(r, Verdict::BadVersion);
-    if (grh.nxt_hdr != kGrhNxtHdrIba) return fail(r, Verdict::NotIba);
-    if (grh.pay_len != size - Lrh::kSize - Grh::kSize - kVcrcSize) return fail(r, Verdict::BadGrhLength);
+    if (grh.ipver != kGrhIpVer) return Verdict::BadVersion;
+    if (grh.nxt_hdr != kGrhNxtHdrIba) return Verdict::NotIba;
+    if (grh.pay_len != size - Lrh::kSize - Grh::kSize - kVcrcSize) return Verdict::BadGrhLength;
     at += Grh::kSize;
   }
 
   // Transport layer (§9.2, §7.8.1, §9.3).
   r.hdr.bth = *Bth::decode(bytes.subspan(at));
   at += Bth::kSize;
-  if (r.hdr.bth.tver != 0) return fail(r, Verdict::BadVersion);
+  if (r.hdr.bth.tver != 0) return Verdict::BadVersion;
   const std::size_t icrc_at = vcrc_at - kIcrcSize;
   r.icrc = load_icrc(bytes.data() + icrc_at);
-  if (check_crcs && compute_icrc(bytes.first(icrc_at)) != r.icrc) return fail(r, Verdict::BadIcrc);
+  if (check_crcs && compute_icrc(bytes.first(icrc_at)) != r.icrc) return Verdict::BadIcrc;
   r.op = opcode_info(r.hdr.bth.opcode);
-  if (r.op == nullptr) return fail(r, Verdict::UnknownOpcode);
-  if (at + r.op->ext_len > icrc_at) return fail(r, Verdict::ShortForOpcode);
+  if (r.op == nullptr) return Verdict::UnknownOpcode;
+  if (at + r.op->ext_len > icrc_at) return Verdict::ShortForOpcode;
   for (std::size_t i = 0; i < r.op->num_exts; ++i) {
     const Ext e = r.op->order[i];
     decode_ext(bytes.subspan(at + r.op->offset[static_cast<std::size_t>(e)]), e, r.hdr.ext);
@@ -203,10 +208,11 @@ ParsedPacket parse_packet(std::span<const std::uint8_t> bytes, bool check_crcs) 
 
   const std::size_t padded = icrc_at - at;
   r.pad = r.hdr.bth.pad_cnt;
-  if ((!r.op->payload && padded != 0) || r.pad > padded) return fail(r, Verdict::BadPayloadLength);
+  if ((!r.op->payload && padded != 0) || r.pad > padded) return Verdict::BadPayloadLength;
   r.payload = bytes.subspan(at, padded - r.pad);
-  r.verdict = Verdict::Ok;
-  return r;
+  return Verdict::Ok;
 }
+
+}  // namespace
 
 }  // namespace nicsim::ib
