@@ -81,15 +81,22 @@ void Port::absorb_credits(Tick now) {
   pending_credits_.pop_front(n);
 }
 
+namespace {
+
+// More credits than buffer: an accounting bug somewhere. Say so, and keep the
+// sender within the real buffer.
+[[gnu::cold, gnu::noinline]] void clamp_credits(const Port& port, int vl, std::uint32_t& credits,
+                                                std::uint32_t buffer_blocks) {
+  Sim::get().error(port.path(), fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits,
+                                            buffer_blocks));
+  credits = buffer_blocks;
+}
+
+}  // namespace
+
 void Port::add_credits(int vl, std::uint32_t blocks) {
   credits_[vl] += blocks;
-  if (credits_[vl] > link_->vl_buffer_blocks()) {
-    // More credits than buffer: an accounting bug somewhere. Say so, and
-    // keep the sender within the real buffer.
-    Sim::get().error(path(), fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits_[vl],
-                                         link_->vl_buffer_blocks()));
-    credits_[vl] = link_->vl_buffer_blocks();
-  }
+  if (credits_[vl] > link_->vl_buffer_blocks()) clamp_credits(*this, vl, credits_[vl], link_->vl_buffer_blocks());
 }
 
 std::uint32_t Port::credits(int vl) const {
