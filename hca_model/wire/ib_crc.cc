@@ -37,14 +37,19 @@ struct ReflectedCrc {
     return static_cast<Reg>((reg >> 8) ^ kTables[0][(reg ^ byte) & 0xFFu]);
   }
 
+  // The register after the eight bytes of `w` (little-endian) from a zero register.
+  static Reg block(std::uint64_t w) {
+    Reg r = 0;
+    for (unsigned i = 0; i < 8; ++i) r ^= kTables[7 - i][(w >> (8 * i)) & 0xFFu];
+    return r;
+  }
+
   static Reg update(Reg reg, const std::uint8_t* p, std::size_t n) {
     while (n >= 8) {
       std::uint64_t w = 0;
       for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];  // little-endian load
       w ^= reg;  // the register lines up with the first bytes of the block
-      Reg r = 0;
-      for (unsigned i = 0; i < 8; ++i) r ^= kTables[7 - i][(w >> (8 * i)) & 0xFFu];
-      reg = r;
+      reg = block(w);
       p += 8;
       n -= 8;
     }
@@ -95,6 +100,8 @@ struct FoldedCrc {
   static constexpr std::uint64_t kFold2048Hi = quad(x_pow_mod(2048 + 63)), kFold2048Lo = quad(x_pow_mod(2048 - 1));
   static constexpr std::uint64_t kFold512Hi = quad(x_pow_mod(512 + 63)), kFold512Lo = quad(x_pow_mod(512 - 1));
   static constexpr std::uint64_t kFold128Hi = quad(x_pow_mod(128 + 63)), kFold128Lo = quad(x_pow_mod(128 - 1));
+  // For the last lane's reduction (lane_register): x^(63+W) mod P.
+  static constexpr std::uint64_t kLaneHi = quad(x_pow_mod(63 + W));
 };
 
 using Crc32Fold = FoldedCrc<32, 0x04C11DB7u>;
@@ -211,6 +218,26 @@ bool have_wide_clmul() {
   return yes;
 }
 
+// The register of a folded lane's sixteen bytes from a zero register (what
+// Table::update(0, lane, 16) gives), with one table block instead of two.
+// The lane is L = H*x^64 + Lo (H its low quadword); the register is that of
+// L*x^W mod P. H*x^(64+W) is congruent to H*(x^(63+W) mod P)*x, one carry-less
+// product (which comes out times x, see above); Lo*x^W is Lo moved W bits
+// down the lane. Their sum S has degree below 64+W: S = S1*x^W + S0, and
+// S mod P = (S1*x^W mod P) + S0, where S1*x^W mod P is the table register of
+// S1's eight bytes and S0 is already reduced (its W bits, in the register's
+// reflected order, are the lane's top W bits).
+template <class Table, class Fold, unsigned W, typename Reg>
+__attribute__((target("pclmul,sse4.1"))) Reg lane_register(__m128i lane) {
+  static_assert(W % 8 == 0 && W <= 32);
+  const __m128i k = _mm_set_epi64x(0, static_cast<long long>(Fold::kLaneHi));
+  const __m128i lo_down = _mm_srli_si128(_mm_unpackhi_epi64(_mm_setzero_si128(), lane), W / 8);
+  const __m128i sum = _mm_xor_si128(_mm_clmulepi64_si128(lane, k, 0x00), lo_down);
+  const auto s1 = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_srli_si128(sum, (64 - W) / 8)));
+  const auto s0 = static_cast<Reg>(static_cast<std::uint64_t>(_mm_extract_epi64(sum, 1)) >> (64 - W));
+  return static_cast<Reg>(Table::block(s1) ^ s0);
+}
+
 // Which folding serves: the best the CPU has, or (for the tests) a narrower one.
 enum class FoldWidth { Best, Narrow, NarrowSse };
 
@@ -222,13 +249,11 @@ Reg update_fast(Reg reg, const std::uint8_t* p, std::size_t n, FoldWidth width =
                 const std::uint8_t* mask = kNoMask) {
   if (n < 64 || !have_clmul()) return Table::update(reg, p, n);
   std::size_t used = 0;
-  alignas(16) std::uint8_t lane[16];
   const __m128i folded = width == FoldWidth::Best && n >= 256 && have_wide_clmul()
                              ? fold_lanes_wide<Fold>(reg, p, n, mask, &used)
                          : width != FoldWidth::NarrowSse && have_vex_clmul() ? fold_lanes_vex<Fold>(reg, p, n, mask, &used)
                                                                             : fold_lanes<Fold>(reg, p, n, mask, &used);
-  _mm_store_si128(reinterpret_cast<__m128i*>(lane), folded);
-  return Table::update(Table::update(Reg{0}, lane, sizeof lane), p + used, n - used);
+  return Table::update(lane_register<Table, Fold, 8 * sizeof(Reg), Reg>(folded), p + used, n - used);
 }
 #endif
 
