@@ -85,7 +85,8 @@ RxVerdict decode(const std::uint8_t* buf, std::size_t len, PacketFields& f, std:
     default: return RxVerdict::BadHeader;
   }
   const ib::PacketHeaders& h = p.hdr;
-  f = PacketFields{};
+  // Every field of `f` is assigned below (the GRH ones in either branch), so
+  // nothing of an earlier packet's fields survives.
   f.vl = static_cast<std::uint8_t>(h.lrh.vl);
   f.sl = static_cast<std::uint8_t>(h.lrh.sl);
   f.dlid = static_cast<std::uint16_t>(h.lrh.dlid);
@@ -97,6 +98,13 @@ RxVerdict decode(const std::uint8_t* buf, std::size_t len, PacketFields& f, std:
     f.hop_limit = static_cast<std::uint8_t>(h.grh->hop_lmt);
     f.sgid = h.grh->sgid;
     f.dgid = h.grh->dgid;
+  } else {
+    f.grh = false;
+    f.tclass = 0;
+    f.flow_label = 0;
+    f.hop_limit = 0;
+    f.sgid = {};
+    f.dgid = {};
   }
   f.opcode = static_cast<std::uint8_t>(h.bth.opcode);
   f.solicited = h.bth.se;
