@@ -135,18 +135,20 @@ NICSIM_FOLD_INLINE __m128i fold_lanes_body(Reg reg, const std::uint8_t* p, std::
   __m128i x1 = _mm_or_si128(load128(p + 16), load128(mask + 16));
   __m128i x2 = _mm_or_si128(load128(p + 32), load128(mask + 32));
   __m128i x3 = _mm_or_si128(load128(p + 48), load128(mask + 48));
-  std::size_t at = 64;
+  // Pointer loops against precomputed limits: one compare per step.
+  const std::uint8_t* q = p + 64;
+  const std::uint8_t* const last64 = p + n - 64;  // the last start of a whole 64-byte block
   const __m128i k512 = _mm_set_epi64x(static_cast<long long>(Fold::kFold512Lo), static_cast<long long>(Fold::kFold512Hi));
-  for (; n - at >= 64; at += 64) {
-    x0 = fold(x0, k512, load128(p + at));
-    x1 = fold(x1, k512, load128(p + at + 16));
-    x2 = fold(x2, k512, load128(p + at + 32));
-    x3 = fold(x3, k512, load128(p + at + 48));
+  for (; q <= last64; q += 64) {
+    x0 = fold(x0, k512, load128(q));
+    x1 = fold(x1, k512, load128(q + 16));
+    x2 = fold(x2, k512, load128(q + 32));
+    x3 = fold(x3, k512, load128(q + 48));
   }
   const __m128i k128 = _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
   __m128i x = fold(fold(fold(x0, k128, x1), k128, x2), k128, x3);
-  for (; n - at >= 16; at += 16) x = fold(x, k128, load128(p + at));
-  *used = at;
+  for (const std::uint8_t* const last16 = p + n - 16; q <= last16; q += 16) x = fold(x, k128, load128(q));
+  *used = static_cast<std::size_t>(q - p);
   return x;
 }
 
