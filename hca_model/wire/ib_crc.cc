@@ -207,18 +207,25 @@ NICSIM_WIDE_TARGET __m128i fold_lanes_wide(Reg reg, const std::uint8_t* p, std::
   return r;
 }
 
-bool have_clmul() {
-  static const bool yes = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-  return yes;
+// What the CPU offers, found once when the library loads (a plain load per
+// CRC instead of an initialisation guard per test). Anything that computes a
+// CRC before then sees all false and takes the table path: the same result.
+struct CpuFolding {
+  bool clmul = false, vex = false, wide = false;
+};
+CpuFolding detect_folding() {
+  __builtin_cpu_init();  // needed before __builtin_cpu_supports in a static initialiser
+  CpuFolding c;
+  c.clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  c.vex = c.clmul && __builtin_cpu_supports("avx");
+  c.wide = c.clmul && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
+  return c;
 }
-bool have_vex_clmul() {
-  static const bool yes = have_clmul() && __builtin_cpu_supports("avx");
-  return yes;
-}
-bool have_wide_clmul() {
-  static const bool yes = have_clmul() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
-  return yes;
-}
+const CpuFolding kCpuFolding = detect_folding();
+
+bool have_clmul() { return kCpuFolding.clmul; }
+bool have_vex_clmul() { return kCpuFolding.vex; }
+bool have_wide_clmul() { return kCpuFolding.wide; }
 
 // The register of a folded lane's sixteen bytes from a zero register (what
 // Table::update(0, lane, 16) gives), with one table block instead of two.
