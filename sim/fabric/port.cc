@@ -157,6 +157,19 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   // will have arrived (they are then counted as held from that time on).
   at = 0;
   if (credits_[vl] >= need) return true;
+  if (vls_ == 1) {
+    // One data VL: every pending return is for it (VL15 takes no credits),
+    // and those taken are the first n.
+    std::uint32_t have = credits_[vl];
+    std::size_t n = 0;
+    const std::size_t pending = pending_credits_.size();
+    while (n < pending && have < need) have += pending_credits_[n++].blocks;
+    if (have < need) return false;
+    at = pending_credits_[n - 1].at;
+    for (std::size_t i = 0; i < n; ++i) add_credits(vl, pending_credits_[i].blocks);
+    pending_credits_.pop_front(n);
+    return true;
+  }
   std::uint32_t have = credits_[vl];
   std::size_t n = 0;
   bool other_vls = false;
@@ -171,7 +184,6 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   for (std::size_t i = 0; i < n; ++i)
     if (pending_credits_[i].vl == vl) add_credits(vl, pending_credits_[i].blocks);
   if (!other_vls) {
-    // The usual case (one VL): the returns taken are the first n.
     pending_credits_.pop_front(n);
     return true;
   }
