@@ -55,12 +55,11 @@ std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload) {
   return ib::packet_size(opcode, grh, payload);
 }
 
-std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf) {
+std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf, std::size_t wire_len) {
   const ib::PacketHeaders h = to_headers(f);
   std::size_t written = 0, payload_at = 0;
   const ib::BuildStatus s =
-      ib::build_headers(h, payload, std::span<std::uint8_t>(buf, wire_bytes(f.opcode, f.grh, payload)), &written,
-                        &payload_at);
+      ib::build_headers(h, payload, std::span<std::uint8_t>(buf, wire_len), &written, &payload_at);
   if (s != ib::BuildStatus::Ok)
     throw std::logic_error(std::string("HCA built an invalid packet: ") + ib::build_status_text(s));
   return payload_at;

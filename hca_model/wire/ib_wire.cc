@@ -80,11 +80,16 @@ const char* verdict_text(Verdict v) {
   return "?";
 }
 
+namespace {
+std::size_t packet_size(const OpcodeInfo& op, bool global, std::size_t payload_len) {
+  return Lrh::kSize + (global ? Grh::kSize : 0) + Bth::kSize + op.ext_len + payload_len + pad_for(payload_len) +
+         kIcrcSize + kVcrcSize;
+}
+}  // namespace
+
 std::size_t packet_size(std::uint8_t opcode, bool global, std::size_t payload_len) {
   const OpcodeInfo* op = opcode_info(opcode);
-  if (op == nullptr) return 0;
-  return Lrh::kSize + (global ? Grh::kSize : 0) + Bth::kSize + op->ext_len + payload_len +
-         pad_for(payload_len) + kIcrcSize + kVcrcSize;
+  return op == nullptr ? 0 : packet_size(*op, global, payload_len);
 }
 
 std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len) {
@@ -100,7 +105,7 @@ BuildStatus build_headers(const PacketHeaders& h, std::size_t payload_len, std::
   bool fits = h.lrh.fits() && h.bth.fits() && (!h.grh || h.grh->fits());
   for (std::size_t i = 0; i < op->num_exts; ++i) fits = fits && ext_fits(h.ext, op->order[i]);
   if (!fits) return BuildStatus::FieldOutOfRange;
-  const std::size_t size = packet_size(h, payload_len);
+  const std::size_t size = packet_size(*op, h.grh.has_value(), payload_len);
   if (out.size() < size) return BuildStatus::BufferTooSmall;
 
   std::uint8_t* p = out.data();
