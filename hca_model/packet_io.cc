@@ -10,9 +10,6 @@ namespace nicsim::hca {
 
 namespace {
 
-// Payload placeholder for building headers before the payload DMA lands.
-const std::uint8_t kZeros[ib::kMaxPayload] = {};
-
 ib::PacketHeaders to_headers(const PacketFields& f) {
   ib::PacketHeaders h;
   h.lrh.vl = f.vl;
@@ -55,22 +52,17 @@ ib::PacketHeaders to_headers(const PacketFields& f) {
 }  // namespace
 
 std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload) {
-  PacketFields f;
-  f.opcode = opcode;
-  f.grh = grh;
-  return ib::packet_size(to_headers(f), payload);
+  return ib::packet_size(opcode, grh, payload);
 }
 
-std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf) {
+std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf, std::size_t wire_len) {
   const ib::PacketHeaders h = to_headers(f);
-  const std::size_t len = ib::packet_size(h, payload);
-  std::size_t written = 0;
-  const ib::BuildStatus s = ib::build_packet(h, std::span<const std::uint8_t>(kZeros, payload),
-                                             std::span<std::uint8_t>(buf, len), &written, false);
+  std::size_t written = 0, payload_at = 0;
+  const ib::BuildStatus s =
+      ib::build_headers(h, payload, std::span<std::uint8_t>(buf, wire_len), &written, &payload_at);
   if (s != ib::BuildStatus::Ok)
     throw std::logic_error(std::string("HCA built an invalid packet: ") + ib::build_status_text(s));
-  const std::size_t pad = (4 - payload % 4) % 4;
-  return len - payload - pad - ib::kIcrcSize - ib::kVcrcSize;
+  return payload_at;
 }
 
 void seal(std::uint8_t* buf, std::size_t wire_len) {
@@ -92,7 +84,8 @@ RxVerdict decode(const std::uint8_t* buf, std::size_t len, PacketFields& f, std:
     default: return RxVerdict::BadHeader;
   }
   const ib::PacketHeaders& h = p.hdr;
-  f = PacketFields{};
+  // Every field of `f` is assigned below (the GRH ones in either branch), so
+  // nothing of an earlier packet's fields survives.
   f.vl = static_cast<std::uint8_t>(h.lrh.vl);
   f.sl = static_cast<std::uint8_t>(h.lrh.sl);
   f.dlid = static_cast<std::uint16_t>(h.lrh.dlid);
@@ -104,6 +97,13 @@ RxVerdict decode(const std::uint8_t* buf, std::size_t len, PacketFields& f, std:
     f.hop_limit = static_cast<std::uint8_t>(h.grh->hop_lmt);
     f.sgid = h.grh->sgid;
     f.dgid = h.grh->dgid;
+  } else {
+    f.grh = false;
+    f.tclass = 0;
+    f.flow_label = 0;
+    f.hop_limit = 0;
+    f.sgid = {};
+    f.dgid = {};
   }
   f.opcode = static_cast<std::uint8_t>(h.bth.opcode);
   f.solicited = h.bth.se;

@@ -63,8 +63,11 @@ enum class RxVerdict : std::uint8_t { Ok, Truncated, BadVcrc, BadIcrc, BadOpcode
 // Total wire length for a payload of `payload` bytes (pad to 4, ICRC, VCRC).
 std::size_t wire_bytes(std::uint8_t opcode, bool grh, std::size_t payload);
 // Writes the headers (LRH PktLen and BTH PadCnt from `payload`) at buf[0..)
-// and returns their length: the payload goes there. Pad bytes are zeroed.
-std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf);
+// and returns their length: the payload goes there. Pad bytes are zeroed; the
+// payload's bytes are left as they are (the caller writes all of them, by
+// DMA or a copy, before sealing).
+// `wire_len` is the buffer's size, wire_bytes() of the same packet.
+std::size_t encode_headers(const PacketFields& f, std::size_t payload, std::uint8_t* buf, std::size_t wire_len);
 // Computes and stores ICRC and VCRC once the payload is in place.
 void seal(std::uint8_t* buf, std::size_t wire_len);
 // Parses and checks a received packet; on Ok fills `f`, payload offset/len.

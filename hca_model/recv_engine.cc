@@ -26,9 +26,13 @@ RecvEngine::~RecvEngine() {
 void RecvEngine::packet(fabric::Port& in, fabric::Packet* p) {
   ++p->device_refs;  // the pipeline's own reference
   Pending& pk = queue_.push_back();
-  pk = Pending{};
+  // Every field but the header fields: decode() assigns all of those before
+  // anything reads them (a packet that fails to decode is dropped unread).
   pk.port = &in;
   pk.pkt = p;
+  pk.decoded = false;
+  pk.payload_at = pk.payload_len = 0;
+  pk.mcast_next = 0;
   if (!stalled_) schedule(std::max(now(), free_at_) + hca_.clock_cycles(hca_.params().rx_packet_cycles));
 }
 

@@ -114,7 +114,7 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::u
   pkt->meta.kind = fabric::kPacketIb;
   pkt->meta.created = now();
   pkt->ready_at = now();
-  const std::size_t payload_at = encode_headers(f, payload, pkt->bytes.data());
+  const std::size_t payload_at = encode_headers(f, payload, pkt->bytes.data(), len);
   assembly_.push_back(Assembly{pkt, q.port, payload_at, 0, false, q.qpn});
   ++hca_.mutable_stats().tx_packets;
   hca_.mutable_stats().tx_bytes += payload;

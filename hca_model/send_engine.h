@@ -13,6 +13,7 @@
 #include <deque>
 #include <vector>
 
+#include "core/ring.h"
 #include "core/units.h"
 #include "hca_model/hca.h"
 #include "hca_model/packet_io.h"
@@ -91,7 +92,7 @@ class SendEngine {
 
   Hca& hca_;
   std::uint64_t next_timer_token_ = 1;
-  std::deque<std::uint32_t> ready_;      // QPNs with requester work
+  Ring<std::uint32_t> ready_;            // QPNs with requester work
   std::deque<Response> responses_;       // responder output, FIFO
   std::deque<Assembly> assembly_;        // packets in order of building
   std::vector<HostRange> gather_ranges_;  // gather()'s scratch: no allocation per packet

@@ -200,6 +200,8 @@ TEST(IbCrc, FoldedEngineEqualsTableAndSerialModel) {
       ASSERT_EQ(r16, crc_engines::crc16_table(0xFFFFu, d)) << "offset " << offset << " length " << n;
       ASSERT_EQ(r32, crc_engines::crc32_folded_narrow(0xFFFFFFFFu, d)) << "offset " << offset << " length " << n;
       ASSERT_EQ(r16, crc_engines::crc16_folded_narrow(0xFFFFu, d)) << "offset " << offset << " length " << n;
+      ASSERT_EQ(r32, crc_engines::crc32_folded_sse(0xFFFFFFFFu, d)) << "offset " << offset << " length " << n;
+      ASSERT_EQ(r16, crc_engines::crc16_folded_sse(0xFFFFu, d)) << "offset " << offset << " length " << n;
       const std::uint32_t v = ~r32;
       Bytes wire32{static_cast<std::uint8_t>(v), static_cast<std::uint8_t>(v >> 8), static_cast<std::uint8_t>(v >> 16),
                    static_cast<std::uint8_t>(v >> 24)};
@@ -215,6 +217,7 @@ TEST(IbCrc, FoldedEngineEqualsTableAndSerialModel) {
     const std::span<const std::uint8_t> d(data.data() + 3, 517);
     EXPECT_EQ(crc_engines::crc32_folded(preset, d), crc_engines::crc32_table(preset, d)) << preset;
     EXPECT_EQ(crc_engines::crc32_folded_narrow(preset, d), crc_engines::crc32_table(preset, d)) << preset;
+    EXPECT_EQ(crc_engines::crc32_folded_sse(preset, d), crc_engines::crc32_table(preset, d)) << preset;
     EXPECT_EQ(crc_engines::crc16_folded(static_cast<std::uint16_t>(preset), d),
               crc_engines::crc16_table(static_cast<std::uint16_t>(preset), d))
         << preset;
@@ -343,6 +346,33 @@ TEST(IbCrc, GlobalMaskCoversLrhTclassFlowLabelHopLmt) {
   EXPECT_EQ(compute_icrc(std::span<const std::uint8_t>(q).first(icrc_at)), icrc);
   q[8] ^= 0x10;
   EXPECT_NE(compute_icrc(std::span<const std::uint8_t>(q).first(icrc_at)), icrc);
+}
+
+// The ICRC masks its variant fields as the bytes are loaded (an OR mask over
+// the first 64 bytes, inside the folding for packets of 64 bytes and more):
+// on local and global packets of every size up to a full MTU it equals the
+// table CRC of a copy with those fields set to ones.
+TEST(IbCrc, MaskedIcrcEqualsTableCrcOfMaskedCopyAtEverySize) {
+  for (const bool global : {false, true}) {
+    for (std::size_t n = 0; n <= 2048; n += (n < 300 ? 1 : 61)) {
+      const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::UD_SEND_ONLY), global), payload_of(n));
+      const std::size_t icrc_at = p.size() - kIcrcSize - kVcrcSize;
+      Bytes m(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(icrc_at));
+      if (global) {
+        for (std::size_t i = 0; i < Lrh::kSize; ++i) m[i] = 0xFF;
+        m[8] |= 0x0F;
+        m[9] = m[10] = m[11] = m[15] = 0xFF;
+        m[48 + 4] = 0xFF;
+      } else {
+        m = with_masks_local(m);
+      }
+      const std::uint32_t want = ~crc_engines::crc32_table(0xFFFFFFFFu, m);
+      const std::uint32_t got = compute_icrc(std::span<const std::uint8_t>(p).first(icrc_at));
+      ASSERT_EQ(got, (want >> 24) | ((want >> 8) & 0xFF00u) | ((want << 8) & 0xFF0000u) | (want << 24))
+          << (global ? "global" : "local") << " payload " << n;
+      ASSERT_EQ(load_icrc(p.data() + icrc_at), got);
+    }
+  }
 }
 
 TEST(IbCrc, LocalMaskCoversOnlyVlAndResv8a) {

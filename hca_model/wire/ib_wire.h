@@ -90,6 +90,8 @@ const char* verdict_text(Verdict v);           // "ICRC mismatch"
 // Bytes of the wire image for these headers and payload length (LRH through
 // VCRC), or 0 when the opcode is reserved.
 std::size_t packet_size(const PacketHeaders& h, std::size_t payload_len);
+// The same from the opcode and whether a GRH is present (all that decides it).
+std::size_t packet_size(std::uint8_t opcode, bool global, std::size_t payload_len);
 
 // Builds into `out` (resized to the packet). On error `out` is left empty.
 // The derived fields of `h` (LNH, PktLen, PayLen, NxtHdr, PadCnt) are
@@ -102,6 +104,12 @@ BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> p
 // payload later and then seals the packet (compute_icrc/compute_vcrc).
 BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
                          std::span<std::uint8_t> out, std::size_t* written, bool with_crcs = true);
+
+// build_packet without the payload: every byte but the payload's (pad, ICRC
+// and VCRC zero), for a caller that writes the payload itself (e.g. by DMA)
+// and then seals the packet. `*payload_at` gets where the payload goes.
+BuildStatus build_headers(const PacketHeaders& h, std::size_t payload_len, std::span<std::uint8_t> out,
+                          std::size_t* written, std::size_t* payload_at);
 
 struct ParsedPacket {
   Verdict verdict = Verdict::Truncated;

@@ -61,7 +61,7 @@ void Link::set_up(bool up, std::string_view cause) {
   }
 }
 
-bool Link::pass(Packet& p) {
+bool Link::pass_injecting(Packet& p) {
   if (drop_rate_ > 0 && rng_.chance(drop_rate_)) return false;
   if (ber_ > 0) {
     const double bits = static_cast<double>(p.bytes.size()) * 8.0;

@@ -81,15 +81,22 @@ void Port::absorb_credits(Tick now) {
   pending_credits_.pop_front(n);
 }
 
+namespace {
+
+// More credits than buffer: an accounting bug somewhere. Say so, and keep the
+// sender within the real buffer.
+[[gnu::cold, gnu::noinline]] void clamp_credits(const Port& port, int vl, std::uint32_t& credits,
+                                                std::uint32_t buffer_blocks) {
+  Sim::get().error(port.path(), fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits,
+                                            buffer_blocks));
+  credits = buffer_blocks;
+}
+
+}  // namespace
+
 void Port::add_credits(int vl, std::uint32_t blocks) {
   credits_[vl] += blocks;
-  if (credits_[vl] > link_->vl_buffer_blocks()) {
-    // More credits than buffer: an accounting bug somewhere. Say so, and
-    // keep the sender within the real buffer.
-    Sim::get().error(path(), fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits_[vl],
-                                         link_->vl_buffer_blocks()));
-    credits_[vl] = link_->vl_buffer_blocks();
-  }
+  if (credits_[vl] > link_->vl_buffer_blocks()) clamp_credits(*this, vl, credits_[vl], link_->vl_buffer_blocks());
 }
 
 std::uint32_t Port::credits(int vl) const {
@@ -150,6 +157,19 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   // will have arrived (they are then counted as held from that time on).
   at = 0;
   if (credits_[vl] >= need) return true;
+  if (vls_ == 1) {
+    // One data VL: every pending return is for it (VL15 takes no credits),
+    // and those taken are the first n.
+    std::uint32_t have = credits_[vl];
+    std::size_t n = 0;
+    const std::size_t pending = pending_credits_.size();
+    while (n < pending && have < need) have += pending_credits_[n++].blocks;
+    if (have < need) return false;
+    at = pending_credits_[n - 1].at;
+    for (std::size_t i = 0; i < n; ++i) add_credits(vl, pending_credits_[i].blocks);
+    pending_credits_.pop_front(n);
+    return true;
+  }
   std::uint32_t have = credits_[vl];
   std::size_t n = 0;
   bool other_vls = false;
@@ -164,7 +184,6 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   for (std::size_t i = 0; i < n; ++i)
     if (pending_credits_[i].vl == vl) add_credits(vl, pending_credits_[i].blocks);
   if (!other_vls) {
-    // The usual case (one VL): the returns taken are the first n.
     pending_credits_.pop_front(n);
     return true;
   }

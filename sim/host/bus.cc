@@ -68,12 +68,26 @@ HostBus::HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& param
 }
 
 Tick HostBus::read_occupancy(std::size_t bytes) const {
-  if (bytes <= max_read_request_) return occupancy(bytes);
-  const std::size_t full = bytes / max_read_request_, rest = bytes % max_read_request_;
-  return full * occupancy(max_read_request_) + (rest ? occupancy(rest) : 0);
+  if (bytes == read_memo_.bytes) return read_memo_.occupancy;
+  Tick occ;
+  if (bytes <= max_read_request_) {
+    occ = occupancy(bytes);
+  } else {
+    const std::size_t full = bytes / max_read_request_, rest = bytes % max_read_request_;
+    occ = full * occupancy(max_read_request_) + (rest ? occupancy(rest) : 0);
+  }
+  read_memo_ = {bytes, occ};
+  return occ;
 }
 
 Tick HostBus::occupancy(std::size_t bytes) const {
+  if (bytes == memo_.bytes) return memo_.occupancy;
+  const Tick occ = compute_occupancy(bytes);
+  memo_ = {bytes, occ};
+  return occ;
+}
+
+Tick HostBus::compute_occupancy(std::size_t bytes) const {
   std::uint64_t cycles = overhead_cycles_ + (bytes + width_bytes_ - 1) / width_bytes_;
   using U128 = unsigned __int128;
   auto held = static_cast<std::uint64_t>((U128(cycles) * 1000000u + efficiency_ppm_ - 1) / efficiency_ppm_);
@@ -104,16 +118,6 @@ std::uint32_t HostBus::new_slot() {
 }
 
 // --- DMA -------------------------------------------------------------------
-
-void HostBus::dma_read(const char* initiator, std::uint64_t host_addr, void* buf, std::size_t bytes,
-                       DmaDone done) {
-  dma(true, initiator, host_addr, buf, nullptr, bytes, done);
-}
-
-void HostBus::dma_write(const char* initiator, std::uint64_t host_addr, const void* buf,
-                        std::size_t bytes, DmaDone done) {
-  dma(false, initiator, host_addr, nullptr, buf, bytes, done);
-}
 
 void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst,
                   const void* src, std::size_t bytes, DmaDone done) {

@@ -128,9 +128,13 @@ class HostBus : public sc_core::sc_module {
   // master abort holds the bus for the overhead cycles only and completes
   // at the end of that occupancy.
   void dma_read(const char* initiator, std::uint64_t host_addr, void* buf, std::size_t bytes,
-                DmaDone done);
+                DmaDone done) {
+    dma(true, initiator, host_addr, buf, nullptr, bytes, done);
+  }
   void dma_write(const char* initiator, std::uint64_t host_addr, const void* buf,
-                 std::size_t bytes, DmaDone done);
+                 std::size_t bytes, DmaDone done) {
+    dma(false, initiator, host_addr, nullptr, buf, bytes, done);
+  }
   // The completion time a transaction requested now would get (no side effects).
   Tick quote(bool is_read, std::size_t bytes) const;
 
@@ -179,6 +183,13 @@ class HostBus : public sc_core::sc_module {
     const Window* window = nullptr;  // MMIO write target
     std::vector<unsigned char> data;  // MMIO write: the posted data
   };
+  // The last transaction size asked for and its occupancy (most transfers
+  // repeat the size of the one before; the timing parameters never change).
+  struct OccupancyMemo {
+    std::size_t bytes = ~std::size_t{0};
+    Tick occupancy = 0;
+  };
+  Tick compute_occupancy(std::size_t bytes) const;
   Tick grant(Tick occupancy);  // returns the start time and books the bus
   std::uint32_t new_slot();
   const Window* find_window(std::uint64_t addr, std::size_t bytes) const;
@@ -195,6 +206,7 @@ class HostBus : public sc_core::sc_module {
   std::uint64_t max_read_request_;
   Tick read_latency_, write_latency_, mmio_write_latency_, mmio_read_latency_;
   Tick free_at_ = 0;
+  mutable OccupancyMemo memo_, read_memo_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
   Tick busy_time_ = 0;
   std::deque<Window> windows_;  // a deque: in-flight writes point at their window

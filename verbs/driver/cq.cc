@@ -260,6 +260,13 @@ ib_api_status_t destroy_cq(const ib_cq_handle_t h_cq, ci_umv_buf_t*) {
   return IB_SUCCESS;
 }
 
+namespace {
+// At namespace scope, not function-local: no initialisation guard to test on
+// every (busy) poll.
+const host::CostClass kPollCq{"verbs_poll_cq"};
+const host::CostClass kPollCqe{"verbs_poll_cqe"};
+}  // namespace
+
 ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
   // lookup<Cq> and cpu(), asking SystemC for the calling process once.
   const sc_core::sc_object* caller;
@@ -269,7 +276,6 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
   if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
   Device& d = *cq->dev;
   *pp_done_wclist = nullptr;
-  static const host::CostClass kPollCq{"verbs_poll_cq"};
   d.cpu_as(caller, kPollCq);
   // Charging lets other threads run: the CQ may have been destroyed or be
   // in a resize meanwhile. Look again before touching its ring.
@@ -301,7 +307,6 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
   if (!found) return IB_NOT_FOUND;
   if (usable() && cq->consumer != cq->reported) update_consumer(d, *cq);
   // Each entry: a cache miss on a line the HCA wrote, and the conversion.
-  static const host::CostClass kPollCqe{"verbs_poll_cqe"};
   for (std::uint32_t i = 0; i < found; ++i) d.cpu(kPollCqe);
   return IB_SUCCESS;
 }
