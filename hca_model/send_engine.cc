@@ -33,14 +33,12 @@ SendEngine::~SendEngine() {
 }
 
 void SendEngine::schedule(Tick at) {
-  if (at >= scheduled_) return;
-  scheduled_ = at;
-  Sim::get().calendar().at(at, &SendEngine::pump_thunk, this);
+  if (wakeups_.request(at)) Sim::get().calendar().at(at, &SendEngine::pump_thunk, this);
 }
 
 void SendEngine::pump_thunk(void* self, std::uint64_t) {
   auto* e = static_cast<SendEngine*>(self);
-  if (now() >= e->scheduled_) e->scheduled_ = kTickMax;
+  e->wakeups_.fired();
   e->pump();
 }
 
@@ -52,19 +50,26 @@ void SendEngine::kick(QpCtx& q, Tick delay) {
   schedule(now() + delay);
 }
 
-void SendEngine::port_has_room(std::uint32_t, Tick) { schedule(now()); }
+void SendEngine::port_has_room(std::uint32_t, Tick) {
+  if (waiting_for_port_) schedule(now());
+}
 
 bool SendEngine::port_full(std::uint32_t port) { return hca_.port(port).queued() >= hca_.params().port_queue; }
 
 void SendEngine::pump() {
   const Tick n = now();
+  waiting_for_port_ = false;
   drain_assembly();
   if (busy_until_ > n) {
     schedule(busy_until_);
     return;
   }
   const HcaParams& p = hca_.params();
-  if (reads_in_flight_ >= p.dma_read_depth || assembly_.size() >= p.dma_read_depth + p.port_queue) return;
+  if (reads_in_flight_ >= p.dma_read_depth) return;
+  if (assembly_.size() >= p.dma_read_depth + p.port_queue) {
+    waiting_for_port_ = true;
+    return;
+  }
   bool built = build_response();
   for (std::size_t tries = ready_.size(); !built && tries > 0; --tries) {
     const std::uint32_t qpn = ready_.front();
@@ -174,7 +179,10 @@ void SendEngine::drain_assembly() {
   while (!assembly_.empty()) {
     Assembly& a = assembly_.front();
     if (a.reads_pending) return;
-    if (!a.failed && port_full(a.port)) return;
+    if (!a.failed && port_full(a.port)) {
+      waiting_for_port_ = true;
+      return;
+    }
     fabric::Packet* pkt = a.pkt;
     const bool failed = a.failed;
     const std::uint32_t port = a.port;

@@ -15,6 +15,7 @@
 
 #include "core/ring.h"
 #include "core/units.h"
+#include "core/wakeups.h"
 #include "hca_model/hca.h"
 #include "hca_model/packet_io.h"
 
@@ -98,7 +99,11 @@ class SendEngine {
   std::vector<HostRange> gather_ranges_;  // gather()'s scratch: no allocation per packet
   std::uint32_t reads_in_flight_ = 0;
   Tick busy_until_ = 0;
-  Tick scheduled_ = kTickMax;
+  Wakeups wakeups_;  // pending pumps
+  // The last pump stopped for room in a port (a finished packet could not be
+  // handed to its port, or the assembly queue was full): only then does a
+  // port's freed room call for a pump.
+  bool waiting_for_port_ = false;
 };
 
 // 24-bit PSN arithmetic.
