@@ -516,6 +516,16 @@ void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
 
 void DmaEngine::timeout_thunk(void* self, std::uint64_t id) {
   auto* e = static_cast<DmaEngine*>(self);
+  // Timeouts whose packets are already answered (or gone with their DMA)
+  // would find nothing at their time: a packet never goes back to Sent (a
+  // resend is a new packet). They are dropped here instead of firing, so an
+  // engine whose tokens come back in time fires about one timeout per
+  // ack_timeout, not one per packet.
+  while (!e->timeouts_.empty()) {
+    const TxPkt* pk = e->find(e->timeouts_.front().id);
+    if (pk && pk->st == TxPkt::St::Sent) break;
+    e->timeouts_.pop_front();
+  }
   if (e->timeouts_.empty()) {
     e->timeout_scheduled_ = false;
   } else {

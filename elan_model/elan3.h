@@ -236,15 +236,15 @@ class DmaEngine {
   };
   Read read_{};  // the one read in flight (read_busy_), reused
   Tick pump_at_ = kTickMax;
-  // Ack timeouts (one calendar event per packet sent). Their times never
-  // decrease, so only the earliest is in the calendar at a time: the others
-  // wait here with the tie-break place (Calendar::reserve_seq) they took
-  // when the packet was sent, and each goes into the calendar when the one
-  // before it fires. Every timeout fires at the same time and in the same
-  // order as with all of them in the calendar, and the calendar's earliest
-  // event is always the same, but its heap holds one timeout per engine
-  // instead of one per packet sent in the last ack_timeout (hundreds in a
-  // 64-node multicast), which makes every event's push and pop cheaper.
+  // Ack timeouts, one per packet sent. Their times never decrease, so only
+  // the earliest is in the calendar at a time: the others wait here with
+  // the tie-break place (Calendar::reserve_seq) they took when the packet
+  // was sent, and each goes into the calendar when the one before it fires
+  // (skipping those whose packets are answered by then: they would do
+  // nothing). Timeouts that matter fire at the same time and in the same
+  // order as with one event per packet, and the calendar's heap holds one
+  // timeout per engine instead of one per packet sent in the last
+  // ack_timeout (hundreds in a 64-node multicast).
   struct PendingTimeout {
     Tick at;
     std::uint64_t seq;
