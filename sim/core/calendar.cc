@@ -34,18 +34,20 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   heap_[i] = k;
 }
 
-[[gnu::always_inline]] inline Calendar::Key Calendar::pop() {
-  // Bottom-up removal (Floyd): walk the hole from the root to a leaf along
-  // the smaller child (one compare per level), then sift the last entry up
-  // from there; it is usually large, so that rarely moves.
-  const Key top = heap_.front();
+[[gnu::always_inline]] inline Calendar::Key Calendar::take(std::size_t i) {
+  // The last entry fills the hole at i. For the top (a pop) the hole first
+  // walks to a leaf along the smaller child (Floyd: one compare per level)
+  // and the last entry, usually large, sifts up from there and rarely moves;
+  // elsewhere (a cancel) the hole moves down while a child is smaller.
+  const Key taken = heap_[i];
   const Key last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
-  if (n == 0) return top;
-  std::size_t hole = 0;
-  for (std::size_t child = 1; child < n; child = 2 * hole + 1) {
+  if (i == n) return taken;
+  std::size_t hole = i;
+  for (std::size_t child = 2 * hole + 1; child < n; child = 2 * hole + 1) {
     if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
+    if (i != 0 && !(heap_[child] < last)) break;
     heap_[hole] = heap_[child];
     hole = child;
   }
@@ -56,7 +58,7 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
     hole = parent;
   }
   heap_[hole] = last;
-  return top;
+  return taken;
 }
 
 // Inlined into at() and at_reserved(): one call per scheduled event.
@@ -144,7 +146,7 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
       ahead_ = true;
       ahead_now_ = t;
     }
-    const std::uint32_t slot = slot_of(pop());
+    const std::uint32_t slot = slot_of(take(0));
     const Callback cb = slots_[slot];
     slots_[slot].arg = free_slot_;
     free_slot_ = slot;
@@ -344,25 +346,7 @@ void Calendar::cancel(std::uint64_t handle) {
     const std::uint32_t slot = slot_of(heap_[i]);
     slots_[slot].arg = free_slot_;
     free_slot_ = slot;
-    const Key last = heap_.back();
-    heap_.pop_back();
-    if (i < heap_.size()) {
-      // `last` takes the hole: down while a child is smaller, else up.
-      std::size_t hole = i;
-      for (std::size_t child = 2 * hole + 1; child < heap_.size(); child = 2 * hole + 1) {
-        if (child + 1 < heap_.size() && heap_[child + 1] < heap_[child]) ++child;
-        if (!(heap_[child] < last)) break;
-        heap_[hole] = heap_[child];
-        hole = child;
-      }
-      while (hole > 0) {
-        const std::size_t parent = (hole - 1) / 2;
-        if (!(last < heap_[parent])) break;
-        heap_[hole] = heap_[parent];
-        hole = parent;
-      }
-      heap_[hole] = last;
-    }
+    take(i);
     if (i == 0 && !running_ && stop_at_ == kTickMax) {
       // The wake-up was for the withdrawn event: none is due then any more.
       wake_.cancel();

@@ -179,7 +179,7 @@ class Calendar : public sc_core::sc_module {
   static void sync_thread_slow();
   void push(Key k);
   void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
-  Key pop();
+  Key take(std::size_t i);  // removes and returns heap_[i]
   void arm();
 
   std::vector<Key> heap_;
