@@ -267,24 +267,20 @@ const host::CostClass kPollCq{"verbs_poll_cq"};
 const host::CostClass kPollCqe{"verbs_poll_cqe"};
 }  // namespace
 
-ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
-  // lookup<Cq> and cpu(), asking SystemC for the calling process once.
-  const sc_core::sc_object* caller;
-  Device* dev = Device::current(caller);
-  Cq* cq = dev ? dev->find<Cq>(h_cq) : nullptr;
-  if (!cq) return IB_INVALID_CQ_HANDLE;
-  if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
-  Device& d = *cq->dev;
-  *pp_done_wclist = nullptr;
-  d.cpu_as(caller, kPollCq);
-  // Charging lets other threads run: the CQ may have been destroyed or be
-  // in a resize meanwhile. Look again before touching its ring.
-  auto usable = [&] { return d.find<Cq>(h_cq) == cq && !cq->resizing; };
-  if (!usable()) return IB_NOT_FOUND;
+namespace {
+
+// Charging lets other threads run: the CQ may have been destroyed or be in a
+// resize meanwhile. Looked at again before its ring is touched.
+bool usable(Device& d, const ib_cq_handle_t h_cq, const Cq* cq) { return d.find<Cq>(h_cq) == cq && !cq->resizing; }
+
+// poll_cq once the CQ's next entry is ready: out of line, so that the busy
+// loop's empty poll is a short function with few registers to save.
+[[gnu::noinline]] ib_api_status_t take_entries(Device& d, Cq& cq, const ib_cq_handle_t h_cq,
+                                               ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
   ib_wc_t** tail = pp_done_wclist;
   std::uint32_t found = 0;
-  while (*pp_free_wclist && cqe_ready(*cq, cq->consumer)) {
-    const std::uint8_t* e = cqe_at(*cq, cq->consumer);
+  while (*pp_free_wclist && cqe_ready(cq, cq.consumer)) {
+    const std::uint8_t* e = cqe_at(cq, cq.consumer);
     ib_wc_t* wc = *pp_free_wclist;
     *pp_free_wclist = wc->p_next;
     to_wc(e, *wc);
@@ -296,19 +292,35 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
     if (auto it = d.qp_by_num.find(qpn); it != d.qp_by_num.end())
       retire_wqes(*it->second, hca::get(e, hca::cqe::flags) & hca::cqe::kIsRecv, wc->status != IB_WCS_SUCCESS,
                   wc->wr_id);
-    ++cq->consumer;
+    ++cq.consumer;
     ++found;
     // The HCA must hear of the space at least every half ring.
-    if (cq->consumer - cq->reported >= cq->entries / 2) {
-      update_consumer(d, *cq);
-      if (!usable()) break;
+    if (cq.consumer - cq.reported >= cq.entries / 2) {
+      update_consumer(d, cq);
+      if (!usable(d, h_cq, &cq)) break;
     }
   }
   if (!found) return IB_NOT_FOUND;
-  if (usable() && cq->consumer != cq->reported) update_consumer(d, *cq);
+  if (usable(d, h_cq, &cq) && cq.consumer != cq.reported) update_consumer(d, cq);
   // Each entry: a cache miss on a line the HCA wrote, and the conversion.
   for (std::uint32_t i = 0; i < found; ++i) d.cpu(kPollCqe);
   return IB_SUCCESS;
+}
+
+}  // namespace
+
+ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
+  // lookup<Cq> and cpu(), asking SystemC for the calling process once. The
+  // CQ is in dev's registry, so cq->dev is dev.
+  const sc_core::sc_object* caller;
+  Device* dev = Device::current(caller);
+  Cq* cq = dev ? dev->find<Cq>(h_cq) : nullptr;
+  if (!cq) return IB_INVALID_CQ_HANDLE;
+  if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
+  *pp_done_wclist = nullptr;
+  dev->cpu_as(caller, kPollCq);
+  if (!usable(*dev, h_cq, cq) || !*pp_free_wclist || !cqe_ready(*cq, cq->consumer)) return IB_NOT_FOUND;
+  return take_entries(*dev, *cq, h_cq, pp_free_wclist, pp_done_wclist);
 }
 
 ib_api_status_t enable_cq_notify(const ib_cq_handle_t h_cq, const boolean_t solicited) {

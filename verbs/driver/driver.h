@@ -265,9 +265,11 @@ class Device {
   template <class T>
   T* find(const void* handle) {
     // The last handle of each type found is checked first: a polling loop
-    // asks for the same CQ on every call. kill() forgets it.
+    // asks for the same CQ on every call. kill() forgets it. An entry holds
+    // a non-null handle or none ({nullptr, nullptr}), so a null handle
+    // matches only an empty entry and gets nullptr, as find_slow gives it.
     const Found& f = found_[static_cast<std::size_t>(T::kType)];
-    if (handle == f.handle && handle) return static_cast<T*>(f.object);
+    if (handle == f.handle) return static_cast<T*>(f.object);
     return static_cast<T*>(find_slow(handle, T::kType));
   }
   template <class T>
