@@ -84,6 +84,15 @@ bool cqe_ready(const Cq& cq, std::uint32_t count) {
   return hca::get(cqe_at(cq, count), hca::cqe::owner) == owner_for(count, cq.entries);
 }
 
+// After any change of ring, entries or consumer.
+void track_next(Cq& cq) {
+  cq.next_cqe = cqe_at(cq, cq.consumer);
+  cq.next_owner = owner_for(cq.consumer, cq.entries);
+}
+
+// cqe_ready(cq, cq.consumer).
+bool next_ready(const Cq& cq) { return hca::get(cq.next_cqe, hca::cqe::owner) == cq.next_owner; }
+
 void to_wc(const std::uint8_t* e, ib_wc_t& wc) {
   using namespace hca;
   const auto flags = static_cast<std::uint8_t>(get(e, cqe::flags));
@@ -175,6 +184,7 @@ ib_api_status_t create_cq(const ib_pd_handle_t h_pd, const void* cq_context, uin
   cq->cqn = cqn;
   cq->ring = ring;
   cq->entries = entries;
+  track_next(*cq);
   ++pd->users;
   d.cq_by_num[cqn] = cq;
   *p_size = entries - 1;
@@ -230,6 +240,7 @@ ib_api_status_t resize_cq(const ib_cq_handle_t h_cq, uint32_t* const p_size, ci_
   cq->ring = ring;
   cq->entries = entries;
   cq->consumer = cq->reported = 0;
+  track_next(*cq);
   cq->resizing = false;
   *p_size = entries - 1;
   return IB_SUCCESS;
@@ -267,24 +278,20 @@ const host::CostClass kPollCq{"verbs_poll_cq"};
 const host::CostClass kPollCqe{"verbs_poll_cqe"};
 }  // namespace
 
-ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
-  // lookup<Cq> and cpu(), asking SystemC for the calling process once.
-  const sc_core::sc_object* caller;
-  Device* dev = Device::current(caller);
-  Cq* cq = dev ? dev->find<Cq>(h_cq) : nullptr;
-  if (!cq) return IB_INVALID_CQ_HANDLE;
-  if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
-  Device& d = *cq->dev;
-  *pp_done_wclist = nullptr;
-  d.cpu_as(caller, kPollCq);
-  // Charging lets other threads run: the CQ may have been destroyed or be
-  // in a resize meanwhile. Look again before touching its ring.
-  auto usable = [&] { return d.find<Cq>(h_cq) == cq && !cq->resizing; };
-  if (!usable()) return IB_NOT_FOUND;
+namespace {
+
+// Charging lets other threads run: the CQ may have been destroyed or be in a
+// resize meanwhile. Looked at again before its ring is touched.
+bool usable(Device& d, const ib_cq_handle_t h_cq, const Cq* cq) { return d.find<Cq>(h_cq) == cq && !cq->resizing; }
+
+// poll_cq once the CQ's next entry is ready: out of line, so that the busy
+// loop's empty poll is a short function with few registers to save.
+[[gnu::noinline]] ib_api_status_t take_entries(Device& d, Cq& cq, const ib_cq_handle_t h_cq,
+                                               ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
   ib_wc_t** tail = pp_done_wclist;
   std::uint32_t found = 0;
-  while (*pp_free_wclist && cqe_ready(*cq, cq->consumer)) {
-    const std::uint8_t* e = cqe_at(*cq, cq->consumer);
+  while (*pp_free_wclist && next_ready(cq)) {
+    const std::uint8_t* e = cq.next_cqe;
     ib_wc_t* wc = *pp_free_wclist;
     *pp_free_wclist = wc->p_next;
     to_wc(e, *wc);
@@ -296,19 +303,40 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
     if (auto it = d.qp_by_num.find(qpn); it != d.qp_by_num.end())
       retire_wqes(*it->second, hca::get(e, hca::cqe::flags) & hca::cqe::kIsRecv, wc->status != IB_WCS_SUCCESS,
                   wc->wr_id);
-    ++cq->consumer;
+    ++cq.consumer;
+    track_next(cq);
     ++found;
     // The HCA must hear of the space at least every half ring.
-    if (cq->consumer - cq->reported >= cq->entries / 2) {
-      update_consumer(d, *cq);
-      if (!usable()) break;
+    if (cq.consumer - cq.reported >= cq.entries / 2) {
+      update_consumer(d, cq);
+      if (!usable(d, h_cq, &cq)) break;
     }
   }
   if (!found) return IB_NOT_FOUND;
-  if (usable() && cq->consumer != cq->reported) update_consumer(d, *cq);
+  if (usable(d, h_cq, &cq) && cq.consumer != cq.reported) update_consumer(d, cq);
   // Each entry: a cache miss on a line the HCA wrote, and the conversion.
   for (std::uint32_t i = 0; i < found; ++i) d.cpu(kPollCqe);
   return IB_SUCCESS;
+}
+
+}  // namespace
+
+ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
+  // lookup<Cq> and cpu(), asking SystemC for the calling process once; the
+  // driver found is the caller's host's (h).
+  const sc_core::sc_object* caller;
+  host::Host* h = host::Host::current_host(caller);
+  Device* dev;
+  Cq* cq = Device::polled_cq(h_cq, h, dev);
+  if (!cq) return IB_INVALID_CQ_HANDLE;
+  if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
+  *pp_done_wclist = nullptr;
+  h->work_as(caller, kPollCq);
+  // usable(), shorter while the CQ is still the one remembered.
+  if (!(Device::poll_remembers(cq) || dev->find<Cq>(h_cq) == cq) || cq->resizing || !*pp_free_wclist ||
+      !next_ready(*cq))
+    return IB_NOT_FOUND;
+  return take_entries(*dev, *cq, h_cq, pp_free_wclist, pp_done_wclist);
 }
 
 ib_api_status_t enable_cq_notify(const ib_cq_handle_t h_cq, const boolean_t solicited) {

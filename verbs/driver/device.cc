@@ -118,6 +118,13 @@ Device* Device::current() {
   return current(process);
 }
 
+Cq* Device::polled_cq_slow(const void* handle, host::Host* h, Device*& dev) {
+  dev = of_host(h);
+  Cq* cq = dev ? dev->find<Cq>(handle) : nullptr;
+  if (cq) last_poll_ = {h, h->serial(), handle, cq, dev};
+  return cq;
+}
+
 Device* Device::current_slow(host::Host* h) {
   Slot* s = slot_of(h);
   if (!s || s->state != LoadState::Ready) return nullptr;
@@ -165,6 +172,7 @@ Device::Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0)
     : callbacks_done(host), host_(host), bus_(bus), bar0_(bar0), cmd_mutex_(host) {}
 
 Device::~Device() {
+  if (last_poll_.dev == this) last_poll_ = {};
   // Node memory belongs to the node and goes with it; only C++ objects here.
   for (auto& [_, o] : live_) delete o;
 }
@@ -379,6 +387,7 @@ Object* Device::find_slow(const void* handle, ObjType type) {
 void Device::kill(Object* o) {
   Found& f = found_[static_cast<std::size_t>(o->type)];
   if (f.object == o) f = {};
+  if (last_poll_.cq == o) last_poll_ = {};
   live_.erase(o->handle_key);
   quarantine_.emplace_back(o);
   if (quarantine_.size() > kQuarantine) quarantine_.pop_front();

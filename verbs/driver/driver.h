@@ -93,6 +93,11 @@ struct Cq : Object, _ib_cq {
   std::uint32_t entries = 0;   // ring entries, a power of two
   std::uint32_t consumer = 0;  // CQEs taken, modulo 2^32
   std::uint32_t reported = 0;  // consumer count the HCA was last told
+  // Entry `consumer` of the ring and the owner value it has once it is the
+  // consumer's (cq.cc): kept with ring, entries and consumer, so an empty
+  // poll reads one byte and compares.
+  const std::uint8_t* next_cqe = nullptr;
+  std::uint8_t next_owner = 0;
   std::uint32_t qps = 0;       // QPs using this CQ
   bool resizing = false;
 };
@@ -231,11 +236,27 @@ class Device {
   static Device* current();
   // The same, also giving the calling process for cpu_as(). Inline: a
   // polling loop asks on every call.
-  static Device* current(const sc_core::sc_object*& process) {
-    host::Host* h = host::Host::current_host(process);
+  static Device* current(const sc_core::sc_object*& process) { return of_host(host::Host::current_host(process)); }
+  // The driver instance of host `h` (nullptr: none ready, or no host).
+  static Device* of_host(host::Host* h) {
     if (h && h == last_device_.host && h->serial() == last_device_.serial) return last_device_.dev;
     return current_slow(h);
   }
+  // poll_cq's lookup: the CQ `handle` names on the driver of the caller's
+  // host `h` (and that driver in `dev`), or nullptr. The last one found is
+  // remembered with its host: a busy loop polls the same CQ from the same
+  // thread again and again. Forgotten when the CQ is destroyed or its
+  // driver goes; a host of a later world has another serial number.
+  static Cq* polled_cq(const void* handle, host::Host* h, Device*& dev) {
+    const LastPoll& p = last_poll_;
+    if (h && h == p.host && handle == p.handle && h->serial() == p.serial) {
+      dev = p.dev;
+      return p.cq;
+    }
+    return polled_cq_slow(handle, h, dev);
+  }
+  // True while polled_cq remembers `cq` (so it was not destroyed since).
+  static bool poll_remembers(const Cq* cq) { return last_poll_.cq == cq; }
   // Loads the driver on the calling thread's node if needed; nullptr if the
   // node has no HCA or initialisation failed.
   static Device* load_current();
@@ -265,9 +286,11 @@ class Device {
   template <class T>
   T* find(const void* handle) {
     // The last handle of each type found is checked first: a polling loop
-    // asks for the same CQ on every call. kill() forgets it.
+    // asks for the same CQ on every call. kill() forgets it. An entry holds
+    // a non-null handle or none ({nullptr, nullptr}), so a null handle
+    // matches only an empty entry and gets nullptr, as find_slow gives it.
     const Found& f = found_[static_cast<std::size_t>(T::kType)];
-    if (handle == f.handle && handle) return static_cast<T*>(f.object);
+    if (handle == f.handle) return static_cast<T*>(f.object);
     return static_cast<T*>(find_slow(handle, T::kType));
   }
   template <class T>
@@ -285,8 +308,6 @@ class Device {
   void cpu(std::string_view cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
   // The same, for hot paths.
   void cpu(const host::CostClass& cls, std::uint64_t bytes = 0) { host_.work(cls, bytes); }
-  // The same, by the process current(process) gave, with nothing run since.
-  void cpu_as(const sc_core::sc_object* process, const host::CostClass& cls) { host_.work_as(process, cls); }
 
   // ---- the hardware interface ----------------------------------------------
   // Runs one HCR command: `in` (in_bytes) is copied into the input mailbox,
@@ -335,6 +356,15 @@ class Device {
     Device* dev;
   };
   static inline LastDevice last_device_{};
+  static Cq* polled_cq_slow(const void* handle, host::Host* h, Device*& dev);
+  struct LastPoll {
+    const host::Host* host;
+    std::uint64_t serial;
+    const void* handle;
+    Cq* cq;
+    Device* dev;
+  };
+  static inline LastPoll last_poll_{};
 
   void eq_interrupt();
   void dispatch_event(const std::uint8_t* eqe);

@@ -549,17 +549,18 @@ int pt_poll(pt_ctx_t *c, pt_cq_t *cq, ib_wc_t *wcs, int max)
 
 void pt_wc_list_init(pt_wc_list_t *l) { l->free = link_free(l->wcs, PT_WC_BATCH); }
 
-/* pt_poll_list, inlined into pt_stream_step: one call less per busy poll. */
-static inline __attribute__((always_inline)) int poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l)
+int pt_poll_list_done(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l, ib_api_status_t st, ib_wc_t *done)
+{
+	int n = st == IB_SUCCESS ? reap(c, cq, done, &l->wcs[0]) : -pt_fail(c, "poll_cq: %s", ib_get_err_str(st));
+	pt_wc_list_init(l);   /* after reap: it walks the done list's links */
+	return n;
+}
+
+static inline int poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l)
 {
 	ib_wc_t *done = NULL;
 	ib_api_status_t st = c->ci->poll_cq(cq->h, &l->free, &done);
-	int n;
-	if (st == IB_NOT_FOUND)
-		return 0;
-	n = st == IB_SUCCESS ? reap(c, cq, done, &l->wcs[0]) : -pt_fail(c, "poll_cq: %s", ib_get_err_str(st));
-	pt_wc_list_init(l);   /* after reap: it walks the done list's links */
-	return n;
+	return st == IB_NOT_FOUND ? 0 : pt_poll_list_done(c, cq, l, st, done);
 }
 
 int pt_poll_list(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l) { return poll_list(c, cq, l); }
@@ -817,9 +818,7 @@ void pt_stream_init(pt_ctx_t *c, pt_stream_t *st, ib_wr_type_t op, uint32_t size
 	pt_wc_list_init(&st->wcl);
 }
 
-/* pt_stream_step's posts, out of line: most steps of a busy loop find the
- * send queue full and only poll. */
-static __attribute__((noinline)) int stream_post(pt_ctx_t *c, pt_stream_t *st)
+int pt_stream_post(pt_ctx_t *c, pt_stream_t *st)
 {
 	int progress = 0;
 	while (st->next < st->iters && c->posted - c->retired < c->sq_depth) {
@@ -849,22 +848,6 @@ static __attribute__((noinline)) int stream_post(pt_ctx_t *c, pt_stream_t *st)
 			return -1;
 		st->next++;
 		progress++;
-	}
-	return progress;
-}
-
-int pt_stream_step(pt_ctx_t *c, pt_stream_t *st)
-{
-	int progress = 0, n;
-	if (st->next < st->iters && c->posted - c->retired < c->sq_depth && (progress = stream_post(c, st)) < 0)
-		return -1;
-	n = poll_list(c, &c->scq, &st->wcl);
-	if (n < 0)
-		return -1;
-	progress += n;
-	if (!st->done && st->next == st->iters && c->retired >= st->first_wr + st->iters) {
-		st->done = 1;
-		st->t_last = nicsim_now_ps();
 	}
 	return progress;
 }

@@ -294,9 +294,34 @@ typedef struct pt_stream {
 } pt_stream_t;
 
 void pt_stream_init(pt_ctx_t *c, pt_stream_t *st, ib_wr_type_t op, uint32_t size);
+/* pt_stream_step's parts out of line: the posting loop (most steps of a
+ * busy loop find the send queue full), and what follows a poll_cq call of
+ * pt_poll_list that did not return IB_NOT_FOUND (the completions checked,
+ * the list linked again): the number of completions, or -1. */
+int pt_stream_post(pt_ctx_t *c, pt_stream_t *st);
+int pt_poll_list_done(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l, ib_api_status_t st, ib_wc_t *done);
 /* Posts what the send queue has room for and reaps send completions,
- * without waiting.  Returns the work done (posts + completions), or -1. */
-int pt_stream_step(pt_ctx_t *c, pt_stream_t *st);
+ * without waiting.  Returns the work done (posts + completions), or -1.
+ * Inline: a busy loop's step is one poll_cq call and a few compares. */
+static inline int pt_stream_step(pt_ctx_t *c, pt_stream_t *st)
+{
+	int progress = 0, n;
+	ib_wc_t *done = NULL;
+	ib_api_status_t s;
+	if (st->next < st->iters && c->posted - c->retired < c->sq_depth && (progress = pt_stream_post(c, st)) < 0)
+		return -1;
+	s = c->ci->poll_cq(c->scq.h, &st->wcl.free, &done);
+	if (s != IB_NOT_FOUND) {
+		if ((n = pt_poll_list_done(c, &c->scq, &st->wcl, s, done)) < 0)
+			return -1;
+		progress += n;
+	}
+	if (!st->done && st->next == st->iters && c->retired >= st->first_wr + st->iters) {
+		st->done = 1;
+		st->t_last = nicsim_now_ps();
+	}
+	return progress;
+}
 /* Reports bw_<size><suffix> in MB/s. */
 void pt_report_bw(pt_ctx_t *c, uint32_t size, const char *suffix, double mbps);
 

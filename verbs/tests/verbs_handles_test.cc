@@ -268,6 +268,48 @@ int bad_handles(int, char**) {
 }
 const BuiltinProgram reg_bad_handles("verbs_test_bad_handles", bad_handles, "test");
 
+// poll_cq remembers the last CQ it found with its caller's host: a CQ just
+// polled by one node is still foreign to the other, and one just polled and
+// then destroyed is stale.
+ib_cq_handle_t g_polled_on_h1 = nullptr;
+
+int poll_remembered(int, char**) {
+  Env e;
+  if (!open_env(e)) return 1;
+  ib_wc_t wc{};
+  ib_wc_t *free_list = &wc, *done = nullptr;
+  auto poll = [&](ib_cq_handle_t cq) {
+    free_list = &wc;
+    return e.ci->poll_cq(cq, &free_list, &done);
+  };
+  if (nicsim_workload_rank() == 1) {
+    EXPECT_EQ(poll(e.cq), IB_NOT_FOUND);  // remembered with h1's host
+    g_polled_on_h1 = e.cq;
+    nicsim_barrier();  // h0 tries it
+    nicsim_barrier();
+    EXPECT_EQ(poll(e.cq), IB_NOT_FOUND);
+    close_env(e);
+    return 0;
+  }
+  nicsim_barrier();
+  EXPECT_EQ(poll(g_polled_on_h1), IB_INVALID_CQ_HANDLE);
+  EXPECT_EQ(poll(e.cq), IB_NOT_FOUND);
+  EXPECT_EQ(poll(e.cq), IB_NOT_FOUND);  // remembered with h0's host
+  ib_cq_handle_t old = e.cq;
+  EXPECT_EQ(e.ci->destroy_cq(old, nullptr), IB_SUCCESS);
+  EXPECT_EQ(poll(old), IB_INVALID_CQ_HANDLE);
+  uint32_t size = 64;
+  EXPECT_EQ(e.ci->create_cq(e.pd, &e, &size, &e.cq, nullptr), IB_SUCCESS);
+  EXPECT_EQ(poll(e.cq), IB_NOT_FOUND);
+  EXPECT_EQ(poll(old), IB_INVALID_CQ_HANDLE);
+  EXPECT_EQ(done, nullptr);
+  nicsim_barrier();
+  close_env(e);
+  return 0;
+}
+const BuiltinProgram reg_poll_remembered("verbs_test_poll_remembered", poll_remembered, "test");
+
 }  // namespace
 
 TEST(VerbsHandles, EveryVerbRejectsBadHandles) { run_program("verbs_test_bad_handles", true); }
+TEST(VerbsHandles, PollCqRemembersOnlyLiveCqOfCallersNode) { run_program("verbs_test_poll_remembered", true); }
