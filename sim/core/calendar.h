@@ -90,6 +90,16 @@ class Calendar : public sc_core::sc_module {
   // For SystemC threads: waits for `e` or until `t`, whichever comes first,
   // with the timeout through the calendar. False when the timeout woke it.
   bool thread_wait_event_until(sc_core::sc_event& e, Tick t);
+  // For a SystemC thread running ahead: moves its now() on by `cost` when
+  // nothing at all is due before then (thread_wait_until's fast path);
+  // false, with nothing done, otherwise. ahead_until_ is 0 unless the
+  // calling thread runs ahead.
+  static bool try_run_ahead(Tick cost) {
+    const Tick t = ahead_now_ + cost;
+    if (t >= ahead_until_) return false;
+    ahead_now_ = t;
+    return true;
+  }
   // For SystemC threads, before anything another process could see: brings
   // SystemC's clock to the calling thread's now() if it ran ahead.
   static void sync_thread() {

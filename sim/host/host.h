@@ -352,6 +352,22 @@ class Host : public sc_core::sc_module {
       charge_time_as(process, cost, where);
   }
 
+  // work_as() for a busy-polling caller, when it needs no wait: `process`
+  // charged this host last (so it is a thread of this node, not its
+  // interrupt thread), a CPU is free with nobody queued for one, the class's
+  // cost is known and not zero, and the thread runs ahead with nothing due
+  // before the charge ends (Calendar::try_run_ahead). That is work_as()
+  // exactly: the CPU is taken and given back while nothing else runs.
+  // Otherwise it does nothing and returns false; the caller then calls
+  // work_as().
+  bool try_work_ahead(const sc_core::sc_object* process, const CostClass& cost_class) {
+    if (process != last_thread_process_ || !process || !cpus_free_ || !cpu_waiters_.empty() ||
+        cost_class.id() >= cost_by_id_.size())
+      return false;
+    const Tick cost = cost_by_id_[cost_class.id()];
+    return cost != kTickMax && cost != 0 && Calendar::try_run_ahead(cost);
+  }
+
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
   std::uint32_t cpus() const { return cpus_; }

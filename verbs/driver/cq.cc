@@ -331,7 +331,7 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
   if (!cq) return IB_INVALID_CQ_HANDLE;
   if (!pp_free_wclist || !pp_done_wclist) return IB_INVALID_PARAMETER;
   *pp_done_wclist = nullptr;
-  h->work_as(caller, kPollCq);
+  if (!h->try_work_ahead(caller, kPollCq)) h->work_as(caller, kPollCq);
   // usable(), shorter while the CQ is still the one remembered.
   if (!(Device::poll_remembers(cq) || dev->find<Cq>(h_cq) == cq) || cq->resizing || !*pp_free_wclist ||
       !next_ready(*cq))
