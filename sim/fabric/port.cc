@@ -262,7 +262,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
       return;
     }
     stalled_ = false;
-    rr_next_ = (chosen + 1) % vls_;
+    rr_next_ = static_cast<std::uint8_t>((chosen + 1) % vls_);
     Packet* p = pop(chosen);
     if (!is_up) {
       drop(p, &PortStats::drops_link_down, "link_down");
