@@ -115,10 +115,13 @@ class EliteSwitch : public fabric::Device {
   Tick hop_latency_;
   bool adaptive_;
   bool sticky_;
-  std::array<fabric::Port*, kPorts> ports_{};
+  // What a forwarding decision reads sits together, next to the port table.
   std::uint32_t alive_ = 0;     // bit n-1: port n is alive
   std::uint32_t multi_vl_ = 0;  // bit n-1: port n's link has a second virtual channel
   bool alive_known_ = false;
+  std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
+  std::size_t flow_count_ = 0;  // pairs in flows_
+  std::array<fabric::Port*, kPorts> ports_{};
   struct Flow {
     std::uint32_t port = 0;    // up port its queued packets wait on
     std::uint32_t queued = 0;  // packets of the pair not yet on the wire
@@ -136,8 +139,6 @@ class EliteSwitch : public fabric::Device {
   Flow* find_flow(std::uint32_t key);        // nullptr when missing
   std::size_t flow_slot(std::uint32_t key) const;
   std::vector<FlowSlot> flows_;
-  std::size_t flow_count_ = 0;
-  std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
   EliteSwitchStats stats_;
 };
 

@@ -33,15 +33,27 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
       rng_(seed, "link:" + name_),
       fsm_(fsm_type(), name_, a.owner().device_id(), static_cast<int>(LinkState::Up)) {
   Sim::get().fsm().declare(const_cast<FsmType&>(fsm_type()));
+  a_.connect(*this, b_);
+  b_.connect(*this, a_);
+  mirror();
+}
+
+void Link::mirror() {
   for (Port* p : {&a_, &b_}) {
-    p->link_ = this;
-    p->peer_ = p == &a_ ? &b_ : &a_;
-    p->bits_per_second_ = bps_;
-    p->delay_ = delay_;
-    p->vls_ = vls_;
-    p->vl15_slots_ = vl15_packets_;
-    p->reset_credits();
+    p->up_ = up();
+    p->injects_ = drop_rate_ > 0 || ber_ > 0;
+    p->generation_ = generation_;
   }
+}
+
+void Link::set_drop_rate(double r) {
+  drop_rate_ = r;
+  mirror();
+}
+
+void Link::set_bit_error_rate(double ber) {
+  ber_ = ber;
+  mirror();
 }
 
 void Link::set_up(bool up, std::string_view cause) {
@@ -52,6 +64,7 @@ void Link::set_up(bool up, std::string_view cause) {
   // a receiver's buffer return theirs when it frees them. So the credit
   // count stays exact across down/up with no resynchronisation.
   if (!up) ++generation_;
+  mirror();
   for (Port* p : {&a_, &b_}) {
     if (p->trace_on)
       Sim::get().tracer().record(now(), p->owner().device_id(), Component::fault, up ? "link_up" : "link_down",

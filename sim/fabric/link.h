@@ -34,8 +34,8 @@ class Link {
   bool up() const { return fsm_.state() == static_cast<int>(LinkState::Up); }
   // Fault injection. Packets on the wire when the link goes down are lost.
   void set_up(bool up, std::string_view cause);
-  void set_drop_rate(double r) { drop_rate_ = r; }
-  void set_bit_error_rate(double ber) { ber_ = ber; }
+  void set_drop_rate(double r);
+  void set_bit_error_rate(double ber);
   double drop_rate() const { return drop_rate_; }
   double bit_error_rate() const { return ber_; }
   std::uint32_t generation() const { return generation_; }
@@ -49,6 +49,9 @@ class Link {
 
  private:
   bool pass_injecting(Packet& p);
+  // Copies the state a hop reads (up, fault injection, generation) into both
+  // ports, so forwarding never reads the Link.
+  void mirror();
   std::string name_;
   std::uint32_t index_;
   Port& a_;

@@ -39,21 +39,24 @@ struct PacketMeta {
   Tick injected = 0;         // first bit on the first wire
 };
 
-struct Packet {
-  PacketMeta meta;
+// Laid out by use: a hop reads and writes the first two cache lines only
+// (the wire image's bounds and the forwarding state, then the metadata).
+struct alignas(64) Packet {
   std::vector<std::uint8_t> bytes;  // the wire image; its size is the wire length
 
   // Forwarding state, owned by the fabric.
   Packet* next = nullptr;       // intrusive queue link
   Port* holder = nullptr;       // input buffer the packet occupies, if any
-  std::uint8_t held_vl = 0;     // VL of that input buffer
   Tick ready_at = 0;            // earliest first bit out of the current holder
   Tick tail_at = 0;             // when the tail reaches the current holder
   Packet* parent = nullptr;     // multicast copy: the original holding the buffer
-  std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
-  Tick release_at = 0;          // multicast original: latest copy tail-out so far
+
+  PacketMeta meta;
+  std::uint8_t held_vl = 0;     // VL of the input buffer the packet occupies
   std::uint32_t wire_generation = 0;  // link generation when put on the wire
+  std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
   std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
+  Tick release_at = 0;          // multicast original: latest copy tail-out so far
 
   std::uint32_t blocks() const {
     return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);

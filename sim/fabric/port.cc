@@ -24,15 +24,38 @@ void Device::add_ports(std::uint32_t count) {
     ports_.push_back(std::make_unique<Port>(*this, static_cast<std::uint32_t>(ports_.size() + 1)));
 }
 
-Port::Port(Device& owner, std::uint32_t number) : owner_(owner), number_(number) {}
+Port::Port(Device& owner, std::uint32_t number) : owner_(&owner), number_(number) {}
 
-std::string Port::path() const { return fmt::format("{}.port{}", owner_.name(), number_); }
+std::string Port::path() const { return fmt::format("{}.port{}", owner_->name(), number_); }
 
-bool Port::up() const { return link_ && link_->up(); }
+void Port::connect(Link& link, Port& peer) {
+  link_ = &link;
+  peer_ = &peer;
+  bits_per_second_ = link.bits_per_second();
+  // Whole picoseconds per byte: the serialisation time is then a product,
+  // the same as the rounded-up quotient serialization_time() computes.
+  constexpr Tick kBitPs = 8 * kSec;
+  ps_per_byte_ = bits_per_second_ != 0 && kBitPs % bits_per_second_ == 0 ? kBitPs / bits_per_second_ : 0;
+  delay_ = link.delay();
+  vls_ = static_cast<std::uint8_t>(link.vls());
+  if (vls_ > kInlineVls) {
+    more_vls_ = std::make_unique<VlQueue[]>(vls_);
+    vl_ = more_vls_.get();
+  }
+  vl_blocks_ = link.vl_buffer_blocks();
+  vl15_slots_ = link.vl15_buffer_packets();
+  reset_credits();
+}
+
+inline Tick Port::serialization(std::size_t bytes) const {
+  // Packets are far smaller than the bound; it keeps the product exact.
+  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * ps_per_byte_;
+  return serialization_time(bytes, bits_per_second_);
+}
 
 void Port::send(Packet* p) {
   const int vl = p->meta.vl;
-  if (!link_) {
+  if (!peer_) {
     Sim::get().error(path(), fmt::format("packet {} sent on an unconnected port", p->meta.id));
     drop(p, &PortStats::drops_link_down, "unconnected");
     return;
@@ -54,19 +77,19 @@ void Port::send(Packet* p) {
     drop(p, &PortStats::drops_link_down, "bad_vl");
     return;
   }
-  if (p->blocks() > link_->vl_buffer_blocks()) {
+  if (p->blocks() > vl_blocks_) {
     Sim::get().error(path(), fmt::format("packet {} of {} B is larger than the peer's VL buffer ({} B)",
-                                         p->meta.id, p->bytes.size(),
-                                         link_->vl_buffer_blocks() * kCreditBlock));
+                                         p->meta.id, p->bytes.size(), vl_blocks_ * kCreditBlock));
     drop(p, &PortStats::drops_link_down, "too_big");
     return;
   }
   p->next = nullptr;
-  if (tail_[vl])
-    tail_[vl]->next = p;
+  VlQueue& q = vl_[vl];
+  if (q.tail)
+    q.tail->next = p;
   else
-    head_[vl] = p;
-  tail_[vl] = p;
+    q.head = p;
+  q.tail = p;
   ++queued_;
   pump();
 }
@@ -94,18 +117,20 @@ namespace {
 
 }  // namespace
 
-void Port::add_credits(int vl, std::uint32_t blocks) {
-  credits_[vl] += blocks;
-  if (credits_[vl] > link_->vl_buffer_blocks()) clamp_credits(*this, vl, credits_[vl], link_->vl_buffer_blocks());
+inline void Port::add_credits(int vl, std::uint32_t blocks) {
+  std::uint32_t& c = vl_[vl].credits;
+  c += blocks;
+  if (c > vl_blocks_) clamp_credits(*this, vl, c, vl_blocks_);
 }
 
 std::uint32_t Port::credits(int vl) const {
-  std::uint32_t c = credits_[vl];
+  if (vl < 0 || vl >= vls_) return 0;
+  std::uint32_t c = vl_[vl].credits;
   for (std::size_t i = 0; i < pending_credits_.size(); ++i) {
     const CreditReturn& r = pending_credits_[i];
     if (r.at <= Calendar::now() && r.vl == vl) c += r.blocks;
   }
-  return link_ ? std::min(c, link_->vl_buffer_blocks()) : c;
+  return link_ ? std::min(c, vl_blocks_) : c;
 }
 
 void Port::schedule_wake(Tick at) {
@@ -124,7 +149,7 @@ void Port::pump() {
   if (pumping_) return;  // re-entered from a transmitted() hook: the loop below continues
   pumping_ = true;
   const Tick now = Calendar::now();
-  const bool is_up = up();
+  const bool is_up = up_;
   while (vl15_head_) {
     Packet* p = vl15_head_;
     vl15_head_ = p->next;
@@ -144,9 +169,10 @@ void Port::pump() {
 }
 
 Packet* Port::pop(int vl) {
-  Packet* p = head_[vl];
-  head_[vl] = p->next;
-  if (!head_[vl]) tail_[vl] = nullptr;
+  VlQueue& q = vl_[vl];
+  Packet* p = q.head;
+  q.head = p->next;
+  if (!q.head) q.tail = nullptr;
   p->next = nullptr;
   --queued_;
   return p;
@@ -156,11 +182,11 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   // Credits on hand, else the earliest time enough of the pending returns
   // will have arrived (they are then counted as held from that time on).
   at = 0;
-  if (credits_[vl] >= need) return true;
+  if (vl_[vl].credits >= need) return true;
   if (vls_ == 1) {
     // One data VL: every pending return is for it (VL15 takes no credits),
     // and those taken are the first n.
-    std::uint32_t have = credits_[vl];
+    std::uint32_t have = vl_[vl].credits;
     std::size_t n = 0;
     const std::size_t pending = pending_credits_.size();
     while (n < pending && have < need) have += pending_credits_[n++].blocks;
@@ -170,7 +196,7 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
     pending_credits_.pop_front(n);
     return true;
   }
-  std::uint32_t have = credits_[vl];
+  std::uint32_t have = vl_[vl].credits;
   std::size_t n = 0;
   bool other_vls = false;
   for (; n < pending_credits_.size() && have < need; ++n) {
@@ -195,13 +221,13 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
 }
 
 void Port::pump_fifo(Tick now, bool is_up) {
-  while (head_[0]) {
+  while (vl_[0].head) {
     if (!is_up) {
       drop(pop(0), &PortStats::drops_link_down, "link_down");
       continue;
     }
     Tick credit_at;
-    if (!credits_by(0, head_[0]->blocks(), credit_at)) return;  // a credit return pumps again
+    if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
     if (credit_at > free) ++stats_.credit_stalls;  // the wire was free; credits were not
     transmit(pop(0), std::max(free, credit_at));
@@ -219,9 +245,9 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
     bool stalled = false;
     for (int i = 0; i < vls_; ++i) {
       int vl = (rr_next_ + i) % vls_;
-      Packet* h = head_[vl];
+      Packet* h = vl_[vl].head;
       if (!h) continue;
-      if (!is_up || credits_[vl] >= h->blocks()) {
+      if (!is_up || vl_[vl].credits >= h->blocks()) {
         chosen = vl;
         break;
       }
@@ -236,7 +262,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
       return;
     }
     stalled_ = false;
-    rr_next_ = (chosen + 1) % vls_;
+    rr_next_ = static_cast<std::uint8_t>((chosen + 1) % vls_);
     Packet* p = pop(chosen);
     if (!is_up) {
       drop(p, &PortStats::drops_link_down, "link_down");
@@ -247,7 +273,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
 }
 
 void Port::transmit(Packet* p, Tick earliest) {
-  const Tick ser = serialization_time(p->bytes.size(), bits_per_second_);
+  const Tick ser = serialization(p->bytes.size());
   // Cut-through: the first bit leaves once the device is ready, but never so
   // early that the tail would leave before it has arrived.
   Tick start = std::max(earliest, p->ready_at);
@@ -255,26 +281,26 @@ void Port::transmit(Packet* p, Tick earliest) {
   const Tick end = start + ser;
   const int vl = p->meta.vl;
   busy_until_ = end;
-  if (vl != kVl15) credits_[vl] -= p->blocks();
+  if (vl != kVl15) vl_[vl].credits -= p->blocks();
   stats_.tx_busy += ser;
   ++stats_.tx_packets;
   stats_.tx_bytes += p->bytes.size();
-  owner_.fabric().count_hop();
+  owner_->fabric().count_hop();
   if (p->meta.hops == 0) p->meta.injected = start;
   leave_buffer(p, end);
 
   Sim& sim = Sim::get();
   if (trace_on)
-    sim.tracer().record(start, owner_.device_id(), Component::fabric, "tx",
+    sim.tracer().record(start, owner_->device_id(), Component::fabric, "tx",
                         {{"port", number_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
                          {"vl", vl}, {"dlid", static_cast<unsigned>(p->meta.dlid)}, {"end", end}});
   if (sim.timeline().enabled())
-    sim.timeline().span(owner_.device_id(), timeline_track, fmt::format("pkt {}", p->meta.id), start, ser,
+    sim.timeline().span(owner_->device_id(), timeline_track, fmt::format("pkt {}", p->meta.id), start, ser,
                         fmt::format("{{\"len\":{},\"vl\":{},\"dlid\":{}}}", p->bytes.size(), vl, p->meta.dlid));
-  owner_.transmitted(*this, *p, end);
-  if (tap_) tap_(tap_ctx_, *p, start);
+  owner_->transmitted(*this, *p, end);
+  if (tapped_) tap_(tap_ctx_, *p, start);
 
-  if (!link_->pass(*p)) {
+  if (injects_ && !link_->pass(*p)) {
     // Lost on the wire: the peer's buffer never fills, so the credit comes back.
     if (vl != kVl15) credit_return(end, vl, p->blocks());
     drop(p, &PortStats::drops_injected, "injected_drop");
@@ -282,7 +308,7 @@ void Port::transmit(Packet* p, Tick earliest) {
   }
   if (p->meta.bit_errors) ++stats_.bit_errors;
   ++p->meta.hops;
-  p->wire_generation = link_->generation();
+  p->wire_generation = generation_;
   p->ready_at = 0;
   p->tail_at = end + delay_;
   sim.calendar().at(start + delay_, &Port::arrive_thunk, peer_, reinterpret_cast<std::uint64_t>(p));
@@ -293,7 +319,7 @@ void Port::arrive_thunk(void* self, std::uint64_t packet) {
 }
 
 void Port::deliver(Packet* p) {
-  if (p->wire_generation != link_->generation()) {
+  if (p->wire_generation != generation_) {
     // The link went down while the packet was on it.
     if (p->meta.vl != kVl15) peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
     peer_->drop(p, &PortStats::drops_link_down, "lost_in_flight");
@@ -303,9 +329,9 @@ void Port::deliver(Packet* p) {
     // No credits protect VL15: a full buffer loses the packet (IBA 7.9.4).
     ++stats_.drops_vl15_full;
     if (trace_on)
-      Sim::get().tracer().record(Calendar::now(), owner_.device_id(), Component::fabric, "drop",
+      Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",
                                  {{"port", number_}, {"pkt", p->meta.id}, {"why", "vl15_full"}});
-    owner_.fabric().pool().put(p);
+    owner_->fabric().pool().put(p);
     return;
   }
   ++stats_.rx_packets;
@@ -313,10 +339,10 @@ void Port::deliver(Packet* p) {
   p->holder = this;
   p->held_vl = p->meta.vl;
   if (trace_on)
-    Sim::get().tracer().record(Calendar::now(), owner_.device_id(), Component::fabric, "rx",
+    Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "rx",
                                {{"port", number_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
                                 {"hops", static_cast<unsigned>(p->meta.hops)}});
-  owner_.receive(*this, p);
+  owner_->receive(*this, p);
 }
 
 void Port::leave_buffer(Packet* p, Tick when) {
@@ -327,7 +353,7 @@ void Port::leave_buffer(Packet* p, Tick when) {
     parent->release_at = std::max(parent->release_at, when);
     if (--parent->copies_left == 0) {
       if (parent->holder) parent->holder->release(*parent, parent->release_at);
-      owner_.fabric().pool().put(parent);
+      owner_->fabric().pool().put(parent);
     }
   } else if (p->holder) {
     p->holder->release(*p, when);
@@ -369,16 +395,16 @@ void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
 void Port::reset_credits() {
   pending_credits_.clear();
   vl15_busy_.clear();
-  for (int vl = 0; vl < kMaxVls; ++vl) credits_[vl] = vl < vls_ ? link_->vl_buffer_blocks() : 0;
+  for (int vl = 0; vl < vls_; ++vl) vl_[vl].credits = vl_blocks_;
 }
 
 void Port::drop(Packet* p, std::uint64_t PortStats::*counter, const char* why) {
   ++(stats_.*counter);
   leave_buffer(p, Calendar::now());
   if (trace_on)
-    Sim::get().tracer().record(Calendar::now(), owner_.device_id(), Component::fabric, "drop",
+    Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",
                                {{"port", number_}, {"pkt", p->meta.id}, {"why", why}});
-  owner_.fabric().pool().put(p);
+  owner_->fabric().pool().put(p);
 }
 
 }  // namespace nicsim::fabric

@@ -75,25 +75,33 @@ class Device {
   std::vector<std::unique_ptr<Port>> ports_;
 };
 
+// Counters a hop updates come first (receive side, then transmit side), so
+// they share the Port's cache lines with the hop's other state.
 struct PortStats {
-  std::uint64_t tx_packets = 0, tx_bytes = 0;
   std::uint64_t rx_packets = 0, rx_bytes = 0;
+  std::uint64_t tx_packets = 0, tx_bytes = 0;
   Tick tx_busy = 0;              // time the serialiser was sending
-  std::uint64_t drops_link_down = 0, drops_injected = 0, bit_errors = 0;
   std::uint64_t credit_stalls = 0;  // times a packet could not start for lack of credits
+  std::uint64_t drops_link_down = 0, drops_injected = 0, bit_errors = 0;
   std::uint64_t drops_vl15_full = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 };
 
-class Port {
+// A Port's fields are laid out by use: a packet's hop reads and writes the
+// first cache lines (the transmit side's control word, its first two VLs'
+// queues and credits, the pending credit returns, the counters) and touches
+// neither the Link nor anything below them. The link's state, fault
+// injection and generation are mirrored here by the Link when they change.
+class alignas(64) Port {
  public:
   Port(Device& owner, std::uint32_t number);
-  Device& owner() const { return owner_; }
+  Port(const Port&) = delete;
+  Device& owner() const { return *owner_; }
   std::uint32_t number() const { return number_; }
   std::string path() const;  // "leaf0.port3"
   Link* link() const { return link_; }
   Port* peer() const { return peer_; }
   bool connected() const { return peer_ != nullptr; }
-  bool up() const;
+  bool up() const { return up_; }
 
   // Transmit side. Queues `p` on VL p->meta.vl; it leaves no earlier than
   // p->ready_at and, cut-through, not before its tail could have arrived.
@@ -110,14 +118,13 @@ class Port {
 
   const PortStats& stats() const { return stats_; }
   PortStats& mutable_stats() { return stats_; }
-  std::uint32_t timeline_track = 0;  // tx spans
-  bool trace_on = false;             // fabric tracing enabled for the owner
   // Packet capture: called for every packet this port puts on the wire, with
   // the time its first bit leaves.
   using Tap = void (*)(void* ctx, const Packet& p, Tick start);
   void set_tap(Tap tap, void* ctx) {
     tap_ = tap;
     tap_ctx_ = ctx;
+    tapped_ = tap != nullptr;
   }
 
  private:
@@ -127,6 +134,14 @@ class Port {
     std::uint8_t vl;
     std::uint32_t blocks;
   };
+  // One data VL's output queue and the credits held for the peer's buffer.
+  struct VlQueue {
+    Packet* head = nullptr;
+    Packet* tail = nullptr;
+    std::uint32_t credits = 0;
+  };
+  // VLs held inside the Port; a link with more gets them from the heap.
+  static constexpr int kInlineVls = 2;
   void pump();
   void pump_fifo(Tick now, bool is_up);
   void pump_arbitrated(Tick now, bool is_up);
@@ -139,37 +154,58 @@ class Port {
   void drop(Packet* p, std::uint64_t PortStats::*counter, const char* why);
   void leave_buffer(Packet* p, Tick when);
   void credit_return(Tick at, int vl, std::uint32_t blocks);
+  void connect(Link& link, Port& peer);
   void reset_credits();
   bool vl15_accept(Tick now);
   void add_credits(int vl, std::uint32_t blocks);
+  Tick serialization(std::size_t bytes) const;
   static void wake_thunk(void* self, std::uint64_t);
   static void arrive_thunk(void* self, std::uint64_t packet);
 
-  Device& owner_;
-  std::uint32_t number_;
-  Link* link_ = nullptr;
+  // ---- first line: every hop, both ends --------------------------------
+  Device* owner_;
   Port* peer_ = nullptr;
-  // Transmit side.
-  std::uint64_t bits_per_second_ = 0;
+  VlQueue* vl_ = inline_vl_;  // vls_ entries
+  Tick busy_until_ = 0;
   Tick delay_ = 0;
-  int vls_ = 1;
-  std::array<Packet*, kMaxVls> head_{};
-  std::array<Packet*, kMaxVls> tail_{};
-  std::array<std::uint32_t, kMaxVls> credits_{};
-  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
-  Packet* vl15_tail_ = nullptr;
-  std::uint32_t vl15_slots_ = 2;               // receive side: VL15 buffer, in packets
-  std::vector<Tick> vl15_busy_;                // receive side: when each held VL15 packet leaves the buffer
+  Tick ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
   std::uint32_t queued_ = 0;
-  int rr_next_ = 0;  // round-robin VL arbitration
+  std::uint32_t vl_blocks_ = 0;   // the peer's buffer per VL, in credit blocks
+  std::uint32_t generation_ = 0;  // the link's, bumped on every down transition
+  std::uint8_t vls_ = 1;
+  bool up_ = false;        // connected and the link is up
+  bool injects_ = false;   // the link may drop packets or flip bits
+
+ public:
+  bool trace_on = false;  // fabric tracing enabled for the owner
+
+ private:
+  // ---- second line: the transmit side's queues ---------------------------
+  VlQueue inline_vl_[kInlineVls];
+  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
   bool pumping_ = false;
   bool stalled_ = false;
-  Tick busy_until_ = 0;
-  Tick wake_at_ = kTickMax;  // pending wake, if any
+  bool tapped_ = false;
+  std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
+
+  // ---- third line: credit returns on their way back, receive counters ----
   Ring<CreditReturn> pending_credits_;  // sorted by `at`; taken from the front
-  PortStats stats_;
+  PortStats stats_;                     // rx counters end the third line, tx fill the fourth
+
+  // ---- cold: set-up, wakes of a multi-VL port, VL15, capture ---------------
+  Tick wake_at_ = kTickMax;  // pending wake, if any
+  Link* link_ = nullptr;
+  std::uint64_t bits_per_second_ = 0;
+  std::uint32_t number_;
+  std::uint32_t vl15_slots_ = 2;  // receive side: VL15 buffer, in packets
+  Packet* vl15_tail_ = nullptr;
+  std::vector<Tick> vl15_busy_;  // receive side: when each held VL15 packet leaves the buffer
+  std::unique_ptr<VlQueue[]> more_vls_;  // a link with more than kInlineVls VLs
   Tap tap_ = nullptr;
   void* tap_ctx_ = nullptr;
+
+ public:
+  std::uint32_t timeline_track = 0;  // tx spans
 };
 
 }  // namespace nicsim::fabric
