@@ -21,13 +21,15 @@ int remote_read(int, char**) {
   Elan3Dev* d = Elan3Dev::attach();
   if (!d) return 1;
   E3Addr buf_e = 0;
-  std::uint8_t* buf = mapped(*d, 40000, is_sender() ? perm::kRemoteWrite : perm::kRemoteRead, &buf_e);
+  // The reader's buffer has a guard past the largest read, checked untouched.
+  std::uint8_t* buf =
+      mapped(*d, is_sender() ? 40064 : 40000, is_sender() ? perm::kRemoteWrite : perm::kRemoteRead, &buf_e);
   if (!is_sender()) fill(buf, 40000, 77);
   ElanMem ev = d->alloc_event(true);
   Peer peer = exchange(Peer{d->node_id(), buf_e, ev.elan, 0, 0});
   if (is_sender()) {
     for (std::uint32_t n : {1u, 63u, 64u, 65u, 320u, 1000u, 8192u, 8200u, 40000u}) {
-      std::memset(buf, 0, 40000);
+      std::memset(buf, 0, 40064);
       d->prime_event(ev, 1, event::Type::None, 0, 0, true, Elan3Dev::kWaitCookie);
       DmaRequest r;
       r.direction = dma::Direction::Read;
