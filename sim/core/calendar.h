@@ -1,7 +1,7 @@
 // The event calendar that drives every hardware model.
 //
 // Hardware blocks schedule plain callbacks at absolute simulated times; the
-// calendar keeps them in a binary heap ordered by (time, insertion sequence)
+// calendar keeps them in binary heaps ordered by (time, insertion sequence)
 // and wakes one SC_METHOD at the earliest time. This is how nicsim follows
 // DESIGN rule 4 (event-driven, idle hardware costs nothing) while keeping the
 // per-packet cost far below one SystemC event notification each: measured on
@@ -154,7 +154,7 @@ class Calendar : public sc_core::sc_module {
   // Progress for a watcher on another OS thread (the CLI's progress line).
   static inline std::atomic<std::uint64_t> progress_ps{0};
   static inline std::atomic<std::uint64_t> progress_events{0};
-  std::size_t pending() const { return heap_.size(); }
+  std::size_t pending() const { return near_.size() + far_.size(); }
 
  private:
   // The heap holds 16-byte keys: time in the high
@@ -167,6 +167,24 @@ class Calendar : public sc_core::sc_module {
     void* obj;
     std::uint64_t arg;
   };
+  // No event: later than any key (events at kTickMax are never scheduled).
+  static constexpr Key kNoKey = ~static_cast<Key>(0);
+  // A binary min-heap of keys. push and take are inlined into their few
+  // callers: the heaps are small, so a call's own cost is a large share.
+  struct Heap {
+    std::vector<Key> keys;
+    bool empty() const { return keys.empty(); }
+    std::size_t size() const { return keys.size(); }
+    Key front() const { return keys.front(); }
+    void push(Key k);
+    Key take(std::size_t i);  // removes and returns keys[i]
+  };
+  // The earliest pending event's key, kNoKey when none.
+  Key next_key() const {
+    return !near_.empty() && near_.front() < far_next_ ? near_.front() : far_next_;
+  }
+  // Removes the earliest pending event (there is one) and returns its key.
+  Key take_next();
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
@@ -187,12 +205,15 @@ class Calendar : public sc_core::sc_module {
   // Notifies *event; sets the bool at `fired_flag` when that is not 0.
   static void wake_thread(void* event, std::uint64_t fired_flag);
   static void sync_thread_slow();
-  void push(Key k);
   void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
-  Key take(std::size_t i);  // removes and returns heap_[i]
   void arm();
 
-  std::vector<Key> heap_;
+  // Events due far ahead (kFarDistance in calendar.cc) wait in far_, the
+  // rest in near_; the next event is the smaller of the two tops, so which
+  // heap an event is in never changes the order.
+  Heap near_;
+  Heap far_;
+  Key far_next_ = kNoKey;  // far_.front(), kNoKey when far_ is empty
   std::vector<Callback> slots_;
   // Free slots form a list through their `arg` words, most recently freed
   // first; kNoSlot ends it.
