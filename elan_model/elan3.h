@@ -103,9 +103,24 @@ class Mmu {
   };
   void step(Walk* w);
   Entry* lookup(std::uint32_t vpn);
+  // The entry holding `vpn` that a search of the TLB from its front
+  // (first_entry) or from its back (last_entry) finds, or nullptr; neither
+  // touches the LRU stamps. The two differ only when a page is in twice.
+  Entry* first_entry(std::uint32_t vpn);
+  Entry* last_entry(std::uint32_t vpn);
+  Entry* remembered(std::uint32_t vpn);
   void insert(std::uint32_t vpn, std::uint64_t pte);
+  void recount_twice();  // sets may_hold_twice_ from what the TLB holds
   Elan3& elan_;
   std::vector<Entry> tlb_;
+  // Where each page was last found, by vpn modulo its size (a hint, checked
+  // against the entry before use): most lookups are of the page the one
+  // before was on, and a search of all of tlb_ touches every cache line of
+  // it. Used only while no page is in twice (`may_hold_twice_`: set when a
+  // refill finds its page already in, counted again when an entry goes).
+  std::vector<std::uint16_t> where_;
+  bool may_hold_twice_ = false;
+  std::vector<std::uint32_t> vpns_;  // recount_twice's scratch
   std::uint64_t stamp_ = 0, generation_ = 0;
   std::uint64_t pt_base_ = 0;
   std::uint32_t pt_entries_ = 0;

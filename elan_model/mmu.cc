@@ -4,6 +4,8 @@
 // the first address that failed and translates nothing.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/sim.h"
 #include "elan_model/elan3.h"
 
@@ -21,7 +23,11 @@ struct Mmu::Walk {
   std::function<void(Translation&)> k;
 };
 
-Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
+Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {
+  std::size_t hints = 1;
+  while (hints < tlb_.size()) hints *= 2;
+  where_.assign(hints, 0);
+}
 
 void Mmu::set_table(std::uint64_t base, std::uint32_t entries) {
   pt_base_ = base;
@@ -33,15 +39,41 @@ void Mmu::flush(E3Addr va) {
   ++generation_;
   for (Entry& e : tlb_)
     if (va == reg::kFlushAll || (e.used && e.vpn == (va >> kPageShift))) e = Entry{};
+  if (va == reg::kFlushAll) may_hold_twice_ = false;
+  else if (may_hold_twice_) recount_twice();
+}
+
+Mmu::Entry* Mmu::remembered(std::uint32_t vpn) {
+  Entry& e = tlb_[where_[vpn & (where_.size() - 1)]];
+  return e.used && e.vpn == vpn ? &e : nullptr;
+}
+
+Mmu::Entry* Mmu::first_entry(std::uint32_t vpn) {
+  if (!may_hold_twice_)
+    if (Entry* e = remembered(vpn)) return e;
+  for (std::size_t k = 0; k < tlb_.size(); ++k)
+    if (tlb_[k].used && tlb_[k].vpn == vpn) {
+      where_[vpn & (where_.size() - 1)] = static_cast<std::uint16_t>(k);
+      return &tlb_[k];
+    }
+  return nullptr;
+}
+
+Mmu::Entry* Mmu::last_entry(std::uint32_t vpn) {
+  if (!may_hold_twice_)
+    if (Entry* e = remembered(vpn)) return e;
+  for (std::size_t k = tlb_.size(); k-- > 0;)
+    if (tlb_[k].used && tlb_[k].vpn == vpn) {
+      where_[vpn & (where_.size() - 1)] = static_cast<std::uint16_t>(k);
+      return &tlb_[k];
+    }
+  return nullptr;
 }
 
 Mmu::Entry* Mmu::lookup(std::uint32_t vpn) {
-  for (Entry& e : tlb_)
-    if (e.used && e.vpn == vpn) {
-      e.used = ++stamp_;
-      return &e;
-    }
-  return nullptr;
+  Entry* e = first_entry(vpn);
+  if (e) e->used = ++stamp_;
+  return e;
 }
 
 void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
@@ -53,9 +85,24 @@ void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
     }
     if (e.used < victim->used) victim = &e;
   }
+  // Two walks for one page ran at once: the page is in twice from here.
+  bool twice = false;
+  for (const Entry& e : tlb_)
+    if (&e != victim && e.used && e.vpn == vpn) twice = true;
   victim->vpn = vpn;
   victim->pte = pte;
   victim->used = ++stamp_;
+  where_[vpn & (where_.size() - 1)] = static_cast<std::uint16_t>(victim - tlb_.data());
+  if (twice) may_hold_twice_ = true;
+  else if (may_hold_twice_) recount_twice();  // the victim may have been a page's second entry
+}
+
+void Mmu::recount_twice() {
+  vpns_.clear();
+  for (const Entry& e : tlb_)
+    if (e.used) vpns_.push_back(e.vpn);
+  std::sort(vpns_.begin(), vpns_.end());
+  may_hold_twice_ = std::adjacent_find(vpns_.begin(), vpns_.end()) != vpns_.end();
 }
 
 bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Tick& cost) {
@@ -67,12 +114,7 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
   for (std::uint32_t i = 0; i < pages; ++i) {
     // The last entry holding the page (a page can be in twice when two
     // walks for it ran at once): searched from the end.
-    found[i] = nullptr;
-    for (std::size_t k = tlb_.size(); k-- > 0;)
-      if (tlb_[k].used && tlb_[k].vpn == first + i) {
-        found[i] = &tlb_[k];
-        break;
-      }
+    found[i] = last_entry(first + i);
     if (!found[i]) return false;
   }
   out.fault = Fault::None;
