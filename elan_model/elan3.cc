@@ -50,6 +50,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
              host::HostBus& bus, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
+  net_port_ = &port(1);
   if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::fsm_type()));
@@ -97,7 +98,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
 Elan3::~Elan3() = default;
 
 bool Elan3::link_up() {
-  fabric::Port& p = port(1);
+  fabric::Port& p = net_port();
   return p.connected() && p.up();
 }
 
@@ -346,7 +347,7 @@ void Elan3::transmit(fabric::Packet* p) {
     after(cycles(static_cast<std::uint32_t>((p->bytes.size() + 7) / 8)), [this, p] { rx_->packet(nullptr, p); });
     return;
   }
-  port(1).send(p);
+  net_port().send(p);
 }
 
 void Elan3::transmit_at(Tick t, fabric::Packet* p) {

@@ -54,7 +54,7 @@ void RxEngine::token_thunk(void* self, std::uint64_t arg) {
   auto* rx = static_cast<RxEngine*>(self);
   auto* p = reinterpret_cast<fabric::Packet*>(arg & ~std::uint64_t{1});
   Elan3& elan = rx->elan_;
-  if (arg & 1) elan.port(1).release(*p, Elan3::now());
+  if (arg & 1) elan.net_port().release(*p, Elan3::now());
   const std::uint8_t* b = p->bytes.data();
   std::uint32_t crc = 0;
   if (p->bytes.size() == pkt::kAckSize) std::memcpy(&crc, b + pkt::kAckSize - pkt::kCrcSize, 4);
@@ -130,7 +130,7 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   a->meta.dlid_hi = 0;
   // Tokens travel on the second virtual channel where the link has one, as
   // the Elite switches send them, so they never wait behind data.
-  const fabric::Link* link = elan_.port(1).link();
+  const fabric::Link* link = elan_.net_port().link();
   a->meta.vl = link && link->vls() > 1 ? 1 : 0;
   a->meta.src_node = elan_.device_id();
   a->meta.created = Elan3::now();
