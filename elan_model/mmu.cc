@@ -8,10 +8,11 @@
 
 #include "core/sim.h"
 #include "elan_model/elan3.h"
+#include "elan_model/recycled.h"
 
 namespace nicsim::elan3 {
 
-struct Mmu::Walk {
+struct Mmu::Walk : Recycled<Mmu::Walk> {
   E3Addr va = 0;
   std::uint32_t len = 0;
   std::uint32_t need = 0;
