@@ -85,7 +85,7 @@ enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 // page table in host memory. Every page looked up costs tlb_cycles; a miss
 // adds an 8-byte DMA read of the PTE and walk_cycles. Lookups of one
 // request run page by page in order; requests are independent.
-class Mmu {
+class alignas(64) Mmu {
  public:
   explicit Mmu(Elan3& elan);
   void translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k);
@@ -115,12 +115,14 @@ class Mmu {
   void recount_twice();  // sets may_hold_twice_ from what the TLB holds
   Elan3& elan_;
   std::vector<Entry> tlb_;
-  // Where each page was last found, by vpn modulo its size (a hint, checked
+  // Where each page was last found, by vpn modulo kHints (a hint, checked
   // against the entry before use): most lookups are of the page the one
   // before was on, and a search of all of tlb_ touches every cache line of
   // it. Used only while no page is in twice (`may_hold_twice_`: set when a
   // refill finds its page already in, counted again when an entry goes).
-  std::vector<std::uint16_t> where_;
+  // Kept in the object, on the line of tlb_'s pointer.
+  static constexpr std::uint32_t kHints = 16;
+  std::array<std::uint16_t, kHints> where_{};
   bool may_hold_twice_ = false;
   std::vector<std::uint32_t> vpns_;  // recount_twice's scratch
   std::uint64_t stamp_ = 0, generation_ = 0;
@@ -155,7 +157,7 @@ struct Desc {
 
 // The sender: descriptors in order, packets of the active one in a window,
 // tokens, retransmission, requeue on test-fail, network errors.
-class DmaEngine {
+class alignas(64) DmaEngine {
  public:
   explicit DmaEngine(Elan3& elan);
   ~DmaEngine();
@@ -288,7 +290,7 @@ class DmaEngine {
 };
 
 // The receiver: one packet at a time, in arrival order.
-class RxEngine {
+class alignas(64) RxEngine {
  public:
   explicit RxEngine(Elan3& elan);
   void packet(fabric::Port* in, fabric::Packet* p);

@@ -24,11 +24,7 @@ struct Mmu::Walk : Recycled<Mmu::Walk> {
   std::function<void(Translation&)> k;
 };
 
-Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {
-  std::size_t hints = 1;
-  while (hints < tlb_.size()) hints *= 2;
-  where_.assign(hints, 0);
-}
+Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
 
 void Mmu::set_table(std::uint64_t base, std::uint32_t entries) {
   pt_base_ = base;
@@ -45,7 +41,7 @@ void Mmu::flush(E3Addr va) {
 }
 
 Mmu::Entry* Mmu::remembered(std::uint32_t vpn) {
-  Entry& e = tlb_[where_[vpn & (where_.size() - 1)]];
+  Entry& e = tlb_[where_[vpn % kHints]];
   return e.used && e.vpn == vpn ? &e : nullptr;
 }
 
@@ -54,7 +50,7 @@ Mmu::Entry* Mmu::first_entry(std::uint32_t vpn) {
     if (Entry* e = remembered(vpn)) return e;
   for (std::size_t k = 0; k < tlb_.size(); ++k)
     if (tlb_[k].used && tlb_[k].vpn == vpn) {
-      where_[vpn & (where_.size() - 1)] = static_cast<std::uint16_t>(k);
+      where_[vpn % kHints] = static_cast<std::uint16_t>(k);
       return &tlb_[k];
     }
   return nullptr;
@@ -65,7 +61,7 @@ Mmu::Entry* Mmu::last_entry(std::uint32_t vpn) {
     if (Entry* e = remembered(vpn)) return e;
   for (std::size_t k = tlb_.size(); k-- > 0;)
     if (tlb_[k].used && tlb_[k].vpn == vpn) {
-      where_[vpn & (where_.size() - 1)] = static_cast<std::uint16_t>(k);
+      where_[vpn % kHints] = static_cast<std::uint16_t>(k);
       return &tlb_[k];
     }
   return nullptr;
@@ -93,7 +89,7 @@ void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
   victim->vpn = vpn;
   victim->pte = pte;
   victim->used = ++stamp_;
-  where_[vpn & (where_.size() - 1)] = static_cast<std::uint16_t>(victim - tlb_.data());
+  where_[vpn % kHints] = static_cast<std::uint16_t>(victim - tlb_.data());
   if (twice) may_hold_twice_ = true;
   else if (may_hold_twice_) recount_twice();  // the victim may have been a page's second entry
 }
