@@ -279,7 +279,7 @@ void DmaEngine::fill_packets() {
     fabric::Packet* p = elan_.fabric().pool().get(pkt::kHeaderSize + pk.len + pkt::kCrcSize);
     const std::uint32_t at = pk.offset % cap, first = std::min(pk.len, cap - at);
     std::memcpy(p->bytes.data() + pkt::kHeaderSize, buf_.data() + at, first);
-    std::memcpy(p->bytes.data() + pkt::kHeaderSize + first, buf_.data(), pk.len - first);
+    if (first < pk.len) std::memcpy(p->bytes.data() + pkt::kHeaderSize + first, buf_.data(), pk.len - first);
     built(pk, Fault::None, 0, p);
     if (active_.get() != d) return;
   }

@@ -118,11 +118,12 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
   out.pieces.clear();
   cost = 0;
   std::uint64_t pos = 0;
+  const Tick lookup = elan_.cycles(elan_.params().tlb_cycles);
   for (std::uint32_t i = 0; i < pages; ++i) {
     Entry* e = found[i];
     e->used = ++stamp_;
     ++elan_.mutable_stats().tlb_hits;
-    cost += elan_.cycles(elan_.params().tlb_cycles);
+    cost += lookup;
     const E3Addr a = static_cast<E3Addr>(va + pos);
     const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
     const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, len - pos));
