@@ -55,7 +55,7 @@ Desc::Desc(Elan3& elan, std::uint64_t id)
 DmaEngine::DmaEngine(Elan3& elan) : elan_(elan) {}
 DmaEngine::~DmaEngine() = default;
 
-DmaEngine::Stream& DmaEngine::stream(std::uint32_t node) {
+DmaEngine::Stream& DmaEngine::new_stream(std::uint32_t node) {
   if (node >= streams_.size()) streams_.resize(node + 1);
   Stream& s = streams_[node];
   if (!s.fsm)
@@ -224,12 +224,13 @@ void DmaEngine::build_next() {
     // first was refused.
     const bool unsynced = !d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
     if (unsynced && !window_.empty()) break;
-    TxPkt pk;
+    TxPkt& pk = window_.push_back();
+    pk = TxPkt{};
     pk.id = next_pkt_id_++;
     pk.seq = d->broadcast ? bcast_seq_++ : s.next_seq++;
     if (d->broadcast) {
       pk.tokens_left = d->node_last - d->node + 1;
-      pk.answered.assign(pk.tokens_left, 0);
+      bcast_answered_.assign(pk.tokens_left, 0);
     }
     pk.offset = next_offset_;
     pk.len = data_dma(*d) ? std::min(elan_.params().max_payload, d->size - next_offset_) : 0;
@@ -237,14 +238,10 @@ void DmaEngine::build_next() {
     pk.retry = pk.offset < d->high || (!data_dma(*d) && d->retries > 0);
     next_offset_ += pk.len;
     sent_empty_ = true;
-    window_.push_back(pk);
-    const std::uint64_t id = pk.id;
-    if (data_dma(*d)) {
-      // Built from the DMA buffer once the reader has its bytes.
-      (void)id;
-    } else {
+    // A data packet is built from the DMA buffer once the reader has its bytes.
+    if (!data_dma(*d)) {
       const bool read = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Read;
-      built(id, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
+      built(pk, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
     }
   }
   if (active_.get() == d && data_dma(*d)) fill_packets();
@@ -274,17 +271,16 @@ void DmaEngine::fill_packets() {
   for (std::size_t i = 0; i < window_.size(); ++i) {
     TxPkt& pk = window_[i];
     if (pk.st != TxPkt::St::Building) continue;
-    const std::uint64_t id = pk.id;
     if (read_fault_ != Fault::None && pk.offset + pk.len > read_fault_off_) {
-      built(id, read_fault_, read_fault_addr_, nullptr);
+      built(pk, read_fault_, read_fault_addr_, nullptr);
       return;
     }
     if (pk.offset + pk.len > read_end_) break;
     fabric::Packet* p = elan_.fabric().pool().get(pkt::kHeaderSize + pk.len + pkt::kCrcSize);
     const std::uint32_t at = pk.offset % cap, first = std::min(pk.len, cap - at);
     std::memcpy(p->bytes.data() + pkt::kHeaderSize, buf_.data() + at, first);
-    std::memcpy(p->bytes.data() + pkt::kHeaderSize + first, buf_.data(), pk.len - first);
-    built(id, Fault::None, 0, p);
+    if (first < pk.len) std::memcpy(p->bytes.data() + pkt::kHeaderSize + first, buf_.data(), pk.len - first);
+    built(pk, Fault::None, 0, p);
     if (active_.get() != d) return;
   }
   read_more();
@@ -389,13 +385,8 @@ DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
   return nullptr;
 }
 
-void DmaEngine::built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p) {
-  TxPkt* pk = find(id);
-  if (!pk || pk->st != TxPkt::St::Building) {
-    // The DMA moved on while the payload was read.
-    if (p) elan_.fabric().pool().put(p);
-    return;
-  }
+void DmaEngine::built(TxPkt& pkt, Fault f, E3Addr fault_addr, fabric::Packet* p) {
+  TxPkt* pk = &pkt;  // a packet of the window still Building
   Desc* d = active_.get();
   if (f != Fault::None) {
     if (p) elan_.fabric().pool().put(p);
@@ -549,7 +540,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
       if (window_[i].seq == seq && window_[i].st == TxPkt::St::Sent) pk = &window_[i];
   if (pk && d->broadcast) {
     // One token per node of the range; the packet is answered by the last.
-    std::uint8_t& seen = pk->answered[from - d->node];
+    std::uint8_t& seen = bcast_answered_[from - d->node];
     if (seen) pk = nullptr;
     else {
       seen = 1;

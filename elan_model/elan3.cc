@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/sim.h"
+#include "elan_model/recycled.h"
 #include "trace/stats.h"
 
 namespace nicsim::elan3 {
@@ -14,7 +15,8 @@ namespace nicsim::elan3 {
 namespace {
 
 // A heap-held continuation scheduled on the calendar.
-struct Deferred {
+struct Deferred : Recycled<Deferred> {
+  explicit Deferred(std::function<void()> f) : k(std::move(f)) {}
   std::function<void()> k;
   static void fire(void* self, std::uint64_t) {
     auto* d = static_cast<Deferred*>(self);
@@ -24,8 +26,31 @@ struct Deferred {
   }
 };
 
-struct BusRead {
-  std::vector<std::uint8_t> buf;
+// The data of a bus read or write: most are a few words (events, PTEs,
+// queue pointers, interrupt entries) and stay in the object itself.
+class BusData {
+ public:
+  void assign(const void* from, std::uint32_t len) {
+    len_ = len;
+    if (len > kInline) large_.assign(static_cast<const std::uint8_t*>(from), static_cast<const std::uint8_t*>(from) + len);
+    else if (len) std::memcpy(inline_.data(), from, len);
+  }
+  void resize(std::uint32_t len) {  // zero-filled
+    len_ = len;
+    if (len > kInline) large_.assign(len, 0);
+    else std::memset(inline_.data(), 0, len);
+  }
+  std::uint8_t* data() { return len_ > kInline ? large_.data() : inline_.data(); }
+
+ private:
+  static constexpr std::uint32_t kInline = 64;
+  std::uint32_t len_ = 0;
+  std::array<std::uint8_t, kInline> inline_;
+  std::vector<std::uint8_t> large_;
+};
+
+struct BusRead : Recycled<BusRead> {
+  BusData buf;
   std::function<void(bool, const std::uint8_t*)> k;
   static void done(void* self, std::uint64_t arg) {
     auto* r = static_cast<BusRead*>(self);
@@ -34,8 +59,8 @@ struct BusRead {
   }
 };
 
-struct BusWrite {
-  std::vector<std::uint8_t> buf;
+struct BusWrite : Recycled<BusWrite> {
+  BusData buf;
   std::function<void(bool)> k;
   static void done(void* self, std::uint64_t arg) {
     auto* w = static_cast<BusWrite*>(self);
@@ -50,6 +75,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
              host::HostBus& bus, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
+  net_port_ = &port(1);
   if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::fsm_type()));
@@ -97,7 +123,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
 Elan3::~Elan3() = default;
 
 bool Elan3::link_up() {
-  fabric::Port& p = port(1);
+  fabric::Port& p = net_port();
   return p.connected() && p.up();
 }
 
@@ -108,18 +134,20 @@ void Elan3::trace(const char* event, std::initializer_list<TraceField> fields) {
 // ---- calendar and bus helpers ------------------------------------------------
 
 void Elan3::at(Tick t, std::function<void()> k) {
-  Sim::get().calendar().at(t, &Deferred::fire, new Deferred{std::move(k)});
+  Sim::get().calendar().at(t, &Deferred::fire, new Deferred(std::move(k)));
 }
 
 void Elan3::bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool, const std::uint8_t*)> k) {
-  auto* r = new BusRead{std::vector<std::uint8_t>(len), std::move(k)};
+  auto* r = new BusRead;
+  r->buf.resize(len);
+  r->k = std::move(k);
   bus_.dma_read(obj_.c_str(), addr, r->buf.data(), len, {&BusRead::done, r, 0});
 }
 
 void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool)> k) {
-  auto* w = new BusWrite{std::vector<std::uint8_t>(static_cast<const std::uint8_t*>(data),
-                                                   static_cast<const std::uint8_t*>(data) + len),
-                         std::move(k)};
+  auto* w = new BusWrite;
+  w->buf.assign(data, len);
+  w->k = std::move(k);
   bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len, {&BusWrite::done, w, 0});
 }
 
@@ -346,7 +374,7 @@ void Elan3::transmit(fabric::Packet* p) {
     after(cycles(static_cast<std::uint32_t>((p->bytes.size() + 7) / 8)), [this, p] { rx_->packet(nullptr, p); });
     return;
   }
-  port(1).send(p);
+  net_port().send(p);
 }
 
 void Elan3::transmit_at(Tick t, fabric::Packet* p) {

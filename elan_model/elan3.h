@@ -54,11 +54,13 @@ struct Elan3Params {
 Elan3Params elan3_params_from(const ParamSet& p);
 
 struct Elan3Stats {
+  // Counted for (nearly) every packet: one cache line.
+  std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, acks_sent = 0, acks_received = 0;
+  std::uint64_t tlb_hits = 0, retransmits = 0;
   std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0, dmas_trapped = 0;
-  std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, retransmits = 0, ack_timeouts = 0;
-  std::uint64_t acks_sent = 0, acks_received = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
+  std::uint64_t ack_timeouts = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
   std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
-  std::uint64_t tlb_hits = 0, tlb_misses = 0, translation_faults = 0, permission_faults = 0;
+  std::uint64_t tlb_misses = 0, translation_faults = 0, permission_faults = 0;
   std::uint64_t events_set = 0, events_fired = 0, events_held_sets = 0, interrupts = 0, intq_overflows = 0, queue_messages = 0;
 };
 
@@ -83,7 +85,7 @@ enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 // page table in host memory. Every page looked up costs tlb_cycles; a miss
 // adds an 8-byte DMA read of the PTE and walk_cycles. Lookups of one
 // request run page by page in order; requests are independent.
-class Mmu {
+class alignas(64) Mmu {
  public:
   explicit Mmu(Elan3& elan);
   void translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k);
@@ -103,9 +105,26 @@ class Mmu {
   };
   void step(Walk* w);
   Entry* lookup(std::uint32_t vpn);
+  // The entry holding `vpn` that a search of the TLB from its front
+  // (first_entry) or from its back (last_entry) finds, or nullptr; neither
+  // touches the LRU stamps. The two differ only when a page is in twice.
+  Entry* first_entry(std::uint32_t vpn);
+  Entry* last_entry(std::uint32_t vpn);
+  Entry* remembered(std::uint32_t vpn);
   void insert(std::uint32_t vpn, std::uint64_t pte);
+  void recount_twice();  // sets may_hold_twice_ from what the TLB holds
   Elan3& elan_;
   std::vector<Entry> tlb_;
+  // Where each page was last found, by vpn modulo kHints (a hint, checked
+  // against the entry before use): most lookups are of the page the one
+  // before was on, and a search of all of tlb_ touches every cache line of
+  // it. Used only while no page is in twice (`may_hold_twice_`: set when a
+  // refill finds its page already in, counted again when an entry goes).
+  // Kept in the object, on the line of tlb_'s pointer.
+  static constexpr std::uint32_t kHints = 16;
+  std::array<std::uint16_t, kHints> where_{};
+  bool may_hold_twice_ = false;
+  std::vector<std::uint32_t> vpns_;  // recount_twice's scratch
   std::uint64_t stamp_ = 0, generation_ = 0;
   std::uint64_t pt_base_ = 0;
   std::uint32_t pt_entries_ = 0;
@@ -138,7 +157,7 @@ struct Desc {
 
 // The sender: descriptors in order, packets of the active one in a window,
 // tokens, retransmission, requeue on test-fail, network errors.
-class DmaEngine {
+class alignas(64) DmaEngine {
  public:
   explicit DmaEngine(Elan3& elan);
   ~DmaEngine();
@@ -153,18 +172,19 @@ class DmaEngine {
   static const FsmType& stream_fsm_type();
 
  private:
+  // 40 bytes, widest fields first: a window of 4 is under 3 cache lines.
   struct TxPkt {
-    std::uint16_t seq = 0;
+    std::uint64_t id = 0;
+    fabric::Packet* pkt = nullptr;  // built and not yet sent
     std::uint32_t offset = 0, len = 0;
+    // Broadcast: tokens still awaited (who answered: bcast_answered_), and
+    // the worst token so far.
+    std::uint32_t tokens_left = 1;
+    std::uint16_t seq = 0;
     enum class St : std::uint8_t { Building, Ready, Sent, Answered } st = St::Building;
     Token token = Token::Ok;
     bool timed_out = false, sync = false, retry = false;
-    // Broadcast: tokens still awaited, who answered, the worst token so far.
-    std::uint32_t tokens_left = 1;
-    std::vector<std::uint8_t> answered;
     Token worst = Token::Ok;
-    std::uint64_t id = 0;
-    fabric::Packet* pkt = nullptr;  // built and not yet sent
   };
   struct Stream {
     std::unique_ptr<Fsm> fsm;
@@ -180,7 +200,7 @@ class DmaEngine {
   void pump();
   void start(Desc* d);
   void build_next();
-  void built(std::uint64_t id, Fault f, E3Addr fault_addr, fabric::Packet* p);
+  void built(TxPkt& pk, Fault f, E3Addr fault_addr, fabric::Packet* p);
   // The data reader (see dma_engine.cc): one PCI read at a time into the
   // DMA buffer, packets built from it.
   void fill_packets();
@@ -197,12 +217,17 @@ class DmaEngine {
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
-  Stream& stream(std::uint32_t node);
+  Stream& stream(std::uint32_t node) {
+    if (node < streams_.size() && streams_[node].fsm) [[likely]]
+      return streams_[node];
+    return new_stream(node);
+  }
+  Stream& new_stream(std::uint32_t node);
   void schedule_pump(Tick at);
   Elan3& elan_;
-  std::deque<std::unique_ptr<Fetch>> fetches_;
-  std::uint32_t fetched_ = 0;
-  std::deque<std::unique_ptr<Desc>> runq_;
+  // What every packet and token touches comes first, together: in a
+  // many-node run each engine is cold when its next packet comes, so every
+  // cache line here is a miss.
   std::unique_ptr<Desc> active_;
   // Packets of the active DMA in order (a ring: no allocation per packet;
   // references into it hold only until the next push_back).
@@ -211,31 +236,17 @@ class DmaEngine {
   bool sent_empty_ = false;  // size-0 DMA: its one packet was built
   bool draining_ = false;
   Fault local_fault_ = Fault::None;
-  E3Addr local_fault_addr_ = 0;
   std::uint16_t last_expect_ = 0;
-  std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
   Tick tx_free_ = 0;  // the packet builder is busy until then
-  Translation read_t_;  // reused by the reader's lookups
   // DMA buffer: bytes [buf_from_, read_next_) of the active DMA's source,
   // at offset % dma_buffer; one read in flight at most.
-  std::vector<std::uint8_t> buf_;
   std::uint32_t buf_from_ = 0, read_next_ = 0, read_end_ = 0;
-  std::uint64_t read_gen_ = 0;  // bumped when the DMA or its resend point changes
   bool read_busy_ = false;
-  Tick read_free_ = 0;          // the next read may be requested from then
   Fault read_fault_ = Fault::None;
-  std::uint32_t read_fault_off_ = 0;
-  E3Addr read_fault_addr_ = 0;
-  struct Read {
-    DmaEngine* engine;
-    std::uint64_t gen;
-    std::uint32_t off, n;
-    std::vector<HostPiece> pieces;
-    std::uint32_t left = 0;
-    bool ok = true;
-  };
-  Read read_{};  // the one read in flight (read_busy_), reused
-  Tick pump_at_ = kTickMax;
+  std::uint64_t read_gen_ = 0;  // bumped when the DMA or its resend point changes
+  Tick read_free_ = 0;          // the next read may be requested from then
+  std::vector<std::uint8_t> buf_;
+  std::uint64_t next_pkt_id_ = 1;
   // Ack timeouts, one per packet sent. Their times never decrease, so only
   // the earliest is in the calendar at a time: the others wait here with
   // the tie-break place (Calendar::reserve_seq) they took when the packet
@@ -252,12 +263,34 @@ class DmaEngine {
   };
   Ring<PendingTimeout> timeouts_;
   bool timeout_scheduled_ = false;  // the earliest timeout is in the calendar
-  std::uint64_t next_pkt_id_ = 1, next_desc_id_ = 1;
   std::vector<Stream> streams_;
+  Translation read_t_;  // reused by the reader's lookups
+  struct Read {
+    DmaEngine* engine;
+    std::uint64_t gen;
+    std::uint32_t off, n;
+    std::vector<HostPiece> pieces;
+    std::uint32_t left = 0;
+    bool ok = true;
+  };
+  Read read_{};  // the one read in flight (read_busy_), reused
+  // Once per DMA or rarer.
+  std::deque<std::unique_ptr<Fetch>> fetches_;
+  std::uint32_t fetched_ = 0;
+  std::deque<std::unique_ptr<Desc>> runq_;
+  E3Addr local_fault_addr_ = 0;
+  std::uint32_t read_fault_off_ = 0;
+  E3Addr read_fault_addr_ = 0;
+  std::uint16_t bcast_seq_ = 0;  // the broadcast stream's next number
+  // The nodes of the range that answered the broadcast packet in the window
+  // (a broadcast has one packet out at a time).
+  std::vector<std::uint8_t> bcast_answered_;
+  Tick pump_at_ = kTickMax;
+  std::uint64_t next_desc_id_ = 1;
 };
 
 // The receiver: one packet at a time, in arrival order.
-class RxEngine {
+class alignas(64) RxEngine {
  public:
   explicit RxEngine(Elan3& elan);
   void packet(fabric::Port* in, fabric::Packet* p);
@@ -278,23 +311,23 @@ class RxEngine {
   static void write_thunk(void* self, std::uint64_t);
   static void write_done(void* self, std::uint64_t arg);
   void release(fabric::Packet* p);
+  // Every packet's fields first, together (see DmaEngine's).
   Elan3& elan_;
-  // The write_block fast path: what to do when the lookups are paid for.
-  std::vector<HostPiece> pieces_;
-  Translation t_, te_;  // reused by the fast path's lookups
-  E3Addr pending_event_ = 0;
-  bool replay_ = false;  // the packet being answered was executed before
   struct Pending {
     fabric::Port* in;
     fabric::Packet* p;
   };
-  std::deque<Pending> queue_;
+  Ring<Pending> queue_;
   bool busy_ = false;
+  bool replay_ = false;  // the packet being answered was executed before
+  bool bcast_ = false;   // the packet being handled is a broadcast
+  std::uint16_t seq_ = 0;  // and its number
+  // The write_block fast path: what to do when the lookups are paid for.
+  E3Addr pending_event_ = 0;
+  std::vector<HostPiece> pieces_;
   std::vector<std::uint16_t> expected_;  // per source node
   std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
-  bool bcast_ = false;                     // the packet being handled is a broadcast
-  std::uint16_t seq_ = 0;                  // and its number
-  std::vector<std::uint8_t> synced_;
+  Translation t_, te_;  // reused by the fast path's lookups
 };
 
 // The event engine: sets are serialised (read-modify-write of ev_Count).
@@ -357,6 +390,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::uint32_t node_id() const { return node_id_; }
   void assign_lid(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
   bool link_up();
+  fabric::Port& net_port() { return *net_port_; }  // port(1), without its lookup
   bool enabled() const { return control_ & reg::kControlEnable; }
   host::Host& host() { return host_; }
   host::HostBus& bus() { return bus_; }
@@ -406,22 +440,24 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
  private:
   void command(std::uint64_t offset, std::uint64_t value);
   void raise_if_pending();
+  // What the engines read for every packet first (see DmaEngine's fields).
   Elan3Params p_;
   Tick cycle_ps_ = 0;  // picoseconds per cycle when exact, else 0
+  fabric::Port* net_port_ = nullptr;
   host::Host& host_;
   host::HostBus& bus_;
-  std::string obj_;
-  std::uint32_t node_id_ = 0;
-  std::uint32_t control_ = 0;
-  std::uint64_t pt_base_ = 0, intq_base_ = 0;
-  std::uint32_t pt_entries_ = 0, intq_entries_ = 0, intq_producer_ = 0, intq_consumer_ = 0, int_status_ = 0;
-  std::int32_t irq_vector_ = -1;
-  bool irq_armed_ = true;
   std::unique_ptr<Mmu> mmu_;
   std::unique_ptr<DmaEngine> dma_;
   std::unique_ptr<RxEngine> rx_;
   std::unique_ptr<EventEngine> events_;
+  std::uint32_t node_id_ = 0;
+  std::uint32_t control_ = 0;
+  std::string obj_;
   Elan3Stats stats_;
+  std::uint64_t pt_base_ = 0, intq_base_ = 0;
+  std::uint32_t pt_entries_ = 0, intq_entries_ = 0, intq_producer_ = 0, intq_consumer_ = 0, int_status_ = 0;
+  std::int32_t irq_vector_ = -1;
+  bool irq_armed_ = true;
   friend class RxEngine;
 };
 

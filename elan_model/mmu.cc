@@ -4,12 +4,15 @@
 // the first address that failed and translates nothing.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/sim.h"
 #include "elan_model/elan3.h"
+#include "elan_model/recycled.h"
 
 namespace nicsim::elan3 {
 
-struct Mmu::Walk {
+struct Mmu::Walk : Recycled<Mmu::Walk> {
   E3Addr va = 0;
   std::uint32_t len = 0;
   std::uint32_t need = 0;
@@ -33,15 +36,41 @@ void Mmu::flush(E3Addr va) {
   ++generation_;
   for (Entry& e : tlb_)
     if (va == reg::kFlushAll || (e.used && e.vpn == (va >> kPageShift))) e = Entry{};
+  if (va == reg::kFlushAll) may_hold_twice_ = false;
+  else if (may_hold_twice_) recount_twice();
+}
+
+Mmu::Entry* Mmu::remembered(std::uint32_t vpn) {
+  Entry& e = tlb_[where_[vpn % kHints]];
+  return e.used && e.vpn == vpn ? &e : nullptr;
+}
+
+Mmu::Entry* Mmu::first_entry(std::uint32_t vpn) {
+  if (!may_hold_twice_)
+    if (Entry* e = remembered(vpn)) return e;
+  for (std::size_t k = 0; k < tlb_.size(); ++k)
+    if (tlb_[k].used && tlb_[k].vpn == vpn) {
+      where_[vpn % kHints] = static_cast<std::uint16_t>(k);
+      return &tlb_[k];
+    }
+  return nullptr;
+}
+
+Mmu::Entry* Mmu::last_entry(std::uint32_t vpn) {
+  if (!may_hold_twice_)
+    if (Entry* e = remembered(vpn)) return e;
+  for (std::size_t k = tlb_.size(); k-- > 0;)
+    if (tlb_[k].used && tlb_[k].vpn == vpn) {
+      where_[vpn % kHints] = static_cast<std::uint16_t>(k);
+      return &tlb_[k];
+    }
+  return nullptr;
 }
 
 Mmu::Entry* Mmu::lookup(std::uint32_t vpn) {
-  for (Entry& e : tlb_)
-    if (e.used && e.vpn == vpn) {
-      e.used = ++stamp_;
-      return &e;
-    }
-  return nullptr;
+  Entry* e = first_entry(vpn);
+  if (e) e->used = ++stamp_;
+  return e;
 }
 
 void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
@@ -53,9 +82,24 @@ void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
     }
     if (e.used < victim->used) victim = &e;
   }
+  // Two walks for one page ran at once: the page is in twice from here.
+  bool twice = false;
+  for (const Entry& e : tlb_)
+    if (&e != victim && e.used && e.vpn == vpn) twice = true;
   victim->vpn = vpn;
   victim->pte = pte;
   victim->used = ++stamp_;
+  where_[vpn % kHints] = static_cast<std::uint16_t>(victim - tlb_.data());
+  if (twice) may_hold_twice_ = true;
+  else if (may_hold_twice_) recount_twice();  // the victim may have been a page's second entry
+}
+
+void Mmu::recount_twice() {
+  vpns_.clear();
+  for (const Entry& e : tlb_)
+    if (e.used) vpns_.push_back(e.vpn);
+  std::sort(vpns_.begin(), vpns_.end());
+  may_hold_twice_ = std::adjacent_find(vpns_.begin(), vpns_.end()) != vpns_.end();
 }
 
 bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Tick& cost) {
@@ -67,23 +111,19 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
   for (std::uint32_t i = 0; i < pages; ++i) {
     // The last entry holding the page (a page can be in twice when two
     // walks for it ran at once): searched from the end.
-    found[i] = nullptr;
-    for (std::size_t k = tlb_.size(); k-- > 0;)
-      if (tlb_[k].used && tlb_[k].vpn == first + i) {
-        found[i] = &tlb_[k];
-        break;
-      }
+    found[i] = last_entry(first + i);
     if (!found[i]) return false;
   }
   out.fault = Fault::None;
   out.pieces.clear();
   cost = 0;
   std::uint64_t pos = 0;
+  const Tick lookup = elan_.cycles(elan_.params().tlb_cycles);
   for (std::uint32_t i = 0; i < pages; ++i) {
     Entry* e = found[i];
     e->used = ++stamp_;
     ++elan_.mutable_stats().tlb_hits;
-    cost += elan_.cycles(elan_.params().tlb_cycles);
+    cost += lookup;
     const E3Addr a = static_cast<E3Addr>(va + pos);
     const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
     const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, len - pos));

@@ -15,6 +15,14 @@ namespace nicsim::elan3 {
 
 namespace {
 bool seq_before(std::uint16_t a, std::uint16_t b) { return static_cast<std::int16_t>(a - b) < 0; }
+// The CRC in the last bytes of a packet or token of `size` bytes (at least
+// the CRC's) is that of the bytes before it. Read only when checked: the
+// last bytes of a data packet are a cache line of their own.
+bool crc_matches(const std::uint8_t* b, std::size_t size) {
+  std::uint32_t crc;
+  std::memcpy(&crc, b + size - pkt::kCrcSize, pkt::kCrcSize);
+  return crc == pkt::crc32(b, size - pkt::kCrcSize);
+}
 }  // namespace
 
 RxEngine::RxEngine(Elan3& elan) : elan_(elan) {}
@@ -54,12 +62,10 @@ void RxEngine::token_thunk(void* self, std::uint64_t arg) {
   auto* rx = static_cast<RxEngine*>(self);
   auto* p = reinterpret_cast<fabric::Packet*>(arg & ~std::uint64_t{1});
   Elan3& elan = rx->elan_;
-  if (arg & 1) elan.port(1).release(*p, Elan3::now());
+  if (arg & 1) elan.net_port().release(*p, Elan3::now());
   const std::uint8_t* b = p->bytes.data();
-  std::uint32_t crc = 0;
-  if (p->bytes.size() == pkt::kAckSize) std::memcpy(&crc, b + pkt::kAckSize - pkt::kCrcSize, 4);
   const bool check = elan.params().verify_crc_always || p->meta.bit_errors > 0;
-  if (p->bytes.size() != pkt::kAckSize || (check && crc != pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize))) {
+  if (p->bytes.size() != pkt::kAckSize || (check && !crc_matches(b, pkt::kAckSize))) {
     ++elan.mutable_stats().rx_bad_crc;
     elan.trace("rx_bad_token", {{"bytes", static_cast<unsigned>(p->bytes.size())}});
   } else {
@@ -130,7 +136,7 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   a->meta.dlid_hi = 0;
   // Tokens travel on the second virtual channel where the link has one, as
   // the Elite switches send them, so they never wait behind data.
-  const fabric::Link* link = elan_.port(1).link();
+  const fabric::Link* link = elan_.net_port().link();
   a->meta.vl = link && link->vls() > 1 ? 1 : 0;
   a->meta.src_node = elan_.device_id();
   a->meta.created = Elan3::now();
@@ -144,10 +150,8 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
 void RxEngine::process(fabric::Packet* p) {
   const std::uint8_t* h = p->bytes.data();
   const std::size_t size = p->bytes.size();
-  std::uint32_t crc = 0;
-  if (size >= pkt::kHeaderSize + pkt::kCrcSize) std::memcpy(&crc, h + size - pkt::kCrcSize, 4);
   const bool check = elan_.params().verify_crc_always || p->meta.bit_errors > 0;
-  const bool crc_ok = size >= pkt::kHeaderSize + pkt::kCrcSize && (!check || crc == pkt::crc32(h, size - pkt::kCrcSize)) &&
+  const bool crc_ok = size >= pkt::kHeaderSize + pkt::kCrcSize && (!check || crc_matches(h, size)) &&
                       get(h, pkt::length) == size - pkt::kHeaderSize - pkt::kCrcSize;
   if (!crc_ok) {
     // Nothing in the packet can be trusted, not even who sent it: no token.

@@ -37,7 +37,7 @@ T profile_value(const ParamSet& params, std::string_view field, const char* prof
 }  // namespace
 
 HostBus::HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& params)
-    : sc_core::sc_module(name), host_(host) {
+    : sc_core::sc_module(name), host_(host), memory_(&host.memory()), node_id_(host.node_id()) {
   const std::string& profile_name = params.text("profile");
   const BusProfile* p = find_bus_profile(profile_name);
   // The parameter's choices list the profiles, so this is a table mismatch.
@@ -107,13 +107,18 @@ Tick HostBus::quote(bool is_read, std::size_t bytes) const {
   return is_read ? start + read_latency_ + occ : start + occ + write_latency_;
 }
 
-std::uint32_t HostBus::new_slot() {
-  if (free_slots_.empty()) {
-    slots_.emplace_back();
-    return static_cast<std::uint32_t>(slots_.size() - 1);
-  }
-  std::uint32_t s = free_slots_.back();
-  free_slots_.pop_back();
+// Growing the table is kept out of line: new_txn is on every DMA's path.
+[[gnu::noinline]] std::uint32_t HostBus::add_txn() {
+  txns_.emplace_back();
+  return static_cast<std::uint32_t>(txns_.size() - 1);
+}
+
+inline std::uint32_t HostBus::new_txn() {
+  ++dmas_in_flight_;
+  if (free_txn_ == kNoTxn) [[unlikely]]
+    return add_txn();
+  const std::uint32_t s = free_txn_;
+  free_txn_ = txns_[s].next_free;
   return s;
 }
 
@@ -121,35 +126,33 @@ std::uint32_t HostBus::new_slot() {
 
 void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst,
                   const void* src, std::size_t bytes, DmaDone done) {
-  bool ok = host_.memory().contains(host_addr, bytes);
+  bool ok = memory_->contains(host_addr, bytes);
   // A master abort ends after the address phase: no data cycles, no latency.
   Tick occ = !ok ? occupancy(0) : is_read ? read_occupancy(bytes) : occupancy(bytes);
   Tick start = grant(occ);
   Tick complete = !ok ? start + occ : is_read ? start + read_latency_ + occ : start + occ + write_latency_;
-  std::uint32_t s = new_slot();
-  Txn& x = slots_[s];
+  std::uint32_t s = new_txn();
+  Txn& x = txns_[s];
+  x.addr = host_addr;
+  x.buf = is_read ? dst : const_cast<void*>(src);
+  x.bytes = bytes;
+  x.initiator = initiator;
+  x.done = done;
   x.is_read = is_read;
   x.aborted = !ok;
-  x.initiator = initiator;
-  x.addr = host_addr;
-  x.dst = dst;
-  x.src = src;
-  x.bytes = bytes;
-  x.done = done;
-  x.window = nullptr;
   Tracer& tr = Sim::get().tracer();
-  if (tr.on(host_.node_id(), Component::bus))
-    tr.record(now(), host_.node_id(), Component::bus, is_read ? "dma_read" : "dma_write",
-              {{"initiator", initiator ? initiator : "?"}, {"addr", host_.memory().describe(host_addr)}, {"bytes", bytes}, {"start", start},
+  if (tr.on(node_id_, Component::bus))
+    tr.record(now(), node_id_, Component::bus, is_read ? "dma_read" : "dma_write",
+              {{"initiator", initiator ? initiator : "?"}, {"addr", memory_->describe(host_addr)}, {"bytes", bytes}, {"start", start},
                {"complete", complete}});
   Sim::get().calendar().at(complete, &HostBus::dma_complete, this, s);
 }
 
 void HostBus::dma_complete(void* bus, std::uint64_t slot) {
   auto* self = static_cast<HostBus*>(bus);
-  Txn& x = self->slots_[slot];
+  Txn& x = self->txns_[slot];
   // Checked again now: the memory may have been freed while in flight.
-  if (!x.aborted && !self->host_.memory().contains(x.addr, x.bytes)) x.aborted = true;
+  if (!x.aborted && !self->memory_->contains(x.addr, x.bytes)) x.aborted = true;
   DmaDone done = x.done;
   std::uint64_t arg = done.arg;
   if (x.aborted) {
@@ -157,22 +160,24 @@ void HostBus::dma_complete(void* bus, std::uint64_t slot) {
                      fmt::format("master abort: {} DMA {} of {} bytes at host address {} is outside "
                                  "the node's memory",
                                  x.initiator ? x.initiator : "?", x.is_read ? "read" : "write", x.bytes,
-                                 self->host_.memory().describe(x.addr)));
+                                 self->memory_->describe(x.addr)));
     Tracer& tr = Sim::get().tracer();
-    if (tr.on(self->host_.node_id(), Component::bus))
-      tr.record(now(), self->host_.node_id(), Component::bus, "master_abort",
-                {{"initiator", x.initiator ? x.initiator : "?"}, {"addr", self->host_.memory().describe(x.addr)}, {"bytes", x.bytes}});
+    if (tr.on(self->node_id_, Component::bus))
+      tr.record(now(), self->node_id_, Component::bus, "master_abort",
+                {{"initiator", x.initiator ? x.initiator : "?"}, {"addr", self->memory_->describe(x.addr)}, {"bytes", x.bytes}});
     arg |= kDmaFailedBit;
   } else if (x.is_read) {
-    std::memcpy(x.dst, reinterpret_cast<const void*>(x.addr), x.bytes);
+    std::memcpy(x.buf, reinterpret_cast<const void*>(x.addr), x.bytes);
     self->bytes_read_ += x.bytes;
   } else {
-    std::memcpy(reinterpret_cast<void*>(x.addr), x.src, x.bytes);
+    std::memcpy(reinterpret_cast<void*>(x.addr), x.buf, x.bytes);
     self->bytes_written_ += x.bytes;
   }
   // The slot is free before the callback so that the callback may start the
   // next DMA without growing the table.
-  self->free_slots_.push_back(static_cast<std::uint32_t>(slot));
+  x.next_free = self->free_txn_;
+  self->free_txn_ = static_cast<std::uint32_t>(slot);
+  --self->dmas_in_flight_;
   if (done.fn) done.fn(done.obj, arg);
 }
 
@@ -216,21 +221,23 @@ bool HostBus::mmio_write(std::uint64_t addr, const void* data, std::size_t bytes
   Tick occ = occupancy(bytes);
   Tick start = grant(occ);
   Tick arrive = start + occ + mmio_write_latency_;
-  std::uint32_t s = new_slot();
-  Txn& x = slots_[s];
-  x.is_read = false;
-  x.aborted = false;
-  x.initiator = nullptr;
-  x.addr = addr - w->base;
-  x.bytes = bytes;
+  std::uint32_t s;
+  if (free_posts_.empty()) {
+    s = static_cast<std::uint32_t>(posts_.size());
+    posts_.emplace_back();
+  } else {
+    s = free_posts_.back();
+    free_posts_.pop_back();
+  }
+  Post& x = posts_[s];
   x.window = w;
-  x.done = DmaDone{};
+  x.offset = addr - w->base;
   auto* p = static_cast<const unsigned char*>(data);
-  x.data.assign(p, p + bytes);  // posted: the caller's buffer may change before arrival
+  x.data.assign(p, p + bytes);
   Tracer& tr = Sim::get().tracer();
-  if (tr.on(host_.node_id(), Component::bus))
-    tr.record(now(), host_.node_id(), Component::bus, "mmio_write",
-              {{"device", w->name}, {"offset", x.addr}, {"bytes", bytes}, {"start", start},
+  if (tr.on(node_id_, Component::bus))
+    tr.record(now(), node_id_, Component::bus, "mmio_write",
+              {{"device", w->name}, {"offset", x.offset}, {"bytes", bytes}, {"start", start},
                {"arrive", arrive}});
   Sim::get().calendar().at(arrive, &HostBus::mmio_arrive, this, s);
   BlockScope scope(host_, "mmio_write");
@@ -240,22 +247,23 @@ bool HostBus::mmio_write(std::uint64_t addr, const void* data, std::size_t bytes
 
 void HostBus::mmio_arrive(void* bus, std::uint64_t slot) {
   auto* self = static_cast<HostBus*>(bus);
-  Txn& x = self->slots_[slot];
+  Post& x = self->posts_[slot];
   tlm::tlm_generic_payload gp;
   gp.set_command(tlm::TLM_WRITE_COMMAND);
-  gp.set_address(x.addr);
+  gp.set_address(x.offset);
   gp.set_data_ptr(x.data.data());
-  gp.set_data_length(static_cast<unsigned>(x.bytes));
-  gp.set_streaming_width(static_cast<unsigned>(x.bytes));
+  gp.set_data_length(static_cast<unsigned>(x.data.size()));
+  gp.set_streaming_width(static_cast<unsigned>(x.data.size()));
   gp.set_byte_enable_ptr(nullptr);
   gp.set_dmi_allowed(false);
   gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   const Window* w = x.window;
-  std::uint64_t offset = x.addr;
-  // b_transport may post another write (reusing slots), so x is not used after it.
+  std::uint64_t offset = x.offset;
+  // b_transport may post another write (growing posts_), so x is not used
+  // after it, and the slot is freed after it (its data is the payload's).
   w->target->b_transport(gp, delay);
-  self->free_slots_.push_back(static_cast<std::uint32_t>(slot));
+  self->free_posts_.push_back(static_cast<std::uint32_t>(slot));
   if (gp.is_response_error())
     Sim::get().error(self->name(), fmt::format("mmio_write to {} offset {:#x} failed: {}", w->name,
                                                offset, gp.get_response_string()));
@@ -274,8 +282,8 @@ bool HostBus::mmio_read(std::uint64_t addr, void* data, std::size_t bytes) {
   Tick back = start + occ + mmio_read_latency_;
   std::uint64_t offset = addr - w->base;
   Tracer& tr = Sim::get().tracer();
-  if (tr.on(host_.node_id(), Component::bus))
-    tr.record(now(), host_.node_id(), Component::bus, "mmio_read",
+  if (tr.on(node_id_, Component::bus))
+    tr.record(now(), node_id_, Component::bus, "mmio_read",
               {{"device", w->name}, {"offset", offset}, {"bytes", bytes}, {"start", start},
                {"arrive", arrive}, {"return", back}});
   BlockScope scope(host_, "mmio_read");

@@ -155,7 +155,7 @@ class HostBus : public sc_core::sc_module {
   Tick mmio_read_latency() const { return mmio_read_latency_; }
 
   // Transactions issued and not yet completed.
-  std::size_t in_flight() const { return slots_.size() - free_slots_.size(); }
+  std::size_t in_flight() const { return dmas_in_flight_ + (posts_.size() - free_posts_.size()); }
 
   // Statistics: DMA payload bytes, and the time the bus was held by any
   // transaction.
@@ -169,19 +169,24 @@ class HostBus : public sc_core::sc_module {
     std::uint64_t base, size;
     tlm::tlm_fw_transport_if<>* target;
   };
-  // One DMA or posted MMIO write in flight, in a reusable slot; calendar
-  // events carry the slot index.
-  struct Txn {
+  // One DMA in flight, in a reusable slot (one cache line); calendar events
+  // carry the slot index. Free slots form a list through `next_free`.
+  struct alignas(64) Txn {
+    std::uint64_t addr = 0;     // host address
+    void* buf = nullptr;        // read: the destination; write: the source
+    std::size_t bytes = 0;
+    const char* initiator = nullptr;
+    DmaDone done;
     bool is_read = false;
     bool aborted = false;
-    const char* initiator = nullptr;
-    std::uint64_t addr = 0;  // host address (DMA) or window offset (MMIO)
-    void* dst = nullptr;     // DMA read destination
-    const void* src = nullptr;  // DMA write source
-    std::size_t bytes = 0;
-    DmaDone done;
-    const Window* window = nullptr;  // MMIO write target
-    std::vector<unsigned char> data;  // MMIO write: the posted data
+    std::uint32_t next_free = kNoTxn;
+  };
+  static constexpr std::uint32_t kNoTxn = ~0u;
+  // One posted MMIO write on its way to the device.
+  struct Post {
+    const Window* window = nullptr;
+    std::uint64_t offset = 0;  // within the window
+    std::vector<unsigned char> data;  // the caller's buffer may change before arrival
   };
   // The last transaction size asked for and its occupancy (most transfers
   // repeat the size of the one before; the timing parameters never change).
@@ -191,7 +196,8 @@ class HostBus : public sc_core::sc_module {
   };
   Tick compute_occupancy(std::size_t bytes) const;
   Tick grant(Tick occupancy);  // returns the start time and books the bus
-  std::uint32_t new_slot();
+  std::uint32_t new_txn();
+  std::uint32_t add_txn();
   const Window* find_window(std::uint64_t addr, std::size_t bytes) const;
   bool on_thread(const char* what, std::uint64_t addr) const;
   void dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst,
@@ -204,14 +210,22 @@ class HostBus : public sc_core::sc_module {
   std::uint64_t efficiency_ppm_;
   std::uint64_t overhead_cycles_;
   std::uint64_t max_read_request_;
-  Tick read_latency_, write_latency_, mmio_write_latency_, mmio_read_latency_;
-  Tick free_at_ = 0;
+  Tick mmio_write_latency_, mmio_read_latency_;
+  std::deque<Window> windows_;  // a deque: in-flight writes point at their window
+  std::vector<Post> posts_;
+  std::vector<std::uint32_t> free_posts_;
+  // What a DMA touches, together: in a many-node run every node's bus is
+  // cold when its next DMA comes, so each line here is a cache miss.
+  alignas(64) Tick free_at_ = 0;
+  Tick read_latency_, write_latency_;
   mutable OccupancyMemo memo_, read_memo_;
+  HostMemory* memory_;  // the host's, which lives as long as the host
+  std::vector<Txn> txns_;
+  std::uint32_t free_txn_ = kNoTxn;
+  std::uint32_t dmas_in_flight_ = 0;
+  std::uint32_t node_id_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
   Tick busy_time_ = 0;
-  std::deque<Window> windows_;  // a deque: in-flight writes point at their window
-  std::vector<Txn> slots_;
-  std::vector<std::uint32_t> free_slots_;
 };
 
 }  // namespace nicsim::host
