@@ -26,6 +26,21 @@ void Device::add_ports(std::uint32_t count) {
 
 Port::Port(Device& owner, std::uint32_t number) : owner_(&owner), number_(number) {}
 
+PortStats Port::stats() const {
+  PortStats s;
+  s.rx_packets = rx_packets_;
+  s.rx_bytes = rx_bytes_;
+  s.tx_packets = tx_packets_;
+  s.tx_bytes = tx_bytes_;
+  s.tx_busy = tx_busy_;
+  s.credit_stalls = credit_stalls_;
+  s.drops_link_down = drops_link_down_;
+  s.drops_injected = drops_injected_;
+  s.bit_errors = bit_errors_;
+  s.drops_vl15_full = drops_vl15_full_;
+  return s;
+}
+
 std::string Port::path() const { return fmt::format("{}.port{}", owner_->name(), number_); }
 
 void Port::connect(Link& link, Port& peer) {
@@ -35,7 +50,9 @@ void Port::connect(Link& link, Port& peer) {
   // Whole picoseconds per byte: the serialisation time is then a product,
   // the same as the rounded-up quotient serialization_time() computes.
   constexpr Tick kBitPs = 8 * kSec;
-  ps_per_byte_ = bits_per_second_ != 0 && kBitPs % bits_per_second_ == 0 ? kBitPs / bits_per_second_ : 0;
+  // (Kept in 32 bits, as every link faster than 1,863 bit/s has it.)
+  const Tick per_byte = bits_per_second_ != 0 && kBitPs % bits_per_second_ == 0 ? kBitPs / bits_per_second_ : 0;
+  ps_per_byte_ = per_byte <= UINT32_MAX ? static_cast<std::uint32_t>(per_byte) : 0;
   delay_ = link.delay();
   vls_ = static_cast<std::uint8_t>(link.vls());
   if (vls_ > kInlineVls) {
@@ -49,7 +66,7 @@ void Port::connect(Link& link, Port& peer) {
 
 inline Tick Port::serialization(std::size_t bytes) const {
   // Packets are far smaller than the bound; it keeps the product exact.
-  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * ps_per_byte_;
+  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * Tick{ps_per_byte_};
   return serialization_time(bytes, bits_per_second_);
 }
 
@@ -57,7 +74,7 @@ void Port::send(Packet* p) {
   const int vl = p->meta.vl;
   if (!peer_) {
     Sim::get().error(path(), fmt::format("packet {} sent on an unconnected port", p->meta.id));
-    drop(p, &PortStats::drops_link_down, "unconnected");
+    drop(p, &Port::drops_link_down_, "unconnected");
     return;
   }
   if (vl == kVl15) {
@@ -74,13 +91,13 @@ void Port::send(Packet* p) {
   }
   if (vl >= vls_) {
     Sim::get().error(path(), fmt::format("packet {} on VL {} but the link has {} VL(s)", p->meta.id, vl, vls_));
-    drop(p, &PortStats::drops_link_down, "bad_vl");
+    drop(p, &Port::drops_link_down_, "bad_vl");
     return;
   }
   if (p->blocks() > vl_blocks_) {
     Sim::get().error(path(), fmt::format("packet {} of {} B is larger than the peer's VL buffer ({} B)",
                                          p->meta.id, p->bytes.size(), vl_blocks_ * kCreditBlock));
-    drop(p, &PortStats::drops_link_down, "too_big");
+    drop(p, &Port::drops_link_down_, "too_big");
     return;
   }
   p->next = nullptr;
@@ -157,7 +174,7 @@ void Port::pump() {
     p->next = nullptr;
     --queued_;
     if (!is_up)
-      drop(p, &PortStats::drops_link_down, "link_down");
+      drop(p, &Port::drops_link_down_, "link_down");
     else
       transmit(p, std::max(now, busy_until_));
   }
@@ -223,13 +240,13 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
 void Port::pump_fifo(Tick now, bool is_up) {
   while (vl_[0].head) {
     if (!is_up) {
-      drop(pop(0), &PortStats::drops_link_down, "link_down");
+      drop(pop(0), &Port::drops_link_down_, "link_down");
       continue;
     }
     Tick credit_at;
     if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
-    if (credit_at > free) ++stats_.credit_stalls;  // the wire was free; credits were not
+    if (credit_at > free) ++credit_stalls_;  // the wire was free; credits were not
     transmit(pop(0), std::max(free, credit_at));
   }
 }
@@ -255,7 +272,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
     }
     if (chosen < 0) {
       if (stalled) {
-        if (!stalled_) ++stats_.credit_stalls;
+        if (!stalled_) ++credit_stalls_;
         stalled_ = true;
         if (!pending_credits_.empty()) schedule_wake(pending_credits_.front().at);
       }
@@ -265,7 +282,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
     rr_next_ = static_cast<std::uint8_t>((chosen + 1) % vls_);
     Packet* p = pop(chosen);
     if (!is_up) {
-      drop(p, &PortStats::drops_link_down, "link_down");
+      drop(p, &Port::drops_link_down_, "link_down");
       continue;
     }
     transmit(p, now);
@@ -282,9 +299,9 @@ void Port::transmit(Packet* p, Tick earliest) {
   const int vl = p->meta.vl;
   busy_until_ = end;
   if (vl != kVl15) vl_[vl].credits -= p->blocks();
-  stats_.tx_busy += ser;
-  ++stats_.tx_packets;
-  stats_.tx_bytes += p->bytes.size();
+  tx_busy_ += ser;
+  ++tx_packets_;
+  tx_bytes_ += p->bytes.size();
   owner_->fabric().count_hop();
   if (p->meta.hops == 0) p->meta.injected = start;
   leave_buffer(p, end);
@@ -303,10 +320,10 @@ void Port::transmit(Packet* p, Tick earliest) {
   if (injects_ && !link_->pass(*p)) {
     // Lost on the wire: the peer's buffer never fills, so the credit comes back.
     if (vl != kVl15) credit_return(end, vl, p->blocks());
-    drop(p, &PortStats::drops_injected, "injected_drop");
+    drop(p, &Port::drops_injected_, "injected_drop");
     return;
   }
-  if (p->meta.bit_errors) ++stats_.bit_errors;
+  if (p->meta.bit_errors) ++bit_errors_;
   ++p->meta.hops;
   p->wire_generation = generation_;
   p->ready_at = 0;
@@ -322,20 +339,20 @@ void Port::deliver(Packet* p) {
   if (p->wire_generation != generation_) {
     // The link went down while the packet was on it.
     if (p->meta.vl != kVl15) peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
-    peer_->drop(p, &PortStats::drops_link_down, "lost_in_flight");
+    peer_->drop(p, &Port::drops_link_down_, "lost_in_flight");
     return;
   }
   if (p->meta.vl == kVl15 && !vl15_accept(Calendar::now())) {
     // No credits protect VL15: a full buffer loses the packet (IBA 7.9.4).
-    ++stats_.drops_vl15_full;
+    ++drops_vl15_full_;
     if (trace_on)
       Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",
                                  {{"port", number_}, {"pkt", p->meta.id}, {"why", "vl15_full"}});
     owner_->fabric().pool().put(p);
     return;
   }
-  ++stats_.rx_packets;
-  stats_.rx_bytes += p->bytes.size();
+  ++rx_packets_;
+  rx_bytes_ += p->bytes.size();
   p->holder = this;
   p->held_vl = p->meta.vl;
   if (trace_on)
@@ -398,8 +415,8 @@ void Port::reset_credits() {
   for (int vl = 0; vl < vls_; ++vl) vl_[vl].credits = vl_blocks_;
 }
 
-void Port::drop(Packet* p, std::uint64_t PortStats::*counter, const char* why) {
-  ++(stats_.*counter);
+void Port::drop(Packet* p, std::uint64_t Port::*counter, const char* why) {
+  ++(this->*counter);
   leave_buffer(p, Calendar::now());
   if (trace_on)
     Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",

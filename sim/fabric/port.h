@@ -75,8 +75,8 @@ class Device {
   std::vector<std::unique_ptr<Port>> ports_;
 };
 
-// Counters a hop updates come first (receive side, then transmit side), so
-// they share the Port's cache lines with the hop's other state.
+// A port's counters. The Port keeps them by use (the ones a hop updates sit
+// in the lines the hop touches anyway) and assembles this view on request.
 struct PortStats {
   std::uint64_t rx_packets = 0, rx_bytes = 0;
   std::uint64_t tx_packets = 0, tx_bytes = 0;
@@ -86,11 +86,13 @@ struct PortStats {
   std::uint64_t drops_vl15_full = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 };
 
-// A Port's fields are laid out by use: a packet's hop reads and writes the
-// first cache lines (the transmit side's control word, its first two VLs'
-// queues and credits, the pending credit returns, the counters) and touches
-// neither the Link nor anything below them. The link's state, fault
-// injection and generation are mirrored here by the Link when they change.
+// A Port's fields are laid out by the roles a port plays in a hop (the
+// multicast's 448 ports do not fit a 32 KiB L1, so each line a hop touches
+// is a likely miss): receiving a packet reads line 0 only (and the Elite and
+// IB switches read number() there); the transmit side reads lines 0-3;
+// taking back a credit reads lines 1 and 3. Neither the Link nor anything
+// below line 3 is read on a hop. The link's state, fault injection and
+// generation are mirrored here by the Link when they change.
 class alignas(64) Port {
  public:
   Port(Device& owner, std::uint32_t number);
@@ -116,8 +118,7 @@ class alignas(64) Port {
   // (>= now; the credit reaches the peer one link delay later).
   void release(const Packet& p, Tick when);
 
-  const PortStats& stats() const { return stats_; }
-  PortStats& mutable_stats() { return stats_; }
+  PortStats stats() const;
   // Packet capture: called for every packet this port puts on the wire, with
   // the time its first bit leaves.
   using Tap = void (*)(void* ctx, const Packet& p, Tick start);
@@ -151,7 +152,7 @@ class alignas(64) Port {
   void schedule_wake(Tick at);
   void deliver(Packet* p);
   void transmit(Packet* p, Tick earliest);
-  void drop(Packet* p, std::uint64_t PortStats::*counter, const char* why);
+  void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void leave_buffer(Packet* p, Tick when);
   void credit_return(Tick at, int vl, std::uint32_t blocks);
   void connect(Link& link, Port& peer);
@@ -162,47 +163,54 @@ class alignas(64) Port {
   static void wake_thunk(void* self, std::uint64_t);
   static void arrive_thunk(void* self, std::uint64_t packet);
 
-  // ---- first line: every hop, both ends --------------------------------
+  // ---- line 0: the receive side, and what both ends of a hop read -------
   Device* owner_;
   Port* peer_ = nullptr;
-  VlQueue* vl_ = inline_vl_;  // vls_ entries
-  Tick busy_until_ = 0;
   Tick delay_ = 0;
-  Tick ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
-  std::uint32_t queued_ = 0;
-  std::uint32_t vl_blocks_ = 0;   // the peer's buffer per VL, in credit blocks
-  std::uint32_t generation_ = 0;  // the link's, bumped on every down transition
-  std::uint8_t vls_ = 1;
-  bool up_ = false;        // connected and the link is up
-  bool injects_ = false;   // the link may drop packets or flip bits
+  std::uint64_t rx_packets_ = 0, rx_bytes_ = 0;
+  std::uint64_t credit_stalls_ = 0;  // times a packet could not start for lack of credits
+  std::uint32_t generation_ = 0;     // the link's, bumped on every down transition
+  std::uint32_t number_;
+  bool up_ = false;  // connected and the link is up
 
  public:
   bool trace_on = false;  // fabric tracing enabled for the owner
 
  private:
-  // ---- second line: the transmit side's queues ---------------------------
-  VlQueue inline_vl_[kInlineVls];
-  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
+  // ---- line 1: the transmit side's control word, transmit counters -------
+  VlQueue* vl_ = inline_vl_;  // vls_ entries
+  Tick busy_until_ = 0;
+  Tick wake_at_ = kTickMax;   // pending wake of a multi-VL port, if any
+  std::uint32_t ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
+  std::uint32_t queued_ = 0;
+  std::uint32_t vl_blocks_ = 0;  // the peer's buffer per VL, in credit blocks
+  std::uint8_t vls_ = 1;
+  bool injects_ = false;  // the link may drop packets or flip bits
+  bool tapped_ = false;
   bool pumping_ = false;
   bool stalled_ = false;
-  bool tapped_ = false;
   std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
+  std::uint64_t tx_packets_ = 0, tx_bytes_ = 0;
 
-  // ---- third line: credit returns on their way back, receive counters ----
+  // ---- line 2: the first two VLs' queues and credits -----------------------
+  VlQueue inline_vl_[kInlineVls];
+  Tick tx_busy_ = 0;             // time the serialiser was sending
+  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
+
+  // ---- line 3: credit returns on their way back ------------------------------
   Ring<CreditReturn> pending_credits_;  // sorted by `at`; taken from the front
-  PortStats stats_;                     // rx counters end the third line, tx fill the fourth
 
-  // ---- cold: set-up, wakes of a multi-VL port, VL15, capture ---------------
-  Tick wake_at_ = kTickMax;  // pending wake, if any
+  // ---- cold: set-up, VL15, capture, rare counters ----------------------------
   Link* link_ = nullptr;
   std::uint64_t bits_per_second_ = 0;
-  std::uint32_t number_;
   std::uint32_t vl15_slots_ = 2;  // receive side: VL15 buffer, in packets
   Packet* vl15_tail_ = nullptr;
   std::vector<Tick> vl15_busy_;  // receive side: when each held VL15 packet leaves the buffer
   std::unique_ptr<VlQueue[]> more_vls_;  // a link with more than kInlineVls VLs
   Tap tap_ = nullptr;
   void* tap_ctx_ = nullptr;
+  std::uint64_t drops_link_down_ = 0, drops_injected_ = 0, bit_errors_ = 0;
+  std::uint64_t drops_vl15_full_ = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 
  public:
   std::uint32_t timeline_track = 0;  // tx spans
