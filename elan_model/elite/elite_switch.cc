@@ -167,7 +167,7 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   }
   if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
   Flow& f = flow(flow_key(p));
-  if (f.queued > 0 && alive(f.port) && sw_port(f.port).queued() > 0) {
+  if (f.queued > 0 && alive(f.port) && up_load_[f.port - kFirstUpPort].queued > 0) {
     ++stats_.sticky;
   } else {
     f.port = choose_up_by_load();
@@ -186,9 +186,9 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
   for (std::uint32_t i = 0; i < kArity; ++i) {
     const std::uint32_t out = kFirstUpPort + (rotate_ + i) % kArity;
     if (!alive(out)) continue;
-    const Port& port = sw_port(out);
-    const std::uint32_t queued = port.queued();
-    const Tick free = std::max(port.busy_until(), t);
+    const UpLoad& load = up_load_[out - kFirstUpPort];
+    const std::uint32_t queued = load.queued;
+    const Tick free = std::max(load.busy_until, t);
     if (best == 0 || queued < best_queued || (queued == best_queued && free < best_free)) {
       best = out;
       best_queued = queued;
@@ -231,7 +231,9 @@ EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
 }
 
 void EliteSwitch::transmitted(Port& port, const Packet& p, Tick) {
-  if (port.number() < kFirstUpPort || flow_count_ == 0 || !sticky_kind(p)) return;
+  if (port.number() < kFirstUpPort) return;
+  note_load(port.number());
+  if (flow_count_ == 0 || !sticky_kind(p)) return;
   Flow* f = find_flow(flow_key(p));
   if (!f || f->queued == 0 || f->port != port.number()) return;
   --f->queued;
@@ -244,6 +246,7 @@ void EliteSwitch::find_alive() {
     if (p.connected() && p.up()) alive_ |= 1u << i;
     if (p.link() && p.link()->vls() > 1) multi_vl_ |= 1u << i;
   }
+  for (std::uint32_t out = kFirstUpPort; out < kFirstUpPort + kArity; ++out) note_load(out);
   alive_known_ = true;
 }
 
@@ -268,6 +271,7 @@ void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const
     Sim::get().tracer().record(now(), device_id(), Component::fabric, what,
                                {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
   o.send(p);
+  if (out >= kFirstUpPort) note_load(out);
 }
 
 void EliteSwitch::discard(Port& in, Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why) {
