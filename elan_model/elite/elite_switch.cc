@@ -167,7 +167,7 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   }
   if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
   Flow& f = flow(flow_key(p));
-  if (f.queued > 0 && alive(f.port) && up_load_[f.port - kFirstUpPort].queued > 0) {
+  if (f.queued > 0 && alive(f.port) && up_load(f.port).queued > 0) {
     ++stats_.sticky;
   } else {
     f.port = choose_up_by_load();
@@ -186,7 +186,7 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
   for (std::uint32_t i = 0; i < kArity; ++i) {
     const std::uint32_t out = kFirstUpPort + (rotate_ + i) % kArity;
     if (!alive(out)) continue;
-    const UpLoad& load = up_load_[out - kFirstUpPort];
+    const UpLoad& load = up_load(out);
     const std::uint32_t queued = load.queued;
     const Tick free = std::max(load.busy_until, t);
     if (best == 0 || queued < best_queued || (queued == best_queued && free < best_free)) {
@@ -230,9 +230,9 @@ EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
   return s.flow;
 }
 
-void EliteSwitch::transmitted(Port& port, const Packet& p, Tick) {
+void EliteSwitch::transmitted(Port& port, const Packet& p, Tick when) {
   if (port.number() < kFirstUpPort) return;
-  note_load(port.number());
+  up_load(port.number()) = {when, port.queued()};  // `when`: the port's new busy_until()
   if (flow_count_ == 0 || !sticky_kind(p)) return;
   Flow* f = find_flow(flow_key(p));
   if (!f || f->queued == 0 || f->port != port.number()) return;
@@ -246,7 +246,8 @@ void EliteSwitch::find_alive() {
     if (p.connected() && p.up()) alive_ |= 1u << i;
     if (p.link() && p.link()->vls() > 1) multi_vl_ |= 1u << i;
   }
-  for (std::uint32_t out = kFirstUpPort; out < kFirstUpPort + kArity; ++out) note_load(out);
+  for (std::uint32_t out = kFirstUpPort; out < kFirstUpPort + kArity; ++out)
+    up_load(out) = {sw_port(out).busy_until(), sw_port(out).queued()};
   alive_known_ = true;
 }
 
@@ -271,7 +272,7 @@ void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const
     Sim::get().tracer().record(now(), device_id(), Component::fabric, what,
                                {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
   o.send(p);
-  if (out >= kFirstUpPort) note_load(out);
+  if (out >= kFirstUpPort) up_load(out).queued = o.queued();
 }
 
 void EliteSwitch::discard(Port& in, Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why) {

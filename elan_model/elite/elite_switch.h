@@ -109,12 +109,6 @@ class EliteSwitch : public fabric::Device {
   // connected before the run).
   bool alive(std::uint32_t number) const { return alive_ >> (number - 1) & 1u; }
   void find_alive();
-  // Copies up port `number`'s load (packets queued, wire free time) into
-  // up_load_.
-  void note_load(std::uint32_t number) {
-    const fabric::Port& port = sw_port(number);
-    up_load_[number - kFirstUpPort] = {port.busy_until(), port.queued()};
-  }
 
   Place place_;
   std::uint32_t nodes_;
@@ -131,15 +125,16 @@ class EliteSwitch : public fabric::Device {
   // The up ports' load as an up-port choice reads it, copied here so that a
   // choice reads this one line instead of a line of each of four ports. An
   // up port's queue and wire change only when this switch queues a packet
-  // on it (send(), which copies the figures afterwards, the port having
-  // started what it could) or when the port starts a packet later
-  // (transmitted(), called then); a link going down empties its port's
+  // on it (send() copies the queue length afterwards, the port having
+  // started what it could) or when the port starts a packet (transmitted(),
+  // told the new wire free time); a link going down empties its port's
   // queue, and find_alive() copies all four after any link change.
   struct UpLoad {
     Tick busy_until = 0;
     std::uint32_t queued = 0;
   };
   std::array<UpLoad, kArity> up_load_{};
+  UpLoad& up_load(std::uint32_t number) { return up_load_[number - kFirstUpPort]; }  // up port 5..8
   struct Flow {
     std::uint32_t port = 0;    // up port its queued packets wait on
     std::uint32_t queued = 0;  // packets of the pair not yet on the wire

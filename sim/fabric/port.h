@@ -189,17 +189,20 @@ class alignas(64) Port {
   // VLs held inside the Port; a link with more gets them from the heap.
   static constexpr int kInlineVls = 2;
   void pump();
-  void pump_fifo(Tick now, bool is_up);
-  void pump_arbitrated(Tick now, bool is_up);
+  // Inlined into pump(), their only caller: a call per pump costs more
+  // than the code (register saves and restores).
+  [[gnu::always_inline]] void pump_fifo(Tick now, bool is_up);
+  [[gnu::always_inline]] void pump_arbitrated(Tick now, bool is_up);
   bool credits_by(int vl, std::uint32_t need, Tick& at);
   Packet* pop(int vl);
   void absorb_credits(Tick now);
   void schedule_wake(Tick at);
-  void deliver(Packet* p);
+  [[gnu::always_inline]] void deliver(Packet* p);  // the body of arrive_thunk
   void transmit(Packet* p, Tick earliest);
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void leave_buffer(Packet* p, Tick when);
-  void credit_return(Tick at, int vl, std::uint32_t blocks);
+  [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
+  void send_checked(Packet* p);
   void connect(Link& link, Port& peer);
   void reset_credits();
   bool vl15_accept(Tick now);
@@ -229,7 +232,7 @@ class alignas(64) Port {
   std::uint32_t ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
   std::uint32_t queued_ = 0;
   std::uint32_t vl_blocks_ = 0;  // the peer's buffer per VL, in credit blocks
-  std::uint8_t vls_ = 1;
+  std::uint8_t vls_ = 0;  // data VLs; 0 until connected (so send() tests one thing)
   bool injects_ = false;  // the link may drop packets or flip bits
   bool tapped_ = false;
   bool pumping_ = false;
