@@ -33,8 +33,8 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
                          Place place, std::uint32_t nodes)
     : Device(fabric, device_id, std::move(name)),
       place_(place),
-      nodes_(nodes),
       hop_latency_(params.time("hop_latency")),
+      nodes_(nodes),
       adaptive_(params.flag("adaptive")),
       sticky_(params.flag("sticky")) {
   add_ports(kPorts);
@@ -167,7 +167,7 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   }
   if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
   Flow& f = flow(flow_key(p));
-  if (f.queued > 0 && alive(f.port) && sw_port(f.port).queued() > 0) {
+  if (f.queued > 0 && alive(f.port) && up_load(f.port).queued > 0) {
     ++stats_.sticky;
   } else {
     f.port = choose_up_by_load();
@@ -186,22 +186,22 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
   for (std::uint32_t i = 0; i < kArity; ++i) {
     const std::uint32_t out = kFirstUpPort + (rotate_ + i) % kArity;
     if (!alive(out)) continue;
-    const Port& port = sw_port(out);
-    const std::uint32_t queued = port.queued();
-    const Tick free = std::max(port.busy_until(), t);
+    const UpLoad& load = up_load(out);
+    const std::uint32_t queued = load.queued;
+    const Tick free = std::max(load.busy_until, t);
     if (best == 0 || queued < best_queued || (queued == best_queued && free < best_free)) {
       best = out;
       best_queued = queued;
       best_free = free;
     }
   }
-  if (best) rotate_ = (best - kFirstUpPort + 1) % kArity;
+  if (best) rotate_ = static_cast<std::uint8_t>((best - kFirstUpPort + 1) % kArity);
   return best;
 }
 
 std::size_t EliteSwitch::flow_slot(std::uint32_t key) const {
   // Fibonacci hashing: the top bits of key * 2^32/phi.
-  const std::size_t mask = flows_.size() - 1;
+  const std::size_t mask = flow_slots_ - 1;
   std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
   while (flows_[i].used && flows_[i].key != key) i = (i + 1) & mask;
   return i;
@@ -214,11 +214,13 @@ EliteSwitch::Flow* EliteSwitch::find_flow(std::uint32_t key) {
 }
 
 EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
-  if (2 * (flow_count_ + 1) > flows_.size()) {
-    std::vector<FlowSlot> old(flows_.empty() ? 32 : 2 * flows_.size());
-    old.swap(flows_);
-    for (const FlowSlot& s : old)
-      if (s.used) flows_[flow_slot(s.key)] = s;
+  if (2 * (flow_count_ + 1) > flow_slots_) {
+    const std::uint32_t old_slots = flow_slots_;
+    const std::unique_ptr<FlowSlot[]> old = std::move(flows_);
+    flow_slots_ = old_slots == 0 ? 32 : 2 * old_slots;
+    flows_ = std::make_unique<FlowSlot[]>(flow_slots_);
+    for (std::uint32_t i = 0; i < old_slots; ++i)
+      if (old[i].used) flows_[flow_slot(old[i].key)] = old[i];
   }
   FlowSlot& s = flows_[flow_slot(key)];
   if (!s.used) {
@@ -230,8 +232,10 @@ EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
   return s.flow;
 }
 
-void EliteSwitch::transmitted(Port& port, const Packet& p, Tick) {
-  if (port.number() < kFirstUpPort || flow_count_ == 0 || !sticky_kind(p)) return;
+void EliteSwitch::transmitted(Port& port, const Packet& p, Tick when) {
+  if (port.number() < kFirstUpPort) return;
+  up_load(port.number()) = {when, port.queued()};  // `when`: the port's new busy_until()
+  if (flow_count_ == 0 || !sticky_kind(p)) return;
   Flow* f = find_flow(flow_key(p));
   if (!f || f->queued == 0 || f->port != port.number()) return;
   --f->queued;
@@ -241,9 +245,11 @@ void EliteSwitch::find_alive() {
   alive_ = multi_vl_ = 0;
   for (std::uint32_t i = 0; i < kPorts; ++i) {
     const Port& p = *ports_[i];
-    if (p.connected() && p.up()) alive_ |= 1u << i;
-    if (p.link() && p.link()->vls() > 1) multi_vl_ |= 1u << i;
+    if (p.connected() && p.up()) alive_ |= static_cast<std::uint8_t>(1u << i);
+    if (p.link() && p.link()->vls() > 1) multi_vl_ |= static_cast<std::uint8_t>(1u << i);
   }
+  for (std::uint32_t out = kFirstUpPort; out < kFirstUpPort + kArity; ++out)
+    up_load(out) = {sw_port(out).busy_until(), sw_port(out).queued()};
   alive_known_ = true;
 }
 
@@ -252,8 +258,8 @@ void EliteSwitch::link_state_changed(Port& port, bool up) {
   // Packets queued on a dead up link are dropped by the port (counted
   // there): their pairs choose again.
   if (up || port.number() < kFirstUpPort) return;
-  for (FlowSlot& s : flows_)
-    if (s.used && s.flow.port == port.number()) s.flow.queued = 0;
+  for (std::uint32_t i = 0; i < flow_slots_; ++i)
+    if (flows_[i].used && flows_[i].flow.port == port.number()) flows_[i].flow.queued = 0;
 }
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {
@@ -268,6 +274,7 @@ void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const
     Sim::get().tracer().record(now(), device_id(), Component::fabric, what,
                                {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
   o.send(p);
+  if (out >= kFirstUpPort) up_load(out).queued = o.queued();
 }
 
 void EliteSwitch::discard(Port& in, Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why) {

@@ -39,6 +39,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,19 +50,23 @@
 
 namespace nicsim::elite {
 
+// The counters a forwarding decision updates fill the first cache line.
 struct EliteSwitchStats {
   std::uint64_t forwarded = 0;       // unicast packets sent on (data and tokens)
   std::uint64_t tokens = 0;          // of which acknowledgement tokens
+  std::uint64_t sticky = 0;          // up packets that followed their pair's queued packets
   std::uint64_t broadcasts = 0;      // broadcast packets handled (up or down)
-  std::uint64_t broadcast_copies = 0;  // copies sent down
   std::array<std::uint64_t, kArity> up_choices{};  // packets sent up, per up port 5..8
+  std::uint64_t broadcast_copies = 0;  // copies sent down
   std::uint64_t unroutable = 0;      // destination or range outside the machine, or misrouted
   std::uint64_t dead_route = 0;      // the route's link is down (or every up link is)
   std::uint64_t broadcast_lost = 0;  // broadcast copies not sent for a dead down link
-  std::uint64_t sticky = 0;          // up packets that followed their pair's queued packets
 };
 
-class EliteSwitch : public fabric::Device {
+// 64-byte aligned and laid out by use, as the ports are (fabric/port.h): a
+// decision reads the line after the Device's fields, the counters' first
+// line, the port table and, going up, the up ports' load and a flow slot.
+class alignas(64) EliteSwitch : public fabric::Device {
  public:
   // `place`: level and subtree base; `nodes`: N, the machine's node count.
   EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params,
@@ -110,18 +115,6 @@ class EliteSwitch : public fabric::Device {
   bool alive(std::uint32_t number) const { return alive_ >> (number - 1) & 1u; }
   void find_alive();
 
-  Place place_;
-  std::uint32_t nodes_;
-  Tick hop_latency_;
-  bool adaptive_;
-  bool sticky_;
-  // What a forwarding decision reads sits together, next to the port table.
-  std::uint32_t alive_ = 0;     // bit n-1: port n is alive
-  std::uint32_t multi_vl_ = 0;  // bit n-1: port n's link has a second virtual channel
-  bool alive_known_ = false;
-  std::uint32_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
-  std::size_t flow_count_ = 0;  // pairs in flows_
-  std::array<fabric::Port*, kPorts> ports_{};
   struct Flow {
     std::uint32_t port = 0;    // up port its queued packets wait on
     std::uint32_t queued = 0;  // packets of the pair not yet on the wire
@@ -138,8 +131,36 @@ class EliteSwitch : public fabric::Device {
   Flow& flow(std::uint32_t key);             // inserts {0, 0} when missing
   Flow* find_flow(std::uint32_t key);        // nullptr when missing
   std::size_t flow_slot(std::uint32_t key) const;
-  std::vector<FlowSlot> flows_;
-  EliteSwitchStats stats_;
+
+  // ---- a decision's fields: the rest of the line the Device's fields end in
+  Place place_;
+  Tick hop_latency_;
+  std::unique_ptr<FlowSlot[]> flows_;
+  std::uint32_t flow_slots_ = 0;  // a power of two (or 0)
+  std::uint32_t flow_count_ = 0;  // pairs in flows_
+  std::uint32_t nodes_;
+  std::uint8_t alive_ = 0;     // bit n-1: port n is alive
+  std::uint8_t multi_vl_ = 0;  // bit n-1: port n's link has a second virtual channel
+  std::uint8_t rotate_ = 0;    // up-port tie-break: prefer the one after the last choice
+  bool alive_known_ = false;
+  bool adaptive_;
+  bool sticky_;
+
+  alignas(64) EliteSwitchStats stats_;
+  alignas(64) std::array<fabric::Port*, kPorts> ports_{};
+  // The up ports' load as an up-port choice reads it, copied here so that a
+  // choice reads this one line instead of a line of each of four ports. An
+  // up port's queue and wire change only when this switch queues a packet
+  // on it (send() copies the queue length afterwards, the port having
+  // started what it could) or when the port starts a packet (transmitted(),
+  // told the new wire free time); a link going down empties its port's
+  // queue, and find_alive() copies all four after any link change.
+  struct UpLoad {
+    Tick busy_until = 0;
+    std::uint32_t queued = 0;
+  };
+  alignas(64) std::array<UpLoad, kArity> up_load_{};
+  UpLoad& up_load(std::uint32_t number) { return up_load_[number - kFirstUpPort]; }  // up port 5..8
 };
 
 }  // namespace nicsim::elite

@@ -26,6 +26,21 @@ void Device::add_ports(std::uint32_t count) {
 
 Port::Port(Device& owner, std::uint32_t number) : owner_(&owner), number_(number) {}
 
+PortStats Port::stats() const {
+  PortStats s;
+  s.rx_packets = rx_packets_;
+  s.rx_bytes = rx_bytes_;
+  s.tx_packets = tx_packets_;
+  s.tx_bytes = tx_bytes_;
+  s.tx_busy = tx_busy_;
+  s.credit_stalls = credit_stalls_;
+  s.drops_link_down = drops_link_down_;
+  s.drops_injected = drops_injected_;
+  s.bit_errors = bit_errors_;
+  s.drops_vl15_full = drops_vl15_full_;
+  return s;
+}
+
 std::string Port::path() const { return fmt::format("{}.port{}", owner_->name(), number_); }
 
 void Port::connect(Link& link, Port& peer) {
@@ -35,7 +50,9 @@ void Port::connect(Link& link, Port& peer) {
   // Whole picoseconds per byte: the serialisation time is then a product,
   // the same as the rounded-up quotient serialization_time() computes.
   constexpr Tick kBitPs = 8 * kSec;
-  ps_per_byte_ = bits_per_second_ != 0 && kBitPs % bits_per_second_ == 0 ? kBitPs / bits_per_second_ : 0;
+  // (Kept in 32 bits, as every link faster than 1,863 bit/s has it.)
+  const Tick per_byte = bits_per_second_ != 0 && kBitPs % bits_per_second_ == 0 ? kBitPs / bits_per_second_ : 0;
+  ps_per_byte_ = per_byte <= UINT32_MAX ? static_cast<std::uint32_t>(per_byte) : 0;
   delay_ = link.delay();
   vls_ = static_cast<std::uint8_t>(link.vls());
   if (vls_ > kInlineVls) {
@@ -49,15 +66,34 @@ void Port::connect(Link& link, Port& peer) {
 
 inline Tick Port::serialization(std::size_t bytes) const {
   // Packets are far smaller than the bound; it keeps the product exact.
-  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * ps_per_byte_;
+  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * Tick{ps_per_byte_};
   return serialization_time(bytes, bits_per_second_);
 }
 
 void Port::send(Packet* p) {
   const int vl = p->meta.vl;
+  // The common case in one test (vls_ is 0 on an unconnected port, and
+  // VL15 is never below it); anything else is checked in full.
+  if (vl < vls_ && p->blocks() <= vl_blocks_) [[likely]] {
+    p->next = nullptr;
+    VlQueue& q = vl_[vl];
+    if (q.tail)
+      q.tail->next = p;
+    else
+      q.head = p;
+    q.tail = p;
+    ++queued_;
+    pump();
+    return;
+  }
+  send_checked(p);
+}
+
+void Port::send_checked(Packet* p) {
+  const int vl = p->meta.vl;
   if (!peer_) {
     Sim::get().error(path(), fmt::format("packet {} sent on an unconnected port", p->meta.id));
-    drop(p, &PortStats::drops_link_down, "unconnected");
+    drop(p, &Port::drops_link_down_, "unconnected");
     return;
   }
   if (vl == kVl15) {
@@ -74,34 +110,39 @@ void Port::send(Packet* p) {
   }
   if (vl >= vls_) {
     Sim::get().error(path(), fmt::format("packet {} on VL {} but the link has {} VL(s)", p->meta.id, vl, vls_));
-    drop(p, &PortStats::drops_link_down, "bad_vl");
+    drop(p, &Port::drops_link_down_, "bad_vl");
     return;
   }
-  if (p->blocks() > vl_blocks_) {
-    Sim::get().error(path(), fmt::format("packet {} of {} B is larger than the peer's VL buffer ({} B)",
-                                         p->meta.id, p->bytes.size(), vl_blocks_ * kCreditBlock));
-    drop(p, &PortStats::drops_link_down, "too_big");
-    return;
-  }
-  p->next = nullptr;
-  VlQueue& q = vl_[vl];
-  if (q.tail)
-    q.tail->next = p;
-  else
-    q.head = p;
-  q.tail = p;
-  ++queued_;
-  pump();
+  Sim::get().error(path(), fmt::format("packet {} of {} B is larger than the peer's VL buffer ({} B)", p->meta.id,
+                                       p->bytes.size(), vl_blocks_ * kCreditBlock));
+  drop(p, &Port::drops_link_down_, "too_big");
 }
 
-void Port::absorb_credits(Tick now) {
+void Port::CreditQueue::grow() {
+  const std::uint32_t full = mask_ + 1;
+  if (slots_ == heap_.get() || heap_slots_ <= full) {
+    const std::uint32_t slots = std::max<std::uint32_t>(8, 2 * full);
+    auto larger = std::make_unique<CreditReturn[]>(slots);
+    for (std::uint32_t i = 0; i < count_; ++i) larger[i] = (*this)[i];
+    heap_ = std::move(larger);
+    heap_slots_ = slots;
+  } else {
+    for (std::uint32_t i = 0; i < count_; ++i) heap_[i] = (*this)[i];
+  }
+  slots_ = heap_.get();
+  head_ = 0;
+  mask_ = heap_slots_ - 1;
+}
+
+// Inlined into pump_arbitrated(), its only caller.
+[[gnu::always_inline]] inline void Port::absorb_credits(Tick now) {
   std::size_t n = 0;
   while (n < pending_credits_.size() && pending_credits_[n].at <= now) {
     const CreditReturn& c = pending_credits_[n];
     add_credits(c.vl, c.blocks);
     ++n;
   }
-  pending_credits_.pop_front(n);
+  if (n) pending_credits_.pop_front(n);
 }
 
 namespace {
@@ -157,7 +198,7 @@ void Port::pump() {
     p->next = nullptr;
     --queued_;
     if (!is_up)
-      drop(p, &PortStats::drops_link_down, "link_down");
+      drop(p, &Port::drops_link_down_, "link_down");
     else
       transmit(p, std::max(now, busy_until_));
   }
@@ -220,21 +261,21 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   return true;
 }
 
-void Port::pump_fifo(Tick now, bool is_up) {
+inline void Port::pump_fifo(Tick now, bool is_up) {
   while (vl_[0].head) {
     if (!is_up) {
-      drop(pop(0), &PortStats::drops_link_down, "link_down");
+      drop(pop(0), &Port::drops_link_down_, "link_down");
       continue;
     }
     Tick credit_at;
     if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
-    if (credit_at > free) ++stats_.credit_stalls;  // the wire was free; credits were not
+    if (credit_at > free) ++credit_stalls_;  // the wire was free; credits were not
     transmit(pop(0), std::max(free, credit_at));
   }
 }
 
-void Port::pump_arbitrated(Tick now, bool is_up) {
+inline void Port::pump_arbitrated(Tick now, bool is_up) {
   while (queued_ > 0) {
     if (busy_until_ > now) {
       schedule_wake(busy_until_);
@@ -255,7 +296,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
     }
     if (chosen < 0) {
       if (stalled) {
-        if (!stalled_) ++stats_.credit_stalls;
+        if (!stalled_) ++credit_stalls_;
         stalled_ = true;
         if (!pending_credits_.empty()) schedule_wake(pending_credits_.front().at);
       }
@@ -265,7 +306,7 @@ void Port::pump_arbitrated(Tick now, bool is_up) {
     rr_next_ = static_cast<std::uint8_t>((chosen + 1) % vls_);
     Packet* p = pop(chosen);
     if (!is_up) {
-      drop(p, &PortStats::drops_link_down, "link_down");
+      drop(p, &Port::drops_link_down_, "link_down");
       continue;
     }
     transmit(p, now);
@@ -282,9 +323,9 @@ void Port::transmit(Packet* p, Tick earliest) {
   const int vl = p->meta.vl;
   busy_until_ = end;
   if (vl != kVl15) vl_[vl].credits -= p->blocks();
-  stats_.tx_busy += ser;
-  ++stats_.tx_packets;
-  stats_.tx_bytes += p->bytes.size();
+  tx_busy_ += ser;
+  ++tx_packets_;
+  tx_bytes_ += p->bytes.size();
   owner_->fabric().count_hop();
   if (p->meta.hops == 0) p->meta.injected = start;
   leave_buffer(p, end);
@@ -303,10 +344,10 @@ void Port::transmit(Packet* p, Tick earliest) {
   if (injects_ && !link_->pass(*p)) {
     // Lost on the wire: the peer's buffer never fills, so the credit comes back.
     if (vl != kVl15) credit_return(end, vl, p->blocks());
-    drop(p, &PortStats::drops_injected, "injected_drop");
+    drop(p, &Port::drops_injected_, "injected_drop");
     return;
   }
-  if (p->meta.bit_errors) ++stats_.bit_errors;
+  if (p->meta.bit_errors) ++bit_errors_;
   ++p->meta.hops;
   p->wire_generation = generation_;
   p->ready_at = 0;
@@ -318,24 +359,24 @@ void Port::arrive_thunk(void* self, std::uint64_t packet) {
   static_cast<Port*>(self)->deliver(reinterpret_cast<Packet*>(packet));
 }
 
-void Port::deliver(Packet* p) {
+inline void Port::deliver(Packet* p) {
   if (p->wire_generation != generation_) {
     // The link went down while the packet was on it.
     if (p->meta.vl != kVl15) peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
-    peer_->drop(p, &PortStats::drops_link_down, "lost_in_flight");
+    peer_->drop(p, &Port::drops_link_down_, "lost_in_flight");
     return;
   }
   if (p->meta.vl == kVl15 && !vl15_accept(Calendar::now())) {
     // No credits protect VL15: a full buffer loses the packet (IBA 7.9.4).
-    ++stats_.drops_vl15_full;
+    ++drops_vl15_full_;
     if (trace_on)
       Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",
                                  {{"port", number_}, {"pkt", p->meta.id}, {"why", "vl15_full"}});
     owner_->fabric().pool().put(p);
     return;
   }
-  ++stats_.rx_packets;
-  stats_.rx_bytes += p->bytes.size();
+  ++rx_packets_;
+  rx_bytes_ += p->bytes.size();
   p->holder = this;
   p->held_vl = p->meta.vl;
   if (trace_on)
@@ -379,7 +420,7 @@ void Port::release(const Packet& p, Tick when) {
   peer_->credit_return(std::max(when, Calendar::now()) + delay_, p.held_vl, p.blocks());
 }
 
-void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
+inline void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
   CreditReturn c{at, static_cast<std::uint8_t>(vl), blocks};
   pending_credits_.push_back();
   std::size_t i = pending_credits_.size() - 1;
@@ -398,8 +439,8 @@ void Port::reset_credits() {
   for (int vl = 0; vl < vls_; ++vl) vl_[vl].credits = vl_blocks_;
 }
 
-void Port::drop(Packet* p, std::uint64_t PortStats::*counter, const char* why) {
-  ++(stats_.*counter);
+void Port::drop(Packet* p, std::uint64_t Port::*counter, const char* why) {
+  ++(this->*counter);
   leave_buffer(p, Calendar::now());
   if (trace_on)
     Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",

@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "core/ring.h"
 #include "core/rng.h"
 #include "core/units.h"
 #include "fabric/packet.h"
@@ -75,8 +74,8 @@ class Device {
   std::vector<std::unique_ptr<Port>> ports_;
 };
 
-// Counters a hop updates come first (receive side, then transmit side), so
-// they share the Port's cache lines with the hop's other state.
+// A port's counters. The Port keeps them by use (the ones a hop updates sit
+// in the lines the hop touches anyway) and assembles this view on request.
 struct PortStats {
   std::uint64_t rx_packets = 0, rx_bytes = 0;
   std::uint64_t tx_packets = 0, tx_bytes = 0;
@@ -86,11 +85,13 @@ struct PortStats {
   std::uint64_t drops_vl15_full = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 };
 
-// A Port's fields are laid out by use: a packet's hop reads and writes the
-// first cache lines (the transmit side's control word, its first two VLs'
-// queues and credits, the pending credit returns, the counters) and touches
-// neither the Link nor anything below them. The link's state, fault
-// injection and generation are mirrored here by the Link when they change.
+// A Port's fields are laid out by the roles a port plays in a hop (the
+// multicast's 448 ports do not fit a 32 KiB L1, so each line a hop touches
+// is a likely miss): receiving a packet reads line 0 only (and the Elite and
+// IB switches read number() there); the transmit side reads lines 0-3;
+// taking back a credit reads lines 1 and 3. Neither the Link nor anything
+// below line 3 is read on a hop. The link's state, fault injection and
+// generation are mirrored here by the Link when they change.
 class alignas(64) Port {
  public:
   Port(Device& owner, std::uint32_t number);
@@ -116,8 +117,7 @@ class alignas(64) Port {
   // (>= now; the credit reaches the peer one link delay later).
   void release(const Packet& p, Tick when);
 
-  const PortStats& stats() const { return stats_; }
-  PortStats& mutable_stats() { return stats_; }
+  PortStats stats() const;
   // Packet capture: called for every packet this port puts on the wire, with
   // the time its first bit leaves.
   using Tap = void (*)(void* ctx, const Packet& p, Tick start);
@@ -134,6 +134,52 @@ class alignas(64) Port {
     std::uint8_t vl;
     std::uint32_t blocks;
   };
+  // Credit returns on their way back, earliest first: a ring whose slots are
+  // in this line while at most two returns are pending and on the heap only
+  // while more are (it comes back when it empties). In the 64-node multicast
+  // 83% of returns find none pending and 1% two or more, so taking and
+  // giving credits nearly never reads a line outside the Port.
+  class alignas(64) CreditQueue {
+   public:
+    CreditQueue() = default;
+    CreditQueue(const CreditQueue&) = delete;
+    bool empty() const { return count_ == 0; }
+    std::size_t size() const { return count_; }
+    CreditReturn& operator[](std::size_t i) { return slots_[(head_ + i) & mask_]; }
+    const CreditReturn& operator[](std::size_t i) const { return slots_[(head_ + i) & mask_]; }
+    const CreditReturn& front() const { return slots_[head_]; }
+    // The slot behind the last return, now part of the queue (to be assigned).
+    CreditReturn& push_back() {
+      if (count_ > mask_) grow();
+      return slots_[(head_ + count_++) & mask_];
+    }
+    void pop_front(std::size_t n) {
+      head_ = (head_ + static_cast<std::uint32_t>(n)) & mask_;
+      count_ -= static_cast<std::uint32_t>(n);
+      if (count_ == 0) use_inline();
+    }
+    // Keeps the first n returns.
+    void truncate(std::size_t n) {
+      count_ = static_cast<std::uint32_t>(n);
+      if (count_ == 0) use_inline();
+    }
+    void clear() { truncate(0); }
+
+   private:
+    static constexpr std::uint32_t kInlineSlots = 2;
+    void grow();
+    void use_inline() {
+      slots_ = inline_;
+      head_ = 0;
+      mask_ = kInlineSlots - 1;
+    }
+    CreditReturn* slots_ = inline_;
+    std::uint32_t head_ = 0, count_ = 0;
+    std::uint32_t mask_ = kInlineSlots - 1;  // slots - 1 (a power of two)
+    std::uint32_t heap_slots_ = 0;
+    CreditReturn inline_[kInlineSlots];
+    std::unique_ptr<CreditReturn[]> heap_;  // kept for the next burst
+  };
   // One data VL's output queue and the credits held for the peer's buffer.
   struct VlQueue {
     Packet* head = nullptr;
@@ -143,17 +189,20 @@ class alignas(64) Port {
   // VLs held inside the Port; a link with more gets them from the heap.
   static constexpr int kInlineVls = 2;
   void pump();
-  void pump_fifo(Tick now, bool is_up);
-  void pump_arbitrated(Tick now, bool is_up);
+  // Inlined into pump(), their only caller: a call per pump costs more
+  // than the code (register saves and restores).
+  [[gnu::always_inline]] void pump_fifo(Tick now, bool is_up);
+  [[gnu::always_inline]] void pump_arbitrated(Tick now, bool is_up);
   bool credits_by(int vl, std::uint32_t need, Tick& at);
   Packet* pop(int vl);
   void absorb_credits(Tick now);
   void schedule_wake(Tick at);
-  void deliver(Packet* p);
+  [[gnu::always_inline]] void deliver(Packet* p);  // the body of arrive_thunk
   void transmit(Packet* p, Tick earliest);
-  void drop(Packet* p, std::uint64_t PortStats::*counter, const char* why);
+  void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void leave_buffer(Packet* p, Tick when);
-  void credit_return(Tick at, int vl, std::uint32_t blocks);
+  [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
+  void send_checked(Packet* p);
   void connect(Link& link, Port& peer);
   void reset_credits();
   bool vl15_accept(Tick now);
@@ -162,47 +211,54 @@ class alignas(64) Port {
   static void wake_thunk(void* self, std::uint64_t);
   static void arrive_thunk(void* self, std::uint64_t packet);
 
-  // ---- first line: every hop, both ends --------------------------------
+  // ---- line 0: the receive side, and what both ends of a hop read -------
   Device* owner_;
   Port* peer_ = nullptr;
-  VlQueue* vl_ = inline_vl_;  // vls_ entries
-  Tick busy_until_ = 0;
   Tick delay_ = 0;
-  Tick ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
-  std::uint32_t queued_ = 0;
-  std::uint32_t vl_blocks_ = 0;   // the peer's buffer per VL, in credit blocks
-  std::uint32_t generation_ = 0;  // the link's, bumped on every down transition
-  std::uint8_t vls_ = 1;
-  bool up_ = false;        // connected and the link is up
-  bool injects_ = false;   // the link may drop packets or flip bits
+  std::uint64_t rx_packets_ = 0, rx_bytes_ = 0;
+  std::uint64_t credit_stalls_ = 0;  // times a packet could not start for lack of credits
+  std::uint32_t generation_ = 0;     // the link's, bumped on every down transition
+  std::uint32_t number_;
+  bool up_ = false;  // connected and the link is up
 
  public:
   bool trace_on = false;  // fabric tracing enabled for the owner
 
  private:
-  // ---- second line: the transmit side's queues ---------------------------
-  VlQueue inline_vl_[kInlineVls];
-  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
+  // ---- line 1: the transmit side's control word, transmit counters -------
+  VlQueue* vl_ = inline_vl_;  // vls_ entries
+  Tick busy_until_ = 0;
+  Tick wake_at_ = kTickMax;   // pending wake of a multi-VL port, if any
+  std::uint32_t ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
+  std::uint32_t queued_ = 0;
+  std::uint32_t vl_blocks_ = 0;  // the peer's buffer per VL, in credit blocks
+  std::uint8_t vls_ = 0;  // data VLs; 0 until connected (so send() tests one thing)
+  bool injects_ = false;  // the link may drop packets or flip bits
+  bool tapped_ = false;
   bool pumping_ = false;
   bool stalled_ = false;
-  bool tapped_ = false;
   std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
+  std::uint64_t tx_packets_ = 0, tx_bytes_ = 0;
 
-  // ---- third line: credit returns on their way back, receive counters ----
-  Ring<CreditReturn> pending_credits_;  // sorted by `at`; taken from the front
-  PortStats stats_;                     // rx counters end the third line, tx fill the fourth
+  // ---- line 2: the first two VLs' queues and credits -----------------------
+  VlQueue inline_vl_[kInlineVls];
+  Tick tx_busy_ = 0;             // time the serialiser was sending
+  Packet* vl15_head_ = nullptr;  // VL15 output queue (sent before any data VL)
 
-  // ---- cold: set-up, wakes of a multi-VL port, VL15, capture ---------------
-  Tick wake_at_ = kTickMax;  // pending wake, if any
+  // ---- line 3: credit returns on their way back ------------------------------
+  CreditQueue pending_credits_;  // sorted by `at`; taken from the front
+
+  // ---- cold: set-up, VL15, capture, rare counters ----------------------------
   Link* link_ = nullptr;
   std::uint64_t bits_per_second_ = 0;
-  std::uint32_t number_;
   std::uint32_t vl15_slots_ = 2;  // receive side: VL15 buffer, in packets
   Packet* vl15_tail_ = nullptr;
   std::vector<Tick> vl15_busy_;  // receive side: when each held VL15 packet leaves the buffer
   std::unique_ptr<VlQueue[]> more_vls_;  // a link with more than kInlineVls VLs
   Tap tap_ = nullptr;
   void* tap_ctx_ = nullptr;
+  std::uint64_t drops_link_down_ = 0, drops_injected_ = 0, bit_errors_ = 0;
+  std::uint64_t drops_vl15_full_ = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 
  public:
   std::uint32_t timeline_track = 0;  // tx spans
