@@ -222,9 +222,12 @@ class HostMemory {
   // address lies within (or at the end of) a region.
   bool contains(std::uint64_t addr, std::size_t bytes) const {
     const std::uint64_t end = addr + bytes;
-    // The region of the last range found holds most of the next ones (a
-    // DMA engine walks a buffer).
-    if (end >= addr && addr >= hit_start_ && end <= hit_end_) return true;
+    // The regions of the last two ranges found hold most of the next ones (a
+    // DMA engine walks a buffer, often two at once: the source it reads and
+    // the receive buffer a peer writes).
+    if (end < addr) return false;
+    if (addr >= hits_[0].start && end <= hits_[0].end) return true;
+    if (addr >= hits_[1].start && end <= hits_[1].end) return true;
     return contains_slow(addr, bytes);
   }
   // "r<id>+<offset>" (regions numbered in creation order) or "unmapped":
@@ -245,9 +248,12 @@ class HostMemory {
   std::uint64_t in_use_ = 0;
   std::map<std::uint64_t, Region> regions_;  // by start address
   bool contains_slow(std::uint64_t addr, std::size_t bytes) const;
-  // The last region contains() found, [hit_start_, hit_end_); empty when
-  // start > end. Forgotten when a region goes.
-  mutable std::uint64_t hit_start_ = 1, hit_end_ = 0;
+  // The last two regions contains_slow() found, [start, end), the latest
+  // first; empty when start > end. Forgotten when a region goes.
+  struct Hit {
+    std::uint64_t start = 1, end = 0;
+  };
+  mutable Hit hits_[2];
 };
 
 // Parameters (scope "host", host/host_params.cc): cpus, memory,

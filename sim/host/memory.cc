@@ -36,7 +36,7 @@ bool HostMemory::free_checked(void* p) {
   if (it == regions_.end() || !it->second.owned) return false;
   in_use_ -= it->second.charged;
   regions_.erase(it);
-  hit_start_ = 1, hit_end_ = 0;
+  hits_[0] = hits_[1] = Hit{};
   std::free(p);
   return true;
 }
@@ -65,7 +65,7 @@ bool HostMemory::unpin(const void* p) {
   auto it = regions_.find(reinterpret_cast<std::uint64_t>(p));
   if (it == regions_.end() || it->second.owned) return false;
   regions_.erase(it);
-  hit_start_ = 1, hit_end_ = 0;
+  hits_[0] = hits_[1] = Hit{};
   return true;
 }
 
@@ -76,8 +76,8 @@ bool HostMemory::contains_slow(std::uint64_t addr, std::size_t bytes) const {
   --it;
   const std::uint64_t end = it->first + it->second.bytes;
   if (addr + bytes > end) return false;
-  hit_start_ = it->first;
-  hit_end_ = end;
+  hits_[1] = hits_[0];
+  hits_[0] = Hit{it->first, end};
   return true;
 }
 
