@@ -71,11 +71,14 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   return taken;
 }
 
-[[gnu::always_inline]] inline Calendar::Key Calendar::take_next() {
-  if (!near_.empty() && near_.front() < far_next_) return near_.take(0);
-  const Key k = far_.take(0);
+[[gnu::always_inline]] inline void Calendar::take_next(Key next) {
+  // Keys are unique, so the far heap's top is the earliest only if it is `next`.
+  if (next != far_next_) {
+    near_.take(0);
+    return;
+  }
+  far_.take(0);
   far_next_ = far_.empty() ? kNoKey : far_.front();
-  return k;
 }
 
 // Inlined into at() and at_reserved(): one call per scheduled event.
@@ -171,7 +174,8 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
       ahead_ = true;
       ahead_now_ = t;
     }
-    const std::uint32_t slot = slot_of(take_next());
+    take_next(top);
+    const std::uint32_t slot = slot_of(top);
     const Callback cb = slots_[slot];
     slots_[slot].arg = free_slot_;
     free_slot_ = slot;

@@ -157,7 +157,7 @@ class Calendar : public sc_core::sc_module {
   std::size_t pending() const { return near_.size() + far_.size(); }
 
  private:
-  // The heap holds 16-byte keys: time in the high
+  // The heaps hold 16-byte keys: time in the high
   // word; in the low word the insertion sequence (40 bits: ties fire in
   // scheduling order) above the index of the callback's slot (24 bits).
   using Key = unsigned __int128;
@@ -183,8 +183,8 @@ class Calendar : public sc_core::sc_module {
   Key next_key() const {
     return !near_.empty() && near_.front() < far_next_ ? near_.front() : far_next_;
   }
-  // Removes the earliest pending event (there is one) and returns its key.
-  Key take_next();
+  // Removes `next`, the earliest pending event's key (next_key()).
+  void take_next(Key next);
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
