@@ -118,22 +118,6 @@ void Port::send_checked(Packet* p) {
   drop(p, &Port::drops_link_down_, "too_big");
 }
 
-void Port::CreditQueue::grow() {
-  const std::uint32_t full = mask_ + 1;
-  if (slots_ == heap_.get() || heap_slots_ <= full) {
-    const std::uint32_t slots = std::max<std::uint32_t>(8, 2 * full);
-    auto larger = std::make_unique<CreditReturn[]>(slots);
-    for (std::uint32_t i = 0; i < count_; ++i) larger[i] = (*this)[i];
-    heap_ = std::move(larger);
-    heap_slots_ = slots;
-  } else {
-    for (std::uint32_t i = 0; i < count_; ++i) heap_[i] = (*this)[i];
-  }
-  slots_ = heap_.get();
-  head_ = 0;
-  mask_ = heap_slots_ - 1;
-}
-
 // Inlined into pump_arbitrated(), its only caller.
 [[gnu::always_inline]] inline void Port::absorb_credits(Tick now) {
   std::size_t n = 0;
