@@ -387,6 +387,8 @@ void Elan3::receive(fabric::Port& in, fabric::Packet* p) {
   rx_->packet(&in, p);
 }
 
+void Elan3::take_reply(fabric::Port&, fabric::Packet* reply) { rx_->reply(reply, reply->tail_at); }
+
 void Elan3::link_state_changed(fabric::Port&, bool up) {
   trace(up ? "link_up" : "link_down", {});
   post_interrupt(intq::Cause::LinkState, up ? 1 : 0, node_id_, 0, 0);

@@ -294,6 +294,8 @@ class alignas(64) RxEngine {
  public:
   explicit RxEngine(Elan3& elan);
   void packet(fabric::Port* in, fabric::Packet* p);
+  // An ack token for one of our packets, its tail here at `tail`.
+  void reply(fabric::Packet* token, Tick tail);
 
  private:
   void run();
@@ -412,6 +414,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
   // Fabric.
   void receive(fabric::Port& in, fabric::Packet* p) override;
+  void take_reply(fabric::Port& at, fabric::Packet* reply) override;
   void link_state_changed(fabric::Port& port, bool up) override;
 
   // Services for the engines.

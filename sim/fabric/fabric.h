@@ -30,12 +30,17 @@ class Fabric {
   // Total packet-hops (packets put on a wire), for speed figures.
   std::uint64_t packet_hops() const { return packet_hops_; }
   void count_hop() { ++packet_hops_; }
+  // Link failures so far (a link going down): a reply carried back along a
+  // route checks its links again only when this changed (Port::route_intact).
+  std::uint64_t link_downs() const { return link_downs_; }
+  void count_link_down() { ++link_downs_; }
 
  private:
   PacketPool pool_;
   std::vector<Device*> devices_;
   std::vector<std::unique_ptr<Link>> links_;
   std::uint64_t packet_hops_ = 0;
+  std::uint64_t link_downs_ = 0;
 };
 
 }  // namespace nicsim::fabric

@@ -63,7 +63,10 @@ void Link::set_up(bool up, std::string_view cause) {
   // back to the sender (the receiver never held them), and packets still in
   // a receiver's buffer return theirs when it frees them. So the credit
   // count stays exact across down/up with no resynchronisation.
-  if (!up) ++generation_;
+  if (!up) {
+    ++generation_;
+    a_.owner().fabric().count_link_down();
+  }
   mirror();
   for (Port* p : {&a_, &b_}) {
     if (p->trace_on)

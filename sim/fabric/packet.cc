@@ -1,5 +1,7 @@
 #include "fabric/packet.h"
 
+#include <algorithm>
+
 namespace nicsim::fabric {
 
 PacketPool::~PacketPool() {
@@ -33,6 +35,7 @@ Packet* PacketPool::clone(const Packet& src) {
   --next_id_;  // a copy keeps the original's id
   p->meta = src.meta;
   std::copy(src.bytes.begin(), src.bytes.end(), p->bytes.begin());
+  std::copy_n(src.route, std::min<int>(src.meta.hops, kRouteSlots), p->route);
   return p;
 }
 

@@ -16,6 +16,9 @@ class Port;
 inline constexpr std::uint16_t kMulticastLidBase = 0xC000;
 inline constexpr std::uint16_t kPermissiveLid = 0xFFFF;
 inline constexpr std::uint32_t kCreditBlock = 64;  // bytes per flow-control credit
+// Links a packet's route is recorded for (Packet::route): enough for an
+// Elite fat tree of 4^8 = 65,536 nodes (up and down 8 levels).
+inline constexpr int kRouteSlots = 16;
 
 // Who made a packet (PacketMeta::kind); NIC models and switches dispatch on it.
 enum PacketKind : std::uint8_t {
@@ -57,6 +60,15 @@ struct alignas(64) Packet {
   std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
   std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
   Tick release_at = 0;          // multicast original: latest copy tail-out so far
+
+  // The route, for a reply carried back along it (Port::carry_back). Not
+  // cleared between uses: the first meta.hops entries are this packet's.
+  // route[i]: the port that put the packet on its i-th link. A carried
+  // reply also keeps each link's generation when it crossed it and the
+  // fabric's count of link failures then (Port::route_intact).
+  Port* route[kRouteSlots];
+  std::uint32_t route_gen[kRouteSlots];
+  std::uint64_t route_link_downs = 0;
 
   std::uint32_t blocks() const {
     return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);

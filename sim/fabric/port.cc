@@ -64,11 +64,6 @@ void Port::connect(Link& link, Port& peer) {
   reset_credits();
 }
 
-inline Tick Port::serialization(std::size_t bytes) const {
-  // Packets are far smaller than the bound; it keeps the product exact.
-  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * Tick{ps_per_byte_};
-  return serialization_time(bytes, bits_per_second_);
-}
 
 void Port::send(Packet* p) {
   const int vl = p->meta.vl;
@@ -332,6 +327,7 @@ void Port::transmit(Packet* p, Tick earliest) {
     return;
   }
   if (p->meta.bit_errors) ++bit_errors_;
+  if (p->meta.hops < kRouteSlots) p->route[p->meta.hops] = this;
   ++p->meta.hops;
   p->wire_generation = generation_;
   p->ready_at = 0;

@@ -64,6 +64,17 @@ class Device {
   // A packet finished serialising on `port` (tail left at `when`). Devices
   // that pace their injection (NICs) override this.
   virtual void transmitted(Port& port, const Packet& p, Tick when) {}
+  // A reply carried back along a route (Port::carry_back) passes through
+  // this device, its head arriving on `in` at `at` and leaving by `out`:
+  // the time it spends here, head in to head out. Switches of fabrics whose NICs carry replies
+  // (Elite) implement it; on any other device a route through it is a
+  // wiring error (std::logic_error).
+  virtual Tick carry_through(Port& in, Port& out, const Packet& reply, Tick at);
+  // A carried reply reached this device on `at`, its tail at
+  // reply->tail_at (>= now); the device owns it from here. NICs that answer
+  // with carried replies implement it; any other device reports an error
+  // and frees the reply.
+  virtual void take_reply(Port& at, Packet* reply);
 
  protected:
   void add_ports(std::uint32_t count);
@@ -118,6 +129,29 @@ class alignas(64) Port {
   // (>= now; the credit reaches the peer one link delay later).
   void release(const Packet& p, Tick when);
 
+  // Replies carried back along a route: a NIC answering a packet with a
+  // short reply that travels the packet's route backwards, through the same
+  // links and switches (the Elan3's acknowledgement token, which the Elite
+  // switches return along the route the packet opened), calls carry_back.
+  // The reply's head leaves the answering NIC's port at `start` and reaches
+  // the packet's source after each link's propagation delay and each
+  // switch's carry_through time; its tail arrives one serialisation later
+  // (cut-through). It travels as link control symbols interleaved with the
+  // data going the other way: it neither waits for nor holds the wire, and
+  // takes no buffer or credit. So it costs no calendar event per hop (one
+  // at the source, scheduled by the caller). Each link's loss and
+  // bit-error injection apply to it, and a link that is down loses it.
+  // Returns the port it reached (the data's source's) after calling
+  // take_reply there, with reply->tail_at set; nullptr when it was lost
+  // (counted and traced as a drop on the port that sent it) or `data` has
+  // no recorded route, the reply then freed.
+  static Port* carry_back(const Packet& data, Packet* reply, Tick start);
+  // False, with the loss counted and traced, when a link of a carried
+  // reply's route went down after carry_back sent the reply over it (the
+  // reply is then lost on that link); the source asks when it takes the
+  // reply in.
+  static bool route_intact(const Packet& reply);
+
   PortStats stats() const;
   // Packet capture: called for every packet this port puts on the wire, with
   // the time its first bit leaves.
@@ -155,6 +189,7 @@ class alignas(64) Port {
   [[gnu::always_inline]] void deliver(Packet* p);  // the body of arrive_thunk
   void transmit(Packet* p, Tick earliest);
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
+  void lose_reply(const Packet* reply, std::uint64_t Port::*counter, const char* why, Tick when);
   void leave_buffer(Packet* p, Tick when);
   [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
   void send_checked(Packet* p);
@@ -221,5 +256,11 @@ class alignas(64) Port {
  public:
   std::uint32_t timeline_track = 0;  // tx spans
 };
+
+inline Tick Port::serialization(std::size_t bytes) const {
+  // Packets are far smaller than the bound; it keeps the product exact.
+  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * Tick{ps_per_byte_};
+  return serialization_time(bytes, bits_per_second_);
+}
 
 }  // namespace nicsim::fabric

@@ -1,8 +1,8 @@
 // The Elite switch in a whole quaternary fat tree: exact timing through 1, 3
 // and 5 switches, hop counts from the lowest common ancestor, adaptive
 // up-routing under a permutation (spread and reproducibility), hardware
-// broadcast, two virtual channels under back-pressure, ack tokens on VC1,
-// and link failures (avoided upward, counted when undeliverable).
+// broadcast, two virtual channels under back-pressure, replies carried back
+// along their packets' routes, and link failures (avoided upward, counted when undeliverable).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -223,30 +223,94 @@ TEST(EliteFabric, BlockedVc0DoesNotBlockVc1) {
     for (int i = 0; i < kFlood; ++i) b.nodes[0]->send(5, 256, 0);
   });
   b.at(50 * kUs, [&] { b.nodes[0]->send(5, 64, 1); });  // data on VC1
-  b.at(60 * kUs, [&] { b.nodes[1]->send(5, 64, 0, fabric::kPacketElanAck); });  // a token, sent on VC0
   b.at(100 * kUs, [&] { b.nodes[5]->release_held(); });
   sc_core::sc_start();
   const auto& got = b.nodes[5]->arrivals;
-  ASSERT_EQ(got.size(), kFlood + 2u);
-  // The VC1 packet and the token passed the blocked VC0 at full speed.
+  ASSERT_EQ(got.size(), kFlood + 1u);
+  // The VC1 packet passed the blocked VC0 at full speed.
   EXPECT_EQ(got[0].vl, 1u);
   EXPECT_EQ(got[0].done, 50 * kUs + 4 * 10 * kNs + 3 * 35 * kNs + 160 * kNs);
-  EXPECT_EQ(got[1].kind, fabric::kPacketElanAck);
-  EXPECT_EQ(got[1].vl, 1u);  // moved to VC1 by the first switch
-  EXPECT_EQ(got[1].done, 60 * kUs + 4 * 10 * kNs + 3 * 35 * kNs + 160 * kNs);
   // Then every VC0 packet once node 5 frees its buffers (adaptive routing
   // may reorder them: they took different up links).
   std::set<std::uint32_t> seqs;
   for (int i = 0; i < kFlood; ++i) {
-    EXPECT_EQ(got[2 + i].vl, 0u);
-    EXPECT_GE(got[2 + i].done, 100 * kUs);
-    EXPECT_TRUE(got[2 + i].intact);
-    seqs.insert(got[2 + i].seq);
+    EXPECT_EQ(got[1 + i].vl, 0u);
+    EXPECT_GE(got[1 + i].done, 100 * kUs);
+    EXPECT_TRUE(got[1 + i].intact);
+    seqs.insert(got[1 + i].seq);
   }
   EXPECT_EQ(seqs.size(), static_cast<std::size_t>(kFlood));
   EXPECT_EQ(*seqs.rbegin(), static_cast<std::uint32_t>(kFlood - 1));
   EXPECT_GT(b.nodes[0]->port(1).stats().credit_stalls, 0u);
-  EXPECT_EQ(b.sw("el0_0").stats().tokens + b.sw("el0_1").stats().tokens, 2u);
+  EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+TEST(EliteFabric, RepliesReturnAlongTheirPacketsRoutes) {
+  // Node 5 answers each of node 0's packets with a 16-byte reply carried
+  // back along the packet's route (as the Elan3's ack tokens are): no
+  // switch routes it anew, so every switch carries back exactly as many
+  // replies as it forwarded packets, over whichever up links adaptive
+  // routing chose for them.
+  EliteBench b(16);
+  b.nodes[5]->answer();
+  b.at(0, [&] { b.nodes[0]->send(5, 64, 0); });
+  b.at(10 * kUs, [&] {
+    for (int i = 0; i < 40; ++i) b.nodes[0]->send(5, 256, 0);
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(b.nodes[5]->arrivals.size(), 41u);
+  const auto& replies = b.nodes[0]->replies;
+  ASSERT_EQ(replies.size(), 41u);
+  // The first packet's tail is in at 4 x 10 ns + 3 x 35 ns + 64 B at
+  // 400 MB/s; its reply's head takes the same links and switches back,
+  // its tail 16 B behind.
+  const Tick data_done = 4 * 10 * kNs + 3 * 35 * kNs + 160 * kNs;
+  EXPECT_EQ(b.nodes[5]->arrivals[0].done, data_done);
+  EXPECT_EQ(replies[0].done, data_done + 4 * 10 * kNs + 3 * 35 * kNs + 40 * kNs);
+  std::set<std::uint32_t> seqs;
+  for (const Arrival& r : replies) {
+    EXPECT_EQ(r.src, 5u);
+    EXPECT_EQ(r.hops, 4u);
+    EXPECT_TRUE(r.intact);
+    seqs.insert(r.seq);
+  }
+  EXPECT_EQ(seqs.size(), 41u);
+  int tops_used = 0;
+  for (auto& s : b.switches) {
+    EXPECT_EQ(s->stats().tokens, s->stats().forwarded) << s->name();
+    if (s->level() == 1 && s->stats().forwarded > 0) ++tops_used;
+  }
+  EXPECT_GT(tops_used, 1);
+  EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+TEST(EliteFabric, ALinkGoingDownLosesTheRepliesOnIt) {
+  // Node 0 -> node 5, 64 B: the tail is in at 305 ns, when node 5 answers;
+  // the reply's tail would reach node 0 at 490 ns.
+  // - The first packet's tail has left node 0's link by 170 ns; the link
+  //   fails at 200 ns, so the reply cannot cross it: lost as it is sent.
+  // - The link is back at 1 us; the second packet (at 2 us) is answered at
+  //   2,305 ns and the link fails at 2,400 ns, under the reply: lost in
+  //   flight, found when its tail would be in.
+  EliteBench b(16);
+  b.nodes[5]->answer();
+  fabric::Link& l = b.link_between("h0", 1);
+  b.at(0, [&] { b.nodes[0]->send(5, 64, 0); });
+  b.at(200 * kNs, [&] { l.set_up(false, "test"); });
+  b.at(1 * kUs, [&] { l.set_up(true, "test"); });
+  b.at(2 * kUs, [&] { b.nodes[0]->send(5, 64, 0); });
+  b.at(2400 * kNs, [&] { l.set_up(false, "test"); });
+  sc_core::sc_start();
+  ASSERT_EQ(b.nodes[5]->arrivals.size(), 2u);
+  EXPECT_TRUE(b.nodes[5]->arrivals[0].intact);
+  EXPECT_TRUE(b.nodes[5]->arrivals[1].intact);
+  const auto& replies = b.nodes[0]->replies;
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].seq, 1u);
+  EXPECT_EQ(replies[0].done, 2 * kUs + 490 * kNs);
+  EXPECT_FALSE(replies[0].intact);
+  // The leaf's port that sends over node 0's link counts both losses.
+  EXPECT_EQ(l.b().stats().drops_link_down, 2u);
   EXPECT_EQ(b.fabric.pool().live(), 0u);
 }
 
