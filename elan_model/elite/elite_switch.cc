@@ -42,7 +42,6 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
   auto& stats = Sim::get().stats();
   const std::string& me = this->name();
   stats.counter(me, "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
-  stats.counter(me, "tokens", "packets", &stats_.tokens, "acknowledgement tokens carried back along their packets' routes");
   stats.counter(me, "broadcasts", "packets", &stats_.broadcasts, "broadcast packets handled");
   stats.counter(me, "broadcast_copies", "packets", &stats_.broadcast_copies, "broadcast copies sent down");
   for (std::uint32_t u = 0; u < kArity; ++u)
@@ -91,6 +90,9 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
 void EliteSwitch::receive(Port& in, Packet* p) {
   if (!alive_known_) find_alive();
   const Tick ready = now() + hop_latency_;
+  // A token comes back through this switch in the same time (carry_through).
+  p->route_latency += hop_latency_;
+  ++p->route_carriers;
   if (p->meta.dlid_hi == 0)
     unicast(in, p, ready);
   else
@@ -273,7 +275,6 @@ void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const
 }
 
 Tick EliteSwitch::carry_through(Port& in, Port& out, const Packet& reply, Tick at) {
-  ++stats_.tokens;
   if (in.trace_on)
     Sim::get().tracer().record(at, device_id(), Component::fabric, "token",
                                {{"in", in.number()}, {"out", out.number()}, {"pkt", reply.meta.id}});

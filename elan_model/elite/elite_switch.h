@@ -19,8 +19,8 @@
 //  - acknowledgement tokens are not packets in the switch's queues: each
 //    returns along the route its packet took, as link control symbols
 //    interleaved with the data going the other way (fabric::Port::carry_back),
-//    spending `hop_latency` in each switch (carry_through, counted in
-//    stats().tokens). The route back is the one the packet opened, as in
+//    spending `hop_latency` in each switch (carry_through; receive() adds it
+//    to the packet's route latency on the way out). The route back is the one the packet opened, as in
 //    QsNet, where the switches keep a packet's route until its token has
 //    passed; no token is routed anew, waits behind data, or costs an event
 //    per hop.
@@ -56,7 +56,6 @@ namespace nicsim::elite {
 // The counters a forwarding decision updates fill the first cache line.
 struct EliteSwitchStats {
   std::uint64_t forwarded = 0;       // unicast packets sent on
-  std::uint64_t tokens = 0;          // acknowledgement tokens carried back through the switch
   std::uint64_t sticky = 0;          // up packets that followed their pair's queued packets
   std::uint64_t broadcasts = 0;      // broadcast packets handled (up or down)
   std::array<std::uint64_t, kArity> up_choices{};  // packets sent up, per up port 5..8

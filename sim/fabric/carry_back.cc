@@ -28,21 +28,31 @@ void Device::take_reply(Port& at, Packet* reply) {
 Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
   const int hops = data.meta.hops;
   if (hops == 0) throw std::logic_error(fmt::format("carry_back: packet {} crossed no link", data.meta.id));
-  Fabric& fabric = data.route[0]->owner_->fabric();
-  PacketPool& pool = fabric.pool();
+  Port* source = data.route[0];
+  Fabric& fabric = source->owner_->fabric();
   if (hops > kRouteSlots) {
-    Sim::get().error(data.route[0]->owner_->name(),
+    Sim::get().error(source->owner_->name(),
                      fmt::format("packet {} crossed {} links, more than the {} a route is recorded for: its reply "
                                  "cannot be carried back and is dropped",
                                  data.meta.id, hops, kRouteSlots));
-    pool.put(reply);
+    fabric.pool().put(reply);
     return nullptr;
   }
   const std::size_t size = reply->bytes.size();
-  Sim& sim = Sim::get();
-  reply->meta.hops = 0;
+  reply->meta.hops = static_cast<std::uint16_t>(hops);
   reply->meta.injected = start;
   reply->route_link_downs = fabric.link_downs();
+  std::copy_n(data.route, hops, reply->route);
+  if (data.route_carriers == static_cast<std::uint32_t>(hops - 1) && data.route_ps_per_byte != kRouteInexact &&
+      fabric.links_plain()) {
+    // Every link is up and clean and nobody watches: the route's latency was
+    // summed on the way out; nothing of the links needs reading.
+    reply->tail_at = start + data.route_latency + size * Tick{data.route_ps_per_byte};
+    for (int i = 0; i < hops; ++i) fabric.count_hop();
+    source->owner_->take_reply(*source, reply);
+    return source;
+  }
+  Sim& sim = Sim::get();
   Tick head = start;  // the reply's head leaving the current port
   Tick ser = 0;       // its serialisation on the slowest link so far
   for (int i = hops - 1; i >= 0; --i) {
@@ -50,34 +60,23 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
     Port* tx = rx->peer_;      // received the data; sends the reply back
     if (!tx || !tx->up_) {
       if (tx) tx->lose_reply(reply, &Port::drops_link_down_, "link_down", head);
-      pool.put(reply);
+      fabric.pool().put(reply);
       return nullptr;
     }
     if (tx->injects_ && !tx->link_->pass(*reply)) {
       tx->lose_reply(reply, &Port::drops_injected_, "injected_drop", head);
-      pool.put(reply);
+      fabric.pool().put(reply);
       return nullptr;
     }
-    if (reply->meta.bit_errors) ++tx->bit_errors_;
-    const Tick link_ser = tx->serialization(size);
-    ser = std::max(ser, link_ser);
-    ++tx->tx_packets_;
-    tx->tx_bytes_ += size;
-    tx->tx_busy_ += link_ser;
+    ser = std::max(ser, tx->serialization(size));
     fabric.count_hop();
     if (tx->trace_on)
       sim.tracer().record(head, tx->owner_->device_id(), Component::fabric, "tx_reply",
                           {{"port", tx->number_}, {"pkt", reply->meta.id}, {"len", size}, {"for", data.meta.id}});
     if (tx->tapped_) tx->tap_(tx->tap_ctx_, *reply, head);
-    reply->route[reply->meta.hops] = tx;
-    reply->route_gen[reply->meta.hops] = tx->generation_;
-    ++reply->meta.hops;
     head += tx->delay_;
-    ++rx->rx_packets_;
-    rx->rx_bytes_ += size;
     if (i > 0) head += rx->owner_->carry_through(*rx, *data.route[i - 1]->peer_, *reply, head);
   }
-  Port* source = data.route[0];
   reply->tail_at = head + ser;
   source->owner_->take_reply(*source, reply);
   return source;
@@ -86,10 +85,12 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
 bool Port::route_intact(const Packet& reply) {
   const int hops = reply.meta.hops;
   if (hops == 0 || reply.route[0]->owner_->fabric().link_downs() == reply.route_link_downs) return true;
-  for (int i = 0; i < hops; ++i) {
-    Port* tx = reply.route[i];
-    if (tx->generation_ == reply.route_gen[i]) continue;
-    tx->lose_reply(&reply, &Port::drops_link_down_, "lost_in_flight", Calendar::now());
+  for (int i = hops - 1; i >= 0; --i) {
+    Port* rx = reply.route[i];
+    const Tick down = rx->link_->last_down();
+    if (down == kTickMax || down < reply.meta.injected) continue;
+    // The link failed after the reply was sent over its route: lost there.
+    if (Port* tx = rx->peer_) tx->lose_reply(&reply, &Port::drops_link_down_, "lost_in_flight", down);
     return false;
   }
   return true;

@@ -25,6 +25,9 @@ Packet* PacketPool::get(std::size_t len) {
   p->parent = nullptr;
   p->copies_left = 0;
   p->ready_at = p->tail_at = p->release_at = 0;
+  p->route_latency = 0;
+  p->route_ps_per_byte = 0;
+  p->route_carriers = 0;
   p->device_refs = 0;
   ++live_;
   return p;
@@ -36,6 +39,9 @@ Packet* PacketPool::clone(const Packet& src) {
   p->meta = src.meta;
   std::copy(src.bytes.begin(), src.bytes.end(), p->bytes.begin());
   std::copy_n(src.route, std::min<int>(src.meta.hops, kRouteSlots), p->route);
+  p->route_latency = src.route_latency;
+  p->route_ps_per_byte = src.route_ps_per_byte;
+  p->route_carriers = src.route_carriers;
   return p;
 }
 

@@ -19,6 +19,7 @@ inline constexpr std::uint32_t kCreditBlock = 64;  // bytes per flow-control cre
 // Links a packet's route is recorded for (Packet::route): enough for an
 // Elite fat tree of 4^8 = 65,536 nodes (up and down 8 levels).
 inline constexpr int kRouteSlots = 16;
+inline constexpr std::uint32_t kRouteInexact = ~0u;
 
 // Who made a packet (PacketMeta::kind); NIC models and switches dispatch on it.
 enum PacketKind : std::uint8_t {
@@ -61,14 +62,20 @@ struct alignas(64) Packet {
   std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
   Tick release_at = 0;          // multicast original: latest copy tail-out so far
 
-  // The route, for a reply carried back along it (Port::carry_back). Not
-  // cleared between uses: the first meta.hops entries are this packet's.
-  // route[i]: the port that put the packet on its i-th link. A carried
-  // reply also keeps each link's generation when it crossed it and the
-  // fabric's count of link failures then (Port::route_intact).
-  Port* route[kRouteSlots];
-  std::uint32_t route_gen[kRouteSlots];
+  // The route, for a reply carried back along it (Port::carry_back).
+  // route[i]: the port that put the packet on its i-th link (not cleared
+  // between uses: the first meta.hops entries are this packet's; a carried
+  // reply holds its packet's). route_latency: the links' propagation delays
+  // and the carrying switches' latencies so far; route_ps_per_byte: the
+  // slowest link's serialisation (kRouteInexact when a link's is not a
+  // whole number of picoseconds per byte); route_carriers: switches passed
+  // that carry replies. route_link_downs: for a reply, the fabric's count of
+  // link failures when it was sent.
+  Tick route_latency = 0;
+  std::uint32_t route_ps_per_byte = 0;
+  std::uint32_t route_carriers = 0;
   std::uint64_t route_link_downs = 0;
+  Port* route[kRouteSlots];
 
   std::uint32_t blocks() const {
     return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);

@@ -65,6 +65,13 @@ void Port::connect(Link& link, Port& peer) {
 }
 
 
+void Port::set_tap(Tap tap, void* ctx) {
+  tap_ = tap;
+  tap_ctx_ = ctx;
+  tapped_ = tap != nullptr;
+  if (tapped_) owner_->fabric().watch_ports();
+}
+
 void Port::send(Packet* p) {
   const int vl = p->meta.vl;
   // The common case in one test (vls_ is 0 on an unconnected port, and
@@ -329,6 +336,8 @@ void Port::transmit(Packet* p, Tick earliest) {
   if (p->meta.bit_errors) ++bit_errors_;
   if (p->meta.hops < kRouteSlots) p->route[p->meta.hops] = this;
   ++p->meta.hops;
+  p->route_latency += delay_;
+  p->route_ps_per_byte = ps_per_byte_ == 0 ? kRouteInexact : std::max(p->route_ps_per_byte, ps_per_byte_);
   p->wire_generation = generation_;
   p->ready_at = 0;
   p->tail_at = end + delay_;

@@ -137,30 +137,29 @@ class alignas(64) Port {
   // the packet's source after each link's propagation delay and each
   // switch's carry_through time; its tail arrives one serialisation later
   // (cut-through). It travels as link control symbols interleaved with the
-  // data going the other way: it neither waits for nor holds the wire, and
-  // takes no buffer or credit. So it costs no calendar event per hop (one
-  // at the source, scheduled by the caller). Each link's loss and
-  // bit-error injection apply to it, and a link that is down loses it.
+  // data going the other way: it neither waits for nor holds the wire,
+  // takes no buffer or credit, and is not counted in the ports' packet and
+  // byte counters. So it costs no calendar event per hop (one at the
+  // source, scheduled by the caller), and when no link is down or injects
+  // faults and no port is traced or captured, nothing of the links is read
+  // (the packet summed the route's latency on its way out). Otherwise each
+  // link's loss and bit-error injection apply to it, a link that is down
+  // loses it, and traces and captures show it on every link.
   // Returns the port it reached (the data's source's) after calling
   // take_reply there, with reply->tail_at set; nullptr when it was lost
   // (counted and traced as a drop on the port that sent it) or `data` has
   // no recorded route, the reply then freed.
   static Port* carry_back(const Packet& data, Packet* reply, Tick start);
   // False, with the loss counted and traced, when a link of a carried
-  // reply's route went down after carry_back sent the reply over it (the
-  // reply is then lost on that link); the source asks when it takes the
-  // reply in.
+  // reply's route went down after carry_back sent the reply (it is then
+  // lost on that link); the source asks when it takes the reply in.
   static bool route_intact(const Packet& reply);
 
   PortStats stats() const;
   // Packet capture: called for every packet this port puts on the wire, with
   // the time its first bit leaves.
   using Tap = void (*)(void* ctx, const Packet& p, Tick start);
-  void set_tap(Tap tap, void* ctx) {
-    tap_ = tap;
-    tap_ctx_ = ctx;
-    tapped_ = tap != nullptr;
-  }
+  void set_tap(Tap tap, void* ctx);
 
  private:
   friend class Link;

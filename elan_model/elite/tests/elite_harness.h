@@ -26,7 +26,7 @@ struct Arrival {
   std::uint64_t id = 0;
   std::uint32_t src = 0;
   std::uint32_t seq = 0;
-  Tick head = 0;  // first bit in
+  Tick head = 0;  // first bit in (a reply: when it was sent)
   Tick done = 0;  // tail in
   std::uint8_t vl = 0;
   std::uint8_t kind = 0;
@@ -143,6 +143,7 @@ class Endpoint : public fabric::Device {
     a.id = r->meta.id;
     std::memcpy(&a.src, r->bytes.data(), 4);
     std::memcpy(&a.seq, r->bytes.data() + 4, 4);
+    a.head = r->meta.injected;
     a.done = r->tail_at;
     a.kind = r->meta.kind;
     a.hops = r->meta.hops;
