@@ -501,7 +501,7 @@ void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
   }
   if (at == kTickMax) return;
   // Here the calendar's at() would take the next sequence number (nothing
-  // else can have run since transmit_at's at(): any thread was synced there).
+  // else can have run since transmit_at: any thread was synced by then).
   timeouts_.push_back({at, cal.reserve_seq(), id});
 }
 

@@ -378,6 +378,12 @@ void Elan3::transmit(fabric::Packet* p) {
 }
 
 void Elan3::transmit_at(Tick t, fabric::Packet* p) {
+  if (p->meta.dlid != node_id_ || p->meta.dlid_hi != 0) {
+    // The port holds it until t (its ready time): no event of our own.
+    p->ready_at = t;
+    net_port().send(p);
+    return;
+  }
   Sim::get().calendar().at(
       t, [](void* self, std::uint64_t arg) { static_cast<Elan3*>(self)->transmit(reinterpret_cast<fabric::Packet*>(arg)); },
       this, reinterpret_cast<std::uint64_t>(p));

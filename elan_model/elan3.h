@@ -428,6 +428,9 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
                     std::function<void(bool ok)> k = {});
   // Puts a packet on the wire (or loops it back to ourselves), now or at `t`.
+  // transmit_at queues a packet for the network on the port at once, ready
+  // at `t` (the port starts it then or when its wire frees), so it costs
+  // no event of its own; only a loopback waits for `t` by an event.
   void transmit(fabric::Packet* p);
   void transmit_at(Tick t, fabric::Packet* p);
   void post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
