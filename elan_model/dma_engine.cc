@@ -500,8 +500,9 @@ void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
     return;
   }
   if (at == kTickMax) return;
-  // Here the calendar's at() would take the next sequence number (nothing
-  // else can have run since transmit_at: any thread was synced by then).
+  // Here the calendar's at() would take the next sequence number (a thread
+  // running ahead of SystemC's clock is brought to it first, as at() does).
+  Calendar::sync_thread();
   timeouts_.push_back({at, cal.reserve_seq(), id});
 }
 
