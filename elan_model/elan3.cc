@@ -84,6 +84,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   mmu_ = std::make_unique<Mmu>(*this);
   dma_ = std::make_unique<DmaEngine>(*this);
   rx_ = std::make_unique<RxEngine>(*this);
+  // The receiver does nothing with a packet before its tail is in.
+  net_port_->deliver_after_tail(cycles(p_.rx_packet_cycles));
   events_ = std::make_unique<EventEngine>(*this);
   auto& st = Sim::get().stats();
   auto c = [&](const char* n, const char* unit, const std::uint64_t* v, const char* doc = "") {

@@ -320,6 +320,7 @@ class alignas(64) RxEngine {
     fabric::Packet* p;
   };
   Ring<Pending> queue_;
+  Tick free_since_ = 0;  // when the engine last finished a packet
   bool busy_ = false;
   bool replay_ = false;  // the packet being answered was executed before
   bool bcast_ = false;   // the packet being handled is a broadcast

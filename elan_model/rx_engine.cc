@@ -46,10 +46,21 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
   }
   ++p->device_refs;
   queue_.push_back({in, p});
-  if (!busy_) {
-    busy_ = true;
-    schedule_run(tail + elan_.cycles(elan_.params().rx_packet_cycles));
+  if (busy_) return;
+  busy_ = true;
+  const Tick setup = elan_.cycles(elan_.params().rx_packet_cycles);
+  if (!in) {
+    schedule_run(tail + setup);
+    return;
   }
+  // The port delivers `setup` after the tail (Port::deliver_after_tail):
+  // the engine starts now, or `setup` after it finished the packet before
+  // when that was later (it was still busy when this one's tail came in).
+  const Tick start = std::max(Elan3::now(), free_since_ + setup);
+  if (start == Elan3::now())
+    run();
+  else
+    schedule_run(start);
 }
 
 // Tokens take the short path: checked and handed to the DMA engine. One
@@ -110,6 +121,7 @@ void RxEngine::done(Token t) {
   if (pk.in) pk.in->release(*pk.p, Elan3::now());
   release(pk.p);
   busy_ = false;
+  free_since_ = Elan3::now();
   if (!queue_.empty()) {
     busy_ = true;
     const fabric::Packet* next = queue_.front().p;
@@ -175,6 +187,7 @@ void RxEngine::process(fabric::Packet* p) {
     if (pk.in) pk.in->release(*pk.p, Elan3::now());
     release(pk.p);
     busy_ = false;
+    free_since_ = Elan3::now();
     if (!queue_.empty()) {
       busy_ = true;
       schedule_run(Elan3::now() + elan_.cycles(elan_.params().rx_packet_cycles));

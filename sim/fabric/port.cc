@@ -65,6 +65,11 @@ void Port::connect(Link& link, Port& peer) {
 }
 
 
+void Port::deliver_after_tail(Tick extra) {
+  if (extra >= kAtHead) throw std::invalid_argument(fmt::format("{}: deliver_after_tail({} ps): at most {} ps", path(), extra, kAtHead - 1));
+  after_tail_ = static_cast<std::uint32_t>(extra);
+}
+
 void Port::set_tap(Tap tap, void* ctx) {
   tap_ = tap;
   tap_ctx_ = ctx;
@@ -341,7 +346,9 @@ void Port::transmit(Packet* p, Tick earliest) {
   p->wire_generation = generation_;
   p->ready_at = 0;
   p->tail_at = end + delay_;
-  sim.calendar().at(start + delay_, &Port::arrive_thunk, peer_, reinterpret_cast<std::uint64_t>(p));
+  const std::uint32_t after_tail = peer_->after_tail_;
+  sim.calendar().at(after_tail == kAtHead ? start + delay_ : p->tail_at + after_tail, &Port::arrive_thunk, peer_,
+                    reinterpret_cast<std::uint64_t>(p));
 }
 
 void Port::arrive_thunk(void* self, std::uint64_t packet) {

@@ -32,6 +32,7 @@ class Fabric;
 class Link;
 
 inline constexpr int kMaxVls = 15;
+inline constexpr std::uint32_t kAtHead = ~0u;  // Port::after_tail_: deliver at the head's arrival
 // VL15 carries subnet management packets only (IBA 7.6.4): it has priority
 // over the data VLs and no flow control; a receiver whose VL15 buffer is
 // full drops the packet.
@@ -128,6 +129,12 @@ class alignas(64) Port {
   // Receive side: the owner frees the input buffer of `p` at time `when`
   // (>= now; the credit reaches the peer one link delay later).
   void release(const Packet& p, Tick when);
+  // Receive side: the owner takes packets (Device::receive) `extra` after
+  // their tail is in instead of when their head arrives. For a NIC that does
+  // nothing with a packet before it has all of it (and then needs `extra`
+  // to start): one event per packet instead of two. A link that goes down
+  // before then loses the packet. `extra` is at most 4 ms.
+  void deliver_after_tail(Tick extra);
 
   // Replies carried back along a route: a NIC answering a packet with a
   // short reply that travels the packet's route backwards, through the same
@@ -208,6 +215,7 @@ class alignas(64) Port {
   std::uint64_t credit_stalls_ = 0;  // times a packet could not start for lack of credits
   std::uint32_t generation_ = 0;     // the link's, bumped on every down transition
   std::uint32_t number_;
+  std::uint32_t after_tail_ = kAtHead;  // deliver_after_tail's `extra`, in ps
   bool up_ = false;  // connected and the link is up
 
  public:
