@@ -84,8 +84,10 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   mmu_ = std::make_unique<Mmu>(*this);
   dma_ = std::make_unique<DmaEngine>(*this);
   rx_ = std::make_unique<RxEngine>(*this);
-  // The receiver does nothing with a packet before its tail is in.
+  // The receiver does nothing with a packet before its tail is in; all
+  // data goes on virtual channel 0 (tokens return as link symbols).
   net_port_->deliver_after_tail(cycles(p_.rx_packet_cycles));
+  net_port_->send_vl0_only();
   events_ = std::make_unique<EventEngine>(*this);
   auto& st = Sim::get().stats();
   auto c = [&](const char* n, const char* unit, const std::uint64_t* v, const char* doc = "") {

@@ -55,6 +55,7 @@ void Port::connect(Link& link, Port& peer) {
   ps_per_byte_ = per_byte <= UINT32_MAX ? static_cast<std::uint32_t>(per_byte) : 0;
   delay_ = link.delay();
   vls_ = static_cast<std::uint8_t>(link.vls());
+  fifo_ = vls_ == 1 || vl0_only_;
   if (vls_ > kInlineVls) {
     more_vls_ = std::make_unique<VlQueue[]>(vls_);
     vl_ = more_vls_.get();
@@ -77,11 +78,17 @@ void Port::set_tap(Tap tap, void* ctx) {
   if (tapped_) owner_->fabric().watch_ports();
 }
 
+void Port::send_vl0_only() {
+  vl0_only_ = true;
+  if (vls_ > 0 && queued_ == 0) fifo_ = true;
+}
+
 void Port::send(Packet* p) {
   const int vl = p->meta.vl;
   // The common case in one test (vls_ is 0 on an unconnected port, and
   // VL15 is never below it); anything else is checked in full.
   if (vl < vls_ && p->blocks() <= vl_blocks_) [[likely]] {
+    if (vl != 0) fifo_ = vl0_only_ = false;  // (a one-VL link has only VL 0)
     p->next = nullptr;
     VlQueue& q = vl_[vl];
     if (q.tail)
@@ -193,7 +200,7 @@ void Port::pump() {
     else
       transmit(p, std::max(now, busy_until_));
   }
-  if (vls_ == 1)
+  if (fifo_)
     pump_fifo(now, is_up);
   else
     pump_arbitrated(now, is_up);
@@ -215,9 +222,9 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   // will have arrived (they are then counted as held from that time on).
   at = 0;
   if (vl_[vl].credits >= need) return true;
-  if (vls_ == 1) {
-    // One data VL: every pending return is for it (VL15 takes no credits),
-    // and those taken are the first n.
+  if (fifo_) {
+    // One data VL in use: every pending return is for it (VL15 takes no
+    // credits), and those taken are the first n.
     std::uint32_t have = vl_[vl].credits;
     std::size_t n = 0;
     const std::size_t pending = pending_credits_.size();
@@ -262,6 +269,7 @@ inline void Port::pump_fifo(Tick now, bool is_up) {
     if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
     if (credit_at > free) ++credit_stalls_;  // the wire was free; credits were not
+    rr_next_ = static_cast<std::uint8_t>(1 % vls_);  // where the round robin would go next after VL 0
     transmit(pop(0), std::max(free, credit_at));
   }
 }
@@ -423,7 +431,7 @@ inline void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
   for (; i > 0 && pending_credits_[i - 1].at > at; --i) pending_credits_[i] = pending_credits_[i - 1];
   pending_credits_[i] = c;
   if (queued_ == 0) return;
-  if (vls_ == 1)
+  if (fifo_)
     pump();  // commits the stalled head at the credit's arrival time
   else
     schedule_wake(std::max(at, busy_until_));

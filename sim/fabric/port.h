@@ -120,6 +120,12 @@ class alignas(64) Port {
   // Transmit side. Queues `p` on VL p->meta.vl; it leaves no earlier than
   // p->ready_at and, cut-through, not before its tail could have arrived.
   void send(Packet* p);
+  // The owner sends data on VL 0 only (an Elan3's port on an Elite link
+  // with two virtual channels): with nothing to arbitrate the port commits
+  // each packet's start as it queues, as on a one-VL link, with no wake-up
+  // when the wire frees. The first packet on another VL makes it arbitrate
+  // from then on (packets committed before it keep their places).
+  void send_vl0_only();
   std::uint32_t queued() const { return queued_; }
   // Credits for the peer's VL buffer that have reached this port by now
   // (returns are applied lazily, so this adds the ones not yet absorbed).
@@ -234,6 +240,7 @@ class alignas(64) Port {
   bool tapped_ = false;
   bool pumping_ = false;
   bool stalled_ = false;
+  bool fifo_ = false;  // pumped as one FIFO: a single data VL, or only VL 0 used (send_vl0_only)
   std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
   std::uint64_t tx_packets_ = 0, tx_bytes_ = 0;
 
@@ -252,6 +259,7 @@ class alignas(64) Port {
   Link* link_ = nullptr;
   std::uint64_t bits_per_second_ = 0;
   std::uint32_t vl15_slots_ = 2;  // receive side: VL15 buffer, in packets
+  bool vl0_only_ = false;         // send_vl0_only() was asked and still holds
   Packet* vl15_tail_ = nullptr;
   std::vector<Tick> vl15_busy_;  // receive side: when each held VL15 packet leaves the buffer
   std::unique_ptr<VlQueue[]> more_vls_;  // a link with more than kInlineVls VLs

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -332,6 +333,68 @@ TEST(EliteFabric, ALinkGoingDownLosesTheRepliesOnIt) {
   // The leaf's port that sends over node 0's link counts both losses.
   EXPECT_EQ(l.b().stats().drops_link_down, 2u);
   EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+// Runs `fn` in a child process (a SystemC kernel runs once per process) and
+// returns the words it produced.
+std::vector<std::uint64_t> words_from_child(const std::function<std::vector<std::uint64_t>()>& fn) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const std::vector<std::uint64_t> out = fn();
+    const std::uint64_t n = out.size();
+    bool ok = write(fds[1], &n, sizeof n) == sizeof n;
+    for (std::uint64_t w : out) ok = ok && write(fds[1], &w, sizeof w) == sizeof w;
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  std::uint64_t n = 0;
+  std::vector<std::uint64_t> in;
+  if (read(fds[0], &n, sizeof n) == sizeof n) {
+    in.resize(n);
+    for (std::uint64_t& w : in)
+      if (read(fds[0], &w, sizeof w) != sizeof w) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return in;
+}
+
+TEST(EliteFabric, AVl0OnlySenderSkipsArbitrationWithTheSameTiming) {
+  // Node 0's port on its two-VC link, told that its owner sends on VC0 only,
+  // commits each packet as it queues (no wake-up when the wire frees); the
+  // arrivals are exactly those of the arbitrating port. A VC1 packet later
+  // makes it arbitrate, still with the same arrivals.
+  auto run = [](bool vl0_only) {
+    EliteBench b(16);
+    if (vl0_only) b.nodes[0]->port(1).send_vl0_only();
+    b.at(0, [&] {
+      for (int i = 0; i < 20; ++i) b.nodes[0]->send(5, 320, 0);
+    });
+    b.at(50 * kUs, [&] {
+      for (int i = 0; i < 10; ++i) b.nodes[0]->send(5, 320, static_cast<std::uint8_t>(i % 2));
+    });
+    sc_core::sc_start();
+    std::vector<std::uint64_t> out{b.sim.calendar().events_fired()};
+    for (const Arrival& a : b.nodes[5]->arrivals) {
+      out.push_back(a.seq);
+      out.push_back(a.done);
+      out.push_back(a.vl);
+      out.push_back(a.intact);
+    }
+    return out;
+  };
+  const std::vector<std::uint64_t> fifo = words_from_child([&] { return run(true); });
+  const std::vector<std::uint64_t> arbitrated = words_from_child([&] { return run(false); });
+  ASSERT_EQ(fifo.size(), 1 + 4 * 30u);
+  ASSERT_EQ(arbitrated.size(), fifo.size());
+  for (std::size_t i = 1; i < fifo.size(); ++i) EXPECT_EQ(fifo[i], arbitrated[i]) << "word " << i;
+  for (std::size_t i = 4; i < fifo.size(); i += 4) EXPECT_EQ(fifo[i], 1u) << "intact, word " << i;
+  EXPECT_LT(fifo[0] + 15, arbitrated[0]);  // about one wake-up per queued packet fewer
 }
 
 TEST(EliteFabric, UpRoutingAvoidsADeadLink) {
