@@ -473,6 +473,7 @@ void DmaEngine::send_ready() {
     p->meta.dlid = static_cast<std::uint16_t>(d->node);
     p->meta.dlid_hi = static_cast<std::uint16_t>(d->broadcast ? d->node_last : 0);
     p->meta.vl = 0;
+    p->meta.keep_route = true;  // for its ack token
     p->meta.src_node = elan_.device_id();
     p->meta.created = Elan3::now();
     auto& st = elan_.mutable_stats();

@@ -90,9 +90,11 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
 void EliteSwitch::receive(Port& in, Packet* p) {
   if (!alive_known_) find_alive();
   const Tick ready = now() + hop_latency_;
-  // A token comes back through this switch in the same time (carry_through).
-  p->route_latency += hop_latency_;
-  ++p->route_carriers;
+  if (p->meta.keep_route) {
+    // A reply comes back through this switch in the same time (carry_through).
+    p->route_latency += hop_latency_;
+    ++p->route_carriers;
+  }
   if (p->meta.dlid_hi == 0)
     unicast(in, p, ready);
   else

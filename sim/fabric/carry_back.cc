@@ -28,6 +28,8 @@ void Device::take_reply(Port& at, Packet* reply) {
 Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
   const int hops = data.meta.hops;
   if (hops == 0) throw std::logic_error(fmt::format("carry_back: packet {} crossed no link", data.meta.id));
+  if (!data.meta.keep_route)
+    throw std::logic_error(fmt::format("carry_back: packet {} was sent without meta.keep_route", data.meta.id));
   Port* source = data.route[0];
   Fabric& fabric = source->owner_->fabric();
   if (hops > kRouteSlots) {

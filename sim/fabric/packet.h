@@ -38,6 +38,7 @@ struct PacketMeta {
   std::uint8_t vl = 0;       // virtual lane
   std::uint8_t kind = kPacketRaw;  // PacketKind
   std::uint16_t hops = 0;    // links crossed so far
+  bool keep_route = false;   // record the route (Packet::route) for a reply carried back
   std::uint32_t bit_errors = 0;  // injected on the way (for statistics; NICs detect by CRC)
   Tick created = 0;          // made by the source
   Tick injected = 0;         // first bit on the first wire
@@ -62,8 +63,8 @@ struct alignas(64) Packet {
   std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
   Tick release_at = 0;          // multicast original: latest copy tail-out so far
 
-  // The route, for a reply carried back along it (Port::carry_back).
-  // route[i]: the port that put the packet on its i-th link (not cleared
+  // The route, for a reply carried back along it (Port::carry_back), when
+  // meta.keep_route. route[i]: the port that put the packet on its i-th link (not cleared
   // between uses: the first meta.hops entries are this packet's; a carried
   // reply holds its packet's). route_latency: the links' propagation delays
   // and the carrying switches' latencies so far; route_ps_per_byte: the

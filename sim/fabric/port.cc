@@ -347,10 +347,12 @@ void Port::transmit(Packet* p, Tick earliest) {
     return;
   }
   if (p->meta.bit_errors) ++bit_errors_;
-  if (p->meta.hops < kRouteSlots) p->route[p->meta.hops] = this;
+  if (p->meta.keep_route) {
+    if (p->meta.hops < kRouteSlots) p->route[p->meta.hops] = this;
+    p->route_latency += delay_;
+    p->route_ps_per_byte = ps_per_byte_ == 0 ? kRouteInexact : std::max(p->route_ps_per_byte, ps_per_byte_);
+  }
   ++p->meta.hops;
-  p->route_latency += delay_;
-  p->route_ps_per_byte = ps_per_byte_ == 0 ? kRouteInexact : std::max(p->route_ps_per_byte, ps_per_byte_);
   p->wire_generation = generation_;
   p->ready_at = 0;
   p->tail_at = end + delay_;

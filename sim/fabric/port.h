@@ -145,7 +145,8 @@ class alignas(64) Port {
   // Replies carried back along a route: a NIC answering a packet with a
   // short reply that travels the packet's route backwards, through the same
   // links and switches (the Elan3's acknowledgement token, which the Elite
-  // switches return along the route the packet opened), calls carry_back.
+  // switches return along the route the packet opened), calls carry_back;
+  // the packet must have been sent with meta.keep_route.
   // The reply's head leaves the answering NIC's port at `start` and reaches
   // the packet's source after each link's propagation delay and each
   // switch's carry_through time; its tail arrives one serialisation later

@@ -54,6 +54,7 @@ class Endpoint : public fabric::Device {
     p->meta.dlid_hi = dlid_hi;
     p->meta.vl = vl;
     p->meta.kind = kind;
+    p->meta.keep_route = true;  // for a reply (answer())
     p->meta.created = now();
     p->ready_at = now();
     std::memcpy(p->bytes.data(), &id_, 4);
