@@ -269,7 +269,7 @@ inline void Port::pump_fifo(Tick now, bool is_up) {
     if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
     if (credit_at > free) ++credit_stalls_;  // the wire was free; credits were not
-    rr_next_ = static_cast<std::uint8_t>(1 % vls_);  // where the round robin would go next after VL 0
+    rr_next_ = vls_ > 1 ? 1 : 0;  // where the round robin would go next after VL 0
     transmit(pop(0), std::max(free, credit_at));
   }
 }
@@ -284,7 +284,8 @@ inline void Port::pump_arbitrated(Tick now, bool is_up) {
     int chosen = -1;
     bool stalled = false;
     for (int i = 0; i < vls_; ++i) {
-      int vl = (rr_next_ + i) % vls_;
+      int vl = rr_next_ + i;  // modulo vls_, without a division
+      if (vl >= vls_) vl -= vls_;
       Packet* h = vl_[vl].head;
       if (!h) continue;
       if (!is_up || vl_[vl].credits >= h->blocks()) {
@@ -302,7 +303,7 @@ inline void Port::pump_arbitrated(Tick now, bool is_up) {
       return;
     }
     stalled_ = false;
-    rr_next_ = static_cast<std::uint8_t>((chosen + 1) % vls_);
+    rr_next_ = static_cast<std::uint8_t>(chosen + 1 == vls_ ? 0 : chosen + 1);
     Packet* p = pop(chosen);
     if (!is_up) {
       drop(p, &Port::drops_link_down_, "link_down");
