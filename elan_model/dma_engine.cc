@@ -473,6 +473,7 @@ void DmaEngine::send_ready() {
     p->meta.dlid = static_cast<std::uint16_t>(d->node);
     p->meta.dlid_hi = static_cast<std::uint16_t>(d->broadcast ? d->node_last : 0);
     p->meta.vl = 0;
+    p->meta.keep_route = true;  // for its ack token
     p->meta.src_node = elan_.device_id();
     p->meta.created = Elan3::now();
     auto& st = elan_.mutable_stats();
@@ -500,8 +501,9 @@ void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
     return;
   }
   if (at == kTickMax) return;
-  // Here the calendar's at() would take the next sequence number (nothing
-  // else can have run since transmit_at's at(): any thread was synced there).
+  // Here the calendar's at() would take the next sequence number (a thread
+  // running ahead of SystemC's clock is brought to it first, as at() does).
+  Calendar::sync_thread();
   timeouts_.push_back({at, cal.reserve_seq(), id});
 }
 

@@ -84,6 +84,10 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   mmu_ = std::make_unique<Mmu>(*this);
   dma_ = std::make_unique<DmaEngine>(*this);
   rx_ = std::make_unique<RxEngine>(*this);
+  // The receiver does nothing with a packet before its tail is in; all
+  // data goes on virtual channel 0 (tokens return as link symbols).
+  net_port_->deliver_after_tail(cycles(p_.rx_packet_cycles));
+  net_port_->send_vl0_only();
   events_ = std::make_unique<EventEngine>(*this);
   auto& st = Sim::get().stats();
   auto c = [&](const char* n, const char* unit, const std::uint64_t* v, const char* doc = "") {
@@ -378,6 +382,12 @@ void Elan3::transmit(fabric::Packet* p) {
 }
 
 void Elan3::transmit_at(Tick t, fabric::Packet* p) {
+  if (p->meta.dlid != node_id_ || p->meta.dlid_hi != 0) {
+    // The port holds it until t (its ready time): no event of our own.
+    p->ready_at = t;
+    net_port().send(p);
+    return;
+  }
   Sim::get().calendar().at(
       t, [](void* self, std::uint64_t arg) { static_cast<Elan3*>(self)->transmit(reinterpret_cast<fabric::Packet*>(arg)); },
       this, reinterpret_cast<std::uint64_t>(p));
@@ -386,6 +396,8 @@ void Elan3::transmit_at(Tick t, fabric::Packet* p) {
 void Elan3::receive(fabric::Port& in, fabric::Packet* p) {
   rx_->packet(&in, p);
 }
+
+void Elan3::take_reply(fabric::Port&, fabric::Packet* reply) { rx_->reply(reply, reply->tail_at); }
 
 void Elan3::link_state_changed(fabric::Port&, bool up) {
   trace(up ? "link_up" : "link_down", {});

@@ -294,6 +294,8 @@ class alignas(64) RxEngine {
  public:
   explicit RxEngine(Elan3& elan);
   void packet(fabric::Port* in, fabric::Packet* p);
+  // An ack token for one of our packets, its tail here at `tail`.
+  void reply(fabric::Packet* token, Tick tail);
 
  private:
   void run();
@@ -318,6 +320,7 @@ class alignas(64) RxEngine {
     fabric::Packet* p;
   };
   Ring<Pending> queue_;
+  Tick free_since_ = 0;  // when the engine last finished a packet
   bool busy_ = false;
   bool replay_ = false;  // the packet being answered was executed before
   bool bcast_ = false;   // the packet being handled is a broadcast
@@ -412,6 +415,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
   // Fabric.
   void receive(fabric::Port& in, fabric::Packet* p) override;
+  void take_reply(fabric::Port& at, fabric::Packet* reply) override;
   void link_state_changed(fabric::Port& port, bool up) override;
 
   // Services for the engines.
@@ -425,6 +429,9 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
                     std::function<void(bool ok)> k = {});
   // Puts a packet on the wire (or loops it back to ourselves), now or at `t`.
+  // transmit_at queues a packet for the network on the port at once, ready
+  // at `t` (the port starts it then or when its wire frees), so it costs
+  // no event of its own; only a loopback waits for `t` by an event.
   void transmit(fabric::Packet* p);
   void transmit_at(Tick t, fabric::Packet* p);
   void post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,

@@ -37,12 +37,6 @@ void RxEngine::release(fabric::Packet* p) {
 
 void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
   const Tick tail = in ? std::max(Elan3::now(), p->tail_at) : Elan3::now();
-  if (p->meta.kind == fabric::kPacketElanAck) {
-    // Tokens take the short path: checked and handed to the DMA engine.
-    Sim::get().calendar().at(tail + elan_.cycles(elan_.params().ack_cycles), &RxEngine::token_thunk, this,
-                             reinterpret_cast<std::uint64_t>(p) | (in ? 1u : 0u));
-    return;
-  }
   if (p->meta.kind != fabric::kPacketElan) {
     Sim::get().error(elan_.obj(), fmt::format("received a packet of kind {} (not an Elan packet): dropped",
                                               static_cast<unsigned>(p->meta.kind)));
@@ -52,17 +46,42 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
   }
   ++p->device_refs;
   queue_.push_back({in, p});
-  if (!busy_) {
-    busy_ = true;
-    schedule_run(tail + elan_.cycles(elan_.params().rx_packet_cycles));
+  if (busy_) return;
+  busy_ = true;
+  const Tick setup = elan_.cycles(elan_.params().rx_packet_cycles);
+  if (!in) {
+    schedule_run(tail + setup);
+    return;
   }
+  // The port delivers `setup` after the tail (Port::deliver_after_tail):
+  // the engine starts now, or `setup` after it finished the packet before
+  // when that was later (it was still busy when this one's tail came in).
+  const Tick start = std::max(Elan3::now(), free_since_ + setup);
+  if (start == Elan3::now())
+    run();
+  else
+    schedule_run(start);
+}
+
+// Tokens take the short path: checked and handed to the DMA engine. One
+// comes back along its packet's route (fabric::Port::carry_back), or turns
+// round inside the Elan for a packet to this node.
+void RxEngine::reply(fabric::Packet* token, Tick tail) {
+  Sim::get().calendar().at(tail + elan_.cycles(elan_.params().ack_cycles), &RxEngine::token_thunk, this,
+                           reinterpret_cast<std::uint64_t>(token));
 }
 
 void RxEngine::token_thunk(void* self, std::uint64_t arg) {
   auto* rx = static_cast<RxEngine*>(self);
-  auto* p = reinterpret_cast<fabric::Packet*>(arg & ~std::uint64_t{1});
+  auto* p = reinterpret_cast<fabric::Packet*>(arg);
   Elan3& elan = rx->elan_;
-  if (arg & 1) elan.net_port().release(*p, Elan3::now());
+  if (!fabric::Port::route_intact(*p)) {
+    // A link of its route went down while it was on the way: the sender's
+    // ack timer resends, as for any lost token.
+    elan.trace("rx_token_lost", {{"pkt", p->meta.id}});
+    elan.fabric().pool().put(p);
+    return;
+  }
   const std::uint8_t* b = p->bytes.data();
   const bool check = elan.params().verify_crc_always || p->meta.bit_errors > 0;
   if (p->bytes.size() != pkt::kAckSize || (check && !crc_matches(b, pkt::kAckSize))) {
@@ -102,6 +121,7 @@ void RxEngine::done(Token t) {
   if (pk.in) pk.in->release(*pk.p, Elan3::now());
   release(pk.p);
   busy_ = false;
+  free_since_ = Elan3::now();
   if (!queue_.empty()) {
     busy_ = true;
     const fabric::Packet* next = queue_.front().p;
@@ -134,17 +154,22 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   a->meta.slid = static_cast<std::uint16_t>(elan_.node_id());
   a->meta.dlid = static_cast<std::uint16_t>(in.meta.slid);
   a->meta.dlid_hi = 0;
-  // Tokens travel on the second virtual channel where the link has one, as
-  // the Elite switches send them, so they never wait behind data.
-  const fabric::Link* link = elan_.net_port().link();
-  a->meta.vl = link && link->vls() > 1 ? 1 : 0;
   a->meta.src_node = elan_.device_id();
   a->meta.created = Elan3::now();
   if (elan_.tracing())
     elan_.trace("token_sent", {{"node", src},
                              {"seq", static_cast<unsigned>(get(h, pkt::seq))},
                              {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
-  elan_.transmit_at(Elan3::now() + elan_.cycles(elan_.params().ack_cycles), a);
+  const Tick start = Elan3::now() + elan_.cycles(elan_.params().ack_cycles);
+  if (in.meta.hops == 0) {
+    // A packet to this node turned round inside the Elan; so does its token,
+    // after the time its bytes take through the link interface.
+    reply(a, start + elan_.cycles((pkt::kAckSize + 7) / 8));
+    return;
+  }
+  // Lost on the way (a link down, an injected drop): counted by the fabric;
+  // the sender's ack timer resends.
+  fabric::Port::carry_back(in, a, start);
 }
 
 void RxEngine::process(fabric::Packet* p) {
@@ -162,6 +187,7 @@ void RxEngine::process(fabric::Packet* p) {
     if (pk.in) pk.in->release(*pk.p, Elan3::now());
     release(pk.p);
     busy_ = false;
+    free_since_ = Elan3::now();
     if (!queue_.empty()) {
       busy_ = true;
       schedule_run(Elan3::now() + elan_.cycles(elan_.params().rx_packet_cycles));

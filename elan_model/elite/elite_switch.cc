@@ -41,8 +41,7 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
   for (std::uint32_t i = 0; i < kPorts; ++i) ports_[i] = &port(i + 1);
   auto& stats = Sim::get().stats();
   const std::string& me = this->name();
-  stats.counter(me, "forwarded", "packets", &stats_.forwarded, "unicast packets sent on (data and ack tokens)");
-  stats.counter(me, "tokens", "packets", &stats_.tokens, "acknowledgement tokens among them (sent on VC1)");
+  stats.counter(me, "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
   stats.counter(me, "broadcasts", "packets", &stats_.broadcasts, "broadcast packets handled");
   stats.counter(me, "broadcast_copies", "packets", &stats_.broadcast_copies, "broadcast copies sent down");
   for (std::uint32_t u = 0; u < kArity; ++u)
@@ -91,6 +90,11 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
 void EliteSwitch::receive(Port& in, Packet* p) {
   if (!alive_known_) find_alive();
   const Tick ready = now() + hop_latency_;
+  if (p->meta.keep_route) {
+    // A reply comes back through this switch in the same time (carry_through).
+    p->route_latency += hop_latency_;
+    ++p->route_carriers;
+  }
   if (p->meta.dlid_hi == 0)
     unicast(in, p, ready);
   else
@@ -157,7 +161,7 @@ void EliteSwitch::broadcast_down(Port& in, Packet* p, Tick ready) {
 }
 
 bool EliteSwitch::sticky_kind(const Packet& p) {
-  return p.meta.dlid_hi == 0 && (p.meta.kind == fabric::kPacketElan || p.meta.kind == fabric::kPacketElanAck);
+  return p.meta.dlid_hi == 0 && p.meta.kind == fabric::kPacketElan;
 }
 
 std::uint32_t EliteSwitch::choose_up(const Packet& p) {
@@ -242,11 +246,10 @@ void EliteSwitch::transmitted(Port& port, const Packet& p, Tick when) {
 }
 
 void EliteSwitch::find_alive() {
-  alive_ = multi_vl_ = 0;
+  alive_ = 0;
   for (std::uint32_t i = 0; i < kPorts; ++i) {
     const Port& p = *ports_[i];
     if (p.connected() && p.up()) alive_ |= static_cast<std::uint8_t>(1u << i);
-    if (p.link() && p.link()->vls() > 1) multi_vl_ |= static_cast<std::uint8_t>(1u << i);
   }
   for (std::uint32_t out = kFirstUpPort; out < kFirstUpPort + kArity; ++out)
     up_load(out) = {sw_port(out).busy_until(), sw_port(out).queued()};
@@ -264,10 +267,6 @@ void EliteSwitch::link_state_changed(Port& port, bool up) {
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {
   Port& o = sw_port(out);
-  if (p->meta.kind == fabric::kPacketElanAck) {
-    if (!p->parent) ++stats_.tokens;
-    if (multi_vl_ >> (out - 1) & 1u) p->meta.vl = 1;
-  }
   if (out >= kFirstUpPort) ++stats_.up_choices[out - kFirstUpPort];
   p->ready_at = ready;
   if (in.trace_on)
@@ -275,6 +274,13 @@ void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const
                                {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
   o.send(p);
   if (out >= kFirstUpPort) up_load(out).queued = o.queued();
+}
+
+Tick EliteSwitch::carry_through(Port& in, Port& out, const Packet& reply, Tick at) {
+  if (in.trace_on)
+    Sim::get().tracer().record(at, device_id(), Component::fabric, "token",
+                               {{"in", in.number()}, {"out", out.number()}, {"pkt", reply.meta.id}});
+  return hop_latency_;
 }
 
 void EliteSwitch::discard(Port& in, Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why) {

@@ -16,15 +16,18 @@
 //    below: every node of the range gets exactly one copy (the sender too,
 //    when it is in the range). The original keeps its input buffer until the
 //    last copy has left, as for IB multicast.
-//  - acknowledgement tokens (kind kPacketElanAck) route like any packet back
-//    to their destination node and always leave on VC1: data normally
-//    travels on VC0, so a token never waits behind data packets in a queue,
-//    and the VC arbiter (round robin between the two VCs) sends it after at
-//    most the data packet already on the wire.
+//  - acknowledgement tokens are not packets in the switch's queues: each
+//    returns along the route its packet took, as link control symbols
+//    interleaved with the data going the other way (fabric::Port::carry_back),
+//    spending `hop_latency` in each switch (carry_through; receive() adds it
+//    to the packet's route latency on the way out). The route back is the one the packet opened, as in
+//    QsNet, where the switches keep a packet's route until its token has
+//    passed; no token is routed anew, waits behind data, or costs an event
+//    per hop.
 //
-// Flow-sticky up-routing (`sticky`, on by default) for Elan packets and
-// tokens: while packets of one (source, destination) pair still wait in this
-// switch for an up port, the next packet of the pair follows them on that
+// Flow-sticky up-routing (`sticky`, on by default) for Elan packets: while
+// packets of one (source, destination) pair still wait in this switch for an
+// up port, the next packet of the pair follows them on that
 // port instead of being chosen anew, so a pair's packets do not overtake one
 // another inside the switch (fewer reorderings for the Elan3's in-sequence
 // receiver). Once the pair has nothing queued here its next packet is chosen
@@ -52,8 +55,7 @@ namespace nicsim::elite {
 
 // The counters a forwarding decision updates fill the first cache line.
 struct EliteSwitchStats {
-  std::uint64_t forwarded = 0;       // unicast packets sent on (data and tokens)
-  std::uint64_t tokens = 0;          // of which acknowledgement tokens
+  std::uint64_t forwarded = 0;       // unicast packets sent on
   std::uint64_t sticky = 0;          // up packets that followed their pair's queued packets
   std::uint64_t broadcasts = 0;      // broadcast packets handled (up or down)
   std::array<std::uint64_t, kArity> up_choices{};  // packets sent up, per up port 5..8
@@ -75,6 +77,7 @@ class alignas(64) EliteSwitch : public fabric::Device {
   void receive(fabric::Port& in, fabric::Packet* p) override;
   void transmitted(fabric::Port& port, const fabric::Packet& p, Tick when) override;
   void link_state_changed(fabric::Port& port, bool up) override;
+  Tick carry_through(fabric::Port& in, fabric::Port& out, const fabric::Packet& reply, Tick at) override;
 
   const EliteSwitchStats& stats() const { return stats_; }
   std::uint32_t level() const { return place_.level; }
@@ -140,7 +143,6 @@ class alignas(64) EliteSwitch : public fabric::Device {
   std::uint32_t flow_count_ = 0;  // pairs in flows_
   std::uint32_t nodes_;
   std::uint8_t alive_ = 0;     // bit n-1: port n is alive
-  std::uint8_t multi_vl_ = 0;  // bit n-1: port n's link has a second virtual channel
   std::uint8_t rotate_ = 0;    // up-port tie-break: prefer the one after the last choice
   bool alive_known_ = false;
   bool adaptive_;

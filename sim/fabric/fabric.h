@@ -30,12 +30,31 @@ class Fabric {
   // Total packet-hops (packets put on a wire), for speed figures.
   std::uint64_t packet_hops() const { return packet_hops_; }
   void count_hop() { ++packet_hops_; }
+  // Link failures so far (a link going down): a reply carried back along a
+  // route checks its links again only when this changed (Port::route_intact).
+  std::uint64_t link_downs() const { return link_downs_; }
+  // Kept by the links: how many are down, how many inject losses or bit
+  // errors. With none, and nothing watching the ports (traces, packet
+  // capture), a carried reply needs nothing of the links it crosses
+  // (Port::carry_back's fast path).
+  void link_went_down() {
+    ++link_downs_;
+    ++links_down_;
+  }
+  void link_came_up() { --links_down_; }
+  void count_injecting(int delta) { links_injecting_ += delta; }
+  void watch_ports() { ports_watched_ = true; }
+  bool links_plain() const { return links_down_ == 0 && links_injecting_ == 0 && !ports_watched_; }
 
  private:
   PacketPool pool_;
   std::vector<Device*> devices_;
   std::vector<std::unique_ptr<Link>> links_;
   std::uint64_t packet_hops_ = 0;
+  std::uint64_t link_downs_ = 0;
+  std::int64_t links_down_ = 0;
+  std::int64_t links_injecting_ = 0;
+  bool ports_watched_ = false;
 };
 
 }  // namespace nicsim::fabric

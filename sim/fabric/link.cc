@@ -39,9 +39,12 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
 }
 
 void Link::mirror() {
+  const bool injects = drop_rate_ > 0 || ber_ > 0;
+  if (injects != injecting_) a_.owner().fabric().count_injecting(injects ? 1 : -1);
+  injecting_ = injects;
   for (Port* p : {&a_, &b_}) {
     p->up_ = up();
-    p->injects_ = drop_rate_ > 0 || ber_ > 0;
+    p->injects_ = injects;
     p->generation_ = generation_;
   }
 }
@@ -63,7 +66,13 @@ void Link::set_up(bool up, std::string_view cause) {
   // back to the sender (the receiver never held them), and packets still in
   // a receiver's buffer return theirs when it frees them. So the credit
   // count stays exact across down/up with no resynchronisation.
-  if (!up) ++generation_;
+  if (!up) {
+    ++generation_;
+    last_down_ = now();
+    a_.owner().fabric().link_went_down();
+  } else {
+    a_.owner().fabric().link_came_up();
+  }
   mirror();
   for (Port* p : {&a_, &b_}) {
     if (p->trace_on)

@@ -39,6 +39,7 @@ class Link {
   double drop_rate() const { return drop_rate_; }
   double bit_error_rate() const { return ber_; }
   std::uint32_t generation() const { return generation_; }
+  Tick last_down() const { return last_down_; }
 
   // Decides the fate of one packet put on the wire: false = dropped;
   // true = delivered, possibly with flipped bits in its bytes. A link
@@ -64,6 +65,8 @@ class Link {
   double drop_rate_;
   double ber_;
   std::uint32_t generation_ = 0;  // bumped on every down transition
+  Tick last_down_ = kTickMax;     // when it last went down (kTickMax: never)
+  bool injecting_ = false;        // drop_rate or bit_error_rate set (counted by the fabric)
   Rng rng_;
   Fsm fsm_;
 };

@@ -1,5 +1,7 @@
 #include "fabric/packet.h"
 
+#include <algorithm>
+
 namespace nicsim::fabric {
 
 PacketPool::~PacketPool() {
@@ -23,6 +25,9 @@ Packet* PacketPool::get(std::size_t len) {
   p->parent = nullptr;
   p->copies_left = 0;
   p->ready_at = p->tail_at = p->release_at = 0;
+  p->route_latency = 0;
+  p->route_ps_per_byte = 0;
+  p->route_carriers = 0;
   p->device_refs = 0;
   ++live_;
   return p;
@@ -33,6 +38,10 @@ Packet* PacketPool::clone(const Packet& src) {
   --next_id_;  // a copy keeps the original's id
   p->meta = src.meta;
   std::copy(src.bytes.begin(), src.bytes.end(), p->bytes.begin());
+  std::copy_n(src.route, std::min<int>(src.meta.hops, kRouteSlots), p->route);
+  p->route_latency = src.route_latency;
+  p->route_ps_per_byte = src.route_ps_per_byte;
+  p->route_carriers = src.route_carriers;
   return p;
 }
 

@@ -16,6 +16,10 @@ class Port;
 inline constexpr std::uint16_t kMulticastLidBase = 0xC000;
 inline constexpr std::uint16_t kPermissiveLid = 0xFFFF;
 inline constexpr std::uint32_t kCreditBlock = 64;  // bytes per flow-control credit
+// Links a packet's route is recorded for (Packet::route): enough for an
+// Elite fat tree of 4^8 = 65,536 nodes (up and down 8 levels).
+inline constexpr int kRouteSlots = 16;
+inline constexpr std::uint32_t kRouteInexact = ~0u;
 
 // Who made a packet (PacketMeta::kind); NIC models and switches dispatch on it.
 enum PacketKind : std::uint8_t {
@@ -34,6 +38,7 @@ struct PacketMeta {
   std::uint8_t vl = 0;       // virtual lane
   std::uint8_t kind = kPacketRaw;  // PacketKind
   std::uint16_t hops = 0;    // links crossed so far
+  bool keep_route = false;   // record the route (Packet::route) for a reply carried back
   std::uint32_t bit_errors = 0;  // injected on the way (for statistics; NICs detect by CRC)
   Tick created = 0;          // made by the source
   Tick injected = 0;         // first bit on the first wire
@@ -57,6 +62,21 @@ struct alignas(64) Packet {
   std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
   std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
   Tick release_at = 0;          // multicast original: latest copy tail-out so far
+
+  // The route, for a reply carried back along it (Port::carry_back), when
+  // meta.keep_route. route[i]: the port that put the packet on its i-th link (not cleared
+  // between uses: the first meta.hops entries are this packet's; a carried
+  // reply holds its packet's). route_latency: the links' propagation delays
+  // and the carrying switches' latencies so far; route_ps_per_byte: the
+  // slowest link's serialisation (kRouteInexact when a link's is not a
+  // whole number of picoseconds per byte); route_carriers: switches passed
+  // that carry replies. route_link_downs: for a reply, the fabric's count of
+  // link failures when it was sent.
+  Tick route_latency = 0;
+  std::uint32_t route_ps_per_byte = 0;
+  std::uint32_t route_carriers = 0;
+  std::uint64_t route_link_downs = 0;
+  Port* route[kRouteSlots];
 
   std::uint32_t blocks() const {
     return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);

@@ -55,6 +55,7 @@ void Port::connect(Link& link, Port& peer) {
   ps_per_byte_ = per_byte <= UINT32_MAX ? static_cast<std::uint32_t>(per_byte) : 0;
   delay_ = link.delay();
   vls_ = static_cast<std::uint8_t>(link.vls());
+  fifo_ = vls_ == 1 || vl0_only_;
   if (vls_ > kInlineVls) {
     more_vls_ = std::make_unique<VlQueue[]>(vls_);
     vl_ = more_vls_.get();
@@ -64,10 +65,22 @@ void Port::connect(Link& link, Port& peer) {
   reset_credits();
 }
 
-inline Tick Port::serialization(std::size_t bytes) const {
-  // Packets are far smaller than the bound; it keeps the product exact.
-  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * Tick{ps_per_byte_};
-  return serialization_time(bytes, bits_per_second_);
+
+void Port::deliver_after_tail(Tick extra) {
+  if (extra >= kAtHead) throw std::invalid_argument(fmt::format("{}: deliver_after_tail({} ps): at most {} ps", path(), extra, kAtHead - 1));
+  after_tail_ = static_cast<std::uint32_t>(extra);
+}
+
+void Port::set_tap(Tap tap, void* ctx) {
+  tap_ = tap;
+  tap_ctx_ = ctx;
+  tapped_ = tap != nullptr;
+  if (tapped_) owner_->fabric().watch_ports();
+}
+
+void Port::send_vl0_only() {
+  vl0_only_ = true;
+  if (vls_ > 0 && queued_ == 0) fifo_ = true;
 }
 
 void Port::send(Packet* p) {
@@ -75,6 +88,7 @@ void Port::send(Packet* p) {
   // The common case in one test (vls_ is 0 on an unconnected port, and
   // VL15 is never below it); anything else is checked in full.
   if (vl < vls_ && p->blocks() <= vl_blocks_) [[likely]] {
+    if (vl != 0) fifo_ = vl0_only_ = false;  // (a one-VL link has only VL 0)
     p->next = nullptr;
     VlQueue& q = vl_[vl];
     if (q.tail)
@@ -186,7 +200,7 @@ void Port::pump() {
     else
       transmit(p, std::max(now, busy_until_));
   }
-  if (vls_ == 1)
+  if (fifo_)
     pump_fifo(now, is_up);
   else
     pump_arbitrated(now, is_up);
@@ -208,9 +222,9 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
   // will have arrived (they are then counted as held from that time on).
   at = 0;
   if (vl_[vl].credits >= need) return true;
-  if (vls_ == 1) {
-    // One data VL: every pending return is for it (VL15 takes no credits),
-    // and those taken are the first n.
+  if (fifo_) {
+    // One data VL in use: every pending return is for it (VL15 takes no
+    // credits), and those taken are the first n.
     std::uint32_t have = vl_[vl].credits;
     std::size_t n = 0;
     const std::size_t pending = pending_credits_.size();
@@ -255,6 +269,7 @@ inline void Port::pump_fifo(Tick now, bool is_up) {
     if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
     if (credit_at > free) ++credit_stalls_;  // the wire was free; credits were not
+    rr_next_ = vls_ > 1 ? 1 : 0;  // where the round robin would go next after VL 0
     transmit(pop(0), std::max(free, credit_at));
   }
 }
@@ -269,7 +284,8 @@ inline void Port::pump_arbitrated(Tick now, bool is_up) {
     int chosen = -1;
     bool stalled = false;
     for (int i = 0; i < vls_; ++i) {
-      int vl = (rr_next_ + i) % vls_;
+      int vl = rr_next_ + i;  // modulo vls_, without a division
+      if (vl >= vls_) vl -= vls_;
       Packet* h = vl_[vl].head;
       if (!h) continue;
       if (!is_up || vl_[vl].credits >= h->blocks()) {
@@ -287,7 +303,7 @@ inline void Port::pump_arbitrated(Tick now, bool is_up) {
       return;
     }
     stalled_ = false;
-    rr_next_ = static_cast<std::uint8_t>((chosen + 1) % vls_);
+    rr_next_ = static_cast<std::uint8_t>(chosen + 1 == vls_ ? 0 : chosen + 1);
     Packet* p = pop(chosen);
     if (!is_up) {
       drop(p, &Port::drops_link_down_, "link_down");
@@ -332,11 +348,18 @@ void Port::transmit(Packet* p, Tick earliest) {
     return;
   }
   if (p->meta.bit_errors) ++bit_errors_;
+  if (p->meta.keep_route) {
+    if (p->meta.hops < kRouteSlots) p->route[p->meta.hops] = this;
+    p->route_latency += delay_;
+    p->route_ps_per_byte = ps_per_byte_ == 0 ? kRouteInexact : std::max(p->route_ps_per_byte, ps_per_byte_);
+  }
   ++p->meta.hops;
   p->wire_generation = generation_;
   p->ready_at = 0;
   p->tail_at = end + delay_;
-  sim.calendar().at(start + delay_, &Port::arrive_thunk, peer_, reinterpret_cast<std::uint64_t>(p));
+  const std::uint32_t after_tail = peer_->after_tail_;
+  sim.calendar().at(after_tail == kAtHead ? start + delay_ : p->tail_at + after_tail, &Port::arrive_thunk, peer_,
+                    reinterpret_cast<std::uint64_t>(p));
 }
 
 void Port::arrive_thunk(void* self, std::uint64_t packet) {
@@ -411,7 +434,7 @@ inline void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {
   for (; i > 0 && pending_credits_[i - 1].at > at; --i) pending_credits_[i] = pending_credits_[i - 1];
   pending_credits_[i] = c;
   if (queued_ == 0) return;
-  if (vls_ == 1)
+  if (fifo_)
     pump();  // commits the stalled head at the credit's arrival time
   else
     schedule_wake(std::max(at, busy_until_));

@@ -32,6 +32,7 @@ class Fabric;
 class Link;
 
 inline constexpr int kMaxVls = 15;
+inline constexpr std::uint32_t kAtHead = ~0u;  // Port::after_tail_: deliver at the head's arrival
 // VL15 carries subnet management packets only (IBA 7.6.4): it has priority
 // over the data VLs and no flow control; a receiver whose VL15 buffer is
 // full drops the packet.
@@ -64,6 +65,17 @@ class Device {
   // A packet finished serialising on `port` (tail left at `when`). Devices
   // that pace their injection (NICs) override this.
   virtual void transmitted(Port& port, const Packet& p, Tick when) {}
+  // A reply carried back along a route (Port::carry_back) passes through
+  // this device, its head arriving on `in` at `at` and leaving by `out`:
+  // the time it spends here, head in to head out. Switches of fabrics whose NICs carry replies
+  // (Elite) implement it; on any other device a route through it is a
+  // wiring error (std::logic_error).
+  virtual Tick carry_through(Port& in, Port& out, const Packet& reply, Tick at);
+  // A carried reply reached this device on `at`, its tail at
+  // reply->tail_at (>= now); the device owns it from here. NICs that answer
+  // with carried replies implement it; any other device reports an error
+  // and frees the reply.
+  virtual void take_reply(Port& at, Packet* reply);
 
  protected:
   void add_ports(std::uint32_t count);
@@ -108,6 +120,12 @@ class alignas(64) Port {
   // Transmit side. Queues `p` on VL p->meta.vl; it leaves no earlier than
   // p->ready_at and, cut-through, not before its tail could have arrived.
   void send(Packet* p);
+  // The owner sends data on VL 0 only (an Elan3's port on an Elite link
+  // with two virtual channels): with nothing to arbitrate the port commits
+  // each packet's start as it queues, as on a one-VL link, with no wake-up
+  // when the wire frees. The first packet on another VL makes it arbitrate
+  // from then on (packets committed before it keep their places).
+  void send_vl0_only();
   std::uint32_t queued() const { return queued_; }
   // Credits for the peer's VL buffer that have reached this port by now
   // (returns are applied lazily, so this adds the ones not yet absorbed).
@@ -117,16 +135,45 @@ class alignas(64) Port {
   // Receive side: the owner frees the input buffer of `p` at time `when`
   // (>= now; the credit reaches the peer one link delay later).
   void release(const Packet& p, Tick when);
+  // Receive side: the owner takes packets (Device::receive) `extra` after
+  // their tail is in instead of when their head arrives. For a NIC that does
+  // nothing with a packet before it has all of it (and then needs `extra`
+  // to start): one event per packet instead of two. A link that goes down
+  // before then loses the packet. `extra` is at most 4 ms.
+  void deliver_after_tail(Tick extra);
+
+  // Replies carried back along a route: a NIC answering a packet with a
+  // short reply that travels the packet's route backwards, through the same
+  // links and switches (the Elan3's acknowledgement token, which the Elite
+  // switches return along the route the packet opened), calls carry_back;
+  // the packet must have been sent with meta.keep_route.
+  // The reply's head leaves the answering NIC's port at `start` and reaches
+  // the packet's source after each link's propagation delay and each
+  // switch's carry_through time; its tail arrives one serialisation later
+  // (cut-through). It travels as link control symbols interleaved with the
+  // data going the other way: it neither waits for nor holds the wire,
+  // takes no buffer or credit, and is not counted in the ports' packet and
+  // byte counters. So it costs no calendar event per hop (one at the
+  // source, scheduled by the caller), and when no link is down or injects
+  // faults and no port is traced or captured, nothing of the links is read
+  // (the packet summed the route's latency on its way out). Otherwise each
+  // link's loss and bit-error injection apply to it, a link that is down
+  // loses it, and traces and captures show it on every link.
+  // Returns the port it reached (the data's source's) after calling
+  // take_reply there, with reply->tail_at set; nullptr when it was lost
+  // (counted and traced as a drop on the port that sent it) or `data` has
+  // no recorded route, the reply then freed.
+  static Port* carry_back(const Packet& data, Packet* reply, Tick start);
+  // False, with the loss counted and traced, when a link of a carried
+  // reply's route went down after carry_back sent the reply (it is then
+  // lost on that link); the source asks when it takes the reply in.
+  static bool route_intact(const Packet& reply);
 
   PortStats stats() const;
   // Packet capture: called for every packet this port puts on the wire, with
   // the time its first bit leaves.
   using Tap = void (*)(void* ctx, const Packet& p, Tick start);
-  void set_tap(Tap tap, void* ctx) {
-    tap_ = tap;
-    tap_ctx_ = ctx;
-    tapped_ = tap != nullptr;
-  }
+  void set_tap(Tap tap, void* ctx);
 
  private:
   friend class Link;
@@ -155,6 +202,7 @@ class alignas(64) Port {
   [[gnu::always_inline]] void deliver(Packet* p);  // the body of arrive_thunk
   void transmit(Packet* p, Tick earliest);
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
+  void lose_reply(const Packet* reply, std::uint64_t Port::*counter, const char* why, Tick when);
   void leave_buffer(Packet* p, Tick when);
   [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
   void send_checked(Packet* p);
@@ -174,6 +222,7 @@ class alignas(64) Port {
   std::uint64_t credit_stalls_ = 0;  // times a packet could not start for lack of credits
   std::uint32_t generation_ = 0;     // the link's, bumped on every down transition
   std::uint32_t number_;
+  std::uint32_t after_tail_ = kAtHead;  // deliver_after_tail's `extra`, in ps
   bool up_ = false;  // connected and the link is up
 
  public:
@@ -192,6 +241,7 @@ class alignas(64) Port {
   bool tapped_ = false;
   bool pumping_ = false;
   bool stalled_ = false;
+  bool fifo_ = false;  // pumped as one FIFO: a single data VL, or only VL 0 used (send_vl0_only)
   std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
   std::uint64_t tx_packets_ = 0, tx_bytes_ = 0;
 
@@ -210,6 +260,7 @@ class alignas(64) Port {
   Link* link_ = nullptr;
   std::uint64_t bits_per_second_ = 0;
   std::uint32_t vl15_slots_ = 2;  // receive side: VL15 buffer, in packets
+  bool vl0_only_ = false;         // send_vl0_only() was asked and still holds
   Packet* vl15_tail_ = nullptr;
   std::vector<Tick> vl15_busy_;  // receive side: when each held VL15 packet leaves the buffer
   std::unique_ptr<VlQueue[]> more_vls_;  // a link with more than kInlineVls VLs
@@ -221,5 +272,11 @@ class alignas(64) Port {
  public:
   std::uint32_t timeline_track = 0;  // tx spans
 };
+
+inline Tick Port::serialization(std::size_t bytes) const {
+  // Packets are far smaller than the bound; it keeps the product exact.
+  if (ps_per_byte_ != 0 && bytes <= kTickMax / (8 * kSec)) return bytes * Tick{ps_per_byte_};
+  return serialization_time(bytes, bits_per_second_);
+}
 
 }  // namespace nicsim::fabric

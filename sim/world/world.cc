@@ -166,7 +166,10 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
       throw std::runtime_error(fmt::format("cannot write {}", timeline_path));
   }
   for (auto& l : fabric_.links())
-    for (fabric::Port* p : {&l->a(), &l->b()}) p->trace_on = sim.tracer().on(p->owner().device_id(), Component::fabric);
+    for (fabric::Port* p : {&l->a(), &l->b()}) {
+      p->trace_on = sim.tracer().on(p->owner().device_id(), Component::fabric);
+      if (p->trace_on) fabric_.watch_ports();
+    }
   if (timeline || !trace_path.empty()) {
     sim.fsm().listen([&sim](const FsmTransitionEvent& ev) {
       const auto& type = ev.fsm.type();

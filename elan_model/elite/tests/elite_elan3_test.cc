@@ -28,7 +28,6 @@ workload { program: "t_elan_write" nodes: "*" })",
   elite::EliteSwitch* sw = world.elite_switch_at(0);
   ASSERT_NE(sw, nullptr);
   EXPECT_GT(sw->stats().forwarded, 1000u);
-  EXPECT_GT(sw->stats().tokens, 0u);  // the destination's acks, on VC1
   EXPECT_EQ(sw->stats().unroutable + sw->stats().dead_route, 0u);
 }
 

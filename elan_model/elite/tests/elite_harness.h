@@ -4,8 +4,8 @@
 // Endpoint frame (what it puts on the wire): u32 source node id, u32
 // sequence, then bytes (source * 31 + sequence * 7 + i) & 0xff; the receiver
 // checks every byte. The endpoint frees its input buffer when the tail has
-// arrived, unless a VC is held (to build back-pressure), and records each
-// arrival.
+// arrived, unless a VC is held (to build back-pressure), records each
+// arrival, and may answer it with a reply carried back along its route.
 #pragma once
 #include <cstring>
 #include <functional>
@@ -26,7 +26,7 @@ struct Arrival {
   std::uint64_t id = 0;
   std::uint32_t src = 0;
   std::uint32_t seq = 0;
-  Tick head = 0;  // first bit in
+  Tick head = 0;  // first bit in (a reply: when it was sent)
   Tick done = 0;  // tail in
   std::uint8_t vl = 0;
   std::uint8_t kind = 0;
@@ -54,6 +54,7 @@ class Endpoint : public fabric::Device {
     p->meta.dlid_hi = dlid_hi;
     p->meta.vl = vl;
     p->meta.kind = kind;
+    p->meta.keep_route = true;  // for a reply (answer())
     p->meta.created = now();
     p->ready_at = now();
     std::memcpy(p->bytes.data(), &id_, 4);
@@ -69,6 +70,22 @@ class Endpoint : public fabric::Device {
     }
     take(in, p, p->tail_at);
   }
+  // Answers every Elan-kind packet with a 16-byte reply (source node id,
+  // sequence, a pattern) carried back along its route once its tail is in,
+  // as the Elan3 answers with ack tokens.
+  void answer() { answering_ = true; }
+  // A carried reply: recorded when its tail is in, with whether its route
+  // was still intact then.
+  void take_reply(fabric::Port&, fabric::Packet* r) override {
+    auto* ctx = new std::pair<Endpoint*, fabric::Packet*>(this, r);
+    Sim::get().calendar().at(r->tail_at, [](void* c, std::uint64_t) {
+      auto* pr = static_cast<std::pair<Endpoint*, fabric::Packet*>*>(c);
+      pr->first->record_reply(pr->second);
+      delete pr;
+    }, ctx);
+  }
+  std::vector<Arrival> replies;
+
   // Holds (does not free) packets arriving on `vl` until release_held().
   void hold(int vl) { hold_[vl] = true; }
   void release_held() {
@@ -98,10 +115,48 @@ class Endpoint : public fabric::Device {
     for (std::size_t i = 8; i < p->bytes.size() && a.intact; ++i)
       a.intact = p->bytes[i] == pattern(a.src, a.seq, static_cast<std::uint32_t>(i));
     arrivals.push_back(a);
+    if (answering_ && p->meta.kind == fabric::kPacketElan) {
+      // Answered when its tail is in.
+      auto* ctx = new std::pair<Endpoint*, fabric::Packet*>(this, p);
+      Sim::get().calendar().at(done, [](void* c, std::uint64_t) {
+        auto* pr = static_cast<std::pair<Endpoint*, fabric::Packet*>*>(c);
+        pr->first->reply_to(pr->second);
+        delete pr;
+      }, ctx);
+      return;
+    }
     fabric().pool().put(p);
+  }
+  void reply_to(fabric::Packet* p) {
+    std::uint32_t seq;
+    std::memcpy(&seq, p->bytes.data() + 4, 4);
+    fabric::Packet* r = fabric().pool().get(16);
+    std::memcpy(r->bytes.data(), &id_, 4);
+    std::memcpy(r->bytes.data() + 4, &seq, 4);
+    for (std::uint32_t i = 8; i < 16; ++i) r->bytes[i] = pattern(id_, seq, i);
+    r->meta.src_node = id_;
+    r->meta.kind = fabric::kPacketElanAck;
+    fabric::Port::carry_back(*p, r, now());
+    fabric().pool().put(p);
+  }
+  void record_reply(fabric::Packet* r) {
+    Arrival a;
+    a.id = r->meta.id;
+    std::memcpy(&a.src, r->bytes.data(), 4);
+    std::memcpy(&a.seq, r->bytes.data() + 4, 4);
+    a.head = r->meta.injected;
+    a.done = r->tail_at;
+    a.kind = r->meta.kind;
+    a.hops = r->meta.hops;
+    a.intact = fabric::Port::route_intact(*r);
+    for (std::size_t i = 8; i < r->bytes.size() && a.intact; ++i)
+      a.intact = r->bytes[i] == pattern(a.src, a.seq, static_cast<std::uint32_t>(i));
+    replies.push_back(a);
+    fabric().pool().put(r);
   }
   std::uint32_t id_ = 0;
   std::uint32_t seq_ = 0;
+  bool answering_ = false;
   std::array<bool, fabric::kMaxVls> hold_{};
   std::vector<fabric::Packet*> held_;
 };

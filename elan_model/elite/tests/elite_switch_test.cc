@@ -1,13 +1,14 @@
 // The Elite switch in a whole quaternary fat tree: exact timing through 1, 3
 // and 5 switches, hop counts from the lowest common ancestor, adaptive
 // up-routing under a permutation (spread and reproducibility), hardware
-// broadcast, two virtual channels under back-pressure, ack tokens on VC1,
-// and link failures (avoided upward, counted when undeliverable).
+// broadcast, two virtual channels under back-pressure, replies carried back
+// along their packets' routes, and link failures (avoided upward, counted when undeliverable).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -223,31 +224,177 @@ TEST(EliteFabric, BlockedVc0DoesNotBlockVc1) {
     for (int i = 0; i < kFlood; ++i) b.nodes[0]->send(5, 256, 0);
   });
   b.at(50 * kUs, [&] { b.nodes[0]->send(5, 64, 1); });  // data on VC1
-  b.at(60 * kUs, [&] { b.nodes[1]->send(5, 64, 0, fabric::kPacketElanAck); });  // a token, sent on VC0
   b.at(100 * kUs, [&] { b.nodes[5]->release_held(); });
   sc_core::sc_start();
   const auto& got = b.nodes[5]->arrivals;
-  ASSERT_EQ(got.size(), kFlood + 2u);
-  // The VC1 packet and the token passed the blocked VC0 at full speed.
+  ASSERT_EQ(got.size(), kFlood + 1u);
+  // The VC1 packet passed the blocked VC0 at full speed.
   EXPECT_EQ(got[0].vl, 1u);
   EXPECT_EQ(got[0].done, 50 * kUs + 4 * 10 * kNs + 3 * 35 * kNs + 160 * kNs);
-  EXPECT_EQ(got[1].kind, fabric::kPacketElanAck);
-  EXPECT_EQ(got[1].vl, 1u);  // moved to VC1 by the first switch
-  EXPECT_EQ(got[1].done, 60 * kUs + 4 * 10 * kNs + 3 * 35 * kNs + 160 * kNs);
   // Then every VC0 packet once node 5 frees its buffers (adaptive routing
   // may reorder them: they took different up links).
   std::set<std::uint32_t> seqs;
   for (int i = 0; i < kFlood; ++i) {
-    EXPECT_EQ(got[2 + i].vl, 0u);
-    EXPECT_GE(got[2 + i].done, 100 * kUs);
-    EXPECT_TRUE(got[2 + i].intact);
-    seqs.insert(got[2 + i].seq);
+    EXPECT_EQ(got[1 + i].vl, 0u);
+    EXPECT_GE(got[1 + i].done, 100 * kUs);
+    EXPECT_TRUE(got[1 + i].intact);
+    seqs.insert(got[1 + i].seq);
   }
   EXPECT_EQ(seqs.size(), static_cast<std::size_t>(kFlood));
   EXPECT_EQ(*seqs.rbegin(), static_cast<std::uint32_t>(kFlood - 1));
   EXPECT_GT(b.nodes[0]->port(1).stats().credit_stalls, 0u);
-  EXPECT_EQ(b.sw("el0_0").stats().tokens + b.sw("el0_1").stats().tokens, 2u);
   EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+TEST(EliteFabric, RepliesReturnAlongTheirPacketsRoutes) {
+  // Node 5 answers each of node 0's packets with a 16-byte reply carried
+  // back along the packet's route (as the Elan3's ack tokens are). A reply
+  // neither queues nor waits for a wire, so however loaded the links, each
+  // takes exactly the route's latency back: 4 links of 10 ns, 3 switches of
+  // 35 ns, its 16 bytes at 400 MB/s.
+  EliteBench b(16);
+  b.nodes[5]->answer();
+  b.at(0, [&] { b.nodes[0]->send(5, 64, 0); });
+  b.at(10 * kUs, [&] {
+    for (int i = 0; i < 40; ++i) b.nodes[0]->send(5, 256, 0);
+  });
+  b.at(10 * kUs, [&] {
+    for (int i = 0; i < 40; ++i) b.nodes[1]->send(4, 256, 0);  // data the other way on node 0's leaf
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(b.nodes[5]->arrivals.size(), 41u);
+  const auto& replies = b.nodes[0]->replies;
+  ASSERT_EQ(replies.size(), 41u);
+  const Tick data_done = 4 * 10 * kNs + 3 * 35 * kNs + 160 * kNs;
+  EXPECT_EQ(b.nodes[5]->arrivals[0].done, data_done);
+  EXPECT_EQ(replies[0].head, data_done);  // answered when the tail is in
+  std::set<std::uint32_t> seqs;
+  for (const Arrival& r : replies) {
+    EXPECT_EQ(r.src, 5u);
+    EXPECT_EQ(r.hops, 4u);
+    EXPECT_TRUE(r.intact);
+    EXPECT_EQ(r.done - r.head, 4 * 10 * kNs + 3 * 35 * kNs + 40 * kNs);
+    seqs.insert(r.seq);
+  }
+  EXPECT_EQ(seqs.size(), 41u);
+  EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+TEST(EliteFabric, ARepliesRouteIsItsPacketsNotANewOne) {
+  // Node 0 -> node 5 goes up one of leaf el0_0's four up links. Once the
+  // packet has passed, that link fails; the other three are up, so a reply
+  // routed anew would get through, but the reply takes the packet's route
+  // back and is lost on the failed link.
+  EliteBench b(16);
+  b.nodes[5]->answer();
+  b.at(0, [&] { b.nodes[0]->send(5, 64, 0); });
+  fabric::Link* used = nullptr;
+  b.at(300 * kNs, [&] {
+    const auto& up = b.sw("el0_0").stats().up_choices;
+    for (std::uint32_t u = 0; u < kArity; ++u)
+      if (up[u]) used = &b.link_between("el0_0", kFirstUpPort + u);
+    ASSERT_NE(used, nullptr);
+    used->set_up(false, "test");  // the data's tail left it at 205 ns
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(b.nodes[5]->arrivals.size(), 1u);
+  EXPECT_TRUE(b.nodes[5]->arrivals[0].intact);
+  EXPECT_TRUE(b.nodes[0]->replies.empty());
+  ASSERT_NE(used, nullptr);
+  EXPECT_EQ(used->b().stats().drops_link_down, 1u);  // the top switch's port, sending it down
+  EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+TEST(EliteFabric, ALinkGoingDownLosesTheRepliesOnIt) {
+  // Node 0 -> node 5, 64 B: the tail is in at 305 ns, when node 5 answers;
+  // the reply's tail would reach node 0 at 490 ns.
+  // - The first packet's tail has left node 0's link by 170 ns; the link
+  //   fails at 200 ns, so the reply cannot cross it: lost as it is sent.
+  // - The link is back at 1 us; the second packet (at 2 us) is answered at
+  //   2,305 ns and the link fails at 2,400 ns, under the reply: lost in
+  //   flight, found when its tail would be in.
+  EliteBench b(16);
+  b.nodes[5]->answer();
+  fabric::Link& l = b.link_between("h0", 1);
+  b.at(0, [&] { b.nodes[0]->send(5, 64, 0); });
+  b.at(200 * kNs, [&] { l.set_up(false, "test"); });
+  b.at(1 * kUs, [&] { l.set_up(true, "test"); });
+  b.at(2 * kUs, [&] { b.nodes[0]->send(5, 64, 0); });
+  b.at(2400 * kNs, [&] { l.set_up(false, "test"); });
+  sc_core::sc_start();
+  ASSERT_EQ(b.nodes[5]->arrivals.size(), 2u);
+  EXPECT_TRUE(b.nodes[5]->arrivals[0].intact);
+  EXPECT_TRUE(b.nodes[5]->arrivals[1].intact);
+  const auto& replies = b.nodes[0]->replies;
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].seq, 1u);
+  EXPECT_EQ(replies[0].done, 2 * kUs + 490 * kNs);
+  EXPECT_FALSE(replies[0].intact);
+  // The leaf's port that sends over node 0's link counts both losses.
+  EXPECT_EQ(l.b().stats().drops_link_down, 2u);
+  EXPECT_EQ(b.fabric.pool().live(), 0u);
+}
+
+// Runs `fn` in a child process (a SystemC kernel runs once per process) and
+// returns the words it produced.
+std::vector<std::uint64_t> words_from_child(const std::function<std::vector<std::uint64_t>()>& fn) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const std::vector<std::uint64_t> out = fn();
+    const std::uint64_t n = out.size();
+    bool ok = write(fds[1], &n, sizeof n) == sizeof n;
+    for (std::uint64_t w : out) ok = ok && write(fds[1], &w, sizeof w) == sizeof w;
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  std::uint64_t n = 0;
+  std::vector<std::uint64_t> in;
+  if (read(fds[0], &n, sizeof n) == sizeof n) {
+    in.resize(n);
+    for (std::uint64_t& w : in)
+      if (read(fds[0], &w, sizeof w) != sizeof w) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return in;
+}
+
+TEST(EliteFabric, AVl0OnlySenderSkipsArbitrationWithTheSameTiming) {
+  // Node 0's port on its two-VC link, told that its owner sends on VC0 only,
+  // commits each packet as it queues (no wake-up when the wire frees); the
+  // arrivals are exactly those of the arbitrating port. A VC1 packet later
+  // makes it arbitrate, still with the same arrivals.
+  auto run = [](bool vl0_only) {
+    EliteBench b(16);
+    if (vl0_only) b.nodes[0]->port(1).send_vl0_only();
+    b.at(0, [&] {
+      for (int i = 0; i < 20; ++i) b.nodes[0]->send(5, 320, 0);
+    });
+    b.at(50 * kUs, [&] {
+      for (int i = 0; i < 10; ++i) b.nodes[0]->send(5, 320, static_cast<std::uint8_t>(i % 2));
+    });
+    sc_core::sc_start();
+    std::vector<std::uint64_t> out{b.sim.calendar().events_fired()};
+    for (const Arrival& a : b.nodes[5]->arrivals) {
+      out.push_back(a.seq);
+      out.push_back(a.done);
+      out.push_back(a.vl);
+      out.push_back(a.intact);
+    }
+    return out;
+  };
+  const std::vector<std::uint64_t> fifo = words_from_child([&] { return run(true); });
+  const std::vector<std::uint64_t> arbitrated = words_from_child([&] { return run(false); });
+  ASSERT_EQ(fifo.size(), 1 + 4 * 30u);
+  ASSERT_EQ(arbitrated.size(), fifo.size());
+  for (std::size_t i = 1; i < fifo.size(); ++i) EXPECT_EQ(fifo[i], arbitrated[i]) << "word " << i;
+  for (std::size_t i = 4; i < fifo.size(); i += 4) EXPECT_EQ(fifo[i], 1u) << "intact, word " << i;
+  EXPECT_LT(fifo[0] + 15, arbitrated[0]);  // about one wake-up per queued packet fewer
 }
 
 TEST(EliteFabric, UpRoutingAvoidsADeadLink) {
