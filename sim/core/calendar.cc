@@ -34,19 +34,20 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
 }
 
 [[gnu::always_inline]] inline bool Calendar::SortedRun::push(Key k) {
-  std::uint32_t i = tail;
-  if (i + 1 == kCapacity || i - head >= kMaxSize) [[unlikely]] {
-    if (i - head >= kMaxSize) return false;
+  if (tail + 1 == kCapacity || tail - head >= kMaxSize) [[unlikely]] {
+    if (tail - head >= kMaxSize) return false;
     std::copy(keys + head, keys + tail + 1, keys);
-    i = tail -= head;
+    tail -= head;
     head = 0;
   }
-  keys[i + 1] = kNoKey;
-  while (i > head && k < keys[i - 1]) {
-    keys[i] = keys[i - 1];
-    --i;
+  Key* p = keys + tail;
+  Key* const first = keys + head;
+  p[1] = kNoKey;
+  while (p != first && k < p[-1]) {
+    *p = p[-1];
+    --p;
   }
-  keys[i] = k;
+  *p = k;
   ++tail;
   return true;
 }
@@ -99,16 +100,6 @@ Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
   }
   keys[hole] = last;
   return taken;
-}
-
-[[gnu::always_inline]] inline void Calendar::take_next(Key next) {
-  // Keys are unique, so the far heap's top is the earliest only if it is `next`.
-  if (next != far_next_) {
-    near_.pop_front();
-    return;
-  }
-  far_.take(0);
-  far_next_ = far_.empty() ? kNoKey : far_.front();
 }
 
 // Inlined into at() and at_reserved(): one call per scheduled event.
@@ -202,23 +193,30 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
   // The horizon changes only between runs (set_horizon), never in a handler.
   cap = std::min(cap, horizon_);
   while (stop_at_ == kTickMax) {
-    const Key top = next_key();
+    // next_key(), remembering where the key is.
+    const Key near = near_.front();
+    const bool is_near = near < far_next_;
+    const Key top = is_near ? near : far_next_;
     const Tick t = time_of(top);
+    if (t > n && t >= cap) break;  // no event at all is a key at kTickMax, never before `cap`
     const std::uint32_t slot = slot_of(top);
+    Callback& cb = slots_[slot];
+    const EventFn fn = cb.fn;
     if (t > n) {
-      // No event at all is a key at kTickMax, never before `cap`.
-      if (t >= cap) break;
       // A thread's wake-up fires at SystemC's time, never ahead, so that the
       // thread resumes at once, in its event's place among those at t.
-      if (slots_[slot].fn == &Calendar::wake_thread) break;
+      if (fn == &Calendar::wake_thread) break;
       // Run ahead only strictly before every pending SystemC activity.
       if (t >= activity_limit(n)) break;
       ahead_ = true;
       ahead_now_ = t;
     }
-    take_next(top);
-    Callback& cb = slots_[slot];
-    const EventFn fn = cb.fn;
+    if (is_near) {
+      near_.pop_front();
+    } else {
+      far_.take(0);
+      far_next_ = far_.empty() ? kNoKey : far_.front();
+    }
     void* const obj = cb.obj;
     const std::uint64_t arg = cb.arg;
     cb.arg = free_slot_;

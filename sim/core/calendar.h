@@ -206,8 +206,6 @@ class Calendar : public sc_core::sc_module {
     const Key near = near_.front();
     return near < far_next_ ? near : far_next_;
   }
-  // Removes `next`, the earliest pending event's key (next_key()).
-  void take_next(Key next);
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
