@@ -10,7 +10,8 @@ constexpr const char* kBlockedAhead =
     "calendar: a SystemC thread blocked while running ahead of SystemC time "
     "(it waited without Calendar::thread_wait_until or sync_thread)";
 
-// Events due this far ahead of now() or more wait in the far heap. Most
+// Events due this far ahead of now() or more wait in the heap, the rest in
+// the sorted run (until it is full). Most
 // events are fabric hops and engine steps due within a few hundred
 // nanoseconds, and each is pushed and popped once; a 64-node run also holds
 // about a hundred host timers (heartbeats 1 ms ahead), ack timeouts (20 us)
@@ -18,18 +19,48 @@ constexpr const char* kBlockedAhead =
 // the far ones no longer deepen the heap every near event goes through. The
 // distance is the measured best (callgrind, ep_mcast64, instructions per data
 // packet): 18,298 with one heap; 16,556 at 60 ns, 16,354 at 250 ns, 16,417 at
-// 500 ns, 17,225 at 1 us, 17,736 at 5 us; a third heap from 10 us, 16,778.
+// 500 ns, 17,225 at 1 us, 17,736 at 5 us; a third heap from 10 us, 16,778
+// (all with a heap for the near events too).
 constexpr Tick kFarDistance = 250 * kNs;
 }  // namespace
 
 Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   ahead_until_ = 0;  // a thread of an earlier calendar's run may have ended ahead
-  near_.keys.reserve(1024);
   far_.keys.reserve(256);
   SC_HAS_PROCESS(Calendar);
   SC_METHOD(run);
   sensitive << wake_;
   dont_initialize();
+}
+
+[[gnu::always_inline]] inline bool Calendar::SortedRun::push(Key k) {
+  if (tail + 1 == kCapacity || tail - head >= kMaxSize) [[unlikely]] {
+    if (tail - head >= kMaxSize) return false;
+    std::copy(keys + head, keys + tail + 1, keys);
+    tail -= head;
+    head = 0;
+  }
+  Key* p = keys + tail;
+  Key* const first = keys + head;
+  p[1] = kNoKey;
+  while (p != first && k < p[-1]) {
+    *p = p[-1];
+    --p;
+  }
+  *p = k;
+  ++tail;
+  return true;
+}
+
+Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
+  for (std::uint32_t i = head; i < tail; ++i) {
+    const Key k = keys[i];
+    if (static_cast<std::uint64_t>(k) >> kSlotBits != seq) continue;
+    std::copy(keys + i + 1, keys + tail + 1, keys + i);
+    --tail;
+    return k;
+  }
+  return kNoKey;
 }
 
 [[gnu::always_inline]] inline void Calendar::Heap::push(Key k) {
@@ -71,16 +102,6 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   return taken;
 }
 
-[[gnu::always_inline]] inline void Calendar::take_next(Key next) {
-  // Keys are unique, so the far heap's top is the earliest only if it is `next`.
-  if (next != far_next_) {
-    near_.take(0);
-    return;
-  }
-  far_.take(0);
-  far_next_ = far_.empty() ? kNoKey : far_.front();
-}
-
 // Inlined into at() and at_reserved(): one call per scheduled event.
 [[gnu::always_inline]] inline void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj,
                                                     std::uint64_t arg) {
@@ -97,9 +118,7 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
     slots_[slot] = Callback{fn, obj, arg};
   }
   const Key k = (static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot;
-  if (t - n < kFarDistance) {
-    near_.push(k);
-  } else {
+  if (t - n >= kFarDistance || !near_.push(k)) {
     far_.push(k);
     far_next_ = far_.front();
   }
@@ -159,40 +178,52 @@ void Calendar::request_stop() {
   }
 }
 
+inline Tick Calendar::activity_limit(Tick n) {
+  // Asked again only when a handler may have changed it (notify_now,
+  // activity_changed) or other processes ran (invalidate_limit): nothing
+  // else runs meanwhile.
+  if (limit_epoch_ != activity_epoch_) [[unlikely]] {
+    limit_ = n + sc_core::sc_time_to_pending_activity().value();
+    limit_epoch_ = activity_epoch_;
+  }
+  return limit_;
+}
+
 void Calendar::fire_ahead(Tick n, Tick cap) {
+  // The horizon changes only between runs (set_horizon), never in a handler.
+  cap = std::min(cap, horizon_);
   while (stop_at_ == kTickMax) {
-    const Key top = next_key();
-    if (top == kNoKey) break;
+    // next_key(), remembering where the key is.
+    const Key near = near_.front();
+    const bool is_near = near < far_next_;
+    const Key top = is_near ? near : far_next_;
     const Tick t = time_of(top);
+    if (t > n && t >= cap) break;  // no event at all is a key at kTickMax, never before `cap`
+    const std::uint32_t slot = slot_of(top);
+    Callback& cb = slots_[slot];
+    const EventFn fn = cb.fn;
     if (t > n) {
-      if (t >= cap || t >= horizon_) break;
       // A thread's wake-up fires at SystemC's time, never ahead, so that the
       // thread resumes at once, in its event's place among those at t.
-      if (slots_[slot_of(top)].fn == &Calendar::wake_thread) break;
+      if (fn == &Calendar::wake_thread) break;
       // Run ahead only strictly before every pending SystemC activity.
       if (t >= activity_limit(n)) break;
       ahead_ = true;
       ahead_now_ = t;
     }
-    take_next(top);
-    const std::uint32_t slot = slot_of(top);
-    const Callback cb = slots_[slot];
-    slots_[slot].arg = free_slot_;
+    if (is_near) {
+      near_.pop_front();
+    } else {
+      far_.take(0);
+      far_next_ = far_.empty() ? kNoKey : far_.front();
+    }
+    void* const obj = cb.obj;
+    const std::uint64_t arg = cb.arg;
+    cb.arg = free_slot_;
     free_slot_ = slot;
     ++fired_;
-    cb.fn(cb.obj, cb.arg);
+    fn(obj, arg);
   }
-}
-
-Tick Calendar::activity_limit(Tick n) {
-  // Asked again only when a handler may have changed it (notify_now,
-  // activity_changed) or other processes ran: nothing else runs meanwhile.
-  if (!limit_valid_ || limit_epoch_ != activity_epoch_) {
-    limit_ = n + sc_core::sc_time_to_pending_activity().value();
-    limit_epoch_ = activity_epoch_;
-    limit_valid_ = true;
-  }
-  return limit_;
 }
 
 void Calendar::park_wake() {
@@ -216,7 +247,7 @@ void Calendar::run() {
   if (thread_ahead_ || parked_) throw std::logic_error(kBlockedAhead);
   running_ = true;
   dispatching_ = true;
-  limit_valid_ = false;  // other processes ran since it was last asked
+  invalidate_limit();  // other processes ran since it was last asked
   const Tick n = now();
   if (stop_at_ != kTickMax) {
     running_ = false;
@@ -270,11 +301,12 @@ bool Calendar::advance_thread(Tick t) {
   if (!thread_ahead_) {
     // A new run of this thread: others may have run since its last one.
     if (sc_core::sc_pending_activity_at_current_time()) return false;
-    limit_valid_ = false;
+    invalidate_limit();
   }
   const Tick n = sc_clock();
   park_wake();
-  if (time_of(next_key()) < t) {
+  Tick next = time_of(next_key());
+  if (next < t) {
     const bool was_ahead = ahead_;
     const Tick was_now = ahead_now_;
     running_ = true;
@@ -291,8 +323,9 @@ bool Calendar::advance_thread(Tick t) {
       armed_for_ = stop_at_;
       return false;
     }
+    next = time_of(next_key());
   }
-  if (time_of(next_key()) <= t) return false;
+  if (next <= t) return false;
   // While this thread runs ahead nothing else runs and it changes nothing
   // the kernel sees (that would sync it first), so the next activity stays
   // valid until a handler changes it.
@@ -301,8 +334,7 @@ bool Calendar::advance_thread(Tick t) {
   ahead_ = true;
   ahead_now_ = t;
   thread_ahead_ = true;
-  ahead_until_ = std::min(limit, horizon_);
-  ahead_until_ = std::min(ahead_until_, time_of(next_key()));
+  ahead_until_ = std::min({limit, horizon_, next});
   return true;
 }
 
@@ -370,24 +402,23 @@ std::uint64_t Calendar::at_cancellable(Tick t, EventFn fn, void* obj, std::uint6
 
 void Calendar::cancel(std::uint64_t handle) {
   const Key was_next = next_key();
-  for (Heap* heap : {&near_, &far_}) {
-    for (std::size_t i = 0; i < heap->size(); ++i) {
-      const Key k = heap->keys[i];
-      if (static_cast<std::uint64_t>(k) >> kSlotBits != handle) continue;
-      ahead_until_ = 0;
-      const std::uint32_t slot = slot_of(k);
-      slots_[slot].arg = free_slot_;
-      free_slot_ = slot;
-      heap->take(i);
+  Key k = near_.remove_seq(handle);
+  for (std::size_t i = 0; k == kNoKey && i < far_.size(); ++i) {
+    if (static_cast<std::uint64_t>(far_.keys[i]) >> kSlotBits == handle) {
+      k = far_.take(i);
       far_next_ = far_.empty() ? kNoKey : far_.front();
-      if (k == was_next && !running_ && stop_at_ == kTickMax) {
-        // The wake-up was for the withdrawn event: none is due then any more.
-        wake_.cancel();
-        armed_for_ = kTickMax;
-        arm();
-      }
-      return;
     }
+  }
+  if (k == kNoKey) return;  // fired already
+  ahead_until_ = 0;
+  const std::uint32_t slot = slot_of(k);
+  slots_[slot].arg = free_slot_;
+  free_slot_ = slot;
+  if (k == was_next && !running_ && stop_at_ == kTickMax) {
+    // The wake-up was for the withdrawn event: none is due then any more.
+    wake_.cancel();
+    armed_for_ = kTickMax;
+    arm();
   }
 }
 

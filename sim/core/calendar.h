@@ -1,8 +1,9 @@
 // The event calendar that drives every hardware model.
 //
 // Hardware blocks schedule plain callbacks at absolute simulated times; the
-// calendar keeps them in binary heaps ordered by (time, insertion sequence)
-// and wakes one SC_METHOD at the earliest time. This is how nicsim follows
+// calendar keeps them ordered by (time, insertion sequence), those due soon
+// in a short sorted run and the rest in a binary heap, and wakes one
+// SC_METHOD at the earliest time. This is how nicsim follows
 // DESIGN rule 4 (event-driven, idle hardware costs nothing) while keeping the
 // per-packet cost far below one SystemC event notification each: measured on
 // this machine a plain heap does 2-5x better than the kernel's own queue under
@@ -157,7 +158,7 @@ class Calendar : public sc_core::sc_module {
   std::size_t pending() const { return near_.size() + far_.size(); }
 
  private:
-  // The heaps hold 16-byte keys: time in the high
+  // The calendar orders 16-byte keys: time in the high
   // word; in the low word the insertion sequence (40 bits: ties fire in
   // scheduling order) above the index of the callback's slot (24 bits).
   using Key = unsigned __int128;
@@ -169,6 +170,27 @@ class Calendar : public sc_core::sc_module {
   };
   // No event: later than any key (events at kTickMax are never scheduled).
   static constexpr Key kNoKey = ~static_cast<Key>(0);
+  // Events due soon, in key order: keys[head, tail) ascending, with kNoKey
+  // at keys[tail], so the earliest is keys[head] without an emptiness test.
+  // A new event is usually due after most of the few pending ones (they were
+  // scheduled earlier, about as far ahead), so inserting it from the back
+  // moves only those due after it, and taking the earliest moves nothing:
+  // cheaper than a heap's sift-down through a few levels. At most kMaxSize
+  // are held so that no insertion moves many; push() declines the rest.
+  struct SortedRun {
+    // The buffer; the keys move back to its start when the tail reaches its end.
+    static constexpr std::uint32_t kCapacity = 256;
+    static constexpr std::uint32_t kMaxSize = 32;
+    Key keys[kCapacity];
+    std::uint32_t head = 0;
+    std::uint32_t tail = 0;
+    SortedRun() { keys[0] = kNoKey; }
+    std::size_t size() const { return tail - head; }
+    Key front() const { return keys[head]; }
+    void pop_front() { ++head; }
+    bool push(Key k);                   // false, with nothing done, when full
+    Key remove_seq(std::uint64_t seq);  // takes the key of sequence `seq`; kNoKey if none
+  };
   // A binary min-heap of keys. push and take are inlined into their few
   // callers: the heaps are small, so a call's own cost is a large share.
   struct Heap {
@@ -181,10 +203,9 @@ class Calendar : public sc_core::sc_module {
   };
   // The earliest pending event's key, kNoKey when none.
   Key next_key() const {
-    return !near_.empty() && near_.front() < far_next_ ? near_.front() : far_next_;
+    const Key near = near_.front();
+    return near < far_next_ ? near : far_next_;
   }
-  // Removes `next`, the earliest pending event's key (next_key()).
-  void take_next(Key next);
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
@@ -208,10 +229,11 @@ class Calendar : public sc_core::sc_module {
   void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
   void arm();
 
-  // Events due far ahead (kFarDistance in calendar.cc) wait in far_, the
-  // rest in near_; the next event is the smaller of the two tops, so which
-  // heap an event is in never changes the order.
-  Heap near_;
+  // Events due far ahead (kFarDistance in calendar.cc) wait in the heap
+  // far_, the rest in near_ (or in far_ when near_ is full); the next event
+  // is the smaller of the two fronts, so where an event waits never changes
+  // the order.
+  SortedRun near_;
   Heap far_;
   Key far_next_ = kNoKey;  // far_.front(), kNoKey when far_ is empty
   std::vector<Callback> slots_;
@@ -244,10 +266,10 @@ class Calendar : public sc_core::sc_module {
   static inline Tick ahead_until_ = 0;
   // The next SystemC activity (absolute time) other than the calendar's
   // parked wake-up, as of activity epoch limit_epoch_; not valid once other
-  // processes ran.
+  // processes ran (invalidate_limit: an epoch that has passed).
   Tick limit_ = 0;
-  std::uint64_t limit_epoch_ = 0;
-  bool limit_valid_ = false;
+  std::uint64_t limit_epoch_ = ~std::uint64_t{0};
+  void invalidate_limit() { limit_epoch_ = activity_epoch_ - 1; }
   static inline Calendar* parked_ = nullptr;  // whose wake-up is parked
 };
 
