@@ -161,7 +161,9 @@ int full_receiver() {
     }
     EXPECT_FALSE(seen[id]) << "message " << id << " arrived twice";
     seen[id] = true;
-    if (k < kCap) EXPECT_EQ(id, k) << "the first kCap filled the queue in order";
+    if (k < kCap) {
+      EXPECT_EQ(id, k) << "the first kCap filled the queue in order";
+    }
     for (int i = 1; i < kLen; ++i) EXPECT_EQ(static_cast<unsigned char>(m[i]), pattern(id, i)) << id;
     ep_consume_small_message(full, &m);
   }
