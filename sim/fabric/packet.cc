@@ -38,7 +38,7 @@ Packet* PacketPool::clone(const Packet& src) {
   --next_id_;  // a copy keeps the original's id
   p->meta = src.meta;
   std::copy(src.bytes.begin(), src.bytes.end(), p->bytes.begin());
-  std::copy_n(src.route, std::min<int>(src.meta.hops, kRouteSlots), p->route);
+  if (src.meta.keep_route) std::copy_n(src.route, std::min<int>(src.meta.hops, kRouteSlots), p->route);
   p->route_latency = src.route_latency;
   p->route_ps_per_byte = src.route_ps_per_byte;
   p->route_carriers = src.route_carriers;

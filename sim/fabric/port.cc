@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/sim.h"
 #include "fabric/fabric.h"
@@ -65,9 +66,10 @@ void Port::connect(Link& link, Port& peer) {
   reset_credits();
 }
 
-
 void Port::deliver_after_tail(Tick extra) {
-  if (extra >= kAtHead) throw std::invalid_argument(fmt::format("{}: deliver_after_tail({} ps): at most {} ps", path(), extra, kAtHead - 1));
+  if (extra >= kAtHead)
+    throw std::invalid_argument(
+        fmt::format("{}: deliver_after_tail({} ps): at most {} ps", path(), extra, kAtHead - 1));
   after_tail_ = static_cast<std::uint32_t>(extra);
 }
 
