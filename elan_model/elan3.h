@@ -308,6 +308,7 @@ class alignas(64) RxEngine {
   void remote_event(E3Addr ev);
   void check_event(E3Addr ev, std::function<void(bool)> k);
   void schedule_run(Tick at);
+  void start_next();  // the engine is free: starts the next queued packet, if any
   static void run_thunk(void* self, std::uint64_t);
   static void token_thunk(void* self, std::uint64_t arg);
   static void write_thunk(void* self, std::uint64_t);

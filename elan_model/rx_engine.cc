@@ -36,7 +36,6 @@ void RxEngine::release(fabric::Packet* p) {
 }
 
 void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
-  const Tick tail = in ? std::max(Elan3::now(), p->tail_at) : Elan3::now();
   if (p->meta.kind != fabric::kPacketElan) {
     Sim::get().error(elan_.obj(), fmt::format("received a packet of kind {} (not an Elan packet): dropped",
                                               static_cast<unsigned>(p->meta.kind)));
@@ -50,7 +49,7 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
   busy_ = true;
   const Tick setup = elan_.cycles(elan_.params().rx_packet_cycles);
   if (!in) {
-    schedule_run(tail + setup);
+    schedule_run(Elan3::now() + setup);  // looped back inside the Elan: all of it is here
     return;
   }
   // The port delivers `setup` after the tail (Port::deliver_after_tail):
@@ -120,14 +119,17 @@ void RxEngine::done(Token t) {
   answer(*pk.p, t);
   if (pk.in) pk.in->release(*pk.p, Elan3::now());
   release(pk.p);
+  start_next();
+}
+
+// Every queued packet is all here (the port delivers after the tail), so
+// the next one starts its set-up now.
+void RxEngine::start_next() {
   busy_ = false;
   free_since_ = Elan3::now();
-  if (!queue_.empty()) {
-    busy_ = true;
-    const fabric::Packet* next = queue_.front().p;
-    const Tick tail = queue_.front().in ? std::max(Elan3::now(), next->tail_at) : Elan3::now();
-    schedule_run(tail + elan_.cycles(elan_.params().rx_packet_cycles));
-  }
+  if (queue_.empty()) return;
+  busy_ = true;
+  schedule_run(free_since_ + elan_.cycles(elan_.params().rx_packet_cycles));
 }
 
 void RxEngine::answer(const fabric::Packet& in, Token t) {
@@ -186,12 +188,7 @@ void RxEngine::process(fabric::Packet* p) {
     queue_.pop_front();
     if (pk.in) pk.in->release(*pk.p, Elan3::now());
     release(pk.p);
-    busy_ = false;
-    free_since_ = Elan3::now();
-    if (!queue_.empty()) {
-      busy_ = true;
-      schedule_run(Elan3::now() + elan_.cycles(elan_.params().rx_packet_cycles));
-    }
+    start_next();
     return;
   }
   const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));

@@ -192,7 +192,7 @@ class Calendar : public sc_core::sc_module {
     Key remove_seq(std::uint64_t seq);  // takes the key of sequence `seq`; kNoKey if none
   };
   // A binary min-heap of keys. push and take are inlined into their few
-  // callers: the heaps are small, so a call's own cost is a large share.
+  // callers: the heap is small, so a call's own cost is a large share.
   struct Heap {
     std::vector<Key> keys;
     bool empty() const { return keys.empty(); }

@@ -50,7 +50,7 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
     // Every link is up and clean and nobody watches: the route's latency was
     // summed on the way out; nothing of the links needs reading.
     reply->tail_at = start + data.route_latency + size * Tick{data.route_ps_per_byte};
-    for (int i = 0; i < hops; ++i) fabric.count_hop();
+    fabric.count_hops(hops);
     source->owner_->take_reply(*source, reply);
     return source;
   }

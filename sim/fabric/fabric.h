@@ -30,6 +30,7 @@ class Fabric {
   // Total packet-hops (packets put on a wire), for speed figures.
   std::uint64_t packet_hops() const { return packet_hops_; }
   void count_hop() { ++packet_hops_; }
+  void count_hops(std::uint64_t n) { packet_hops_ += n; }
   // Link failures so far (a link going down): a reply carried back along a
   // route checks its links again only when this changed (Port::route_intact).
   std::uint64_t link_downs() const { return link_downs_; }

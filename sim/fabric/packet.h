@@ -64,9 +64,9 @@ struct alignas(64) Packet {
   Tick release_at = 0;          // multicast original: latest copy tail-out so far
 
   // The route, for a reply carried back along it (Port::carry_back), when
-  // meta.keep_route. route[i]: the port that put the packet on its i-th link (not cleared
-  // between uses: the first meta.hops entries are this packet's; a carried
-  // reply holds its packet's). route_latency: the links' propagation delays
+  // meta.keep_route. route[i]: the port that put the packet on its i-th
+  // link (not cleared between uses: the first meta.hops entries are this
+  // packet's; a carried reply holds its packet's). route_latency: the links' propagation delays
   // and the carrying switches' latencies so far; route_ps_per_byte: the
   // slowest link's serialisation (kRouteInexact when a link's is not a
   // whole number of picoseconds per byte); route_carriers: switches passed
