@@ -400,6 +400,8 @@ void Hca::receive(fabric::Port& in, fabric::Packet* p) { recv_->packet(in, p); }
 
 void Hca::link_state_changed(fabric::Port& port, bool up) { port_changed(port.number(), up ? "link_up" : "link_down"); }
 
-void Hca::transmitted(fabric::Port& port, const fabric::Packet&, Tick when) { send_->port_has_room(port.number(), when); }
+void Hca::transmitted(fabric::Port& port, const fabric::Packet&, Tick, Tick end) {
+  send_->port_has_room(port.number(), end);
+}
 
 }  // namespace nicsim::hca

@@ -281,7 +281,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   // Fabric.
   void receive(fabric::Port& in, fabric::Packet* p) override;
   void link_state_changed(fabric::Port& port, bool up) override;
-  void transmitted(fabric::Port& port, const fabric::Packet& p, Tick when) override;
+  void transmitted(fabric::Port& port, const fabric::Packet& p, Tick start, Tick end) override;
 
   static const FsmType& qp_fsm_type();
   QpCtx* qp(std::uint32_t qpn);

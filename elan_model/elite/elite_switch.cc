@@ -38,7 +38,10 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
       adaptive_(params.flag("adaptive")),
       sticky_(params.flag("sticky")) {
   add_ports(kPorts);
-  for (std::uint32_t i = 0; i < kPorts; ++i) ports_[i] = &port(i + 1);
+  for (std::uint32_t i = 0; i < kPorts; ++i) {
+    ports_[i] = &port(i + 1);
+    ports_[i]->send_vl0_only();
+  }
   auto& stats = Sim::get().stats();
   const std::string& me = this->name();
   stats.counter(me, "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
@@ -171,11 +174,13 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   }
   if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
   Flow& f = flow(flow_key(p));
-  if (f.queued > 0 && alive(f.port) && up_load(f.port).queued > 0) {
+  // (A pair never seen has port 0, which alive() must not be asked about.)
+  if (((f.queued > 0 && up_load(f.port).queued > 0) || f.starts_at > now()) && alive(f.port)) {
     ++stats_.sticky;
   } else {
     f.port = choose_up_by_load();
     f.queued = 0;
+    f.starts_at = 0;
     if (f.port == 0) return 0;
   }
   ++f.queued;
@@ -236,13 +241,14 @@ EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
   return s.flow;
 }
 
-void EliteSwitch::transmitted(Port& port, const Packet& p, Tick when) {
+void EliteSwitch::transmitted(Port& port, const Packet& p, Tick start, Tick end) {
   if (port.number() < kFirstUpPort) return;
-  up_load(port.number()) = {when, port.queued()};  // `when`: the port's new busy_until()
+  up_load(port.number()) = {end, port.queued()};  // `end`: the port's new busy_until()
   if (flow_count_ == 0 || !sticky_kind(p)) return;
   Flow* f = find_flow(flow_key(p));
-  if (!f || f->queued == 0 || f->port != port.number()) return;
-  --f->queued;
+  if (!f || f->port != port.number()) return;
+  if (f->queued > 0) --f->queued;
+  f->starts_at = start;
 }
 
 void EliteSwitch::find_alive() {
@@ -262,7 +268,7 @@ void EliteSwitch::link_state_changed(Port& port, bool up) {
   // there): their pairs choose again.
   if (up || port.number() < kFirstUpPort) return;
   for (std::uint32_t i = 0; i < flow_slots_; ++i)
-    if (flows_[i].used && flows_[i].flow.port == port.number()) flows_[i].flow.queued = 0;
+    if (flows_[i].used && flows_[i].flow.port == port.number()) flows_[i].flow = Flow{};
 }
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {

@@ -7,9 +7,11 @@
 //    switch's subtree the packet goes down port (digit L of d) + 1 (the down
 //    route is deterministic); otherwise it goes up, and the up port is chosen
 //    adaptively: among up ports whose link is up, the one with the fewest
-//    packets queued, then the one whose wire frees first, then a rotating
-//    preference (the port after the last one chosen) so ties spread; all of
-//    it is a function of the simulated state, so runs are reproducible.
+//    packets waiting for credits, then the one whose wire frees first (the
+//    tail of the last packet committed to it: its backlog in wire time),
+//    then a rotating preference (the port after the last one chosen) so
+//    ties spread; all of it is a function of the simulated state, so runs
+//    are reproducible.
 //  - hardware broadcast to the node range [meta.dlid, meta.dlid_hi]: up
 //    (adaptively) until the switch's subtree covers the range, then one copy
 //    down every down port whose subtree intersects the range, and so on
@@ -27,11 +29,18 @@
 //
 // Flow-sticky up-routing (`sticky`, on by default) for Elan packets: while
 // packets of one (source, destination) pair still wait in this switch for an
-// up port, the next packet of the pair follows them on that
+// up port (for credits, or for their turn on the wire: the last one's first
+// bit has not left), the next packet of the pair follows them on that
 // port instead of being chosen anew, so a pair's packets do not overtake one
 // another inside the switch (fewer reorderings for the Elan3's in-sequence
-// receiver). Once the pair has nothing queued here its next packet is chosen
+// receiver). Once the pair has nothing waiting here its next packet is chosen
 // by load again. Raw frames are always routed by load alone.
+//
+// The ports carry data on virtual channel 0 only (Elan3 packets and raw
+// frames; acknowledgement tokens travel as link control symbols), so each
+// commits a packet's start time as it queues (fabric::Port::send_vl0_only)
+// instead of waking when its wire frees; a packet on the other channel
+// makes that port arbitrate between the two from then on.
 //
 // Packets of any kind (raw traffic generator frames too) route the same way.
 // Nothing is lost silently: a destination or range outside the machine is
@@ -75,7 +84,7 @@ class alignas(64) EliteSwitch : public fabric::Device {
               Place place, std::uint32_t nodes);
 
   void receive(fabric::Port& in, fabric::Packet* p) override;
-  void transmitted(fabric::Port& port, const fabric::Packet& p, Tick when) override;
+  void transmitted(fabric::Port& port, const fabric::Packet& p, Tick start, Tick end) override;
   void link_state_changed(fabric::Port& port, bool up) override;
   Tick carry_through(fabric::Port& in, fabric::Port& out, const fabric::Packet& reply, Tick at) override;
 
@@ -119,8 +128,9 @@ class alignas(64) EliteSwitch : public fabric::Device {
   void find_alive();
 
   struct Flow {
-    std::uint32_t port = 0;    // up port its queued packets wait on
-    std::uint32_t queued = 0;  // packets of the pair not yet on the wire
+    std::uint32_t port = 0;    // up port its waiting packets wait on
+    std::uint32_t queued = 0;  // packets of the pair not yet committed to the wire (no credits)
+    Tick starts_at = 0;        // first bit out of the pair's last packet committed on `port`
   };
   // Flows by flow_key, in an open-addressing table (linear probing, at most
   // half full): one probe or two per packet, no node per entry to chase. A
@@ -154,9 +164,9 @@ class alignas(64) EliteSwitch : public fabric::Device {
   // choice reads this one line instead of a line of each of four ports. An
   // up port's queue and wire change only when this switch queues a packet
   // on it (send() copies the queue length afterwards, the port having
-  // started what it could) or when the port starts a packet (transmitted(),
-  // told the new wire free time); a link going down empties its port's
-  // queue, and find_alive() copies all four after any link change.
+  // committed what it could) or when the port commits a packet
+  // (transmitted(), told the new wire free time); a link going down empties
+  // its port's queue, and find_alive() copies all four after any link change.
   struct UpLoad {
     Tick busy_until = 0;
     std::uint32_t queued = 0;

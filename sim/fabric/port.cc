@@ -262,6 +262,9 @@ bool Port::credits_by(int vl, std::uint32_t need, Tick& at) {
 }
 
 inline void Port::pump_fifo(Tick now, bool is_up) {
+  // Returns that have arrived are taken now, so that a port committing
+  // ahead (it takes credits only when it runs short) keeps few pending.
+  if (vl_[0].head) absorb_credits(now);
   while (vl_[0].head) {
     if (!is_up) {
       drop(pop(0), &Port::drops_link_down_, "link_down");
@@ -340,7 +343,7 @@ void Port::transmit(Packet* p, Tick earliest) {
   if (sim.timeline().enabled())
     sim.timeline().span(owner_->device_id(), timeline_track, fmt::format("pkt {}", p->meta.id), start, ser,
                         fmt::format("{{\"len\":{},\"vl\":{},\"dlid\":{}}}", p->bytes.size(), vl, p->meta.dlid));
-  owner_->transmitted(*this, *p, end);
+  owner_->transmitted(*this, *p, start, end);
   if (tapped_) tap_(tap_ctx_, *p, start);
 
   if (injects_ && !link_->pass(*p)) {

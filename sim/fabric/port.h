@@ -62,9 +62,11 @@ class Device {
   virtual void set_subnet_managed(bool managed) {}
   // The link behind `port` changed state (up or down).
   virtual void link_state_changed(Port& port, bool up) {}
-  // A packet finished serialising on `port` (tail left at `when`). Devices
-  // that pace their injection (NICs) override this.
-  virtual void transmitted(Port& port, const Packet& p, Tick when) {}
+  // `port` committed `p` to the wire: its first bit leaves at `start`, its
+  // tail at `end` (both >= now: a port that commits ahead tells at once).
+  // Devices that pace their injection (NICs) or balance load (switches)
+  // override this.
+  virtual void transmitted(Port& port, const Packet& p, Tick start, Tick end) {}
   // A reply carried back along a route (Port::carry_back) passes through
   // this device, its head arriving on `in` at `at` and leaving by `out`:
   // the time it spends here, head in to head out. Switches of fabrics whose NICs carry replies
