@@ -4,6 +4,7 @@
 
 #include "core/sim.h"
 #include "hca_model/commands.h"
+#include "hca_model/loopback.h"
 #include "hca_model/recv_engine.h"
 #include "hca_model/send_engine.h"
 #include "trace/stats.h"
@@ -82,8 +83,10 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
   add_ports(p_.ports);
   lids_.assign(p_.ports, 0);
   port_states_.assign(p_.ports, PortState{});
-  for (std::uint32_t i = 1; i <= p_.ports; ++i)
+  for (std::uint32_t i = 1; i <= p_.ports; ++i) {
     ib_ports_.push_back(std::make_unique<fabric::IbPortState>(fmt::format("{}.port{}", this->name(), i), device_id));
+    loopbacks_.push_back(std::make_unique<Loopback>(*this, i));
+  }
   Sim::get().fsm().declare(const_cast<FsmType&>(qp_fsm_type()));
   tpt_.resize(0, 0);
   bus_.map_device(this->name() + ".bar0", p_.bar0, kBar0Size, *this);
@@ -108,6 +111,8 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
   st.counter(obj, "cqes", "entries", &stats_.cqes);
   st.counter(obj, "eqes", "entries", &stats_.eqes);
   st.counter(obj, "interrupts", "interrupts", &stats_.interrupts);
+  st.counter(obj, "loopback_packets", "packets", &stats_.loopback_packets,
+             "sent to a port's own LID and turned around inside the HCA (never on the wire)");
 }
 
 Hca::~Hca() = default;
@@ -158,6 +163,24 @@ bool Hca::sm_set_port_state(std::uint32_t port, std::uint8_t code) {
   if (!was_active && st.active()) post_event(Event::PortChange, port, 4);
   if (was_active && !st.active()) post_event(Event::PortChange, port, 1);
   return true;
+}
+
+bool Hca::loops_back(std::uint32_t port, const fabric::Packet& p) const {
+  // LMC is 0 here (one LID per port), so the port's LID is the whole match.
+  const std::uint16_t lid = lids_[port - 1];
+  return p.meta.dlid == lid && lid != 0 && lid < fabric::kMulticastLidBase;
+}
+
+bool Hca::tx_full(std::uint32_t port, const fabric::Packet& p) {
+  const std::size_t queued = loops_back(port, p) ? loopbacks_[port - 1]->queued() : Device::port(port).queued();
+  return queued >= p_.port_queue;
+}
+
+void Hca::transmit(std::uint32_t port, fabric::Packet* p) {
+  if (loops_back(port, *p))
+    loopbacks_[port - 1]->send(p);
+  else
+    Device::port(port).send(p);
 }
 
 std::uint8_t* Hca::scratch() {

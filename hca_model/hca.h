@@ -36,6 +36,8 @@ struct HcaParams {
   std::uint32_t dma_read_depth;   // payload reads the send engine keeps in flight
   std::uint32_t wqe_prefetch;     // send WQEs fetched per DMA read
   std::uint32_t port_queue;       // packets the send engine keeps queued per port
+  std::uint64_t loopback_bps;     // a port's internal loopback path: data rate
+  Tick loopback_latency;          // and the time from a packet's tail to the receive side
   Tick command_latency;           // firmware time per command
   Tick sma_latency;               // firmware SMA time per SMP from the wire
   // Engine costs, in HCA clock cycles.
@@ -224,6 +226,7 @@ struct HcaStats {
   std::uint64_t rx_bad_crc = 0, rx_dropped = 0, rx_bad_qp = 0, qkey_violations = 0;
   std::uint64_t acks_sent = 0, naks_sent = 0, rnr_naks_sent = 0, retransmits = 0, timeouts = 0;
   std::uint64_t cqes = 0, eqes = 0, interrupts = 0;
+  std::uint64_t loopback_packets = 0;  // sent to a port's own LID: turned around inside the HCA
 };
 
 class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
@@ -240,6 +243,11 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void set_port_lid(std::uint32_t port, std::uint16_t lid) { lids_.at(port - 1) = lid; }
   void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_port_lid(port, lid); }
   bool port_active(std::uint32_t port) const;
+  // Where the send engine's finished packets go: out of `port`, or, when
+  // addressed to the port's own LID, around its internal loopback.
+  bool loops_back(std::uint32_t port, const fabric::Packet& p) const;
+  bool tx_full(std::uint32_t port, const fabric::Packet& p);
+  void transmit(std::uint32_t port, fabric::Packet* p);
   // Whether `port` may send a packet on `vl` now: data needs an Active port,
   // subnet management (VL15) only a link that is up.
   bool port_carries(std::uint32_t port, std::uint8_t vl) const;
@@ -341,6 +349,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::vector<std::uint16_t> lids_;
   std::vector<PortState> port_states_;
   std::vector<std::unique_ptr<fabric::IbPortState>> ib_ports_;
+  std::vector<std::unique_ptr<class Loopback>> loopbacks_;  // per port
   bool subnet_managed_ = false;
   void sma_answer(std::uint32_t port, const fabric::SmpPacket& request);
   HcaStats stats_;

@@ -29,6 +29,11 @@ const ParamRegistration hca_params(
         {"dma_read_depth", UnitKind::Count, "4", "1", "64", {},
          "payload DMA reads the send engine keeps in flight (hides the bus read latency)"},
         {"port_queue", UnitKind::Count, "2", "1", "64", {}, "packets the send engine keeps queued at a port"},
+        {"loopback_bandwidth", UnitKind::Bandwidth, "8Gbps", "1Mbps", "1Tbps", {},
+         "a port's internal loopback (packets to the port's own LID never reach the wire): data rate, "
+         "by default the 4X link's"},
+        {"loopback_latency", UnitKind::Time, "100ns", "0ps", "1ms", {},
+         "a port's internal loopback: from a packet's tail leaving the transmit side to the receive side"},
         {"wqe_prefetch", UnitKind::Count, "4", "1", "64", {},
          "send WQEs the requester fetches in one DMA read when the doorbell shows them posted"},
         {"ack_coalesce", UnitKind::Count, "8", "1", "1024", {},
@@ -74,6 +79,8 @@ HcaParams hca_params_from(const ParamSet& p, std::uint32_t node_id) {
   h.dma_read_depth = c("dma_read_depth");
   h.wqe_prefetch = c("wqe_prefetch");
   h.port_queue = c("port_queue");
+  h.loopback_bps = p.bandwidth("loopback_bandwidth");
+  h.loopback_latency = p.time("loopback_latency");
   h.ack_coalesce = c("ack_coalesce");
   h.local_ack_delay = static_cast<std::uint8_t>(c("local_ack_delay"));
   h.max_qp = c("max_qp");

@@ -64,8 +64,12 @@ void RecvEngine::run() {
     stalled_ = true;  // a DMA completion resumes the pipeline
     return;
   }
-  // The packet leaves the input buffer once processed.
-  pk.port->release(*pk.pkt, n);
+  // The packet leaves the input buffer once processed (a looped-back
+  // packet held none).
+  if (pk.pkt->holder) {
+    pk.pkt->holder->release(*pk.pkt, n);
+    pk.pkt->holder = nullptr;
+  }
   free_packet(pk.pkt);
   queue_.pop_front();
   free_at_ = n + hca_.clock_cycles(hca_.params().rx_packet_cycles);

@@ -54,8 +54,6 @@ void SendEngine::port_has_room(std::uint32_t, Tick) {
   if (waiting_for_port_) schedule(now());
 }
 
-bool SendEngine::port_full(std::uint32_t port) { return hca_.port(port).queued() >= hca_.params().port_queue; }
-
 void SendEngine::pump() {
   const Tick n = now();
   waiting_for_port_ = false;
@@ -179,7 +177,7 @@ void SendEngine::drain_assembly() {
   while (!assembly_.empty()) {
     Assembly& a = assembly_.front();
     if (a.reads_pending) return;
-    if (!a.failed && port_full(a.port)) {
+    if (!a.failed && hca_.tx_full(a.port, *a.pkt)) {
       waiting_for_port_ = true;
       return;
     }
@@ -195,7 +193,7 @@ void SendEngine::drain_assembly() {
       continue;
     }
     seal(pkt->bytes.data(), pkt->bytes.size());
-    hca_.port(port).send(pkt);
+    hca_.transmit(port, pkt);
   }
 }
 

@@ -89,7 +89,6 @@ class SendEngine {
   void fail_qp(QpCtx& q, SendWqe& w, CqeStatus status);
   CqeStatus bind_window(QpCtx& q, const std::uint8_t* wqe);
   std::uint32_t mtu_bytes(const QpCtx& q) const { return 128u << q.mtu; }
-  bool port_full(std::uint32_t port);
 
   Hca& hca_;
   std::uint64_t next_timer_token_ = 1;

@@ -165,6 +165,7 @@ class Loader {
   NodeParams node_params(const std::string& nic, const SourceLoc& nic_loc,
                          const RepeatedPtrField<pb::Param>& list, const Locator& parent,
                          const char* field);
+  void apply_ports_field(const pb::Node& n, NodeParams& p, const Locator& where);
   void check_name(const std::string& name, const char* what, const SourceLoc& loc) const;
   void add_device(const std::string& name, Device d, const SourceLoc& loc);
   void add_node(const std::string& name, const NodeParams& p, const SourceLoc& loc);
@@ -272,6 +273,18 @@ NodeParams Loader::node_params(const std::string& nic, const SourceLoc& nic_loc,
     p.ports = static_cast<std::uint32_t>(n);
   }
   return p;
+}
+
+// `ports: N` on a node: shorthand for the parameter nic.ports, for NIC
+// kinds that have it.
+void Loader::apply_ports_field(const pb::Node& n, NodeParams& p, const Locator& where) {
+  const ParamDef* def = p.nic_params.scope()->find("ports");
+  if (!def || def->kind != UnitKind::Count)
+    fail(where.at("ports"), "NIC kind '" + p.nic + "' has no ports setting");
+  for (const pb::Param& q : n.param())
+    if (q.key() == "nic.ports") fail(where.at("ports"), "ports is set twice (the field and parameter nic.ports)");
+  apply_one(p.nic_params, "ports", std::to_string(n.ports()), where.at("ports"), where.at("ports"), nullptr);
+  p.ports = static_cast<std::uint32_t>(p.nic_params.count("ports"));
 }
 
 void Loader::check_name(const std::string& name, const char* what, const SourceLoc& loc) const {
@@ -789,6 +802,7 @@ Scenario Loader::load(const std::string& text) {
     Locator where = root.in("node", i);
     check_name(n.name(), "node", n.name().empty() ? where.self() : where.at("name"));
     NodeParams p = node_params(n.nic(), where.at("nic"), n.param(), where, "param");
+    if (n.has_ports()) apply_ports_field(n, p, where);
     add_node(n.name(), p, where.at("name"));
   }
   for (int i = 0; i < msg.switch__size(); ++i) {
