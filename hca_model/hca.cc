@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/sim.h"
+#include "fabric/fabric.h"
 #include "hca_model/commands.h"
 #include "hca_model/loopback.h"
 #include "hca_model/recv_engine.h"
@@ -176,11 +177,28 @@ bool Hca::tx_full(std::uint32_t port, const fabric::Packet& p) {
   return queued >= p_.port_queue;
 }
 
-void Hca::transmit(std::uint32_t port, fabric::Packet* p) {
-  if (loops_back(port, *p))
+void Hca::transmit(std::uint32_t port, fabric::Packet* p, std::uint32_t sender_qpn) {
+  if (loops_back(port, *p)) {
     loopbacks_[port - 1]->send(p);
-  else
-    Device::port(port).send(p);
+    return;
+  }
+  // A switch never sends a multicast back out of the port it came in on, so
+  // this HCA's own members of the group (other than the sender) get their
+  // copy from the loopback.
+  if (p->meta.dlid >= fabric::kMulticastLidBase && p->meta.dlid != fabric::kPermissiveLid &&
+      has_other_member(port, p->meta.dlid, sender_qpn))
+    loopbacks_[port - 1]->send(fabric().pool().clone(*p));
+  Device::port(port).send(p);
+}
+
+bool Hca::has_other_member(std::uint32_t port, std::uint16_t mlid, std::uint32_t sender_qpn) {
+  auto it = mcgs_.find(mlid);
+  if (it == mcgs_.end()) return false;
+  for (std::uint32_t qpn : it->second) {
+    const QpCtx* q = qp(qpn);
+    if (qpn != sender_qpn && q && q->port == port) return true;
+  }
+  return false;
 }
 
 std::uint8_t* Hca::scratch() {

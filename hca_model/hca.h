@@ -244,10 +244,11 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_port_lid(port, lid); }
   bool port_active(std::uint32_t port) const;
   // Where the send engine's finished packets go: out of `port`, or, when
-  // addressed to the port's own LID, around its internal loopback.
+  // addressed to the port's own LID, around its internal loopback; a
+  // multicast goes out and, for other members on this port, around too.
   bool loops_back(std::uint32_t port, const fabric::Packet& p) const;
   bool tx_full(std::uint32_t port, const fabric::Packet& p);
-  void transmit(std::uint32_t port, fabric::Packet* p);
+  void transmit(std::uint32_t port, fabric::Packet* p, std::uint32_t sender_qpn);
   // Whether `port` may send a packet on `vl` now: data needs an Active port,
   // subnet management (VL15) only a link that is up.
   bool port_carries(std::uint32_t port, std::uint8_t vl) const;
@@ -352,6 +353,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::vector<std::unique_ptr<class Loopback>> loopbacks_;  // per port
   bool subnet_managed_ = false;
   void sma_answer(std::uint32_t port, const fabric::SmpPacket& request);
+  bool has_other_member(std::uint32_t port, std::uint16_t mlid, std::uint32_t sender_qpn);
   HcaStats stats_;
 };
 

@@ -184,6 +184,7 @@ void SendEngine::drain_assembly() {
     fabric::Packet* pkt = a.pkt;
     const bool failed = a.failed;
     const std::uint32_t port = a.port;
+    const std::uint32_t qpn = a.qpn;
     assembly_.pop_front();
     if (failed || !hca_.port_carries(port, pkt->meta.vl)) {
       // A master abort on the payload read, or the port went away: the
@@ -193,7 +194,7 @@ void SendEngine::drain_assembly() {
       continue;
     }
     seal(pkt->bytes.data(), pkt->bytes.size());
-    hca_.transmit(port, pkt);
+    hca_.transmit(port, pkt, qpn);
   }
 }
 

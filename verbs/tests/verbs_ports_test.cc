@@ -406,3 +406,138 @@ TEST(VerbsPorts, TwoPortHcasHaveAPortEachWithItsOwnLidQpsAndEvents) {
   for (int n = 0; n < 2; ++n)
     for (int port = 1; port <= 2; ++port) EXPECT_EQ(active[n][port], 1) << "h" << n << " port " << port;
 }
+
+// ---- datagrams -----------------------------------------------------------------
+
+namespace {
+
+constexpr uint32_t kQkey = 0x11111111;
+constexpr uint16_t kMlid = 0xC001;
+constexpr uint32_t kDgram = 1000;
+constexpr uint32_t kGrh = 40;  // a UD receive buffer starts with room for the GRH
+
+struct UdQp {
+  ib_cq_handle_t cq = nullptr;
+  ib_qp_handle_t qp = nullptr;
+  uint32_t qpn = 0;
+};
+
+UdQp make_ud(Env& e) {
+  UdQp u;
+  uint32_t depth = 16;
+  EXPECT_EQ(e.ci->create_cq(e.pd, &e, &depth, &u.cq, nullptr), IB_SUCCESS);
+  Env view = e;
+  view.cq = u.cq;
+  u.qp = make_qp(view, IB_QPT_UNRELIABLE_DGRM);
+  to_rts(view, u.qp, IB_QPT_UNRELIABLE_DGRM);
+  u.qpn = qp_num(e, u.qp);
+  return u;
+}
+
+void send_dgram(Env& e, UdQp& from, uint8_t* msg, uint32_t lkey, uint16_t dlid, uint32_t dqpn) {
+  ib_av_attr_t a{};
+  a.port_num = 1;
+  a.dlid = cl_hton16(dlid);
+  ib_av_handle_t av;
+  EXPECT_EQ(e.ci->create_av(e.pd, &a, &av, nullptr), IB_SUCCESS);
+  ib_local_ds_t ds{msg, kDgram, lkey};
+  ib_send_wr_t wr{};
+  wr.wr_id = dlid;
+  wr.wr_type = WR_SEND;
+  wr.send_opt = IB_SEND_OPT_SIGNALED;
+  wr.num_ds = 1;
+  wr.ds_array = &ds;
+  wr.dgrm.ud.remote_qp = cl_hton32(dqpn);
+  wr.dgrm.ud.remote_qkey = cl_hton32(kQkey);
+  wr.dgrm.ud.h_av = av;
+  ib_send_wr_t* bad;
+  EXPECT_EQ(e.ci->post_send(from.qp, &wr, &bad), IB_SUCCESS);
+  Env view = e;
+  view.cq = from.cq;
+  const auto wcs = wait_wcs(view, 1);
+  EXPECT_EQ(wcs.size(), 1u);
+  if (!wcs.empty()) { EXPECT_EQ(wcs[0].status, IB_WCS_SUCCESS); }
+  EXPECT_EQ(e.ci->destroy_av(av, nullptr), IB_SUCCESS);
+}
+
+// Checks `n` datagrams on `to`, the i-th carrying pattern(seeds[i]).
+void expect_dgrams(Env& e, UdQp& to, const uint8_t* slots, const std::vector<uint32_t>& seeds) {
+  Env view = e;
+  view.cq = to.cq;
+  const auto wcs = wait_wcs(view, seeds.size(), 1'000'000);
+  ASSERT_EQ(wcs.size(), seeds.size());
+  for (size_t i = 0; i < wcs.size(); ++i) {
+    EXPECT_EQ(wcs[i].status, IB_WCS_SUCCESS);
+    EXPECT_EQ(wcs[i].length, kGrh + kDgram);
+    EXPECT_EQ(wrong_bytes(slots + wcs[i].wr_id * 2048 + kGrh, kDgram, seeds[i]), 0u) << "datagram " << i;
+  }
+}
+
+void post_dgram_recvs(Env& e, UdQp& u, uint8_t* slots, uint32_t lkey, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    ib_local_ds_t ds{slots + i * 2048, 2048, lkey};
+    ib_recv_wr_t rw{nullptr, i, 1, &ds};
+    ib_recv_wr_t* fail;
+    EXPECT_EQ(e.ci->post_recv(u.qp, &rw, &fail), IB_SUCCESS);
+  }
+}
+
+// h0's QP A sends one datagram to h0's QP B at h0's own LID, then one to the
+// group {h0's B, h1's C}: B gets both by loopback, C the multicast over the
+// wire, and A (no member) nothing.
+int ud_loopback_main(int, char**) {
+  const uint32_t rank = nicsim_workload_rank();
+  Env e;
+  if (!open_env(e)) return 1;
+  const std::vector<ib_port_attr_t> ports = wait_active(e);
+  if (ports.empty()) return 1;
+  auto* mem = static_cast<uint8_t*>(nicsim_alloc(16384, 4096));
+  ib_mr_create_t mc{mem, 16384, IB_AC_LOCAL_WRITE};
+  uint32_t lkey, rkey;
+  ib_mr_handle_t mr;
+  EXPECT_EQ(e.ci->register_mr(e.pd, &mc, &lkey, &rkey, &mr, nullptr), IB_SUCCESS);
+  UdQp member = make_ud(e);
+  ib_gid_t gid{};
+  gid.raw[0] = 0xff;
+  gid.raw[15] = 1;
+  ib_mcast_handle_t mh;
+  EXPECT_EQ(e.ci->attach_mcast(member.qp, &gid, cl_hton16(kMlid), &mh, nullptr), IB_SUCCESS);
+  post_dgram_recvs(e, member, mem, lkey, rank == 0 ? 2 : 1);
+  nicsim_barrier();  // the receives are posted
+  if (rank == 0) {
+    UdQp sender = make_ud(e);
+    post_dgram_recvs(e, sender, mem + 8192, lkey, 1);
+    uint8_t* msg = mem + 4096;
+    for (uint32_t i = 0; i < kDgram; ++i) msg[i] = pattern(50, i);
+    send_dgram(e, sender, msg, lkey, cl_ntoh16(ports[0].lid), member.qpn);
+    for (uint32_t i = 0; i < kDgram; ++i) msg[i] = pattern(51, i);
+    send_dgram(e, sender, msg, lkey, kMlid, 0xffffff);
+    expect_dgrams(e, member, mem, {50, 51});
+    Env view = e;
+    view.cq = sender.cq;
+    EXPECT_TRUE(wait_wcs(view, 1, 200'000).empty()) << "the sender is no member";
+  } else {
+    expect_dgrams(e, member, mem, {51});
+  }
+  nicsim_barrier();
+  return ::testing::Test::HasFailure() ? 1 : 0;
+}
+const BuiltinProgram reg_ud_loopback("verbs_test_ud_loopback", ud_loopback_main, "test");
+
+}  // namespace
+
+TEST(VerbsPorts, DatagramsAndMulticastReachMembersOnTheSendingHca) {
+  Scenario sc = scenario(R"(
+    name: "ud_loopback"
+    topology { star { hosts: 2 } nic: "hca" }
+    multicast { mlid: 49153 members: "h0" members: "h1" }
+    workload { program: "verbs_test_ud_loopback" nodes: "h0" nodes: "h1" })");
+  Sim sim(sc.seed);
+  World world(sc);
+  const RunStatus st = world.run();
+  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
+  EXPECT_TRUE(st.ok);
+  for (const auto& p : world.programs()) EXPECT_EQ(p->exit_code(), 0) << "rank " << p->rank();
+  EXPECT_EQ(world.node(0).nic_as<hca::Hca>()->stats().loopback_packets, 2u) << "the unicast and the multicast copy";
+  EXPECT_EQ(world.node(1).nic_as<hca::Hca>()->stats().loopback_packets, 0u);
+}
