@@ -136,6 +136,11 @@ struct SendWqe {
   std::uint64_t sent = 0;      // bytes put into packets so far
   bool all_sent = false;
   std::uint64_t read_done = 0; // RDMA read: response bytes received
+  // UD/UC: packets of this message whose payload reads are in flight. A
+  // completion waits for them (the buffer is in use until they finish).
+  std::uint32_t packets_reading = 0;
+  bool read_failed = false;     // a payload read of this message master-aborted
+  bool completion_due = false;  // completed with `status` once packets_reading is 0
   bool completed = false;
   CqeStatus status = CqeStatus::Success;
 };

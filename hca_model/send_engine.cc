@@ -118,7 +118,7 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, PacketFields& f, std::u
   pkt->meta.created = now();
   pkt->ready_at = now();
   const std::size_t payload_at = encode_headers(f, payload, pkt->bytes.data(), len);
-  assembly_.push_back(Assembly{pkt, q.port, payload_at, 0, false, q.qpn});
+  assembly_.push_back(Assembly{.pkt = pkt, .payload_at = payload_at, .port = q.port, .qpn = q.qpn});
   ++hca_.mutable_stats().tx_packets;
   hca_.mutable_stats().tx_bytes += payload;
   if (Sim::get().tracer().on(hca_.device_id(), Component::nic))
@@ -170,7 +170,46 @@ void SendEngine::payload_read_done(void* self, std::uint64_t arg) {
   --e->reads_in_flight_;
   --a->reads_pending;
   if (arg & host::kDmaFailedBit) a->failed = true;
+  if (a->reads_pending == 0 && a->holds_wqe) e->wqe_reads_done(*a);
   e->schedule(now());
+}
+
+// A UD/UC packet whose payload is being read: its WQE completes only after
+// the reads (the buffer is in use until then). RC completes on the ACK.
+void SendEngine::hold_wqe(Assembly& a, QpCtx& q, SendWqe& w) {
+  a.holds_wqe = true;
+  a.wqe_epoch = q.epoch;
+  a.wqe_index = w.index;
+  ++w.packets_reading;
+}
+
+// WQEs sit in q.wqes in SQ order with consecutive indices.
+SendWqe* SendEngine::find_wqe(QpCtx& q, std::uint32_t index) {
+  if (q.wqes.empty()) return nullptr;
+  const std::uint32_t at = index - q.wqes.front().index;
+  if (at >= q.wqes.size() || q.wqes[at].index != index) return nullptr;
+  return &q.wqes[at];
+}
+
+// The last payload read of a packet holding a WQE finished. Once no packet
+// of the message is reading, a failed read fails the send queue; otherwise
+// a completion decided meanwhile (success after the last packet, or a
+// flush) takes effect.
+void SendEngine::wqe_reads_done(const Assembly& a) {
+  QpCtx* q = hca_.qp(a.qpn);
+  if (!q || q->epoch != a.wqe_epoch) return;  // reset or destroyed meanwhile
+  SendWqe* w = find_wqe(*q, a.wqe_index);
+  if (!w) return;
+  --w->packets_reading;
+  if (a.failed) w->read_failed = true;
+  if (w->packets_reading) return;
+  if (w->read_failed && w->status == CqeStatus::Success) {
+    fail_qp(*q, *w, CqeStatus::LocalProtectionError);
+    return;
+  }
+  if (!w->completion_due) return;
+  w->completed = true;
+  retire_completed(*q);
 }
 
 void SendEngine::drain_assembly() {
@@ -378,13 +417,15 @@ bool SendEngine::build_request(QpCtx& q) {
     fail_qp(q, w, CqeStatus::LocalProtectionError);
     return true;
   }
+  if (a.reads_pending && q.type != QpType::Rc) hold_wqe(a, q, w);
   q.next_psn = psn_add(q.next_psn, 1);
   w.sent += len;
   if (last) {
     w.all_sent = true;
     w.last_psn = f.psn;
     ++q.tx_index;
-    // Unreliable transports complete once the last packet is on its way.
+    // Unreliable transports complete once the last packet is on its way and
+    // the payload reads of the message are done (inline data has none).
     if (q.type != QpType::Rc) {
       complete(q, w, CqeStatus::Success);
       retire_completed(q);
@@ -503,10 +544,16 @@ void SendEngine::wqe_fetched(QpCtx& q, std::uint8_t* b, bool ok) {
 
 // ---- completion ------------------------------------------------------------
 
-void SendEngine::complete(QpCtx& q, SendWqe& w, CqeStatus status) {
+// A WQE whose payload is still being read gets its status now and
+// completes when the reads are done (wqe_reads_done).
+void SendEngine::complete(QpCtx&, SendWqe& w, CqeStatus status) {
   if (w.completed) return;
-  w.completed = true;
   w.status = status;
+  if (w.packets_reading) {
+    w.completion_due = true;
+    return;
+  }
+  w.completed = true;
 }
 
 void SendEngine::retire_completed(QpCtx& q) {
@@ -545,9 +592,18 @@ void SendEngine::fail_qp(QpCtx& q, SendWqe& w, CqeStatus status) {
     return;
   }
   // UC and UD: a send queue error stops the send queue only (SQE state).
+  // The rest is flushed, except earlier messages that are all on their way:
+  // they complete as usual when their payload reads finish.
   if (q.state() == QpState::Rts) q.fsm.to(static_cast<int>(QpFsmState::Sqe), "send_error");
-  for (auto& x : q.wqes)
-    if (!x.completed) complete(q, x, CqeStatus::WrFlushError);
+  bool after = false;
+  for (auto& x : q.wqes) {
+    if (&x == &w) {
+      after = true;
+      continue;
+    }
+    if (!after && x.all_sent && x.packets_reading) continue;
+    complete(q, x, CqeStatus::WrFlushError);
+  }
   retire_completed(q);
 }
 

@@ -49,11 +49,15 @@ class SendEngine {
  private:
   struct Assembly {
     fabric::Packet* pkt = nullptr;
-    std::uint32_t port = 1;
     std::size_t payload_at = 0;  // where the payload starts in the packet
+    std::uint32_t port = 1;
     std::uint32_t reads_pending = 0;
-    bool failed = false;
     std::uint32_t qpn = 0;
+    // UD/UC requests: the WQE (SQ index, QP epoch) whose completion waits
+    // for this packet's payload reads.
+    std::uint32_t wqe_epoch = 0, wqe_index = 0;
+    bool holds_wqe = false;
+    bool failed = false;
   };
   struct Response {
     enum class Kind { Ack, ReadData, AtomicAck } kind = Kind::Ack;
@@ -78,6 +82,9 @@ class SendEngine {
   void fill_route(QpCtx& q, PacketFields& f, const AddressVector& av);
   void drain_assembly();
   static void payload_read_done(void* self, std::uint64_t arg);
+  void hold_wqe(Assembly& a, QpCtx& q, SendWqe& w);
+  void wqe_reads_done(const Assembly& a);
+  static SendWqe* find_wqe(QpCtx& q, std::uint32_t index);
   void complete(QpCtx& q, SendWqe& w, CqeStatus status);
   void retire_completed(QpCtx& q);
   void retransmit_from(QpCtx& q, std::uint32_t psn);

@@ -344,27 +344,30 @@ ib_api_status_t deallocate_pd(ib_pd_handle_t h_pd, ci_umv_buf_t*) {
 
 // ---- reliable datagram: not on this HCA ------------------------------------------------
 // InfiniHost had no RD service, and query_ca says so (max_rdds = max_eecs =
-// 0). No RDD or EE context can ever exist.
+// 0). No RDD or EE context can ever exist: allocate_rdd, the verb that would
+// make the first one, answers IB_UNSUPPORTED; every verb that takes an RDD
+// or EEC handle answers the seed's invalid-handle code for it, as the
+// seed's note on ci_deallocate_rdd asks ("If the CA does not support RD
+// service, this routine shall return INVALID_RDD_HANDLE, instead of the
+// IB_UNSUPPORTED return value"). The handle is checked before the other
+// arguments, as in every other verb.
 
 ib_api_status_t allocate_rdd(const ib_ca_handle_t h_ca, ib_rdd_handle_t*, ci_umv_buf_t*) {
   return lookup<Ca>(h_ca) ? IB_UNSUPPORTED : IB_INVALID_CA_HANDLE;
 }
 
-// The seed: without RD service this returns IB_INVALID_RDD_HANDLE.
 ib_api_status_t deallocate_rdd(ib_rdd_handle_t, ci_umv_buf_t*) { return IB_INVALID_RDD_HANDLE; }
 
 ib_api_status_t create_eec(const ib_rdd_handle_t, const void*, ib_eec_attr_t*, ib_eec_handle_t*, ci_umv_buf_t*) {
-  return IB_UNSUPPORTED;
+  return IB_INVALID_RDD_HANDLE;
 }
 
-ib_api_status_t query_eec(const ib_eec_handle_t, ib_eec_attr_t*, ci_umv_buf_t*) { return IB_UNSUPPORTED; }
+ib_api_status_t query_eec(const ib_eec_handle_t, ib_eec_attr_t*, ci_umv_buf_t*) { return IB_INVALID_EEC_HANDLE; }
 
 ib_api_status_t modify_eec(const ib_eec_handle_t, const ib_eec_mod_t*, ib_eec_attr_t*, ci_umv_buf_t*) {
-  return IB_UNSUPPORTED;
+  return IB_INVALID_EEC_HANDLE;
 }
 
-// Only IB_SUCCESS and IB_INVALID_EEC_HANDLE are listed; with no EE context
-// in existence every handle is invalid.
 ib_api_status_t destroy_eec(const ib_eec_handle_t, ci_umv_buf_t*) { return IB_INVALID_EEC_HANDLE; }
 
 // ---- address vectors (driver memory; copied into each UD WQE) ------------------------------

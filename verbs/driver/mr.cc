@@ -238,9 +238,12 @@ ib_api_status_t reregister(Mr* mr, Pd* pd, ib_access_t access, Layout* l, uint32
 }
 
 // Shared checks of modify_mr / modify_pmr: handles, mask, permissions.
+// `bad_pd` is the verb's answer to a bad new PD: modify_mr's seed list has
+// IB_INVALID_PD_HANDLE, modify_pmr's none, so there it is one of "the
+// pointers was not valid" (IB_INVALID_PARAMETER).
 ib_api_status_t check_modify(Mr*& mr, const ib_mr_handle_t h_mr, ib_mr_mod_t mask, bool has_create,
-                             ib_access_t new_access, const ib_pd_handle_t h_pd, uint32_t* p_lkey, uint32_t* p_rkey,
-                             Pd*& pd) {
+                             ib_access_t new_access, const ib_pd_handle_t h_pd, ib_api_status_t bad_pd,
+                             uint32_t* p_lkey, uint32_t* p_rkey, Pd*& pd) {
   mr = lookup<Mr>(h_mr);
   if (!mr) return IB_INVALID_MR_HANDLE;
   if (!mask || (mask & ~(IB_MR_MOD_ADDR | IB_MR_MOD_PD | IB_MR_MOD_ACCESS)) || !p_lkey || !p_rkey)
@@ -249,7 +252,7 @@ ib_api_status_t check_modify(Mr*& mr, const ib_mr_handle_t h_mr, ib_mr_mod_t mas
   pd = mr->pd;
   if (mask & IB_MR_MOD_PD) {
     pd = lookup<Pd>(h_pd);
-    if (!pd) return IB_INVALID_PD_HANDLE;
+    if (!pd) return bad_pd;
   }
   if ((mask & IB_MR_MOD_ACCESS) && check_access(new_access) != IB_SUCCESS) return IB_INVALID_PERMISSION;
   if (mask & IB_MR_MOD_ADDR) {
@@ -339,7 +342,8 @@ ib_api_status_t modify_mr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify
   Pd* pd;
   const ib_access_t access = p_mr_create ? p_mr_create->access_ctrl : 0;
   if (ib_api_status_t s =
-          check_modify(mr, h_mr, mr_modify_mask, p_mr_create != nullptr, access, h_pd, p_lkey, p_rkey, pd);
+          check_modify(mr, h_mr, mr_modify_mask, p_mr_create != nullptr, access, h_pd, IB_INVALID_PD_HANDLE, p_lkey,
+                       p_rkey, pd);
       s != IB_SUCCESS)
     return s;
   const ib_access_t new_access = (mr_modify_mask & IB_MR_MOD_ACCESS) ? access : mr->access;
@@ -359,7 +363,8 @@ ib_api_status_t modify_pmr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modif
   Pd* pd;
   const ib_access_t access = p_pmr_create ? p_pmr_create->access_ctrl : 0;
   if (ib_api_status_t s =
-          check_modify(mr, h_mr, mr_modify_mask, p_pmr_create != nullptr, access, h_pd, p_lkey, p_rkey, pd);
+          check_modify(mr, h_mr, mr_modify_mask, p_pmr_create != nullptr, access, h_pd, IB_INVALID_PARAMETER, p_lkey,
+                       p_rkey, pd);
       s != IB_SUCCESS)
     return s;
   const ib_access_t new_access = (mr_modify_mask & IB_MR_MOD_ACCESS) ? access : mr->access;

@@ -329,7 +329,10 @@ ib_api_status_t modify_qp(const ib_qp_handle_t h_qp, const ib_qp_mod_t* p_modify
                           ci_umv_buf_t*) {
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
-  if (!p_modify_attr) return IB_INVALID_PARAMETER;
+  // p_qp_attr is a required output (only p_umv_buf is OPTIONAL in the
+  // seed's synopsis); its seed list has IB_INVALID_PARAMETER for a bad
+  // argument. Nothing is changed.
+  if (!p_modify_attr || !p_qp_attr) return IB_INVALID_PARAMETER;
   const ib_qp_mod_t& m = *p_modify_attr;
   bool known = false;
   const QpState to = hw_state(m.req_state, known);
@@ -378,7 +381,7 @@ ib_api_status_t modify_qp(const ib_qp_handle_t h_qp, const ib_qp_mod_t* p_modify
   // 5. The driver's copy.
   qp->state = from;
   apply(*qp, to, attrs, v);
-  if (p_qp_attr) fill_qp_attr(*qp, p_qp_attr);
+  fill_qp_attr(*qp, p_qp_attr);
   return IB_SUCCESS;
 }
 
