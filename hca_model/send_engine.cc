@@ -316,10 +316,12 @@ bool SendEngine::build_response() {
 
 bool SendEngine::build_request(QpCtx& q) {
   const QpState st = q.state();
-  if (st == QpState::Error) {
-    // Flushing: complete what was fetched, then fetch the rest.
+  if (st == QpState::Error || st == QpState::Sqe) {
+    // Flushing: complete what was fetched, then fetch the rest. In SQE (a
+    // UC/UD send error) that is what was posted after the error; messages
+    // already on their way finish as they would have.
     for (auto& w : q.wqes)
-      if (!w.completed) complete(q, w, CqeStatus::WrFlushError);
+      if (!w.completed && (st == QpState::Error || !w.all_sent)) complete(q, w, CqeStatus::WrFlushError);
     retire_completed(q);
     if (q.sq.consumer != q.sq.producer && !q.fetching) fetch_wqe(q);
     return false;

@@ -118,8 +118,8 @@ const BuiltinProgram reg1("t_unreliable_refill", refill_on_completion, "test");
 
 // The sender frees the source of a 6000-byte UC send right after posting it:
 // the payload reads master-abort, so the send completes with a local
-// protection error (never success) and the send queue stops (SQE). No
-// message arrives.
+// protection error (never success) and the send queue stops (SQE); a send
+// posted then is flushed. No message arrives.
 int read_fails(int, char**) {
   Setup s(QpType::Uc);
   const bool sender = nicsim_workload_rank() == 0;
@@ -138,6 +138,14 @@ int read_fails(int, char**) {
     EXPECT_EQ(c.wr_id, 0u);
     EXPECT_EQ(c.status, static_cast<std::uint8_t>(CqeStatus::LocalProtectionError)) << cqe_status_name(c.status);
     EXPECT_EQ(s.h.hca().qp(s.qp)->state(), QpState::Sqe);
+    // In SQE the send queue takes no new work: a send posted now completes
+    // with a flush error and sends nothing.
+    fill(s.buf, 64, 1);
+    Harness::SendArgs again = send_args(s, false, 1, 64);
+    s.h.post_send(s.qp, again);
+    EXPECT_TRUE(s.h.wait(s.cq, c)) << "no completion for the send posted in SQE";
+    EXPECT_EQ(c.wr_id, 1u);
+    EXPECT_EQ(c.status, static_cast<std::uint8_t>(CqeStatus::WrFlushError)) << cqe_status_name(c.status);
   } else {
     Cqe c{};
     EXPECT_FALSE(s.h.wait(s.cq, c, 2 * kMs)) << "a message whose payload could not be read arrived";
