@@ -124,6 +124,7 @@ results::Results collect_results(World& world, const RunStatus& status) {
       const FsmRow& t = c.type->rows()[i];
       auto* tc = f->add_transitions();
       tc->set_from(c.type->state_name(t.from));
+      tc->set_event(c.type->event_name(t.event));
       tc->set_to(c.type->state_name(t.to));
       tc->set_name(t.action);
       tc->set_taken(c.taken[i]);
