@@ -23,34 +23,37 @@
 
 namespace nicsim::elan3 {
 
-const FsmType& DmaEngine::fsm_type() {
+const FsmType& DmaMachine::type() {
   using S = DmaFsmState;
-  auto i = [](S s) { return static_cast<int>(s); };
-  static FsmType type("elan3.dma", DmaFsmState_names(),
-                      {{i(S::Queued), i(S::Active), "start"},
-                       {i(S::Requeued), i(S::Active), "start"},
-                       {i(S::Active), i(S::Draining), "refused"},
-                       {i(S::Draining), i(S::Backoff), "resend_later"},
-                       {i(S::Backoff), i(S::Active), "resend"},
-                       {i(S::Draining), i(S::Requeued), "testfail"},
-                       {i(S::Draining), i(S::Trapped), "trap"},
-                       {i(S::Active), i(S::Done), "acked"},
-                       {i(S::Active), i(S::Failed), "local_fault"},
-                       {i(S::Draining), i(S::Failed), "network_error"}});
+  using E = DmaFsmEvent;
+  static const FsmType type = make_fsm_type<DmaMachine>(
+      "elan3.dma", {{S::Queued, E::Start, S::Active, "start"},
+                    {S::Requeued, E::Start, S::Active, "start"},
+                    {S::Active, E::Nak, S::Draining, "refused"},
+                    {S::Active, E::AckTimeout, S::Draining, "refused"},
+                    {S::Draining, E::Retry, S::Backoff, "resend_later"},
+                    {S::Backoff, E::Resend, S::Active, "resend"},
+                    {S::Draining, E::TestFail, S::Requeued, "testfail"},
+                    {S::Draining, E::Trap, S::Trapped, "trap"},
+                    {S::Active, E::Acked, S::Done, "acked"},
+                    {S::Active, E::LocalFault, S::Failed, "local_fault"},
+                    // A local fault after a refusal: the fault is what ends it.
+                    {S::Draining, E::LocalFault, S::Failed, "local_fault"},
+                    {S::Draining, E::NetworkError, S::Failed, "network_error"}});
   return type;
 }
 
-const FsmType& DmaEngine::stream_fsm_type() {
+const FsmType& StreamMachine::type() {
   using S = StreamFsmState;
-  auto i = [](S s) { return static_cast<int>(s); };
-  static FsmType type("elan3.stream", StreamFsmState_names(),
-                      {{i(S::Unsynced), i(S::InSync), "sync_acked"}, {i(S::InSync), i(S::Unsynced), "network_error"}});
+  using E = StreamFsmEvent;
+  static const FsmType type = make_fsm_type<StreamMachine>(
+      "elan3.stream", {{S::Unsynced, E::SyncAcked, S::InSync, "sync_acked"},
+                       {S::InSync, E::NetworkError, S::Unsynced, "network_error"}});
   return type;
 }
 
 Desc::Desc(Elan3& elan, std::uint64_t id)
-    : fsm(DmaEngine::fsm_type(), fmt::format("{}.dma{}", elan.obj(), id), elan.device_id(),
-          static_cast<int>(DmaFsmState::Queued)) {}
+    : fsm(fmt::format("{}.dma{}", elan.obj(), id), elan.device_id(), DmaFsmState::Queued) {}
 
 DmaEngine::DmaEngine(Elan3& elan) : elan_(elan) {}
 DmaEngine::~DmaEngine() = default;
@@ -59,8 +62,8 @@ DmaEngine::Stream& DmaEngine::new_stream(std::uint32_t node) {
   if (node >= streams_.size()) streams_.resize(node + 1);
   Stream& s = streams_[node];
   if (!s.fsm)
-    s.fsm = std::make_unique<Fsm>(stream_fsm_type(), fmt::format("{}.stream{}", elan_.obj(), node),
-                                  elan_.device_id(), static_cast<int>(StreamFsmState::Unsynced));
+    s.fsm = std::make_unique<Fsm<StreamMachine>>(fmt::format("{}.stream{}", elan_.obj(), node), elan_.device_id(),
+                                                 StreamFsmState::Unsynced);
   return s;
 }
 
@@ -194,7 +197,7 @@ void DmaEngine::pump() {
 }
 
 void DmaEngine::start(Desc* d) {
-  d->fsm.to(static_cast<int>(DmaFsmState::Active), "start");
+  d->fsm.fire(DmaFsmEvent::Start, "start");
   next_offset_ = d->done;
   sent_empty_ = false;
   draining_ = false;
@@ -222,7 +225,7 @@ void DmaEngine::build_next() {
     // Until a sync packet is acknowledged, one packet at a time: a second
     // one carrying the sync flag would be taken in sequence even if the
     // first was refused.
-    const bool unsynced = !d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced);
+    const bool unsynced = !d->broadcast && s.fsm->state() == StreamFsmState::Unsynced;
     if (unsynced && !window_.empty()) break;
     TxPkt& pk = window_.push_back();
     pk = TxPkt{};
@@ -570,8 +573,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   if (t == Token::Ok) {
     d->retries = 0;  // retry_limit counts failures in a row, not per DMA
     Stream& s = stream(d->node);
-    if (!d->broadcast && pk->sync && s.fsm->state() == static_cast<int>(StreamFsmState::Unsynced))
-      s.fsm->to(static_cast<int>(StreamFsmState::InSync), "sync_acked");
+    if (!d->broadcast && pk->sync && s.fsm->state() == StreamFsmState::Unsynced)
+      s.fsm->fire(StreamFsmEvent::SyncAcked, "sync_acked");
     while (!window_.empty() && window_.front().st == TxPkt::St::Answered && window_.front().token == Token::Ok) {
       d->done += window_.front().len;
       window_.pop_front();
@@ -579,7 +582,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
     if (d->done > buf_from_) buf_from_ = std::min(d->done, read_end_);
   } else if (!draining_) {
     draining_ = true;
-    d->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");
+    d->fsm.fire(DmaFsmEvent::Nak, pkt::token_name(static_cast<std::uint32_t>(t)));
   }
   if (draining_) {
     maybe_resolve();
@@ -603,7 +606,7 @@ void DmaEngine::timeout(std::uint64_t id) {
   elan_.trace("ack_timeout", {{"dma", active_->fsm.object()}, {"seq", static_cast<unsigned>(pk->seq)}});
   if (!draining_) {
     draining_ = true;
-    active_->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");
+    active_->fsm.fire(DmaFsmEvent::AckTimeout, "ack_timeout");
   }
   maybe_resolve();
 }
@@ -655,7 +658,7 @@ void DmaEngine::maybe_resolve() {
     // back to the head, later broadcasts wait for it, unicast DMAs go on.
     ++d->testfails;
     ++elan_.mutable_stats().dma_requeues;
-    d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
+    d->fsm.fire(DmaFsmEvent::TestFail, "testfail");
     d->not_before =
         add_saturating(Elan3::now(), elan_.params().testfail_backoff * std::min<std::uint32_t>(d->testfails, 8));
     runq_.push_front(std::move(active_));
@@ -674,7 +677,7 @@ void DmaEngine::maybe_resolve() {
       --d->type.fail_count;
     }
     ++elan_.mutable_stats().dma_requeues;
-    d->fsm.to(static_cast<int>(DmaFsmState::Requeued), "testfail");
+    d->fsm.fire(DmaFsmEvent::TestFail, "testfail");
     d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff);
     runq_.push_back(std::move(active_));
     pump();
@@ -685,10 +688,10 @@ void DmaEngine::maybe_resolve() {
     finish(false, timed_out && last == Token::Discard ? intq::kDetailTimeout : static_cast<std::uint8_t>(last));
     return;
   }
-  d->fsm.to(static_cast<int>(DmaFsmState::Backoff), "resend_later");
+  d->fsm.fire(DmaFsmEvent::Retry, "resend_later");
   elan_.after(elan_.params().retry_backoff * d->retries, [this, d] {
     if (active_.get() != d) return;
-    d->fsm.to(static_cast<int>(DmaFsmState::Active), "resend");
+    d->fsm.fire(DmaFsmEvent::Resend, "resend");
     draining_ = false;
     next_offset_ = d->done;
     sent_empty_ = false;
@@ -716,7 +719,7 @@ TrapResult DmaEngine::trap(Desc& d) {
       elan_.trap_dma(b, static_cast<std::uint8_t>(Token::TestFail), d.node, dma::cookie_of(d.src_cv), d.addr);
   if (r != TrapResult::Trapped) return r;
   ++elan_.mutable_stats().dmas_trapped;
-  d.fsm.to(static_cast<int>(DmaFsmState::Trapped), "trap");
+  d.fsm.fire(DmaFsmEvent::Trap, "trap");
   active_.reset();
   pump();
   return r;
@@ -727,7 +730,7 @@ void DmaEngine::finish(bool ok, std::uint8_t detail) {
   clear_window();
   auto& st = elan_.mutable_stats();
   if (ok) {
-    d->fsm.to(static_cast<int>(DmaFsmState::Done), "acked");
+    d->fsm.fire(DmaFsmEvent::Acked, "acked");
     ++st.dmas_done;
     const bool write = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Write;
     if (write && d->src_event) elan_.events().set(d->src_event, d->type.is_remote ? perm::kRemoteEvent : perm::kLocalWrite);
@@ -735,14 +738,14 @@ void DmaEngine::finish(bool ok, std::uint8_t detail) {
     ++st.dmas_failed;
     const std::uint32_t cookie = dma::cookie_of(d->src_cv);
     if (local_fault_ != Fault::None) {
-      d->fsm.to(static_cast<int>(DmaFsmState::Failed), d->state() == DmaFsmState::Active ? "local_fault" : "network_error");
+      d->fsm.fire(DmaFsmEvent::LocalFault, fault_name(static_cast<std::uint32_t>(local_fault_)));
       elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(local_fault_), d->node, cookie,
                            local_fault_addr_);
     } else {
-      d->fsm.to(static_cast<int>(DmaFsmState::Failed), "network_error");
+      d->fsm.fire(DmaFsmEvent::NetworkError, "network_error");
       Stream& s = stream(d->node);
-      if (!d->broadcast && s.fsm->state() == static_cast<int>(StreamFsmState::InSync))
-        s.fsm->to(static_cast<int>(StreamFsmState::Unsynced), "network_error");
+      if (!d->broadcast && s.fsm->state() == StreamFsmState::InSync)
+        s.fsm->fire(StreamFsmEvent::NetworkError, "network_error");
       elan_.post_interrupt(intq::Cause::NetworkError, detail, d->node, cookie, d->addr);
     }
   }

@@ -78,8 +78,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   net_port_ = &port(1);
   if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
-  Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::fsm_type()));
-  Sim::get().fsm().declare(const_cast<FsmType&>(DmaEngine::stream_fsm_type()));
+  Sim::get().fsm().declare<DmaMachine>();
+  Sim::get().fsm().declare<StreamMachine>();
   bus_.map_device(obj_, p_.command_port, kCommandPortSize, *this);
   mmu_ = std::make_unique<Mmu>(*this);
   dma_ = std::make_unique<DmaEngine>(*this);

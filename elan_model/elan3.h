@@ -130,16 +130,39 @@ class alignas(64) Mmu {
   std::uint32_t pt_entries_ = 0;
 };
 
+// FSM "elan3.dma", one per descriptor: Start (the engine takes it from the
+// run queue), Nak (a packet refused) or AckTimeout (no token) stop new
+// packets; with every packet answered it is resolved: Retry (backoff, then
+// Resend), TestFail (back on the run queue), Trap (to the driver), Acked,
+// LocalFault or NetworkError.
 #define NICSIM_ELAN3_DMA_FSM_STATES(X) \
   X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed) X(Trapped)
-NICSIM_FSM_STATES(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
+#define NICSIM_ELAN3_DMA_FSM_EVENTS(X)                                                                 \
+  X(Start) X(Nak) X(AckTimeout) X(Retry) X(Resend) X(TestFail) X(Trap) X(Acked) X(LocalFault) \
+  X(NetworkError)
+NICSIM_FSM_ENUM(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
+NICSIM_FSM_ENUM(DmaFsmEvent, NICSIM_ELAN3_DMA_FSM_EVENTS)
+struct DmaMachine {
+  using State = DmaFsmState;
+  using Event = DmaFsmEvent;
+  static const FsmType& type();
+};
+// FSM "elan3.stream", one per destination: a sync packet acknowledged puts
+// the sequence numbers in step; a network error loses the step.
 #define NICSIM_ELAN3_STREAM_FSM_STATES(X) X(Unsynced) X(InSync)
-NICSIM_FSM_STATES(StreamFsmState, NICSIM_ELAN3_STREAM_FSM_STATES)
+#define NICSIM_ELAN3_STREAM_FSM_EVENTS(X) X(SyncAcked) X(NetworkError)
+NICSIM_FSM_ENUM(StreamFsmState, NICSIM_ELAN3_STREAM_FSM_STATES)
+NICSIM_FSM_ENUM(StreamFsmEvent, NICSIM_ELAN3_STREAM_FSM_EVENTS)
+struct StreamMachine {
+  using State = StreamFsmState;
+  using Event = StreamFsmEvent;
+  static const FsmType& type();
+};
 
 // One DMA on the run queue.
 struct Desc {
   Desc(Elan3& elan, std::uint64_t id);
-  Fsm fsm;
+  Fsm<DmaMachine> fsm;
   E3Addr addr = 0;  // where it was fetched from (0: came in a read request)
   dma::Type type;
   std::uint32_t size = 0;
@@ -152,7 +175,7 @@ struct Desc {
   std::uint32_t high = 0;   // end of the furthest packet ever sent (resends start below it)
   std::uint32_t retries = 0, testfails = 0;
   Tick not_before = 0;
-  DmaFsmState state() const { return static_cast<DmaFsmState>(fsm.state()); }
+  DmaFsmState state() const { return fsm.state(); }
 };
 
 // The sender: descriptors in order, packets of the active one in a window,
@@ -168,8 +191,6 @@ class alignas(64) DmaEngine {
   void enqueue_remote(const std::uint8_t* desc);
   void token(std::uint32_t from_node, std::uint16_t seq, std::uint16_t expect, Token t);
   std::uint32_t fetched() const { return fetched_; }
-  static const FsmType& fsm_type();
-  static const FsmType& stream_fsm_type();
 
  private:
   // 40 bytes, widest fields first: a window of 4 is under 3 cache lines.
@@ -187,7 +208,7 @@ class alignas(64) DmaEngine {
     Token worst = Token::Ok;
   };
   struct Stream {
-    std::unique_ptr<Fsm> fsm;
+    std::unique_ptr<Fsm<StreamMachine>> fsm;
     std::uint16_t next_seq = 0;
   };
   struct Fetch {

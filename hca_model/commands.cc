@@ -362,7 +362,8 @@ CmdStatus CommandProcessor::modify_qp() {
   }
   QpCtx& q = *it->second;
   if (q.state() != from) return S::BAD_QP_STATE;
-  if (Hca::qp_fsm_type().find(static_cast<int>(from), static_cast<int>(to)) < 0) return S::BAD_QP_STATE;
+  const std::optional<QpEvent> event = QpMachine::modify_event(from, to);
+  if (!event) return S::BAD_QP_STATE;
   if (from == QpState::Reset && to == QpState::Init && !(mask & qp_mask::kQueues)) return S::BAD_PARAM;
   if ((mask & qp_mask::kQueues) && from != QpState::Reset) return S::BAD_PARAM;
   if (mask & qp_mask::kQueues) {
@@ -384,7 +385,7 @@ CmdStatus CommandProcessor::modify_qp() {
     q.sq.producer = q.sq.consumer = 0;
     q.rq.producer = q.rq.consumer = 0;
   }
-  if (!q.fsm.to(static_cast<int>(to), "modify_qp")) return S::BAD_QP_STATE;
+  if (!q.fsm.fire(*event, "modify_qp")) return S::BAD_QP_STATE;
   if (to == QpState::Error) hca_.flush_qp(q);
   if (to == QpState::Rts || to == QpState::Sqd) hca_.send_engine().kick(q, 0);
   return S::OK;

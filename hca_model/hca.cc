@@ -53,30 +53,43 @@ const char* event_name(std::uint8_t type) {
   return "?";
 }
 
-const FsmType& Hca::qp_fsm_type() {
-  using S = QpFsmState;
-  auto i = [](S s) { return static_cast<int>(s); };
+const FsmType& QpMachine::type() {
+  using S = QpState;
+  using E = QpEvent;
   // IBA 1.1 §10.3.1 (Figure 111): the QP state diagram. Any state may be
   // reset or moved to Error by a modify; the HCA itself moves RTS to SQE
-  // (send error on UC/UD) and anything to Error on a fatal fault.
-  static FsmType type("hca.qp", QpFsmState_names(),
-                      {{i(S::Reset), i(S::Init), "rst2init"},   {i(S::Init), i(S::Init), "init2init"},
-                       {i(S::Init), i(S::Rtr), "init2rtr"},     {i(S::Rtr), i(S::Rts), "rtr2rts"},
-                       {i(S::Rts), i(S::Rts), "rts2rts"},       {i(S::Rts), i(S::Sqd), "rts2sqd"},
-                       {i(S::Sqd), i(S::Sqd), "sqd2sqd"},       {i(S::Sqd), i(S::Rts), "sqd2rts"},
-                       {i(S::Rts), i(S::Sqe), "send_error"},    {i(S::Sqe), i(S::Rts), "sqe2rts"},
-                       {i(S::Init), i(S::Reset), "reset"},      {i(S::Rtr), i(S::Reset), "reset"},
-                       {i(S::Rts), i(S::Reset), "reset"},       {i(S::Sqd), i(S::Reset), "reset"},
-                       {i(S::Sqe), i(S::Reset), "reset"},       {i(S::Error), i(S::Reset), "reset"},
-                       {i(S::Reset), i(S::Reset), "reset"},     {i(S::Reset), i(S::Error), "to_error"},
-                       {i(S::Init), i(S::Error), "to_error"},   {i(S::Rtr), i(S::Error), "to_error"},
-                       {i(S::Rts), i(S::Error), "to_error"},    {i(S::Sqd), i(S::Error), "to_error"},
-                       {i(S::Sqe), i(S::Error), "to_error"},    {i(S::Error), i(S::Error), "to_error"}});
+  // (send error on UC/UD) and a QP that sends or receives (RTR, RTS, SQD)
+  // to Error on a fatal fault.
+  static const FsmType type = make_fsm_type<QpMachine>(
+      "hca.qp", {{S::Reset, E::Rst2Init, S::Init, "rst2init"},   {S::Init, E::Init2Init, S::Init, "init2init"},
+                 {S::Init, E::Init2Rtr, S::Rtr, "init2rtr"},     {S::Rtr, E::Rtr2Rts, S::Rts, "rtr2rts"},
+                 {S::Rts, E::Rts2Rts, S::Rts, "rts2rts"},        {S::Rts, E::Rts2Sqd, S::Sqd, "rts2sqd"},
+                 {S::Sqd, E::Sqd2Sqd, S::Sqd, "sqd2sqd"},        {S::Sqd, E::Sqd2Rts, S::Rts, "sqd2rts"},
+                 {S::Rts, E::SendError, S::Sqe, "send_error"},   {S::Sqe, E::Sqe2Rts, S::Rts, "sqe2rts"},
+                 {S::Reset, E::Reset, S::Reset, "reset"},        {S::Init, E::Reset, S::Reset, "reset"},
+                 {S::Rtr, E::Reset, S::Reset, "reset"},          {S::Rts, E::Reset, S::Reset, "reset"},
+                 {S::Sqd, E::Reset, S::Reset, "reset"},          {S::Sqe, E::Reset, S::Reset, "reset"},
+                 {S::Error, E::Reset, S::Reset, "reset"},        {S::Reset, E::ToError, S::Error, "to_error"},
+                 {S::Init, E::ToError, S::Error, "to_error"},    {S::Rtr, E::ToError, S::Error, "to_error"},
+                 {S::Rts, E::ToError, S::Error, "to_error"},     {S::Sqd, E::ToError, S::Error, "to_error"},
+                 {S::Sqe, E::ToError, S::Error, "to_error"},     {S::Error, E::ToError, S::Error, "to_error"},
+                 {S::Rtr, E::WqError, S::Error, "to_error"},     {S::Rts, E::WqError, S::Error, "to_error"},
+                 {S::Sqd, E::WqError, S::Error, "to_error"}});
   return type;
 }
 
+std::optional<QpEvent> QpMachine::modify_event(QpState from, QpState to) {
+  // SendError and WqError are the HCA's own: a command cannot make them.
+  static constexpr QpEvent kModify[] = {QpEvent::Rst2Init, QpEvent::Init2Init, QpEvent::Init2Rtr, QpEvent::Rtr2Rts,
+                                        QpEvent::Rts2Rts,  QpEvent::Rts2Sqd,   QpEvent::Sqd2Sqd,  QpEvent::Sqd2Rts,
+                                        QpEvent::Sqe2Rts,  QpEvent::Reset,     QpEvent::ToError};
+  for (QpEvent e : kModify)
+    if (Fsm<QpMachine>::next(from, e) == to) return e;
+  return std::nullopt;
+}
+
 QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner)
-    : qpn(n), fsm(Hca::qp_fsm_type(), fmt::format("{}.qp{}", owner, n), device, static_cast<int>(QpFsmState::Reset)) {}
+    : qpn(n), fsm(fmt::format("{}.qp{}", owner, n), device, QpState::Reset) {}
 
 Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
          const ParamSet& params)
@@ -88,7 +101,7 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
     ib_ports_.push_back(std::make_unique<fabric::IbPortState>(fmt::format("{}.port{}", this->name(), i), device_id));
     loopbacks_.push_back(std::make_unique<Loopback>(*this, i));
   }
-  Sim::get().fsm().declare(const_cast<FsmType&>(qp_fsm_type()));
+  Sim::get().fsm().declare<QpMachine>();
   tpt_.resize(0, 0);
   bus_.map_device(this->name() + ".bar0", p_.bar0, kBar0Size, *this);
   commands_ = std::make_unique<CommandProcessor>(*this);
@@ -424,7 +437,7 @@ void Hca::post_event(Event type, std::uint32_t object, std::uint32_t data, std::
 
 void Hca::qp_to_error(QpCtx& q, const char* cause) {
   if (q.state() == QpState::Error) return;
-  q.fsm.to(static_cast<int>(QpFsmState::Error), cause);
+  q.fsm.fire(QpEvent::WqError, cause);
   post_event(Event::WqCatastrophic, q.qpn);
   flush_qp(q);
 }

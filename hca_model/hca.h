@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,14 +149,29 @@ struct SendWqe {
 // QP0 and QP1 send and receive datagrams like UD QPs.
 inline bool is_datagram(QpType t) { return t == QpType::Ud || t == QpType::Qp0 || t == QpType::Qp1; }
 
-#define NICSIM_HCA_QP_FSM_STATES(X) X(Reset) X(Init) X(Rtr) X(Rts) X(Sqd) X(Sqe) X(Error)
-NICSIM_FSM_STATES(QpFsmState, NICSIM_HCA_QP_FSM_STATES)
+// FSM "hca.qp": its states are the hardware's QpState. The xx2yy events,
+// Reset and ToError are MODIFY_QP commands; the HCA itself makes SendError
+// (a UC/UD send queue error stops the send queue: SQE) and WqError (an RC
+// completion or responder error: the QP goes to Error and is flushed).
+NICSIM_FSM_NAMES(QpState, NICSIM_HCA_QP_STATES)
+#define NICSIM_HCA_QP_EVENTS(X)                                                                       \
+  X(Rst2Init) X(Init2Init) X(Init2Rtr) X(Rtr2Rts) X(Rts2Rts) X(Rts2Sqd) X(Sqd2Sqd) X(Sqd2Rts) X(Sqe2Rts) \
+  X(Reset) X(ToError) X(SendError) X(WqError)
+NICSIM_FSM_ENUM(QpEvent, NICSIM_HCA_QP_EVENTS)
+
+struct QpMachine {
+  using State = QpState;
+  using Event = QpEvent;
+  static const FsmType& type();
+  // The MODIFY_QP event that takes a QP from `from` to `to`, if there is one.
+  static std::optional<QpEvent> modify_event(QpState from, QpState to);
+};
 
 struct QpCtx {
   explicit QpCtx(std::uint32_t qpn, std::uint32_t device, const std::string& owner);
   std::uint32_t qpn;
-  Fsm fsm;
-  QpState state() const { return static_cast<QpState>(fsm.state()); }
+  Fsm<QpMachine> fsm;
+  QpState state() const { return fsm.state(); }
   QpType type = QpType::Rc;
   std::uint32_t pd = 0, send_cqn = 0, recv_cqn = 0;
   WorkQueue sq, rq;
@@ -297,7 +313,6 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void link_state_changed(fabric::Port& port, bool up) override;
   void transmitted(fabric::Port& port, const fabric::Packet& p, Tick start, Tick end) override;
 
-  static const FsmType& qp_fsm_type();
   QpCtx* qp(std::uint32_t qpn);
 
  private:

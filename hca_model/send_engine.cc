@@ -589,14 +589,15 @@ void SendEngine::retire_completed(QpCtx& q) {
 
 void SendEngine::fail_qp(QpCtx& q, SendWqe& w, CqeStatus status) {
   complete(q, w, status);
+  const char* cause = cqe_status_name(static_cast<std::uint8_t>(status));
   if (q.type == QpType::Rc) {
-    hca_.qp_to_error(q, cqe_status_name(static_cast<std::uint8_t>(status)));
+    hca_.qp_to_error(q, cause);
     return;
   }
   // UC and UD: a send queue error stops the send queue only (SQE state).
   // The rest is flushed, except earlier messages that are all on their way:
   // they complete as usual when their payload reads finish.
-  if (q.state() == QpState::Rts) q.fsm.to(static_cast<int>(QpFsmState::Sqe), "send_error");
+  if (q.state() == QpState::Rts) q.fsm.fire(QpEvent::SendError, cause);
   bool after = false;
   for (auto& x : q.wqes) {
     if (&x == &w) {

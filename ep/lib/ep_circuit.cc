@@ -11,31 +11,31 @@
 
 namespace nicsim::ep {
 
-const FsmType& circuit_fsm_type() {
+const FsmType& CircuitMachine::type() {
   using S = CircuitState;
-  auto i = [](S s) { return static_cast<int>(s); };
-  static FsmType type("ep.circuit", CircuitState_names(),
-                      {
-                          {i(S::Disconnected), i(S::Connecting), "connect"},
-                          {i(S::Connecting), i(S::Connected), "accepted"},
-                          {i(S::Disconnected), i(S::Connected), "accepted"},
-                          {i(S::Connecting), i(S::Disconnected), "refused"},
-                          {i(S::Connecting), i(S::Failed), "failure"},
-                          {i(S::Connected), i(S::Failed), "failure"},
-                          {i(S::Failed), i(S::Disconnected), "reset_done"},
-                      });
-  static bool declared = [] {
-    Sim::get().fsm().declare(type);
-    return true;
-  }();
-  (void)declared;
+  using E = CircuitEvent;
+  static const FsmType type = make_fsm_type<CircuitMachine>(
+      "ep.circuit", {
+                        {S::Disconnected, E::Connect, S::Connecting, "connect"},
+                        {S::Disconnected, E::ConnectSelf, S::Connected, "accepted"},
+                        {S::Disconnected, E::PeerConnect, S::Connected, "accepted"},
+                        {S::Connecting, E::PeerConnect, S::Connected, "accepted"},
+                        {S::Connecting, E::ConnectAck, S::Connected, "accepted"},
+                        {S::Connecting, E::NoAnswer, S::Disconnected, "refused"},
+                        {S::Connecting, E::Unreachable, S::Failed, "failure"},
+                        {S::Connected, E::Unreachable, S::Failed, "failure"},
+                        {S::Connecting, E::PeerReset, S::Failed, "failure"},
+                        {S::Connected, E::PeerReset, S::Failed, "failure"},
+                        {S::Connecting, E::ReplyFailed, S::Failed, "failure"},
+                        {S::Connected, E::ReplyFailed, S::Failed, "failure"},
+                        {S::Failed, E::ResetDone, S::Disconnected, "reset_done"},
+                    });
   return type;
 }
 
 Circuit::Circuit(EpNode& node, std::uint32_t p)
-    : fsm(circuit_fsm_type(), fmt::format("{}.ep.vc{}", node.host.name(), p), node.self,
-          static_cast<int>(CircuitState::Disconnected)),
-      peer(p) {
+    : fsm(fmt::format("{}.ep.vc{}", node.host.name(), p), node.self, CircuitState::Disconnected), peer(p) {
+  Sim::get().fsm().declare<CircuitMachine>();
   connect_timer = std::make_unique<host::Timer>(node.host, "ep.connect", [&node, this] {
     if (state() != CircuitState::Connecting) return;
     if (Calendar::now() - connect_started < node.heartbeat_timeout) {
@@ -49,7 +49,7 @@ Circuit::Circuit(EpNode& node, std::uint32_t p)
     // No answer within the heartbeat timeout: the node is taken as dead
     // until a probe is answered.
     BT_CLEAR(node.live.data(), peer);
-    fsm.to(static_cast<int>(CircuitState::Disconnected), "refused");
+    fsm.fire(CircuitEvent::NoAnswer, "refused");
     std::deque<ep_txd*> q;
     q.swap(waiting);
     for (ep_txd* t : q) node.force(t, ENETRESET);
@@ -64,19 +64,19 @@ void EpNode::connect(Circuit& c) {
   if (c.peer == self) {
     // A node's circuit to itself needs no handshake.
     c.peer_incarnation = c.incarnation;
-    c.fsm.to(static_cast<int>(CircuitState::Connected), "accepted");
+    c.fsm.fire(CircuitEvent::ConnectSelf, "accepted");
     return;
   }
-  c.fsm.to(static_cast<int>(CircuitState::Connecting), "connect");
+  c.fsm.fire(CircuitEvent::Connect, "connect");
   c.connect_started = Calendar::now();
   c.connect_timer->start(connect_timeout);
   send_control(c.peer, Control::Connect, c.incarnation, 0);
 }
 
-void EpNode::circuit_up(Circuit& c) {
+void EpNode::circuit_up(Circuit& c, CircuitEvent event) {
   c.connect_timer->cancel();
   c.last_heard = Calendar::now();
-  c.fsm.to(static_cast<int>(CircuitState::Connected), "accepted");
+  c.fsm.fire(event, "accepted");
   std::deque<ep_txd*> q;
   q.swap(c.waiting);
   for (ep_txd* t : q)
@@ -86,11 +86,12 @@ void EpNode::circuit_up(Circuit& c) {
   for (auto& e : edges) e(true);
 }
 
-void EpNode::circuit_failed(Circuit& c, const char* cause, bool unreachable) {
+void EpNode::circuit_failed(Circuit& c, CircuitEvent event, const char* cause) {
   const CircuitState s = c.state();
   if (s != CircuitState::Connected && s != CircuitState::Connecting) return;
+  const bool unreachable = event == CircuitEvent::Unreachable;
   c.connect_timer->cancel();
-  c.fsm.to(static_cast<int>(CircuitState::Failed), cause);
+  c.fsm.fire(event, cause);
   c.failed_at = Calendar::now();
   // A node we cannot reach leaves the live map until a probe is answered.
   if (unreachable) BT_CLEAR(live.data(), c.peer);
@@ -148,24 +149,24 @@ void EpNode::control(const ControlMsg& m) {
     case Control::Connect:
       // The peer (re)starts its side: our side takes a new incarnation too,
       // so nothing of an earlier circuit is taken for this one.
-      if (c.state() == CircuitState::Failed) c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      if (c.state() == CircuitState::Failed) c.fsm.fire(CircuitEvent::ResetDone, "peer connect");
       if (c.state() == CircuitState::Connected && c.peer_incarnation != m.incarnation) {
-        circuit_failed(c, "peer reconnected");
-        c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+        circuit_failed(c, CircuitEvent::PeerReset, "peer reconnected");
+        c.fsm.fire(CircuitEvent::ResetDone, "peer connect");
       }
       c.peer_incarnation = m.incarnation;
       if (c.state() == CircuitState::Disconnected) {
         c.incarnation = next_incarnation++;
-        circuit_up(c);
+        circuit_up(c, CircuitEvent::PeerConnect);
       } else if (c.state() == CircuitState::Connecting) {
-        circuit_up(c);  // both sides connected at once: ours stands
+        circuit_up(c, CircuitEvent::PeerConnect);  // both sides connected at once: ours stands
       }
       send_control(m.from, Control::ConnectAck, c.incarnation, m.incarnation);
       break;
     case Control::ConnectAck:
       if (c.state() == CircuitState::Connecting && m.peer_incarnation == c.incarnation) {
         c.peer_incarnation = m.incarnation;
-        circuit_up(c);
+        circuit_up(c, CircuitEvent::ConnectAck);
       } else if (c.state() == CircuitState::Connected && m.peer_incarnation == c.incarnation) {
         c.peer_incarnation = m.incarnation;
       }
@@ -176,7 +177,7 @@ void EpNode::control(const ControlMsg& m) {
       // Only a reset of the circuit we have now counts: a late one from an
       // earlier circuit names other incarnations.
       if (m.incarnation == c.peer_incarnation && m.peer_incarnation == c.incarnation)
-        circuit_failed(c, "peer reset");
+        circuit_failed(c, CircuitEvent::PeerReset, "peer reset");
       break;
     case Control::Abort: {
       // The receiver could not take this message's data (a fault at the
@@ -205,7 +206,7 @@ void EpNode::tick() {
     if (c.peer == self) continue;
     if (c.state() == CircuitState::Connected) {
       if (now - c.last_heard > heartbeat_timeout) {
-        circuit_failed(c, "heartbeat timeout", true);
+        circuit_failed(c, CircuitEvent::Unreachable, "heartbeat timeout");
       } else if (now - c.last_sent >= heartbeat_period) {
         send_control(c.peer, Control::Heartbeat, c.incarnation, c.peer_incarnation);
       }

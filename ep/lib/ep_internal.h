@@ -57,13 +57,28 @@ struct ControlMsg {
 };
 
 // ---- virtual circuits ---------------------------------------------------------
+// FSM "ep.circuit". Connect: our first transmit starts the handshake
+// (ConnectSelf: to our own node, none needed). PeerConnect: the peer's
+// Connect; ConnectAck: the answer to ours; NoAnswer: none within the
+// heartbeat timeout. The circuit fails when the node is Unreachable (link
+// down, network error, heartbeat timeout), on a PeerReset (its Reset, or its
+// Connect for a new circuit) or when a reply we ran for the peer failed
+// (ReplyFailed). ResetDone: a failed circuit may be used again.
 #define NICSIM_EP_CIRCUIT_STATES(X) X(Disconnected) X(Connecting) X(Connected) X(Failed)
-NICSIM_FSM_STATES(CircuitState, NICSIM_EP_CIRCUIT_STATES)
-const FsmType& circuit_fsm_type();
+#define NICSIM_EP_CIRCUIT_EVENTS(X)                                                                   \
+  X(Connect) X(ConnectSelf) X(PeerConnect) X(ConnectAck) X(NoAnswer) X(Unreachable) X(PeerReset) \
+  X(ReplyFailed) X(ResetDone)
+NICSIM_FSM_ENUM(CircuitState, NICSIM_EP_CIRCUIT_STATES)
+NICSIM_FSM_ENUM(CircuitEvent, NICSIM_EP_CIRCUIT_EVENTS)
+struct CircuitMachine {
+  using State = CircuitState;
+  using Event = CircuitEvent;
+  static const FsmType& type();
+};
 
 struct Circuit {
   Circuit(EpNode& node, std::uint32_t peer);
-  Fsm fsm;
+  Fsm<CircuitMachine> fsm;
   std::uint32_t peer;
   std::uint32_t incarnation = 0;       // ours, new on every connect
   std::uint32_t peer_incarnation = 0;  // the peer's, from its Connect/ConnectAck
@@ -76,7 +91,7 @@ struct Circuit {
   // circuit is up, false when it is refused or fails.
   std::vector<std::function<void(bool)>> waiting_edges;
   std::unique_ptr<host::Timer> connect_timer;
-  CircuitState state() const { return static_cast<CircuitState>(fsm.state()); }
+  CircuitState state() const { return fsm.state(); }
 };
 
 // A multicast node's edges to its children in the forwarding tree (the
@@ -305,10 +320,12 @@ struct EpNode {
   // Circuits and membership.
   Circuit& circuit(std::uint32_t peer) { return *circuits[peer]; }
   void connect(Circuit& c);
-  void circuit_up(Circuit& c);
-  // unreachable: the node leaves the live map (link down, network error,
-  // heartbeat timeout); otherwise it stays live (a reset by the peer).
-  void circuit_failed(Circuit& c, const char* cause, bool unreachable = false);
+  // `event`: PeerConnect or ConnectAck.
+  void circuit_up(Circuit& c, CircuitEvent event);
+  // `event`: Unreachable (the node leaves the live map), PeerReset or
+  // ReplyFailed (it stays live). Nothing happens unless the circuit is
+  // Connecting or Connected.
+  void circuit_failed(Circuit& c, CircuitEvent event, const char* cause);
   void control(const ControlMsg& m);
   void send_control(std::uint32_t dest, Control op, std::uint32_t inc, std::uint32_t peer_inc);
   void heard_from(std::uint32_t n);

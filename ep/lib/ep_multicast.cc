@@ -160,7 +160,7 @@ void EpNode::send_edge(Fanout& f, int i) {
     }
     case CircuitState::Failed:
       if (Calendar::now() - c.failed_at < reset_hold) break;
-      c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      c.fsm.fire(CircuitEvent::ResetDone, "reset hold over");
       [[fallthrough]];
     case CircuitState::Disconnected:
       if (!is_live(child)) break;

@@ -383,7 +383,7 @@ int EpNode::send_on_circuit(ep_txd* t) {
       return ESUCCESS;
     case CircuitState::Failed:
       if (Calendar::now() - c.failed_at < reset_hold) return ENETRESET;
-      c.fsm.to(static_cast<int>(CircuitState::Disconnected), "reset_done");
+      c.fsm.fire(CircuitEvent::ResetDone, "reset hold over");
       [[fallthrough]];
     case CircuitState::Disconnected:
       if (!is_live(c.peer)) return ECONNREFUSED;
@@ -449,7 +449,7 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
     if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
       fail_edge(*fan, i);
     } else if (f.node < nnodes) {
-      circuit_failed(circuit(f.node), "network error", true);
+      circuit_failed(circuit(f.node), CircuitEvent::Unreachable, "network error");
       fail_edge(*fan, i);
     }
     return;
@@ -464,7 +464,7 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
     // The failed DMA was a read request's reply, run here for another node:
     // its cookie is that node's, not ours. The messages it belonged to are
     // the peer's and ours on that circuit: the circuit fails on both sides.
-    if (f.node < nnodes) circuit_failed(circuit(f.node), "network error on a reply");
+    if (f.node < nnodes) circuit_failed(circuit(f.node), CircuitEvent::ReplyFailed, "network error on a reply");
     return;
   }
   if (f.detail == static_cast<std::uint8_t>(Token::Error)) {
@@ -474,7 +474,7 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
     return;
   }
   // Retries exhausted (no answer, discards): the node is unreachable.
-  if (f.node < nnodes) circuit_failed(circuit(f.node), "network error", true);
+  if (f.node < nnodes) circuit_failed(circuit(f.node), CircuitEvent::Unreachable, "network error");
   if (f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
     ep_txd* t = txd_table[f.src_cookie - 1];
     if (t->active && !t->forced && t->kind == TxKind::Special && Calendar::now() + special_resend < t->deadline) {
@@ -507,7 +507,7 @@ void EpNode::fail_cookie(std::uint16_t cookie, int status) {
 void EpNode::link_changed(bool up) {
   if (up) return;  // nodes come back through probes (membership)
   for (auto& c : circuits)
-    if (c->peer != self) circuit_failed(*c, "link down", true);
+    if (c->peer != self) circuit_failed(*c, CircuitEvent::Unreachable, "link down");
 }
 
 }  // namespace nicsim::ep

@@ -10,37 +10,38 @@ namespace nicsim::fabric {
 
 // ---- port state ------------------------------------------------------------------
 
-const FsmType& IbPortState::fsm_type() {
+const FsmType& IbPortMachine::type() {
   using S = IbPortStateName;
-  auto i = [](S s) { return static_cast<int>(s); };
+  using E = IbPortEvent;
   // IBA 1.1 Figure 150 (logical port states), less the LinkInit details.
-  static FsmType type("ib.port", IbPortStateName_names(),
-                      {{i(S::Down), i(S::Init), "link_up"},
-                       {i(S::Init), i(S::Armed), "arm"},
-                       {i(S::Armed), i(S::Active), "activate"},
-                       {i(S::Init), i(S::Down), "down"},
-                       {i(S::Armed), i(S::Down), "down"},
-                       {i(S::Active), i(S::Down), "down"}});
+  static const FsmType type = make_fsm_type<IbPortMachine>(
+      "ib.port", {{S::Down, E::LinkUp, S::Init, "link_up"},
+                  {S::Init, E::SmArm, S::Armed, "arm"},
+                  {S::Armed, E::SmActivate, S::Active, "activate"},
+                  {S::Init, E::StaticActivate, S::Armed, "arm"},
+                  {S::Armed, E::StaticActivate, S::Active, "activate"},
+                  {S::Init, E::LinkDown, S::Down, "down"},
+                  {S::Armed, E::LinkDown, S::Down, "down"},
+                  {S::Active, E::LinkDown, S::Down, "down"},
+                  {S::Init, E::SmDown, S::Down, "down"},
+                  {S::Armed, E::SmDown, S::Down, "down"},
+                  {S::Active, E::SmDown, S::Down, "down"}});
   return type;
 }
 
 IbPortState::IbPortState(std::string object, std::uint32_t device)
-    : fsm_(fsm_type(), std::move(object), device, static_cast<int>(IbPortStateName::Down)) {
-  Sim::get().fsm().declare(const_cast<FsmType&>(fsm_type()));
-}
-
-void IbPortState::go(IbPortStateName s, const char* cause) {
-  if (fsm_.state() != static_cast<int>(s)) fsm_.to(static_cast<int>(s), cause);
+    : fsm_(std::move(object), device, IbPortStateName::Down) {
+  Sim::get().fsm().declare<IbPortMachine>();
 }
 
 void IbPortState::link(bool usable, const char* cause) {
-  if (usable && down()) go(IbPortStateName::Init, cause);
-  if (!usable && !down()) go(IbPortStateName::Down, cause);
+  if (usable && down()) fsm_.fire(IbPortEvent::LinkUp, cause);
+  if (!usable && !down()) fsm_.fire(IbPortEvent::LinkDown, cause);
 }
 
 void IbPortState::activate_static() {
-  if (code() == kPortStateInit) go(IbPortStateName::Armed, "static");
-  if (code() == kPortStateArmed) go(IbPortStateName::Active, "static");
+  if (code() == kPortStateInit) fsm_.fire(IbPortEvent::StaticActivate, "static");
+  if (code() == kPortStateArmed) fsm_.fire(IbPortEvent::StaticActivate, "static");
 }
 
 bool IbPortState::sm_set(std::uint8_t code_wanted) {
@@ -50,18 +51,18 @@ bool IbPortState::sm_set(std::uint8_t code_wanted) {
     case kPortStateDown:
       // The SM takes the port down: the link retrains and comes back to Init.
       if (now == kPortStateDown) return true;
-      go(IbPortStateName::Down, "sm_down");
-      go(IbPortStateName::Init, "link_up");
+      fsm_.fire(IbPortEvent::SmDown, "sm_down");
+      fsm_.fire(IbPortEvent::LinkUp, "link_up");
       return true;
     case kPortStateArmed:
       if (now == kPortStateArmed) return true;
       if (now != kPortStateInit) return false;
-      go(IbPortStateName::Armed, "sm_armed");
+      fsm_.fire(IbPortEvent::SmArm, "sm_armed");
       return true;
     case kPortStateActive:
       if (now == kPortStateActive) return true;
       if (now != kPortStateArmed) return false;
-      go(IbPortStateName::Active, "sm_active");
+      fsm_.fire(IbPortEvent::SmActivate, "sm_active");
       return true;
     default: return false;
   }

@@ -18,7 +18,19 @@ namespace nicsim::fabric {
 
 // Enum order + 1 is the PortState code on the wire (1 Down .. 4 Active).
 #define NICSIM_IB_PORT_STATES(X) X(Down) X(Init) X(Armed) X(Active)
-NICSIM_FSM_STATES(IbPortStateName, NICSIM_IB_PORT_STATES)
+NICSIM_FSM_ENUM(IbPortStateName, NICSIM_IB_PORT_STATES)
+// LinkUp/LinkDown: the physical link became usable or went away. Sm*: the
+// subnet manager's Set PortInfo:PortState. StaticActivate: no subnet
+// manager, the world configured the subnet (Init -> Armed -> Active).
+#define NICSIM_IB_PORT_EVENTS(X) X(LinkUp) X(LinkDown) X(SmDown) X(SmArm) X(SmActivate) X(StaticActivate)
+NICSIM_FSM_ENUM(IbPortEvent, NICSIM_IB_PORT_EVENTS)
+
+// FSM "ib.port".
+struct IbPortMachine {
+  using State = IbPortStateName;
+  using Event = IbPortEvent;
+  static const FsmType& type();
+};
 
 inline constexpr std::uint8_t kPortStateNoChange = 0, kPortStateDown = 1, kPortStateInit = 2,
                               kPortStateArmed = 3, kPortStateActive = 4;
@@ -30,8 +42,7 @@ inline constexpr std::uint8_t kPortStateNoChange = 0, kPortStateDown = 1, kPortS
 class IbPortState {
  public:
   IbPortState(std::string object, std::uint32_t device);
-  static const FsmType& fsm_type();
-  std::uint8_t code() const { return static_cast<std::uint8_t>(fsm_.state() + 1); }
+  std::uint8_t code() const { return static_cast<std::uint8_t>(static_cast<int>(fsm_.state()) + 1); }
   bool active() const { return code() == kPortStateActive; }
   bool down() const { return code() == kPortStateDown; }
   // The physical link came up (enabled port) or went away.
@@ -43,8 +54,7 @@ class IbPortState {
   bool sm_set(std::uint8_t code);
 
  private:
-  void go(IbPortStateName s, const char* cause);
-  Fsm fsm_;
+  Fsm<IbPortMachine> fsm_;
 };
 
 // ---- SMP layout (IBA 14.2.1) --------------------------------------------------

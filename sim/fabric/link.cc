@@ -10,10 +10,11 @@
 
 namespace nicsim::fabric {
 
-const FsmType& Link::fsm_type() {
-  static FsmType type("link", LinkState_names(),
-                      {{static_cast<int>(LinkState::Up), static_cast<int>(LinkState::Down), "link_down"},
-                       {static_cast<int>(LinkState::Down), static_cast<int>(LinkState::Up), "link_up"}});
+const FsmType& LinkMachine::type() {
+  using S = LinkState;
+  using E = LinkEvent;
+  static const FsmType type = make_fsm_type<LinkMachine>(
+      "link", {{S::Up, E::Down, S::Down, "link_down"}, {S::Down, E::Up, S::Up, "link_up"}});
   return type;
 }
 
@@ -31,8 +32,8 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
       drop_rate_(params.ratio("drop_rate")),
       ber_(params.ratio("bit_error_rate")),
       rng_(seed, "link:" + name_),
-      fsm_(fsm_type(), name_, a.owner().device_id(), static_cast<int>(LinkState::Up)) {
-  Sim::get().fsm().declare(const_cast<FsmType&>(fsm_type()));
+      fsm_(name_, a.owner().device_id(), LinkState::Up) {
+  Sim::get().fsm().declare<LinkMachine>();
   a_.connect(*this, b_);
   b_.connect(*this, a_);
   mirror();
@@ -61,7 +62,7 @@ void Link::set_bit_error_rate(double ber) {
 
 void Link::set_up(bool up, std::string_view cause) {
   if (up == this->up()) return;
-  if (!fsm_.to(static_cast<int>(up ? LinkState::Up : LinkState::Down), cause)) return;
+  if (!fsm_.fire(up ? LinkEvent::Up : LinkEvent::Down, cause)) return;
   // Packets on the wire when the link goes down are lost; their credits come
   // back to the sender (the receiver never held them), and packets still in
   // a receiver's buffer return theirs when it frees them. So the credit

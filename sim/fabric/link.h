@@ -14,7 +14,16 @@
 namespace nicsim::fabric {
 
 #define NICSIM_LINK_STATES(X) X(Up) X(Down)
-NICSIM_FSM_STATES(LinkState, NICSIM_LINK_STATES)
+#define NICSIM_LINK_EVENTS(X) X(Down) X(Up)
+NICSIM_FSM_ENUM(LinkState, NICSIM_LINK_STATES)
+NICSIM_FSM_ENUM(LinkEvent, NICSIM_LINK_EVENTS)
+
+// FSM "link": fault injection (or a test) takes a link down and up again.
+struct LinkMachine {
+  using State = LinkState;
+  using Event = LinkEvent;
+  static const FsmType& type();
+};
 
 class Link {
  public:
@@ -31,7 +40,7 @@ class Link {
   std::uint32_t vl_buffer_blocks() const { return vl_blocks_; }
   std::uint32_t vl15_buffer_packets() const { return vl15_packets_; }
 
-  bool up() const { return fsm_.state() == static_cast<int>(LinkState::Up); }
+  bool up() const { return fsm_.state() == LinkState::Up; }
   // Fault injection. Packets on the wire when the link goes down are lost.
   void set_up(bool up, std::string_view cause);
   void set_drop_rate(double r);
@@ -45,8 +54,6 @@ class Link {
   // true = delivered, possibly with flipped bits in its bytes. A link
   // without error injection passes everything without drawing a number.
   bool pass(Packet& p) { return (drop_rate_ <= 0 && ber_ <= 0) || pass_injecting(p); }
-
-  static const FsmType& fsm_type();
 
  private:
   bool pass_injecting(Packet& p);
@@ -68,7 +75,7 @@ class Link {
   Tick last_down_ = kTickMax;     // when it last went down (kTickMax: never)
   bool injecting_ = false;        // drop_rate or bit_error_rate set (counted by the fabric)
   Rng rng_;
-  Fsm fsm_;
+  Fsm<LinkMachine> fsm_;
 };
 
 }  // namespace nicsim::fabric

@@ -2,61 +2,67 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "core/sim.h"
 
 namespace nicsim {
 
-FsmType::FsmType(std::string name, std::vector<std::string> states,
-                 std::vector<FsmTransitionDecl> transitions)
+namespace {
+std::uint32_t next_type_id() {
+  static std::atomic<std::uint32_t> next{0};
+  return next++;
+}
+}  // namespace
+
+FsmType::FsmType(std::string name, std::vector<std::string> states, std::vector<std::string> events,
+                 std::vector<FsmRow> rows)
     : name_(std::move(name)),
       states_(std::move(states)),
-      transitions_(std::move(transitions)),
-      n_(static_cast<int>(states_.size())) {
-  legal_.assign(static_cast<std::size_t>(n_ * n_), -1);
-  for (std::size_t i = 0; i < transitions_.size(); ++i) {
-    const auto& t = transitions_[i];
-    if (t.from < 0 || t.from >= n_ || t.to < 0 || t.to >= n_)
-      throw std::logic_error(fmt::format("FSM {}: transition '{}' names a state out of range", name_, t.name));
-    int& slot = legal_[static_cast<std::size_t>(t.from * n_ + t.to)];
+      events_(std::move(events)),
+      rows_(std::move(rows)),
+      n_events_(static_cast<int>(events_.size())),
+      id_(next_type_id()) {
+  const int n_states = static_cast<int>(states_.size());
+  table_.assign(static_cast<std::size_t>(n_states * n_events_), -1);
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    const FsmRow& r = rows_[i];
+    if (r.from < 0 || r.from >= n_states || r.to < 0 || r.to >= n_states || r.event < 0 || r.event >= n_events_)
+      throw std::logic_error(fmt::format("FSM {}: row '{}' names a state or event out of range", name_, r.action));
+    int& slot = table_[static_cast<std::size_t>(r.from * n_events_ + r.event)];
     if (slot != -1)
-      throw std::logic_error(fmt::format("FSM {}: {} -> {} declared twice", name_, states_[t.from], states_[t.to]));
+      throw std::logic_error(
+          fmt::format("FSM {}: state {} handles event {} twice", name_, states_[r.from], events_[r.event]));
     slot = static_cast<int>(i);
   }
 }
 
-Fsm::Fsm(const FsmType& type, std::string object, std::uint32_t device, int initial)
-    : type_(&type), object_(std::move(object)), device_(device), state_(initial) {}
-
-bool Fsm::to(int next, std::string_view cause) { return Sim::get().fsm().transition(*this, next, cause); }
-
-void FsmRegistry::declare(FsmType& type) { coverage_of(type); }
+bool FsmBase::fire_index(int event, std::string_view cause) { return Sim::get().fsm().fire(*this, event, cause); }
 
 FsmRegistry::Coverage& FsmRegistry::coverage_of(const FsmType& type) {
-  for (auto& c : coverage_)
-    if (c.type == &type) return c;
-  const_cast<FsmType&>(type).id_ = static_cast<std::uint32_t>(coverage_.size());
-  coverage_.push_back(Coverage{&type, std::vector<std::uint64_t>(type.transitions().size(), 0)});
-  return coverage_.back();
+  if (type.id() >= slot_.size()) slot_.resize(type.id() + 1, -1);
+  int& slot = slot_[type.id()];
+  if (slot < 0) {
+    slot = static_cast<int>(coverage_.size());
+    coverage_.push_back(Coverage{&type, std::vector<std::uint64_t>(type.rows().size(), 0)});
+  }
+  return coverage_[static_cast<std::size_t>(slot)];
 }
 
-bool FsmRegistry::transition(Fsm& fsm, int next, std::string_view cause) {
+bool FsmRegistry::fire(FsmBase& fsm, int event, std::string_view cause) {
   const FsmType& type = fsm.type();
-  int from = fsm.state();
-  if (next < 0 || next >= static_cast<int>(type.states().size())) {
-    Sim::get().error(fsm.object(), fmt::format("{}: transition to undeclared state number {} ({})", type.name(), next, cause));
+  const int from = fsm.state_;
+  const int row = type.find(from, event);
+  if (row < 0) {
+    Sim::get().error(fsm.object(), fmt::format("{} {}: state {} does not handle event {} ({})", type.name(),
+                                               fsm.object(), type.state_name(from), type.event_name(event), cause));
     return false;
   }
-  int t = type.find(from, next);
-  if (t < 0) {
-    Sim::get().error(fsm.object(), fmt::format("{}: illegal transition {} -> {} ({})", type.name(),
-                                               type.state_name(from), type.state_name(next), cause));
-    return false;
-  }
-  fsm.state_ = next;
-  ++coverage_of(type).taken[static_cast<std::size_t>(t)];
-  FsmTransitionEvent ev{fsm, from, next, t, cause, now()};
+  const int to = type.rows()[static_cast<std::size_t>(row)].to;
+  fsm.state_ = to;
+  ++coverage_of(type).taken[static_cast<std::size_t>(row)];
+  const FsmTransitionEvent ev{fsm, from, to, event, row, cause, now()};
   for (auto& l : listeners_) l(ev);
   return true;
 }

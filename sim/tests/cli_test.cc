@@ -129,6 +129,22 @@ TEST(Cli, TraceRecordsAreInTimeOrder) {
   fs::remove_all(d);
 }
 
+TEST(Cli, FsmTransitionsCarryTheirEventInEveryOutput) {
+  fs::path d = temp_dir("fsm");
+  ASSERT_EQ(run("run " + kQuickstart + " --out " + d.string()).exit_code, 0);
+  EXPECT_NE(slurp(d / "trace.jsonl")
+                .find("\"comp\":\"fsm\",\"ev\":\"transition\",\"fsm\":\"program\",\"object\":\"h0.fabric_traffic[0]\","
+                      "\"from\":\"Pending\",\"to\":\"Running\",\"event\":\"Start\",\"cause\":\"start\""),
+            std::string::npos);
+  EXPECT_NE(slurp(d / "timeline.json").find("\"name\":\"Start: Pending -> Running\""), std::string::npos);
+  std::string results = slurp(d / "results.json");
+  std::erase_if(results, [](char c) { return c == ' ' || c == '\n'; });
+  EXPECT_NE(results.find("{\"from\":\"Pending\",\"event\":\"Start\",\"to\":\"Running\",\"name\":\"start\""),
+            std::string::npos);
+  EXPECT_NE(slurp(d / "summary.txt").find("fsm transitions taken/declared: "), std::string::npos);
+  fs::remove_all(d);
+}
+
 TEST(Cli, SameScenarioAndSeedGiveIdenticalFiles) {
   fs::path a = temp_dir("det_a"), b = temp_dir("det_b"), c = temp_dir("det_c");
   ASSERT_EQ(run("run " + kQuickstart + " --out " + a.string()).exit_code, 0);

@@ -1,6 +1,6 @@
 // Whole-world tests: scenarios built in-process, programs on simulated
-// threads, the management network, deadlock and stop-time reporting, the
-// FSM registry, and traffic over generated topologies.
+// threads, the management network, deadlock and stop-time reporting, FSM
+// coverage of a link, and traffic over generated topologies.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -117,37 +117,6 @@ TEST(World, BarrierReleasesEveryRankTogether) {
   // also wait for the release to come back.
   for (auto& p : world.programs())
     EXPECT_GT(p->results()[0].value, 4000 + (p->rank() == 0 ? 1 : 2) * 50000) << p->rank();
-}
-
-#define TEST_DOOR_STATES(X) X(Closed) X(Open) X(Locked)
-NICSIM_FSM_STATES(Door, TEST_DOOR_STATES)
-
-TEST(World, FsmRegistryRejectsIllegalTransitionsNamingBothStates) {
-  Sim sim(1);
-  static FsmType door("door", Door_names(),
-                      {{static_cast<int>(Door::Closed), static_cast<int>(Door::Open), "open"},
-                       {static_cast<int>(Door::Open), static_cast<int>(Door::Closed), "close"},
-                       {static_cast<int>(Door::Closed), static_cast<int>(Door::Locked), "lock"}});
-  sim.fsm().declare(door);
-  Fsm f(door, "front_door", 0, static_cast<int>(Door::Closed));
-  int seen = 0;
-  sim.fsm().listen([&](const FsmTransitionEvent& ev) {
-    ++seen;
-    EXPECT_EQ(&ev.fsm, &f);
-    EXPECT_EQ(ev.cause, "test");
-  });
-  EXPECT_TRUE(f.to(static_cast<int>(Door::Open), "test"));
-  EXPECT_FALSE(f.to(static_cast<int>(Door::Locked), "test"));  // Open -> Locked is not declared
-  EXPECT_EQ(f.state(), static_cast<int>(Door::Open));
-  ASSERT_EQ(sim.errors().all().size(), 1u);
-  EXPECT_EQ(sim.errors().all()[0].where, "front_door");
-  EXPECT_NE(sim.errors().all()[0].message.find("illegal transition Open -> Locked"), std::string::npos);
-  EXPECT_TRUE(f.to(static_cast<int>(Door::Closed), "test"));
-  EXPECT_EQ(seen, 2);
-  const auto& cov = sim.fsm().coverage();
-  ASSERT_EQ(cov.size(), 1u);
-  EXPECT_EQ(cov[0].taken, (std::vector<std::uint64_t>{1, 1, 0}));
-  EXPECT_THROW(FsmType("dup", {"A", "B"}, {{0, 1, "x"}, {0, 1, "y"}}), std::logic_error);
 }
 
 TEST(World, UniformTrafficOverAFatTreeArrivesIntact) {

@@ -49,14 +49,13 @@ std::string ProgramRegistry::load_plugin(const std::string& path) {
   return {};
 }
 
-const FsmType& ProgramInstance::fsm_type() {
+const FsmType& ProgramMachine::type() {
   using S = ProgramState;
-  auto i = [](S s) { return static_cast<int>(s); };
-  static FsmType type("program", ProgramState_names(),
-                      {{i(S::Pending), i(S::Running), "start"},
-                       {i(S::Running), i(S::Finished), "exit_ok"},
-                       {i(S::Running), i(S::Failed), "exit_failed"},
-                       {i(S::Pending), i(S::Failed), "not_started"}});
+  using E = ProgramEvent;
+  static const FsmType type = make_fsm_type<ProgramMachine>(
+      "program", {{S::Pending, E::Start, S::Running, "start"},
+                  {S::Running, E::Finish, S::Finished, "exit_ok"},
+                  {S::Running, E::Fail, S::Failed, "exit_failed"}});
   return type;
 }
 
@@ -67,9 +66,8 @@ ProgramInstance::ProgramInstance(const ProgramInfo& info, const WorkloadSpec& wo
       workload_index_(workload_index),
       rank_(rank),
       node_(node),
-      fsm_(fsm_type(), fmt::format("{}.{}[{}]", node.name(), info.name, workload_index), node.id(),
-           static_cast<int>(ProgramState::Pending)) {
-  Sim::get().fsm().declare(const_cast<FsmType&>(fsm_type()));
+      fsm_(fmt::format("{}.{}[{}]", node.name(), info.name, workload_index), node.id(), ProgramState::Pending) {
+  Sim::get().fsm().declare<ProgramMachine>();
   args_.push_back(info.name);
   for (auto& a : workload.args) args_.push_back(a);
 }
@@ -82,7 +80,7 @@ void ProgramInstance::start() {
 void ProgramInstance::run() {
   host::Host& h = node_.host();
   if (workload_.start > now()) h.sleep(workload_.start - now());
-  fsm_.to(static_cast<int>(ProgramState::Running), "start");
+  fsm_.fire(ProgramEvent::Start, "start");
   Sim& sim = Sim::get();
   if (sim.tracer().on(node_.id(), Component::program))
     sim.tracer().record(now(), node_.id(), Component::program, "start", {{"program", info_.name}, {"rank", rank_}});
@@ -92,7 +90,10 @@ void ProgramInstance::run() {
   exit_code_ = info_.fn(static_cast<int>(args_.size()), argv.data());
   if (exit_code_ != 0 && failure_.empty()) failure_ = fmt::format("exited with status {}", exit_code_);
   bool ok = failure_.empty();
-  fsm_.to(static_cast<int>(ok ? ProgramState::Finished : ProgramState::Failed), ok ? "exit_ok" : "exit_failed");
+  if (ok)
+    fsm_.fire(ProgramEvent::Finish, "exit_ok");
+  else
+    fsm_.fire(ProgramEvent::Fail, failure_);
   if (sim.tracer().on(node_.id(), Component::program))
     sim.tracer().record(now(), node_.id(), Component::program, "exit", {{"program", info_.name}, {"status", exit_code_}});
   if (World* w = World::current()) w->program_finished();

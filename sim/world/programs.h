@@ -38,8 +38,17 @@ class ProgramRegistry {
 };
 
 // Workload instance states: every program instance is an FSM too.
+// FSM "program": Start when its start time comes; Finish or Fail when its
+// main function returns (Fail: a non-zero status or a reported failure).
 #define NICSIM_PROGRAM_STATES(X) X(Pending) X(Running) X(Finished) X(Failed)
-NICSIM_FSM_STATES(ProgramState, NICSIM_PROGRAM_STATES)
+#define NICSIM_PROGRAM_EVENTS(X) X(Start) X(Finish) X(Fail)
+NICSIM_FSM_ENUM(ProgramState, NICSIM_PROGRAM_STATES)
+NICSIM_FSM_ENUM(ProgramEvent, NICSIM_PROGRAM_EVENTS)
+struct ProgramMachine {
+  using State = ProgramState;
+  using Event = ProgramEvent;
+  static const FsmType& type();
+};
 
 struct ProgramResultValue {
   std::string name;
@@ -57,7 +66,7 @@ class ProgramInstance {
   std::uint32_t workload_index() const { return workload_index_; }
   std::uint32_t rank() const { return rank_; }
   Node& node() const { return node_; }
-  ProgramState state() const { return static_cast<ProgramState>(fsm_.state()); }
+  ProgramState state() const { return fsm_.state(); }
   int exit_code() const { return exit_code_; }
   const std::string& failure() const { return failure_; }
   const std::vector<ProgramResultValue>& results() const { return results_; }
@@ -72,8 +81,6 @@ class ProgramInstance {
   bool daemon = false;
   std::uint64_t barrier_generation = 0;
 
-  static const FsmType& fsm_type();
-
  private:
   void run();
   const ProgramInfo& info_;
@@ -81,7 +88,7 @@ class ProgramInstance {
   std::uint32_t workload_index_;
   std::uint32_t rank_;
   Node& node_;
-  Fsm fsm_;
+  Fsm<ProgramMachine> fsm_;
   int exit_code_ = 0;
   std::string failure_;
   std::vector<ProgramResultValue> results_;

@@ -16,11 +16,6 @@ namespace nicsim {
 
 namespace {
 
-const char* state_name(ProgramState s) {
-  static const auto names = ProgramState_names();
-  return names[static_cast<int>(s)].c_str();
-}
-
 results::LinkDirection direction(const fabric::Port& from, Tick sim_time) {
   results::LinkDirection d;
   const auto& s = from.stats();
@@ -82,7 +77,7 @@ results::Results collect_results(World& world, const RunStatus& status) {
     pr->set_workload(p->workload_index());
     pr->set_node(p->node().name());
     pr->set_rank(p->rank());
-    pr->set_state(state_name(p->state()));
+    pr->set_state(fsm_name(p->state()));
     pr->set_exit_code(p->exit_code());
     pr->set_failure(p->failure());
     pr->set_daemon(p->daemon);
@@ -126,11 +121,12 @@ results::Results collect_results(World& world, const RunStatus& status) {
     f->set_declared(static_cast<std::uint32_t>(c.taken.size()));
     std::uint32_t taken = 0;
     for (std::size_t i = 0; i < c.taken.size(); ++i) {
-      const auto& t = c.type->transitions()[i];
+      const FsmRow& t = c.type->rows()[i];
       auto* tc = f->add_transitions();
       tc->set_from(c.type->state_name(t.from));
+      tc->set_event(c.type->event_name(t.event));
       tc->set_to(c.type->state_name(t.to));
-      tc->set_name(t.name);
+      tc->set_name(t.action);
       tc->set_taken(c.taken[i]);
       taken += c.taken[i] ? 1 : 0;
     }

@@ -177,11 +177,13 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
         sim.tracer().record(ev.time, ev.fsm.device(), Component::fsm, "transition",
                             {{"fsm", type.name()}, {"object", ev.fsm.object()},
                              {"from", type.state_name(ev.from)}, {"to", type.state_name(ev.to)},
-                             {"cause", ev.cause}});
+                             {"event", type.event_name(ev.event)}, {"cause", ev.cause}});
       if (sim.timeline().enabled()) {
         auto track = sim.timeline().track(ev.fsm.device(), fmt::format("fsm {}", ev.fsm.object()));
         sim.timeline().instant(ev.fsm.device(), track,
-                               fmt::format("{} -> {}", type.state_name(ev.from), type.state_name(ev.to)), ev.time);
+                               fmt::format("{}: {} -> {}", type.event_name(ev.event), type.state_name(ev.from),
+                                           type.state_name(ev.to)),
+                               ev.time);
       }
     });
   }
