@@ -20,7 +20,7 @@ constexpr const char* kBlockedAhead =
 // instructions per data packet): 18,298 with one heap; 16,556 at 60 ns,
 // 16,354 at 250 ns, 16,417 at 500 ns, 17,225 at 1 us, 17,736 at 5 us; a
 // third heap from 10 us, 16,778 (all with a heap for the near events too;
-// docs/calendar_s6.md has the sorted run's own measurements).
+// docs/calendar.md has the sorted run's own measurements).
 constexpr Tick kFarDistance = 250 * kNs;
 }  // namespace
 

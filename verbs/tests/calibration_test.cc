@@ -1,8 +1,8 @@
-// Calibration against published InfiniHost PCI-X figures (see the README's
-// calibration table for sources): the default infinihost-pcix profile, two
-// nodes through one switch, measured by the perftest programs through the
-// verbs. A model change that moves a figure out of its published range
-// fails here.
+// Calibration against published InfiniHost PCI-X figures (see the
+// calibration table in docs/infiniband.md for sources): the default
+// infinihost-pcix profile, two nodes through one switch, measured by the
+// perftest programs through the verbs. A model change that moves a figure
+// out of its published range fails here.
 #include <gtest/gtest.h>
 
 #include "sim/tests/scenario_figures.h"
