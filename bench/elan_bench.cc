@@ -1,4 +1,4 @@
-// Elan speed benchmark (issue 4). Runs an Elan Kernel Comms scenario and
+// Elan speed benchmark. Runs an Elan Kernel Comms scenario and
 // reports simulated Elan network packets (data and ack tokens) and
 // Kernel Comms messages per wall second, wall ns per packet, calendar events
 // per packet and peak RSS. Two workloads:
@@ -28,7 +28,7 @@
 using namespace nicsim;
 
 namespace {
-constexpr double kTargetPacketsPerSecond = 1e6;  // issue 4: >= 1 M Elan packets per wall second
+constexpr double kTargetPacketsPerSecond = 1e6;  // the goal: >= 1 M Elan packets per wall second
 }  // namespace
 
 int sc_main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-// Fabric speed benchmark (issue 2). Runs a scenario (default: the 64-node
+// Fabric speed benchmark. Runs a scenario (default: the 64-node
 // leaf/spine permutation benchmark) with the traffic duration given on the
 // command line and reports
 //   - packet-hops per wall second and wall ns per packet-hop,

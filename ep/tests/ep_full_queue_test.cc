@@ -1,4 +1,4 @@
-// A full receive queue must not stall unrelated traffic (issue 4). Three
+// A full receive queue must not stall unrelated traffic. Three
 // nodes on an Elite tree: node 1's service kFull holds kCap messages and
 // nobody consumes them for 1 ms, so the sender's next kRefused messages to
 // it are refused (test-fail), retried by the sender's Elan failCount times,
