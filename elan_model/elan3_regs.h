@@ -93,6 +93,10 @@ NICSIM_ELAN3_REGS(NICSIM_X)
 #undef NICSIM_X
 inline constexpr std::uint32_t kVendorQuadrics = 0x14fc;
 inline constexpr std::uint32_t kDeviceElan3 = 0x0000;
+inline constexpr std::uint32_t kRevision = 1;
+// PCI class code: network controller, other (choice: the public record
+// does not give the Elan3's).
+inline constexpr std::uint32_t kClassNetworkOther = 0x028000;
 inline constexpr std::uint32_t kControlEnable = 1u << 0;
 inline constexpr std::uint32_t kStatusIntqOverflow = 1u << 0;
 inline constexpr std::uint32_t kStatusUnconfigured = 1u << 1;  // a cause came before the queue was installed

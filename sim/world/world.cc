@@ -226,6 +226,9 @@ void World::idle_check(void* self, std::uint64_t) {
 }
 
 RunStatus World::run() {
+  // Nodes come up before the run: each probes its bus and binds its drivers
+  // (host/pci.h), so that time 0 finds them booted.
+  for (auto& n : nodes_) n->bus().bind_drivers();
   for (auto& p : programs_) p->start();
   schedule_faults();
   const Tick stop = scenario_.stop_time;
