@@ -253,6 +253,7 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   else if (off == reg::id_device.offset) v = reg::kDeviceElan3;
   else if (off == reg::id_revision.offset) v = reg::kRevision;
   else if (off == reg::node_id.offset) v = node_id_;
+  else if (off == reg::machine_size.offset) v = machine_size_;
   else if (off == reg::link_state.offset) v = link_up() ? 1 : 0;
   else if (off == reg::dma_fetched.offset) v = dma_->fetched();
   else if (off == reg::control.offset) v = control_;

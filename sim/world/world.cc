@@ -92,6 +92,7 @@ void World::assign_addresses_and_routes() {
   for (auto& node : nodes_) {
     if (node->spec().elan_id >= 0) {
       node->set_lid(1, static_cast<std::uint16_t>(node->spec().elan_id));
+      node->nic().assign_network_size(scenario_.elan_ids);
       continue;
     }
     for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
