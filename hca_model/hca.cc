@@ -90,9 +90,8 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
   }
   Sim::get().fsm().declare(const_cast<FsmType&>(qp_fsm_type()));
   tpt_.resize(0, 0);
-  bus_.add_function(this->name() + ".hca",
-                    host::pci::Identity{reg::kVendorMellanox, reg::kDeviceMt23108, reg::kRevision, reg::kClassInfiniBand},
-                    {{this->name() + ".bar0", p_.bar0, kBar0Size, this}});
+  const host::pci::Identity id{reg::kVendorMellanox, reg::kDeviceMt23108, reg::kRevision, reg::kClassInfiniBand};
+  bus_.add_function(this->name() + ".hca", id, {{this->name() + ".bar0", p_.bar0, kBar0Size, this}});
   commands_ = std::make_unique<CommandProcessor>(*this);
   send_ = std::make_unique<SendEngine>(*this);
   recv_ = std::make_unique<RecvEngine>(*this);

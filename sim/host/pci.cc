@@ -53,7 +53,8 @@ bool HostBus::bad_function(const std::string& name, const std::vector<BarWindow>
     Sim::get().error(this->name(), fmt::format("PCI function {}: {}", name, why));
     return true;
   };
-  if (pci_slots_.size() >= pci::kDevices) return bad(fmt::format("the bus has no free device number (of {})", pci::kDevices));
+  if (pci_slots_.size() >= pci::kDevices)
+    return bad(fmt::format("the bus has no free device number (of {})", pci::kDevices));
   if (bars.size() > pci::kBars) return bad(fmt::format("{} BARs (a type 0 header has {})", bars.size(), pci::kBars));
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const BarWindow& b = bars[i];
