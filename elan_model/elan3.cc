@@ -80,7 +80,11 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare<DmaMachine>();
   Sim::get().fsm().declare<StreamMachine>();
-  bus_.map_device(obj_, p_.command_port, kCommandPortSize, *this);
+  bus_.add_function(obj_,
+                    host::pci::Identity{static_cast<std::uint16_t>(reg::kVendorQuadrics),
+                                        static_cast<std::uint16_t>(reg::kDeviceElan3),
+                                        static_cast<std::uint8_t>(reg::kRevision), reg::kClassNetworkOther},
+                    {{obj_, p_.command_port, kCommandPortSize, this}});
   mmu_ = std::make_unique<Mmu>(*this);
   dma_ = std::make_unique<DmaEngine>(*this);
   rx_ = std::make_unique<RxEngine>(*this);
@@ -247,8 +251,9 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   std::uint64_t v = 0;
   if (off == reg::id_vendor.offset) v = reg::kVendorQuadrics;
   else if (off == reg::id_device.offset) v = reg::kDeviceElan3;
-  else if (off == reg::id_revision.offset) v = 1;
+  else if (off == reg::id_revision.offset) v = reg::kRevision;
   else if (off == reg::node_id.offset) v = node_id_;
+  else if (off == reg::machine_size.offset) v = machine_size_;
   else if (off == reg::link_state.offset) v = link_up() ? 1 : 0;
   else if (off == reg::dma_fetched.offset) v = dma_->fetched();
   else if (off == reg::control.offset) v = control_;

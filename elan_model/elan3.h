@@ -414,6 +414,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::uint64_t command_port() const { return p_.command_port; }
   std::uint32_t node_id() const { return node_id_; }
   void assign_lid(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
+  void assign_network_size(std::uint32_t addresses) override { machine_size_ = addresses; }
   bool link_up();
   fabric::Port& net_port() { return *net_port_; }  // port(1), without its lookup
   bool enabled() const { return control_ & reg::kControlEnable; }
@@ -480,6 +481,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::unique_ptr<RxEngine> rx_;
   std::unique_ptr<EventEngine> events_;
   std::uint32_t node_id_ = 0;
+  std::uint32_t machine_size_ = 0;
   std::uint32_t control_ = 0;
   std::string obj_;
   Elan3Stats stats_;

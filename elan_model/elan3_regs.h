@@ -58,6 +58,7 @@ namespace reg {
   X(id_device, 0x004, 4, R, "device id: 0x0000 = Elan3 (choice: the public record lists Elan3 as device 0)")  \
   X(id_revision, 0x008, 4, R, "chip revision (choice: 1)")                                                     \
   X(node_id, 0x00c, 4, R, "this Elan's network position (node id), set when the network was probed")           \
+  X(machine_size, 0x048, 4, R, "node ids in the network (they are 0..machine_size-1), set with node_id")         \
   X(link_state, 0x010, 4, R, "bit 0: the link is up")                                                           \
   X(dma_fetched, 0x014, 4, R, "descriptors taken from run_dma since reset (mod 2^32): the driver reuses "     \
                               "descriptor memory once the Elan has fetched it")                               \
@@ -93,6 +94,10 @@ NICSIM_ELAN3_REGS(NICSIM_X)
 #undef NICSIM_X
 inline constexpr std::uint32_t kVendorQuadrics = 0x14fc;
 inline constexpr std::uint32_t kDeviceElan3 = 0x0000;
+inline constexpr std::uint32_t kRevision = 1;
+// PCI class code: network controller, other (choice: the public record
+// does not give the Elan3's).
+inline constexpr std::uint32_t kClassNetworkOther = 0x028000;
 inline constexpr std::uint32_t kControlEnable = 1u << 0;
 inline constexpr std::uint32_t kStatusIntqOverflow = 1u << 0;
 inline constexpr std::uint32_t kStatusUnconfigured = 1u << 1;  // a cause came before the queue was installed

@@ -103,7 +103,8 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
   }
   Sim::get().fsm().declare<QpMachine>();
   tpt_.resize(0, 0);
-  bus_.map_device(this->name() + ".bar0", p_.bar0, kBar0Size, *this);
+  const host::pci::Identity id{reg::kVendorMellanox, reg::kDeviceMt23108, reg::kRevision, reg::kClassInfiniBand};
+  bus_.add_function(this->name() + ".hca", id, {{this->name() + ".bar0", p_.bar0, kBar0Size, this}});
   commands_ = std::make_unique<CommandProcessor>(*this);
   send_ = std::make_unique<SendEngine>(*this);
   recv_ = std::make_unique<RecvEngine>(*this);
@@ -259,9 +260,9 @@ void Hca::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   // Identification registers, laid out relative to the first of them.
   std::uint8_t id[0x18] = {};
   auto rel = [](Field f) { return Field{f.offset - reg::id_vendor.offset, f.width, f.name}; };
-  put(id, rel(reg::id_vendor), 0x15b3);  // Mellanox
-  put(id, rel(reg::id_device), 0x5a44);  // MT23108 InfiniHost
-  put(id, rel(reg::id_revision), 0xa1);
+  put(id, rel(reg::id_vendor), reg::kVendorMellanox);
+  put(id, rel(reg::id_device), reg::kDeviceMt23108);
+  put(id, rel(reg::id_revision), reg::kRevision);
   put(id, rel(reg::id_node_guid), p_.node_guid);
   if (off >= reg::id_vendor.offset && off + len <= reg::id_vendor.offset + sizeof id) {
     std::memcpy(data, id + (off - reg::id_vendor.offset), len);

@@ -83,6 +83,11 @@ enum class EqDoorbell : std::uint8_t { UpdateConsumer = 0, UpdateAndArm = 1 };
   F(id_revision, 0x208, 4)    \
   F(id_node_guid, 0x210, 8)
 NICSIM_HCA_ID_REGS(NICSIM_HCA_FIELD)
+// What the identification registers and the PCI configuration header say.
+inline constexpr std::uint16_t kVendorMellanox = 0x15b3;
+inline constexpr std::uint16_t kDeviceMt23108 = 0x5a44;  // InfiniHost
+inline constexpr std::uint8_t kRevision = 0xa1;
+inline constexpr std::uint32_t kClassInfiniBand = 0x0c0600;  // serial bus controller, InfiniBand
 }  // namespace reg
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // The Elan3 device driver: loading, Elan address space and page tables,
 // driver memory pools, events, DMA issue, input queues and the interrupt
-// handler. Only the host bus (MMIO) and node memory reach the Elan.
+// handler. Only the host bus (MMIO) and node memory reach the Elan: the
+// driver is bound to the Elan's PCI function when the node probes its bus,
+// and knows no more of it than that function's record.
 #include "elan_model/driver/elan3_dev.h"
 
 #include <fmt/format.h>
@@ -9,10 +11,9 @@
 #include <cstring>
 
 #include "core/sim.h"
-#include "elan_model/elan3.h"
 #include "host/bus.h"
 #include "host/host.h"
-#include "world/world.h"
+#include "host/pci.h"
 
 namespace nicsim::elan3 {
 
@@ -25,25 +26,14 @@ constexpr std::uint32_t kIntqEntries = 1024;
 constexpr std::uint32_t kDescSlots = 256;
 constexpr std::uint32_t kPoolPages = 16;
 constexpr Tick kSlotPoll = 1 * kUs;
+constexpr const char* kDriverName = "elan3";
 
-struct Slot {
-  std::unique_ptr<Elan3Dev> dev;
-  const World* world = nullptr;
-  bool loading = false, failed = false;
-};
-std::map<const host::Host*, Slot>& slots() {
-  static std::map<const host::Host*, Slot> m;
-  return m;
-}
-Slot* slot_of(const host::Host* h) {
-  auto it = slots().find(h);
-  if (it == slots().end()) return nullptr;
-  if (it->second.world != World::current()) {
-    slots().erase(it);
-    return nullptr;
-  }
-  return &it->second;
-}
+const bool registered = host::DriverRegistry::instance().add(host::Driver{
+    kDriverName,
+    {{static_cast<std::uint16_t>(reg::kVendorQuadrics), static_cast<std::uint16_t>(reg::kDeviceElan3)}},
+    [](const host::DriverContext& c) -> std::unique_ptr<host::BoundDriver> {
+      return std::make_unique<Elan3Dev>(c.host, c.bus, c.function);
+    }});
 
 }  // namespace
 
@@ -60,33 +50,30 @@ const char* dev_status_name(DevStatus s) {
 // ---- attach ----------------------------------------------------------------------
 
 Elan3Dev* Elan3Dev::current() {
-  Slot* s = slot_of(host::Host::current_host());
-  return s && s->dev && !s->loading && !s->failed ? s->dev.get() : nullptr;
+  host::Host* h = host::Host::current_host();
+  auto* dev = h ? static_cast<Elan3Dev*>(host::find_bound_driver(*h, kDriverName)) : nullptr;
+  return dev && dev->load_ == Load::Ready ? dev : nullptr;
 }
 
 Elan3Dev* Elan3Dev::attach() {
   host::Host* h = host::Host::current_host();
   if (!h) return nullptr;
-  if (Slot* s = slot_of(h)) {
-    while (s->loading && !h->in_interrupt()) h->sleep(kSlotPoll);
-    return current();
+  auto* dev = static_cast<Elan3Dev*>(host::bound_driver(*h, kDriverName));
+  if (!dev) return nullptr;
+  if (dev->load_ == Load::NotYet && !h->in_interrupt()) {
+    dev->load_ = Load::Loading;
+    dev->load_ = dev->init() ? Load::Ready : Load::Failed;
   }
-  World* world = World::current();
-  if (!world || h->node_id() >= world->num_nodes() || h->in_interrupt()) return nullptr;
-  Node& node = world->node(h->node_id());
-  auto* elan = node.nic_as<Elan3>();
-  if (!elan) return nullptr;
-  Slot& s = slots()[h];
-  s.world = world;
-  s.loading = true;
-  s.dev = std::make_unique<Elan3Dev>(*h, node.bus(), *elan);
-  s.failed = !s.dev->init();
-  s.loading = false;
+  while (dev->load_ == Load::Loading && !h->in_interrupt()) h->sleep(kSlotPoll);
   return current();
 }
 
-Elan3Dev::Elan3Dev(host::Host& host, host::HostBus& bus, Elan3& elan)
-    : host_(host), bus_(bus), elan_(elan), port_(elan.command_port()) {
+Elan3Dev::Elan3Dev(host::Host& host, host::HostBus& bus, const host::pci::Function& function)
+    : host_(host),
+      bus_(bus),
+      port_(function.bars[0].base),
+      irq_line_(function.irq_line),
+      function_name_(function.name) {
   space_waiters_ = std::make_unique<host::WaitQueue>(host);
   desc_waiters_ = std::make_unique<host::WaitQueue>(host);
   event_waiters_ = std::make_unique<host::WaitQueue>(host);
@@ -110,18 +97,18 @@ bool Elan3Dev::init() {
     return false;
   };
   cpu("elan3_attach");
+  // Bound by the ids in configuration space, so the chip is an Elan3; the
+  // vendor register tells that BAR 0 really is its command port.
+  if (!port_) return fail("BAR 0 (the command port) is not assigned");
+  if (irq_line_ == host::pci::kNoLine) return fail("the Elan's interrupt pin is not connected");
   const std::uint32_t vendor = mmio_read32(reg::id_vendor.offset);
-  const std::uint32_t device = mmio_read32(reg::id_device.offset);
-  if (vendor != reg::kVendorQuadrics || device != reg::kDeviceElan3)
-    return fail(fmt::format("not an Elan3 (vendor {:#x}, device {:#x})", vendor, device));
+  if (vendor != reg::kVendorQuadrics)
+    return fail(fmt::format("BAR 0 at {:#x} is no Elan3 command port (vendor register {:#x})", port_, vendor));
   node_id_ = mmio_read32(reg::node_id.offset);
+  num_nodes_ = mmio_read32(reg::machine_size.offset);
   max_payload_ = mmio_read32(reg::max_payload.offset);
   link_up_ = mmio_read32(reg::link_state.offset) & 1;
   mmio_read32(reg::int_status.offset);  // clears causes latched before we loaded (link_up_ covers them)
-  // The cluster configuration: node ids of every Elan in the network.
-  if (World* w = World::current())
-    for (std::uint32_t i = 0; i < w->num_nodes(); ++i)
-      if (auto* e = w->node(i).nic_as<Elan3>()) num_nodes_ = std::max(num_nodes_, e->node_id() + 1);
 
   pt_entries_ = kPtEntries;
   page_table_ = static_cast<std::uint64_t*>(host_.memory().alloc(pt_entries_ * 8ull, kPageSize));
@@ -141,7 +128,9 @@ bool Elan3Dev::init() {
   free_pages_[1] = pt_entries_ - 1;  // page 0 is never mapped: E3_Addr 0 means "none"
   mmio_write32(reg::pt_entries.offset, pt_entries_);
   mmio_write64(reg::pt_base.offset, reinterpret_cast<std::uint64_t>(page_table_));
-  irq_vector_ = host_.irq().attach(elan_.name() + ".elan3", [this] { interrupt(); });
+  if (!host_.irq().request(irq_line_, function_name_, [this] { interrupt(); }))
+    return fail(fmt::format("cannot take interrupt line {}", irq_line_));
+  irq_vector_ = irq_line_;
   mmio_write64(reg::intq_base.offset, reinterpret_cast<std::uint64_t>(intq_));
   mmio_write32(reg::intq_entries.offset, intq_entries_);
   mmio_write32(reg::irq_vector.offset, static_cast<std::uint32_t>(irq_vector_));

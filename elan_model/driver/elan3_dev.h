@@ -42,10 +42,12 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "core/units.h"
 #include "elan_model/elan3_regs.h"
+#include "host/pci.h"
 
 namespace nicsim::host {
 class Host;
@@ -55,8 +57,6 @@ class WaitQueue;
 }  // namespace nicsim::host
 
 namespace nicsim::elan3 {
-
-class Elan3;
 
 // Results of the driver calls (the ep layer maps them to DDI_* / errno).
 enum class DevStatus : std::uint8_t {
@@ -133,31 +133,31 @@ struct InputQueue {
   std::uint32_t nslots = 0;  // holds nslots - 1 messages (elan3_regs.h queue::)
 };
 
-class Elan3Dev {
+class Elan3Dev : public host::BoundDriver {
  public:
   // ---- attach ------------------------------------------------------------
-  // The calling node's driver instance, loading it on first use: reads the
-  // identification registers, allocates and installs the page table and the
-  // interrupt queue, attaches the interrupt line, enables the network
-  // interface. Thread context, may block (bus round trips); from interrupt
-  // context it only returns an already loaded instance. nullptr if the node
-  // has no Elan3 (or loading failed: an error names the reason).
+  // The calling node's driver instance, loading it on first use (after the
+  // node's bus probe, which this runs if the node has not yet): reads the
+  // node id and machine size registers, allocates and installs the page
+  // table and the interrupt queue, takes the function's interrupt line,
+  // enables the network interface. Thread context, may block (bus round
+  // trips); from interrupt context it only returns an already loaded
+  // instance. nullptr if no Elan3 function is on the node's bus (or loading
+  // failed: an error names the reason).
   static Elan3Dev* attach();
   // The calling node's instance if it is loaded (any context), else nullptr.
   static Elan3Dev* current();
 
   // ---- identity ------------------------------------------------------------
-  // This Elan's node id (its network position, read from the node_id
-  // register at attach) and the number of node ids in the network as the
-  // cluster configuration gives it to the driver: one more than the largest
-  // Elan node id in the simulated world. Any context, no cost.
+  // This Elan's node id (its network position) and the number of node ids
+  // in the network (the machine size), both read from the Elan's registers
+  // at attach. Any context, no cost.
   std::uint32_t node_id() const { return node_id_; }
   std::uint32_t num_nodes() const { return num_nodes_; }
   // The link state as of the last LinkState interrupt (initially read from
   // the link_state register at attach). Any context, no cost.
   bool link_up() const { return link_up_; }
   host::Host& host() const { return host_; }
-  Elan3& elan() const { return elan_; }
 
   // ---- Elan address space (backs elan3_dma_* / elan3_dvma_*) ------------
   // Reserve `npages` pages of Elan address space with no host memory behind
@@ -302,8 +302,10 @@ class Elan3Dev {
   };
   const Stats& stats() const { return stats_; }
 
-  Elan3Dev(host::Host& host, host::HostBus& bus, Elan3& elan);
-  ~Elan3Dev();
+  // Bound to the Elan's PCI function when the node probes its bus (host/pci.h);
+  // attach() initialises it.
+  Elan3Dev(host::Host& host, host::HostBus& bus, const host::pci::Function& function);
+  ~Elan3Dev() override;
   Elan3Dev(const Elan3Dev&) = delete;
   Elan3Dev& operator=(const Elan3Dev&) = delete;
 
@@ -328,8 +330,10 @@ class Elan3Dev {
 
   host::Host& host_;
   host::HostBus& bus_;
-  Elan3& elan_;
-  std::uint64_t port_ = 0;  // command port base on the host bus
+  std::uint64_t port_ = 0;  // command port base on the host bus (BAR 0)
+  std::uint8_t irq_line_;
+  std::string function_name_;  // names the interrupt line
+  enum class Load : std::uint8_t { NotYet, Loading, Ready, Failed } load_ = Load::NotYet;
   std::uint32_t node_id_ = 0, num_nodes_ = 0, max_payload_ = 0;
   bool link_up_ = false;
   // Page table: one PTE per Elan page, in node memory.

@@ -72,7 +72,7 @@ int remote_write(int, char**) {
   }
   std::uint64_t total = 0;
   for (std::uint32_t n : sizes) total += n;
-  const Elan3Stats& st = d->elan().stats();
+  const Elan3Stats& st = this_elan().stats();
   if (sender) {
     EXPECT_EQ(st.tx_bytes, total);
     EXPECT_EQ(st.dmas_done, sizes.size());

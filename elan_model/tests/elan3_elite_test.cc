@@ -99,8 +99,8 @@ int broadcast(int, char**) {
     EXPECT_EQ(buf[0], 0) << "node " << me << " is outside the range but was written";
   }
   if (me == 2) {
-    EXPECT_EQ(d->elan().stats().dmas_done, 2u);
-    EXPECT_EQ(d->elan().stats().dmas_failed, 0u);
+    EXPECT_EQ(this_elan().stats().dmas_done, 2u);
+    EXPECT_EQ(this_elan().stats().dmas_failed, 0u);
   }
   return ::testing::Test::HasFailure() ? 1 : 0;
 }
@@ -181,10 +181,10 @@ int broadcast_full(int, char**) {
   EXPECT_EQ(d->queue_peek(q), nullptr) << "node " << me << " got a broadcast twice";
   nicsim_barrier();
   if (me == 2) {
-    EXPECT_GT(d->elan().stats().dma_requeues, 0u);
-    EXPECT_EQ(d->elan().stats().dmas_trapped, 0u);
-    EXPECT_EQ(d->elan().stats().dmas_done, kMsgs + 1);
-    EXPECT_EQ(d->elan().stats().dmas_failed, 0u);
+    EXPECT_GT(this_elan().stats().dma_requeues, 0u);
+    EXPECT_EQ(this_elan().stats().dmas_trapped, 0u);
+    EXPECT_EQ(this_elan().stats().dmas_done, kMsgs + 1);
+    EXPECT_EQ(this_elan().stats().dmas_failed, 0u);
   }
   return ::testing::Test::HasFailure() ? 1 : 0;
 }

@@ -49,8 +49,8 @@ int link_down(int, char**) {
     EXPECT_EQ(failures[0].detail, intq::kDetailTimeout);
     EXPECT_EQ(failures[0].src_cookie, 77);
     EXPECT_EQ(failures[0].node, peer.node);
-    EXPECT_GT(d->elan().stats().ack_timeouts, 0u);
-    EXPECT_EQ(d->elan().stats().dmas_failed, 1u);
+    EXPECT_GT(this_elan().stats().ack_timeouts, 0u);
+    EXPECT_EQ(this_elan().stats().dmas_failed, 1u);
     // Back up at 3 ms: a new write goes through (the stream resynchronises).
     nicsim_sleep_ns(3100000 - nicsim_now_ns());
     fill(buf, 4096, 6);
@@ -103,7 +103,7 @@ int bit_errors(int, char**) {
     }
     nicsim_barrier();
   }
-  const Elan3Stats& st = d->elan().stats();
+  const Elan3Stats& st = this_elan().stats();
   if (is_sender()) {
     EXPECT_GT(st.retransmits, 0u);
     EXPECT_EQ(st.dmas_failed, 0u);

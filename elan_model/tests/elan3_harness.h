@@ -67,6 +67,10 @@ inline void run_ok(const Scenario& sc) {
   EXPECT_TRUE(st.ok);
 }
 
+// The calling program's node's Elan model, for tests that look inside it
+// (the driver has no way to reach it).
+inline Elan3& this_elan() { return *current_program()->node().nic_as<Elan3>(); }
+
 // Node memory of `bytes`, mapped into the Elan with `perm`; *e = its E3_Addr.
 inline std::uint8_t* mapped(Elan3Dev& d, std::size_t bytes, std::uint32_t perm, E3Addr* e, ElanRange* r = nullptr) {
   auto* p = static_cast<std::uint8_t*>(nicsim_alloc(bytes, 64));

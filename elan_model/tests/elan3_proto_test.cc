@@ -48,7 +48,7 @@ int remote_read(int, char**) {
   }
   nicsim_barrier();
   if (!is_sender()) {
-    EXPECT_EQ(d->elan().stats().dmas_done, 9u);  // the write-backs ran here
+    EXPECT_EQ(this_elan().stats().dmas_done, 9u);  // the write-backs ran here
   }
   return ::testing::Test::HasFailure() ? 1 : 0;
 }
@@ -166,17 +166,17 @@ int queue_backpressure(int, char**) {
     }
     nicsim_barrier();
     nicsim_barrier();
-    EXPECT_GT(d->elan().stats().dma_requeues, 0u);
-    EXPECT_GT(d->elan().stats().dmas_trapped, 0u);
-    EXPECT_EQ(d->stats().dma_traps, d->elan().stats().dmas_trapped);
+    EXPECT_GT(this_elan().stats().dma_requeues, 0u);
+    EXPECT_GT(this_elan().stats().dmas_trapped, 0u);
+    EXPECT_EQ(d->stats().dma_traps, this_elan().stats().dmas_trapped);
     EXPECT_EQ(d->stats().dma_retries, d->stats().dma_traps);
-    EXPECT_EQ(d->elan().stats().dmas_done, kMsgs);
-    EXPECT_EQ(d->elan().stats().dmas_failed, 0u);
+    EXPECT_EQ(this_elan().stats().dmas_done, kMsgs);
+    EXPECT_EQ(this_elan().stats().dmas_failed, 0u);
   } else {
     nicsim_barrier();
     nicsim_sleep_ns(1000000);  // the sender's Elan keeps hitting a full queue, then traps
-    EXPECT_GT(d->elan().stats().tokens_testfail, 0u);
-    EXPECT_EQ(d->elan().stats().queue_messages, 3u);
+    EXPECT_GT(this_elan().stats().tokens_testfail, 0u);
+    EXPECT_EQ(this_elan().stats().queue_messages, 3u);
     std::uint32_t next = 0;
     std::vector<bool> seen(kMsgs);
     const Tick deadline = Calendar::now() + 20 * kMs;
@@ -205,7 +205,7 @@ int queue_backpressure(int, char**) {
     EXPECT_EQ(next, kMsgs);
     nicsim_sleep_ns(100000);
     EXPECT_EQ(d->queue_peek(q), nullptr) << "a message arrived twice";
-    EXPECT_EQ(d->elan().stats().queue_messages, kMsgs);
+    EXPECT_EQ(this_elan().stats().queue_messages, kMsgs);
     nicsim_barrier();
   }
   return ::testing::Test::HasFailure() ? 1 : 0;
@@ -261,8 +261,8 @@ int protection(int, char**) {
         ADD_FAILURE() << "byte " << i << " of a read-only buffer was written";
         break;
       }
-    EXPECT_EQ(d->elan().stats().tokens_error, 2u);
-    EXPECT_EQ(d->elan().stats().rx_bytes, 0u);
+    EXPECT_EQ(this_elan().stats().tokens_error, 2u);
+    EXPECT_EQ(this_elan().stats().rx_bytes, 0u);
   }
   return ::testing::Test::HasFailure() ? 1 : 0;
 }

@@ -29,8 +29,8 @@ int tlb(int, char**) {
   E3Addr e = 0;
   mapped(*d, 20 * kPageSize, perm::kLocalRead, &e);
   nicsim_sleep_ns(100000);  // let the bus go idle
-  Mmu& mmu = d->elan().mmu();
-  const Elan3Stats& st = d->elan().stats();
+  Mmu& mmu = this_elan().mmu();
+  const Elan3Stats& st = this_elan().stats();
   auto timed = [&](E3Addr a) {
     Tick done = 0;
     const Tick t0 = Calendar::now();
@@ -42,8 +42,8 @@ int tlb(int, char**) {
     EXPECT_NE(done, 0u);
     return done - t0;
   };
-  const host::HostBus& bus = d->elan().bus();
-  const Tick miss_expect = d->elan().cycles(1) + bus.read_latency() + bus.read_occupancy(8) + d->elan().cycles(4);
+  const host::HostBus& bus = this_elan().bus();
+  const Tick miss_expect = this_elan().cycles(1) + bus.read_latency() + bus.read_occupancy(8) + this_elan().cycles(4);
   EXPECT_EQ(miss_expect, 785002u);
   const std::uint64_t m0 = st.tlb_misses;
   EXPECT_EQ(timed(e), miss_expect);
@@ -97,7 +97,7 @@ int latency(int, char**) {
       if (round == 1) {
         // Both destination event sets took the held (primed) event: no
         // read of the event over the bus.
-        EXPECT_EQ(d->elan().stats().events_held_sets, 2u);
+        EXPECT_EQ(this_elan().stats().events_held_sets, 2u);
         const Tick one_way = arrived - start;
         nicsim_result("write64_one_way", static_cast<double>(one_way) / kNs, "ns");
         std::printf("64-byte remote write, issue to handler: %llu ps\n", static_cast<unsigned long long>(one_way));

@@ -13,13 +13,14 @@
 namespace nicsim::ep {
 namespace {
 
-// Each node's EpNode, by host. The objects are never destroyed: their
-// timers and wait queues belong to hosts that go with their world, and at
-// process exit no destructor may touch them. An entry whose driver instance
-// is no longer the node's (a later world in the same process) is stale and
+// Each node's EpNode, by host serial number (a host of a later world in the
+// same process has another one, even at a freed host's address). The
+// objects are never destroyed: their timers and wait queues belong to hosts
+// that go with their world, and at process exit no destructor may touch
+// them. An entry whose driver instance is no longer loaded is stale and
 // replaced.
-std::map<const host::Host*, EpNode*>& nodes() {
-  static auto* m = new std::map<const host::Host*, EpNode*>;
+std::map<std::uint64_t, EpNode*>& nodes() {
+  static auto* m = new std::map<std::uint64_t, EpNode*>;
   return *m;
 }
 
@@ -33,7 +34,7 @@ constexpr std::size_t kMaxTxds = 4096;
 EpNode* EpNode::current() {
   host::Host* h = host::Host::current_host();
   if (!h) return nullptr;
-  auto it = nodes().find(h);
+  auto it = nodes().find(h->serial());
   if (it == nodes().end()) return nullptr;
   if (&it->second->dev != elan3::Elan3Dev::current()) {
     nodes().erase(it);  // stale: left allocated (see nodes())
@@ -50,7 +51,7 @@ EpNode* EpNode::get() {
   if (!dev) return nullptr;
   auto* node = new EpNode(*dev);
   if (!node->table_host) return nullptr;  // reported; left allocated like the others
-  nodes()[h] = node;
+  nodes()[h->serial()] = node;
   node->start();
   return node;
 }

@@ -57,6 +57,10 @@ class Device {
   // The fabric address of one of this device's ports (assigned by the world's
   // static addressing, or later by a subnet manager).
   virtual void assign_lid(std::uint32_t port, std::uint16_t lid) {}
+  // How many addresses the device's network has, for a network that numbers
+  // its endpoints densely from 0 and tells each device the count (assigned
+  // by the world's static addressing with the address).
+  virtual void assign_network_size(std::uint32_t addresses) {}
   // A subnet manager runs on the fabric: IB ports stay in Init until it
   // activates them (otherwise they go Active as soon as the link is up).
   virtual void set_subnet_managed(bool managed) {}

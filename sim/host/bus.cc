@@ -65,6 +65,13 @@ HostBus::HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& param
                                            &parse_time, &ParamSet::time);
   max_read_request_ = profile_value<std::uint64_t>(params, "max_read_request", p->max_read_request, &parse_size,
                                                    &ParamSet::size);
+  probe_done_ = std::make_unique<WaitQueue>(host);
+  host.bus_ = this;
+}
+
+HostBus::~HostBus() {
+  bindings_.clear();  // drivers first: they may still use the host through this bus
+  if (host_.bus_ == this) host_.bus_ = nullptr;
 }
 
 Tick HostBus::read_occupancy(std::size_t bytes) const {
@@ -183,17 +190,18 @@ void HostBus::dma_complete(void* bus, std::uint64_t slot) {
 
 // --- MMIO ------------------------------------------------------------------
 
-void HostBus::map_device(std::string name, std::uint64_t base, std::uint64_t size,
+bool HostBus::map_device(std::string name, std::uint64_t base, std::uint64_t size,
                          tlm::tlm_fw_transport_if<>& target) {
   for (const Window& w : windows_) {
     if (base < w.base + w.size && w.base < base + size) {
       Sim::get().error(this->name(),
                        fmt::format("MMIO window {} [{:#x}, +{:#x}) overlaps {} [{:#x}, +{:#x})", name,
                                    base, size, w.name, w.base, w.size));
-      return;
+      return false;
     }
   }
   windows_.push_back(Window{std::move(name), base, size, &target});
+  return true;
 }
 
 const HostBus::Window* HostBus::find_window(std::uint64_t addr, std::size_t bytes) const {

@@ -30,8 +30,10 @@
 #include <systemc>
 #include <tlm>
 
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +41,7 @@
 #include "core/calendar.h"
 #include "core/params.h"
 #include "host/host.h"
+#include "host/pci.h"
 
 namespace nicsim::host {
 
@@ -98,6 +101,7 @@ class HostBus : public sc_core::sc_module {
  public:
   // `params` is the node's "bus" scope.
   HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& params);
+  ~HostBus() override;
 
   // --- MMIO (host software -> device registers) -------------------------
   // A device maps a register window. Its target receives TLM-2.0 generic
@@ -105,8 +109,8 @@ class HostBus : public sc_core::sc_module {
   // the offset within the window. Writes are delivered from the calendar
   // (not a thread): b_transport must not wait(); for posted writes nobody
   // waits, so an annotated delay has no effect. Overlapping windows are
-  // refused with an error.
-  void map_device(std::string name, std::uint64_t base, std::uint64_t size,
+  // refused with an error (false).
+  bool map_device(std::string name, std::uint64_t base, std::uint64_t size,
                   tlm::tlm_fw_transport_if<>& target);
   // Blocking, from a HostThread (or the interrupt thread: handlers touch
   // device registers; that stalls the handler, it is not a "blocking call"):
@@ -116,6 +120,58 @@ class HostBus : public sc_core::sc_module {
   // an SC_THREAD, or when the target answers with an error response.
   bool mmio_write(std::uint64_t addr, const void* data, std::size_t bytes);
   bool mmio_read(std::uint64_t addr, void* data, std::size_t bytes);
+
+  // --- PCI functions and configuration space (host/pci.h, pci.cc) -------
+  struct BarWindow {
+    std::string name;  // the window's name in traces and errors
+    std::uint64_t base = 0, size = 0;
+    tlm::tlm_fw_transport_if<>* target = nullptr;
+  };
+  // A device presents itself as one PCI function: the bus gives it the next
+  // device number, maps each BAR (bars[i] is BAR i) as map_device() does,
+  // and wires its INTA# to a new line of the node's interrupt controller
+  // (named `name` until a driver takes it), as platform firmware would;
+  // the configuration header records all of it. The device raises that
+  // line when a driver has programmed it to. Returns the device number, or
+  // -1 (reported) when the bus is full or a BAR is malformed or overlaps.
+  int add_function(std::string name, const pci::Identity& id, const std::vector<BarWindow>& bars);
+  // Configuration transactions (type 0, through the host bridge) from a
+  // thread, or before the simulation runs (see before_run()): width 1, 2
+  // or 4 bytes, naturally aligned, within the 256-byte space. A read is
+  // timed like mmio_read; a write is not posted and takes as long. A read
+  // of an empty device number ends in a master abort that returns all
+  // ones: that is how a probe finds empty slots, not an error.
+  // Writable: the command register and the BARs (writing all ones to a BAR
+  // makes it read back its size mask, the sizing protocol; any other value
+  // puts back the base the platform assigned, since windows do not move).
+  // Other writes are ignored, as read-only registers ignore them. A
+  // malformed access is an error and reads all ones.
+  std::uint32_t config_read(std::uint32_t slot, std::uint32_t offset, std::uint32_t width);
+  bool config_write(std::uint32_t slot, std::uint32_t offset, std::uint32_t width, std::uint32_t value);
+  // A kernel's scan of the bus from a thread, paying for every transaction:
+  // each device number's id; for a function, its header type, class and
+  // revision, interrupt line and pin, and each BAR sized by writing all
+  // ones and putting the base back.
+  std::vector<pci::Function> enumerate();
+  // Probes the bus once per node (enumerate) and binds each function found
+  // to the first registered driver that drives it. The world does this for
+  // every node as it starts it, before the run; otherwise the first caller
+  // from a thread of this node does it (paying the bus time) and a second
+  // caller waits for it. False in the run outside such a thread (interrupt
+  // context included) while no probe has finished.
+  bool bind_drivers();
+  // Before the simulation runs (elaboration), configuration transactions
+  // are the node's boot: the firmware and the kernel scanned the bus before
+  // the scenario's time 0, as a cluster's nodes are up long before a job
+  // starts. They take the same time, counted on a clock of their own
+  // (boot_probe_time), and leave the run's bus free and its clock at 0.
+  static bool before_run() { return sc_core::sc_get_status() == sc_core::SC_ELABORATION; }
+  Tick boot_probe_time() const { return boot_probe_time_; }
+  bool probed() const { return probe_ == Probe::Done; }
+  // After the probe: the functions it found, and the instance driver
+  // `driver` bound (its first function), or nullptr.
+  const std::vector<pci::Function>& functions() const { return found_; }
+  BoundDriver* bound(std::string_view driver) const;
 
   // --- DMA (device engines -> host memory) ------------------------------
   // Asynchronous, callable from any context. Host memory is read (for
@@ -194,6 +250,23 @@ class HostBus : public sc_core::sc_module {
     std::size_t bytes = ~std::size_t{0};
     Tick occupancy = 0;
   };
+  // One device number in use: its configuration header and, per BAR, the
+  // size and the base the platform assigned.
+  struct PciSlot {
+    std::string name;
+    std::array<std::uint8_t, pci::kConfigSize> config{};
+    std::array<std::uint32_t, pci::kBars> bar_base{}, bar_size{};
+  };
+  struct Binding {
+    std::string driver;
+    std::unique_ptr<BoundDriver> instance;
+  };
+  enum class Probe : std::uint8_t { NotYet, Running, Done };
+  bool bad_function(const std::string& name, const std::vector<BarWindow>& bars) const;
+  void config_cycle(const char* what, std::uint32_t slot, std::uint32_t offset, std::uint32_t width, bool present);
+  bool config_ok(const char* what, std::uint32_t slot, std::uint32_t offset, std::uint32_t width) const;
+  pci::Bar size_bar(std::uint32_t slot, std::uint32_t bar);
+  void bind_found();
   Tick compute_occupancy(std::size_t bytes) const;
   Tick grant(Tick occupancy);  // returns the start time and books the bus
   std::uint32_t new_txn();
@@ -226,6 +299,13 @@ class HostBus : public sc_core::sc_module {
   std::uint32_t node_id_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
   Tick busy_time_ = 0;
+  std::vector<PciSlot> pci_slots_;  // device numbers 0, 1, ... in order of add_function
+  Probe probe_ = Probe::NotYet;
+  Tick boot_probe_time_ = 0;
+  std::unique_ptr<WaitQueue> probe_done_;
+  std::vector<pci::Function> found_;
+  // Last: drivers go before anything of the bus they use.
+  std::vector<Binding> bindings_;
 };
 
 }  // namespace nicsim::host

@@ -25,6 +25,7 @@
 namespace nicsim::host {
 
 class Host;
+class HostBus;
 
 // A cost class named once and charged many times without looking its name
 // up (a hot path's charge): `static const host::CostClass kPoll{"verbs_poll_cq"};`
@@ -167,6 +168,10 @@ class InterruptController {
   // Vector numbers are never reused; a delivery still pending when its line
   // is detached is dropped (the driver that detached no longer wants it).
   int attach(std::string name, Handler handler);
+  // A driver takes a line the platform wired for its device (a PCI
+  // function's interrupt line: attached with no handler) and names it.
+  // False, with an error, for an unknown line or one already taken.
+  bool request(int vector, std::string name, Handler handler);
   void detach(int vector);
   void raise(int vector);
   std::uint64_t delivered(int vector) const;
@@ -379,6 +384,8 @@ class Host : public sc_core::sc_module {
 
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
+  // The node's host bus (set by the bus itself), or nullptr.
+  HostBus* bus() const { return bus_; }
   std::uint32_t cpus() const { return cpus_; }
   std::uint32_t cpus_busy() const { return cpus_ - cpus_free_; }
 
@@ -386,6 +393,7 @@ class Host : public sc_core::sc_module {
   friend class InterruptController;
   friend class BlockScope;
   friend class Timer;
+  friend class HostBus;
   struct CpuWaiter {
     sc_core::sc_event* wake;
     bool granted;
@@ -467,6 +475,7 @@ class Host : public sc_core::sc_module {
   std::uint64_t next_timer_id_ = 1;
   std::unique_ptr<InterruptController> irq_;
   std::unique_ptr<HostMemory> memory_;
+  HostBus* bus_ = nullptr;
 };
 
 }  // namespace nicsim::host

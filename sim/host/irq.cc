@@ -17,6 +17,19 @@ int InterruptController::attach(std::string name, Handler handler) {
   return static_cast<int>(lines_.size() - 1);
 }
 
+bool InterruptController::request(int vector, std::string name, Handler handler) {
+  if (vector < 0 || static_cast<std::size_t>(vector) >= lines_.size() || lines_[vector].handler || !handler) {
+    Sim::get().error(host_.name(), fmt::format("request of interrupt line {} by {}: {}", vector, name,
+                                               vector < 0 || static_cast<std::size_t>(vector) >= lines_.size()
+                                                   ? "no such line"
+                                                   : handler ? "already taken" : "no handler"));
+    return false;
+  }
+  lines_[vector].name = std::move(name);
+  lines_[vector].handler = std::move(handler);
+  return true;
+}
+
 void InterruptController::detach(int vector) {
   if (vector < 0 || static_cast<std::size_t>(vector) >= lines_.size()) {
     Sim::get().error(host_.name(), fmt::format("detach of unknown interrupt vector {}", vector));

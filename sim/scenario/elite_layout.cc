@@ -55,6 +55,7 @@ void place_elite_network(Scenario& sc) {
     std::int64_t next = 0;
     for (NodeSpec& n : sc.nodes)
       if (n.nic == kElan3) n.elan_id = next++;
+    sc.elan_ids = static_cast<std::uint32_t>(next);
     return;
   }
 
@@ -129,6 +130,7 @@ void place_elite_network(Scenario& sc) {
                                                 node.name));
   }
   sc.elite_nodes = placement.nodes;
+  sc.elan_ids = placement.nodes;
 }
 
 }  // namespace nicsim::scenario_detail

@@ -137,6 +137,9 @@ struct Scenario {
   ParamSet mgmt;  // scope "mgmt": the management network
   OutputSpec outputs;
   std::uint32_t elite_nodes = 0;  // nodes on the Elite network (0: no Elite switch)
+  // Elan node ids are 0..elan_ids-1: the Elite network's node positions, or
+  // the elan3 nodes when there is no Elite switch. Each Elan holds it.
+  std::uint32_t elan_ids = 0;
 
   std::optional<std::uint32_t> node_index(std::string_view name) const;
   std::optional<std::uint32_t> switch_index(std::string_view name) const;

@@ -92,6 +92,7 @@ void World::assign_addresses_and_routes() {
   for (auto& node : nodes_) {
     if (node->spec().elan_id >= 0) {
       node->set_lid(1, static_cast<std::uint16_t>(node->spec().elan_id));
+      node->nic().assign_network_size(scenario_.elan_ids);
       continue;
     }
     for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
@@ -228,6 +229,9 @@ void World::idle_check(void* self, std::uint64_t) {
 }
 
 RunStatus World::run() {
+  // Nodes come up before the run: each probes its bus and binds its drivers
+  // (host/pci.h), so that time 0 finds them booted.
+  for (auto& n : nodes_) n->bus().bind_drivers();
   for (auto& p : programs_) p->start();
   schedule_faults();
   const Tick stop = scenario_.stop_time;

@@ -1,58 +1,34 @@
-// The per-node driver instance: loading (identification, capabilities, the
-// event queue, special QPs, ports), the HCR command path, doorbells, DMA
-// memory, CPU charging, the handle registry and resource pools.
+// The per-node driver instance: binding to the HCA's PCI function,
+// loading (identification, capabilities, the event queue, special QPs,
+// ports), the HCR command path, doorbells, DMA memory, CPU charging, the
+// handle registry and resource pools.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "core/sim.h"
-#include "hca_model/hca.h"
+#include "host/pci.h"
 #include "verbs/driver/driver.h"
 #include "verbs/driver/mad.h"
-#include "world/world.h"
 
 namespace nicsim::verbs {
 
 namespace {
 
-enum class LoadState : std::uint8_t { Loading, Ready, Failed };
+constexpr const char* kDriverName = "verbs";
 
-struct Slot {
-  std::unique_ptr<Device> dev;
-  const World* world = nullptr;
-  LoadState state = LoadState::Loading;
-  std::unique_ptr<host::WaitQueue> loaded;
-};
+// The driver drives the InfiniHost's PCI function; the node's bus probe
+// binds one instance to it, owned by the bus for the node's lifetime.
+const bool registered = host::DriverRegistry::instance().add(host::Driver{
+    kDriverName,
+    {{hca::reg::kVendorMellanox, hca::reg::kDeviceMt23108}},
+    [](const host::DriverContext& c) -> std::unique_ptr<host::BoundDriver> {
+      return std::make_unique<Device>(c.host, c.bus, c.function);
+    }});
 
-// Driver instances by host. Every node of a simulation lives in this one
-// process; the World pointer tells a device of an earlier world (tests build
-// one world per process, but nothing forbids more) from the current one.
-std::map<const host::Host*, Slot>& slots() {
-  static std::map<const host::Host*, Slot> m;
-  return m;
-}
-
-// The last slot found: every verb asks for its caller's, mostly the same one.
-// Map entries do not move; the cache is dropped with the entry.
-struct {
-  const host::Host* host = nullptr;
-  Slot* slot = nullptr;
-} last_slot;
-
-Slot* slot_of(const host::Host* h) {
-  const World* world = World::current();
-  if (h && h == last_slot.host && last_slot.slot->world == world) return last_slot.slot;
-  auto& m = slots();
-  auto it = m.find(h);
-  if (it == m.end()) return nullptr;
-  if (it->second.world != world) {
-    if (last_slot.slot == &it->second) last_slot = {};
-    m.erase(it);
-    return nullptr;
-  }
-  last_slot = {h, &it->second};
-  return &it->second;
+Device* bound_device(const host::Host& h) {
+  return static_cast<Device*>(host::find_bound_driver(h, kDriverName));
 }
 
 
@@ -126,53 +102,54 @@ Cq* Device::polled_cq_slow(const void* handle, host::Host* h, Device*& dev) {
 }
 
 Device* Device::current_slow(host::Host* h) {
-  Slot* s = slot_of(h);
-  if (!s || s->state != LoadState::Ready) return nullptr;
-  last_device_ = {h, h->serial(), s->dev.get()};
-  return s->dev.get();
+  Device* d = h ? bound_device(*h) : nullptr;
+  if (!d || d->load_ != LoadState::Ready) return nullptr;
+  last_device_ = {h, h->serial(), d};
+  return d;
 }
 
 Device* Device::load_current() {
   host::Host* h = host::Host::current_host();
   if (!h) return nullptr;
-  if (Slot* s = slot_of(h)) {
+  auto* d = static_cast<Device*>(host::bound_driver(*h, kDriverName));
+  if (!d) return nullptr;
+  if (d->load_ != LoadState::NotYet) {
     // Another thread of this node may be loading the driver right now.
-    while (s->state == LoadState::Loading) {
-      if (!s->loaded->wait()) return nullptr;
+    while (d->load_ == LoadState::Loading) {
+      if (!d->loaded_.wait()) return nullptr;
     }
-    return s->state == LoadState::Ready ? s->dev.get() : nullptr;
+    return d->load_ == LoadState::Ready ? d : nullptr;
   }
-  World* world = World::current();
-  if (!world || h->node_id() >= world->num_nodes() || h->in_interrupt()) return nullptr;
-  Node& node = world->node(h->node_id());
-  auto* hca = node.nic_as<hca::Hca>();
-  if (!hca) return nullptr;
-  Slot& s = slots()[h];
-  s.world = world;
-  s.state = LoadState::Loading;
-  s.loaded = std::make_unique<host::WaitQueue>(*h);
-  s.dev = std::make_unique<Device>(*h, node.bus(), hca->bar0());
-  const bool ok = s.dev->init();
-  s.state = ok ? LoadState::Ready : LoadState::Failed;
-  s.loaded->notify_all();
-  if (ok && ib_register_ca(&s.dev->ci_) != IB_SUCCESS) {
-    s.state = LoadState::Failed;
+  if (h->in_interrupt()) return nullptr;
+  d->load_ = LoadState::Loading;
+  const bool ok = d->init();
+  d->load_ = ok ? LoadState::Ready : LoadState::Failed;
+  d->loaded_.notify_all();
+  if (ok && ib_register_ca(&d->ci_) != IB_SUCCESS) {
+    d->load_ = LoadState::Failed;
     last_device_ = {};
   }
-  return s.state == LoadState::Ready ? s.dev.get() : nullptr;
+  return d->load_ == LoadState::Ready ? d : nullptr;
 }
 
 Device* Device::owner_of(const ci_interface_t* ci) {
-  for (auto& [_, s] : slots())
-    if (s.dev && (&s.dev->ci_ == ci || &s.dev->agent_ci_ == ci)) return s.dev.get();
-  return nullptr;
+  host::Host* h = host::Host::current_host();
+  Device* d = h ? bound_device(*h) : nullptr;
+  return d && (&d->ci_ == ci || &d->agent_ci_ == ci) ? d : nullptr;
 }
 
-Device::Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0)
-    : callbacks_done(host), host_(host), bus_(bus), bar0_(bar0), cmd_mutex_(host) {}
+Device::Device(host::Host& host, host::HostBus& bus, const host::pci::Function& function)
+    : callbacks_done(host),
+      host_(host),
+      bus_(bus),
+      bar0_(function.bars[0].base),
+      irq_line_(function.irq_line),
+      loaded_(host),
+      cmd_mutex_(host) {}
 
 Device::~Device() {
   if (last_poll_.dev == this) last_poll_ = {};
+  if (last_device_.dev == this) last_device_ = {};
   // Node memory belongs to the node and goes with it; only C++ objects here.
   for (auto& [_, o] : live_) delete o;
 }
@@ -185,6 +162,8 @@ bool Device::init() {
     Sim::get().error(host_.name(), "verbs driver: " + why);
     return false;
   };
+  if (!bar0_) return fail("BAR 0 is not assigned");
+  if (irq_line_ == host::pci::kNoLine) return fail("the HCA's interrupt pin is not connected");
   if (!bus_.mmio_read(bar0_ + reg::id_vendor.offset, &vendor_, 4) ||
       !bus_.mmio_read(bar0_ + reg::id_device.offset, &device_id_, 4) ||
       !bus_.mmio_read(bar0_ + reg::id_revision.offset, &revision_, 4) ||
@@ -232,7 +211,9 @@ bool Device::init() {
   eq_entries_ = kEqEntries;
   eq_ring_ = alloc_dma(static_cast<std::size_t>(eq_entries_) * eqe::kSize);
   if (!eq_ring_) return fail("no node memory for the event queue");
-  irq_vector_ = host_.irq().attach("hca_eq0", [this] { eq_interrupt(); });
+  if (!host_.irq().request(irq_line_, "hca_eq0", [this] { eq_interrupt(); }))
+    return fail(fmt::format("cannot take interrupt line {}", irq_line_));
+  irq_vector_ = irq_line_;
   std::uint8_t eq[eqc::kSize] = {};
   put(eq, eqc::base, reinterpret_cast<std::uint64_t>(eq_ring_));
   put(eq, eqc::entries, eq_entries_);

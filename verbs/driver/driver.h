@@ -25,6 +25,7 @@
 #include "hca_model/hca_regs.h"
 #include "host/bus.h"
 #include "host/host.h"
+#include "host/pci.h"
 #include "iba/ib_ci.h"
 
 struct _ib_ca {};
@@ -229,7 +230,7 @@ struct CmdResult {
   bool ok() const { return issued && status == hca::CmdStatus::OK; }
 };
 
-class Device {
+class Device : public host::BoundDriver {
  public:
   // The driver instance of the calling thread's node (nullptr if the node
   // has no HCA, the driver is not loaded, or the caller is no host thread).
@@ -257,14 +258,17 @@ class Device {
   }
   // True while polled_cq remembers `cq` (so it was not destroyed since).
   static bool poll_remembers(const Cq* cq) { return last_poll_.cq == cq; }
-  // Loads the driver on the calling thread's node if needed; nullptr if the
-  // node has no HCA or initialisation failed.
+  // Loads the driver on the calling thread's node if needed (after the
+  // node's bus probe, which this runs if the node has not yet); nullptr if
+  // no HCA function is on the node's bus or initialisation failed.
   static Device* load_current();
-  // For ib_deregister_ca: the device whose interface this is, if any.
+  // For ib_deregister_ca: the calling node's device if this is its interface.
   static Device* owner_of(const ci_interface_t* ci);
 
-  Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0);
-  ~Device();
+  // Bound to the HCA's PCI function when the node probes its bus
+  // (host/pci.h): BAR 0 and the interrupt line come from its record.
+  Device(host::Host& host, host::HostBus& bus, const host::pci::Function& function);
+  ~Device() override;
   bool init();  // runs on a thread of `host`
 
   host::Host& host() { return host_; }
@@ -371,6 +375,9 @@ class Device {
   host::Host& host_;
   host::HostBus& bus_;
   std::uint64_t bar0_;
+  std::uint8_t irq_line_;
+  enum class LoadState : std::uint8_t { NotYet, Loading, Ready, Failed } load_ = LoadState::NotYet;
+  host::WaitQueue loaded_;  // threads waiting while another loads the driver
   Caps caps_;
   std::uint64_t guid_ = 0;
   std::uint32_t vendor_ = 0, device_id_ = 0, revision_ = 0;

@@ -7,24 +7,22 @@
 
 #include "iba/nicsim_ca.h"
 #include "verbs/driver/driver.h"
-#include "world/world.h"
 
 namespace nicsim::verbs {
 namespace {
 
-// Registered interfaces by (world, node): every node is its own host with
-// its own access layer.
-using NodeKey = std::pair<const World*, std::uint32_t>;
-std::map<NodeKey, std::vector<const ci_interface_t*>>& registered() {
-  static std::map<NodeKey, std::vector<const ci_interface_t*>> m;
+// Registered interfaces by host serial number: every node is its own host
+// with its own access layer (a host of a later world has another number).
+std::map<std::uint64_t, std::vector<const ci_interface_t*>>& registered() {
+  static std::map<std::uint64_t, std::vector<const ci_interface_t*>> m;
   return m;
 }
 
+// The calling thread's node, found from the running thread itself.
 std::vector<const ci_interface_t*>* calling_node() {
   host::Host* h = host::Host::current_host();
-  World* w = World::current();
-  if (!h || !w) return nullptr;
-  return &registered()[{w, h->node_id()}];
+  if (!h) return nullptr;
+  return &registered()[h->serial()];
 }
 
 }  // namespace

@@ -38,8 +38,9 @@ extern "C" {
 
 /*
  * The verbs provider registered on the calling thread's node, or NULL if
- * the node has no HCA, the caller is not a simulated thread of a node, or
- * the HCA failed to initialise.  The first call on a node loads the driver
+ * the node has no HCA (its host bus probe bound no verbs driver), the
+ * caller is not a simulated thread of a node, or the HCA failed to
+ * initialise.  The first call on a node loads the driver
  * (reads the HCA's identity and capabilities, sets up its event queue,
  * special QPs and ports: some tens of microseconds of simulated time on
  * the calling thread); it must not be made from interrupt context.
