@@ -15,8 +15,7 @@
 #include "elan_model/elan3.h"
 #include "nicsim/app.h"
 #include "scenario/loader.h"
-#include "world/programs.h"
-#include "world/world.h"
+#include "sim/tests/world_run.h"
 
 namespace nicsim::elan3::testing {
 
@@ -56,16 +55,7 @@ inline Scenario two_elans(const std::string& program, const std::string& extra =
                             [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
 }
 
-inline void run_ok(const Scenario& sc) {
-  Sim sim(sc.seed);
-  World world(sc);
-  if (const char* path = std::getenv("NICSIM_TEST_TRACE")) world.open_outputs(path, "");
-  RunStatus st = world.run();
-  for (auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  for (auto& p : world.programs())
-    EXPECT_EQ(p->state(), ProgramState::Finished) << p->node().name() << " " << p->failure();
-  EXPECT_TRUE(st.ok);
-}
+inline void run_ok(const Scenario& sc) { nicsim::testing::run_scenario(sc); }
 
 // The calling program's node's Elan model, for tests that look inside it
 // (the driver has no way to reach it).

@@ -10,10 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/sim.h"
 #include "nicsim/app.h"
-#include "world/programs.h"
-#include "world/world.h"
+#include "sim/tests/world_run.h"
 
 namespace nicsim::ep::testing {
 
@@ -30,36 +28,13 @@ inline std::string pair_scenario(const std::string& program, const std::string& 
   )" + extra;
 }
 
-struct RunResult {
-  bool ok = false;
-  std::vector<std::string> errors;
-  std::vector<int> exit_codes;
-  Tick end = 0;
-};
+using nicsim::testing::RunResult;
 
-// NICSIM_TEST_TRACE=<file> writes the run's trace (every device and
-// component) there.
-inline RunResult run_text(const std::string& text_in, bool expect_clean = true) {
-  const char* trace = std::getenv("NICSIM_TEST_TRACE");
-  const std::string text = trace ? text_in + R"(outputs { trace { device: "*" component: "*" } })" : text_in;
-  Scenario sc = load_scenario_text(text, "ep_test.textproto", [](std::string_view n) {
-    return ProgramRegistry::instance().find(n) != nullptr;
-  });
-  Sim sim(sc.seed);
-  World world(sc);
-  if (trace) world.open_outputs(trace, "");
-  RunResult r;
-  r.ok = world.run().ok;
-  r.end = Calendar::now();
-  for (const auto& e : sim.errors().all()) {
-    r.errors.push_back(e.where + ": " + e.message);
-    if (expect_clean) ADD_FAILURE() << e.where << ": " << e.message;
-  }
-  for (const auto& p : world.programs()) {
-    r.exit_codes.push_back(p->exit_code());
-    EXPECT_EQ(p->exit_code(), 0) << "rank " << p->rank();
-  }
-  return r;
+inline RunResult run_text(const std::string& text, bool expect_clean = true) {
+  nicsim::testing::RunOptions o;
+  o.file = "ep_test.textproto";
+  o.expect_clean = expect_clean;
+  return nicsim::testing::run_text(text, o);
 }
 
 // The other rank's Elan node id, exchanged over the management network.

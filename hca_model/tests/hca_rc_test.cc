@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "hca_model/tests/hca_harness.h"
+#include "sim/tests/world_run.h"
 #include "scenario/loader.h"
 #include "sim/tests/test_shell.h"
 
@@ -383,16 +384,7 @@ Scenario two_hcas(const std::string& program, const std::string& extra = "", con
                             [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
 }
 
-void run_ok(const Scenario& sc) {
-  Sim sim(sc.seed);
-  World world(sc);
-  if (const char* path = std::getenv("NICSIM_TEST_TRACE")) world.open_outputs(path, "");
-  RunStatus st = world.run();
-  for (auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  for (auto& p : world.programs())
-    EXPECT_EQ(p->state(), ProgramState::Finished) << p->node().name() << " " << p->failure();
-  EXPECT_TRUE(st.ok);
-}
+void run_ok(const Scenario& sc) { nicsim::testing::run_scenario(sc); }
 
 TEST(HcaRc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_send_recv")); }
 TEST(HcaUc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_send_recv", "", R"(args: "uc")")); }

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "hca_model/tests/hca_harness.h"
-#include "scenario/loader.h"
+#include "sim/tests/world_run.h"
 
 using namespace nicsim;
 using namespace nicsim::hca;
@@ -156,27 +156,22 @@ int read_fails(int, char**) {
 const BuiltinProgram reg2("t_unreliable_read_fails", read_fails, "test");
 
 Scenario two_hcas(const std::string& program, const std::string& args = "") {
-  return load_scenario_text(R"(
+  return nicsim::testing::load_text(R"(
     topology { star { hosts: 2 } nic: "hca" }
     subnet_manager { off: true }  # register-level harness: static addressing
-    workload { program: ")" + program + R"(" nodes: "*" )" + args + R"( })",
-                            "test.textproto",
-                            [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
+    workload { program: ")" + program + R"(" nodes: "*" )" + args + R"( })");
 }
 
 // Runs the scenario. Simulation errors are failures, except when
 // `expected_error` is given: then there must be some, each containing it.
 void run(const Scenario& sc, const std::string& expected_error = "") {
-  Sim sim(sc.seed);
-  World world(sc);
-  RunStatus st = world.run();
-  for (auto& e : sim.errors().all())
-    if (expected_error.empty() || e.message.find(expected_error) == std::string::npos)
-      ADD_FAILURE() << e.where << ": " << e.message;
-  for (auto& p : world.programs())
-    EXPECT_EQ(p->state(), ProgramState::Finished) << p->node().name() << " " << p->failure();
-  EXPECT_TRUE(st.all_finished);
-  EXPECT_EQ(sim.errors().empty(), expected_error.empty());
+  nicsim::testing::RunOptions o;
+  o.expect_clean = expected_error.empty();
+  const nicsim::testing::RunResult r = nicsim::testing::run_scenario(sc, o);
+  if (expected_error.empty()) return;
+  EXPECT_FALSE(r.errors.empty());
+  for (const std::string& e : r.errors) EXPECT_NE(e.find(expected_error), std::string::npos) << e;
+  EXPECT_TRUE(r.status.all_finished);
 }
 
 TEST(HcaUc, BufferRefilledOnSendCompletionNeverChangesTheMessage) {

@@ -11,9 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/sim.h"
-#include "world/programs.h"
-#include "world/world.h"
+#include "sim/tests/world_run.h"
 
 namespace nicsim::testing {
 
@@ -32,14 +30,7 @@ inline std::map<std::string, double> scenario_results(const std::string& scenari
         if (x.rfind(key, 0) == 0) x = a, replaced = true;
       if (!replaced) w.args.push_back(a);
     }
-  Sim sim(sc.seed);
-  World world(sc);
-  EXPECT_TRUE(world.run().ok) << scenario_file;
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  std::map<std::string, double> out;
-  for (const auto& p : world.programs())
-    for (const auto& r : p->results()) out[r.name] = r.value;
-  return out;
+  return run_scenario(sc).results;
 }
 
 // One named figure (printed for the log); a failure when it is missing.

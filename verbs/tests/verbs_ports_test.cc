@@ -242,23 +242,20 @@ TEST(VerbsPorts, LoopbackConnectionBetweenTwoQpsOfOneHcaNeverTouchesTheWire) {
     workload { program: "verbs_test_loopback" nodes: "h0" }
     outputs { trace { device: "h0" component: "nic" } })");
   const std::string trace = ::testing::TempDir() + "loopback_trace.jsonl";
-  Sim sim(sc.seed);
-  World world(sc);
-  world.open_outputs(trace, "");
-  const RunStatus st = world.run();
-  world.close_outputs();
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  EXPECT_TRUE(st.ok);
-  for (const auto& p : world.programs()) EXPECT_EQ(p->exit_code(), 0);
-  auto* hca = world.node(0).nic_as<hca::Hca>();
-  ASSERT_NE(hca, nullptr);
-  // 3 sends (1 + 1 + 5 packets), a 3-packet write, a read request and its 3
-  // responses, an atomic and its ACK, the bad write and its NAK, plus ACKs.
-  EXPECT_GE(hca->stats().loopback_packets, 20u);
-  EXPECT_EQ(hca->stats().loopback_packets, hca->stats().tx_packets) << "every packet turned around inside the HCA";
-  EXPECT_EQ(hca->stats().rx_packets, hca->stats().tx_packets);
-  EXPECT_EQ(world.node(0).nic().port(1).stats().tx_packets, 0u) << "nothing went on the wire";
-  EXPECT_EQ(world.node(0).nic().port(1).stats().rx_packets, 0u);
+  nicsim::testing::RunOptions o;
+  o.trace_path = trace;
+  o.inspect = [](World& world) {
+    auto* hca = world.node(0).nic_as<hca::Hca>();
+    ASSERT_NE(hca, nullptr);
+    // 3 sends (1 + 1 + 5 packets), a 3-packet write, a read request and its 3
+    // responses, an atomic and its ACK, the bad write and its NAK, plus ACKs.
+    EXPECT_GE(hca->stats().loopback_packets, 20u);
+    EXPECT_EQ(hca->stats().loopback_packets, hca->stats().tx_packets) << "every packet turned around inside the HCA";
+    EXPECT_EQ(hca->stats().rx_packets, hca->stats().tx_packets);
+    EXPECT_EQ(world.node(0).nic().port(1).stats().tx_packets, 0u) << "nothing went on the wire";
+    EXPECT_EQ(world.node(0).nic().port(1).stats().rx_packets, 0u);
+  };
+  nicsim::testing::run_scenario(sc, o);
   const std::string text = slurp(trace);
   EXPECT_NE(text.find("\"loopback\""), std::string::npos) << "loopback packets appear in the trace";
   std::remove(trace.c_str());
@@ -380,17 +377,15 @@ TEST(VerbsPorts, TwoPortHcasHaveAPortEachWithItsOwnLidQpsAndEvents) {
     link { name: "h1p2" a: "h1:2" b: "sw0:4" }
     fault { at: "20ms" link: "h1p2" link_down: true }
     workload { program: "verbs_test_two_ports" nodes: "h0" nodes: "h1" })");
-  Sim sim(sc.seed);
-  World world(sc);
-  const RunStatus st = world.run();
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  EXPECT_TRUE(st.ok);
-  for (const auto& p : world.programs()) EXPECT_EQ(p->exit_code(), 0) << "rank " << p->rank();
-  // Each port carried its QPs' messages (3 of 12,049 payload bytes per QP).
-  for (uint32_t n = 0; n < 2; ++n)
-    for (uint32_t port = 1; port <= 2; ++port)
-      EXPECT_GE(world.node(n).nic().port(port).stats().tx_bytes, 12049u) << "h" << n << " port " << port;
-  EXPECT_EQ(world.node(0).nic_as<hca::Hca>()->stats().loopback_packets, 0u) << "port to port is over the fabric";
+  nicsim::testing::RunOptions o;
+  o.inspect = [](World& world) {
+    // Each port carried its QPs' messages (3 of 12,049 payload bytes per QP).
+    for (uint32_t n = 0; n < 2; ++n)
+      for (uint32_t port = 1; port <= 2; ++port)
+        EXPECT_GE(world.node(n).nic().port(port).stats().tx_bytes, 12049u) << "h" << n << " port " << port;
+    EXPECT_EQ(world.node(0).nic_as<hca::Hca>()->stats().loopback_packets, 0u) << "port to port is over the fabric";
+  };
+  nicsim::testing::run_scenario(sc, o);
   // The link down reached h1's consumer as a port-2 event, nobody else's.
   int h1_port2_down = 0;
   int active[2][3] = {};
@@ -532,12 +527,10 @@ TEST(VerbsPorts, DatagramsAndMulticastReachMembersOnTheSendingHca) {
     topology { star { hosts: 2 } nic: "hca" }
     multicast { mlid: 49153 members: "h0" members: "h1" }
     workload { program: "verbs_test_ud_loopback" nodes: "h0" nodes: "h1" })");
-  Sim sim(sc.seed);
-  World world(sc);
-  const RunStatus st = world.run();
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  EXPECT_TRUE(st.ok);
-  for (const auto& p : world.programs()) EXPECT_EQ(p->exit_code(), 0) << "rank " << p->rank();
-  EXPECT_EQ(world.node(0).nic_as<hca::Hca>()->stats().loopback_packets, 2u) << "the unicast and the multicast copy";
-  EXPECT_EQ(world.node(1).nic_as<hca::Hca>()->stats().loopback_packets, 0u);
+  nicsim::testing::RunOptions o;
+  o.inspect = [](World& world) {
+    EXPECT_EQ(world.node(0).nic_as<hca::Hca>()->stats().loopback_packets, 2u) << "the unicast and the multicast copy";
+    EXPECT_EQ(world.node(1).nic_as<hca::Hca>()->stats().loopback_packets, 0u);
+  };
+  nicsim::testing::run_scenario(sc, o);
 }

@@ -12,33 +12,23 @@
 #include "iba/ib_ci.h"
 #include "iba/nicsim_ca.h"
 #include "nicsim/app.h"
-#include "world/programs.h"
-#include "world/world.h"
+#include "sim/tests/world_run.h"
 
 namespace nicsim::verbs::testing {
 
 using namespace nicsim;
 
 
-inline Scenario scenario(const std::string& text) {
-  return load_scenario_text(text, "verbs.textproto",
-                            [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
-}
+inline Scenario scenario(const std::string& text) { return nicsim::testing::load_text(text, "verbs.textproto"); }
 
 // Runs `program` on h0 (and h1) of two HCA nodes on one switch; every
 // simulation error fails the test.
 inline void run_program(const std::string& program, bool both_nodes) {
-  Scenario sc = scenario(std::string(R"(
+  nicsim::testing::run_scenario(scenario(std::string(R"(
     name: "verbs"
     topology { star { hosts: 2 } nic: "hca" }
     subnet_manager { off: true }  # driver unit tests: ports Active from INIT_IB
-    workload { program: ")") + program + "\" nodes: \"h0\"" + (both_nodes ? " nodes: \"h1\"" : "") + " }");
-  Sim sim(sc.seed);
-  World world(sc);
-  const RunStatus st = world.run();
-  for (const auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
-  EXPECT_TRUE(st.ok);
-  for (const auto& p : world.programs()) EXPECT_EQ(p->exit_code(), 0) << "rank " << p->rank();
+    workload { program: ")") + program + "\" nodes: \"h0\"" + (both_nodes ? " nodes: \"h1\"" : "") + " }"));
 }
 
 // ---- consumer-side helpers ---------------------------------------------------------
