@@ -52,7 +52,8 @@ Desc::Desc(Elan3& elan, std::uint64_t id)
     : fsm(DmaEngine::fsm_type(), fmt::format("{}.dma{}", elan.obj(), id), elan.device_id(),
           static_cast<int>(DmaFsmState::Queued)) {}
 
-DmaEngine::DmaEngine(Elan3& elan) : elan_(elan) {}
+DmaEngine::DmaEngine(Elan3& elan)
+    : elan_(elan), ack_timer_(Sim::get().calendar(), member_fn<&DmaEngine::ack_timeout>(), this) {}
 DmaEngine::~DmaEngine() = default;
 
 DmaEngine::Stream& DmaEngine::new_stream(std::uint32_t node) {
@@ -226,7 +227,6 @@ void DmaEngine::build_next() {
     if (unsynced && !window_.empty()) break;
     TxPkt& pk = window_.push_back();
     pk = TxPkt{};
-    pk.id = next_pkt_id_++;
     pk.seq = d->broadcast ? bcast_seq_++ : s.next_seq++;
     if (d->broadcast) {
       pk.tokens_left = d->node_last - d->node + 1;
@@ -377,12 +377,7 @@ void DmaEngine::clear_window() {
     }
   }
   window_.clear();
-}
-
-DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
-  for (std::size_t i = 0; i < window_.size(); ++i)
-    if (window_[i].id == id) return &window_[i];
-  return nullptr;
+  ack_timer_.cancel();
 }
 
 void DmaEngine::built(TxPkt& pkt, Fault f, E3Addr fault_addr, fabric::Packet* p) {
@@ -489,46 +484,35 @@ void DmaEngine::send_ready() {
                        {"node", d->node},
                        {"retry", static_cast<unsigned>(pk.retry)}});
     elan_.transmit_at(at, p);
-    arm_timeout(add_saturating(at, elan_.params().ack_timeout), pk.id);
+    pk.timeout = Sim::get().calendar().place(add_saturating(at, elan_.params().ack_timeout));
+    if (!ack_timer_.armed()) ack_timer_.rearm(pk.timeout);  // else an older packet awaits its token
   }
 }
 
-void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
-  Calendar& cal = Sim::get().calendar();
-  if (!timeout_scheduled_) {
-    cal.at(at, &DmaEngine::timeout_thunk, this, id);
-    timeout_scheduled_ = at != kTickMax;  // at() drops an event at kTickMax ("never")
-    return;
+// The timer follows the oldest packet awaiting its token, or is disarmed.
+void DmaEngine::follow_oldest_sent() {
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    if (window_[i].st == TxPkt::St::Sent) {
+      ack_timer_.rearm(window_[i].timeout);
+      return;
+    }
   }
-  if (at == kTickMax) return;
-  // Here the calendar's at() would take the next sequence number (a thread
-  // running ahead of SystemC's clock is brought to it first, as at() does).
-  Calendar::sync_thread();
-  timeouts_.push_back({at, cal.reserve_seq(), id});
+  ack_timer_.cancel();
 }
 
-void DmaEngine::timeout_thunk(void* self, std::uint64_t id) {
-  auto* e = static_cast<DmaEngine*>(self);
-  // Timeouts whose packets are already answered (or gone with their DMA)
-  // would find nothing at their time: a packet never goes back to Sent (a
-  // resend is a new packet). They are dropped here instead of firing, so an
-  // engine whose tokens come back in time fires about one timeout per
-  // ack_timeout, not one per packet.
-  while (!e->timeouts_.empty()) {
-    const TxPkt* pk = e->find(e->timeouts_.front().id);
-    if (pk && pk->st == TxPkt::St::Sent) break;
-    e->timeouts_.pop_front();
+// The oldest packet awaiting a token timed out. The timer moves on to the
+// next one first, as an event per packet would already be waiting there.
+void DmaEngine::ack_timeout() {
+  std::size_t i = 0;
+  while (i < window_.size() && window_[i].st != TxPkt::St::Sent) ++i;
+  if (i == window_.size()) return;
+  for (std::size_t j = i + 1; j < window_.size(); ++j) {
+    if (window_[j].st == TxPkt::St::Sent) {
+      ack_timer_.rearm(window_[j].timeout);
+      break;
+    }
   }
-  if (e->timeouts_.empty()) {
-    e->timeout_scheduled_ = false;
-  } else {
-    // Its time is at or after this one's and its sequence number later, so
-    // it takes the place in the calendar it would have had all along.
-    const PendingTimeout next = e->timeouts_.front();
-    e->timeouts_.pop_front();
-    Sim::get().calendar().at_reserved(next.at, next.seq, &DmaEngine::timeout_thunk, e, next.id);
-  }
-  e->timeout(id);
+  timeout(window_[i]);
 }
 
 // ---- tokens and resolution -------------------------------------------------------------
@@ -562,6 +546,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   ++elan_.mutable_stats().acks_received;
   pk->st = TxPkt::St::Answered;
   pk->token = t;
+  if (ack_timer_.armed() && pk->timeout == ack_timer_.place()) follow_oldest_sent();
   last_expect_ = expect;
   if (elan_.tracing())
     elan_.trace("token", {{"dma", d->fsm.object()},
@@ -593,14 +578,12 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   build_next();
 }
 
-void DmaEngine::timeout(std::uint64_t id) {
-  TxPkt* pk = find(id);
-  if (!pk || pk->st != TxPkt::St::Sent) return;
+void DmaEngine::timeout(TxPkt& pk) {
   ++elan_.mutable_stats().ack_timeouts;
-  pk->st = TxPkt::St::Answered;
-  pk->token = Token::Discard;
-  pk->timed_out = true;
-  elan_.trace("ack_timeout", {{"dma", active_->fsm.object()}, {"seq", static_cast<unsigned>(pk->seq)}});
+  pk.st = TxPkt::St::Answered;
+  pk.token = Token::Discard;
+  pk.timed_out = true;
+  elan_.trace("ack_timeout", {{"dma", active_->fsm.object()}, {"seq", static_cast<unsigned>(pk.seq)}});
   if (!draining_) {
     draining_ = true;
     active_->fsm.to(static_cast<int>(DmaFsmState::Draining), "refused");

@@ -172,9 +172,9 @@ class alignas(64) DmaEngine {
   static const FsmType& stream_fsm_type();
 
  private:
-  // 40 bytes, widest fields first: a window of 4 is under 3 cache lines.
+  // 48 bytes, widest fields first: a window of 4 is 3 cache lines.
   struct TxPkt {
-    std::uint64_t id = 0;
+    Calendar::Place timeout;        // sent: where its ack timeout falls
     fabric::Packet* pkt = nullptr;  // built and not yet sent
     std::uint32_t offset = 0, len = 0;
     // Broadcast: tokens still awaited (who answered: bcast_answered_), and
@@ -209,11 +209,10 @@ class alignas(64) DmaEngine {
   static void read_done(void* self, std::uint64_t arg);
   void reset_reader(std::uint32_t from);
   void clear_window();  // drops the window, returning built packets to the pool
-  TxPkt* find(std::uint64_t id);
   void send_ready();
-  void timeout(std::uint64_t id);
-  void arm_timeout(Tick at, std::uint64_t id);
-  static void timeout_thunk(void* self, std::uint64_t id);
+  void ack_timeout();
+  void timeout(TxPkt& pk);
+  void follow_oldest_sent();
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
@@ -246,23 +245,14 @@ class alignas(64) DmaEngine {
   std::uint64_t read_gen_ = 0;  // bumped when the DMA or its resend point changes
   Tick read_free_ = 0;          // the next read may be requested from then
   std::vector<std::uint8_t> buf_;
-  std::uint64_t next_pkt_id_ = 1;
-  // Ack timeouts, one per packet sent. Their times never decrease, so only
-  // the earliest is in the calendar at a time: the others wait here with
-  // the tie-break place (Calendar::reserve_seq) they took when the packet
-  // was sent, and each goes into the calendar when the one before it fires
-  // (skipping those whose packets are answered by then: they would do
-  // nothing). Timeouts that matter fire at the same time and in the same
-  // order as with one event per packet, and the calendar's heap holds one
-  // timeout per engine instead of one per packet sent in the last
-  // ack_timeout (hundreds in a 64-node multicast).
-  struct PendingTimeout {
-    Tick at;
-    std::uint64_t seq;
-    std::uint64_t id;
-  };
-  Ring<PendingTimeout> timeouts_;
-  bool timeout_scheduled_ = false;  // the earliest timeout is in the calendar
+  // The ack timeout of the oldest packet awaiting its token (armed while
+  // one does). Every packet takes its place in the calendar's order when it
+  // is sent (TxPkt::timeout), and their times never decrease, so the timer
+  // moves from one packet's place to the next as tokens come: timeouts fire
+  // at the same time and in the same order as with one event per packet,
+  // with one calendar event per engine instead of one per packet sent in the
+  // last ack_timeout (hundreds in a 64-node multicast).
+  Timer ack_timer_;
   std::vector<Stream> streams_;
   Translation read_t_;  // reused by the reader's lookups
   struct Read {

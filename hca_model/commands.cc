@@ -358,7 +358,7 @@ CmdStatus CommandProcessor::modify_qp() {
   auto it = qps.find(qpn);
   if (it == qps.end()) {
     if (from != QpState::Reset) return S::BAD_QP_STATE;
-    it = qps.emplace(qpn, std::make_unique<QpCtx>(qpn, hca_.device_id(), hca_.name())).first;
+    it = qps.emplace(qpn, std::make_unique<QpCtx>(qpn, hca_.device_id(), hca_.name(), hca_.send_engine())).first;
   }
   QpCtx& q = *it->second;
   if (q.state() != from) return S::BAD_QP_STATE;

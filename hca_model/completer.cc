@@ -24,51 +24,29 @@ bool read_like(swqe::Op op) {
 }
 }  // namespace
 
-// The timer is re-armed on every acknowledgement, far more often than it
-// expires (4.096 us x 2^14 is 67 ms). An event per arming would fill the
-// calendar with stale ones; instead each arming takes the calendar place a
-// fresh event would have (reserve_seq) and the QP keeps one live event: when
-// it fires before the current deadline it moves there, into that place. So
-// an expiry fires at the same time and in the same order among equal-time
-// events as an event scheduled at arming.
+// Armed while requests await acknowledgement, re-armed on every one: a
+// Timer keeps one calendar event for all those armings.
 void SendEngine::arm_timer(QpCtx& q) {
-  if (q.timer_armed || q.local_ack_timeout == 0) return;  // 0: wait forever (IBA 11.2.4.2)
-  q.timer_armed = true;
-  ++q.timer_generation;
-  q.timer_armed_generation = q.timer_generation;
-  q.timer_deadline = now() + ((4096 * kNs) << std::min<std::uint8_t>(q.local_ack_timeout, 31));
-  q.timer_seq = Sim::get().calendar().reserve_seq();
-  // A live event not after the new place moves there when it fires.
-  if (q.timer_event && q.timer_event_at <= q.timer_deadline) return;
-  schedule_timer_event(q);
+  if (q.local_ack_timeout == 0) return;  // 0: wait forever (IBA 11.2.4.2)
+  q.ack_timer.arm(now() + ((4096 * kNs) << std::min<std::uint8_t>(q.local_ack_timeout, 31)));
 }
 
-void SendEngine::schedule_timer_event(QpCtx& q) {
-  q.timer_event = next_timer_token_++;
-  q.timer_event_at = q.timer_deadline;
-  q.timer_event_seq = q.timer_seq;
-  Sim::get().calendar().at_reserved(q.timer_deadline, q.timer_seq, &SendEngine::timer_thunk, this,
-                                    (q.timer_event << 24) | q.qpn);
+// The oldest request in flight got its answer: the timer starts again for
+// the next one, if any is all sent.
+void SendEngine::restart_timer(QpCtx& q) {
+  q.ack_timer.cancel();
+  if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
 }
 
-void SendEngine::timer_thunk(void* self, std::uint64_t arg) {
-  static_cast<SendEngine*>(self)->timer_event(static_cast<std::uint32_t>(arg & kMaxQpn), arg >> 24);
+void SendEngine::ack_timer_expired(std::uint64_t qpn) {
+  if (QpCtx* q = hca_.qp(static_cast<std::uint32_t>(qpn))) timer_expired(*q);
 }
 
-void SendEngine::timer_event(std::uint32_t qpn, std::uint64_t token) {
-  QpCtx* q = hca_.qp(qpn);
-  if (!q || q->timer_event != token) return;  // superseded, or the QP is gone
-  q->timer_event = 0;
-  if (!q->timer_armed || q->timer_generation != q->timer_armed_generation) return;  // disarmed
-  if (q->timer_event_at != q->timer_deadline || q->timer_event_seq != q->timer_seq) {
-    schedule_timer_event(*q);  // re-armed since: on to the current place
-    return;
-  }
-  timer_expired(*q);
+void SendEngine::rnr_wait_over(std::uint64_t qpn) {
+  if (QpCtx* q = hca_.qp(static_cast<std::uint32_t>(qpn))) retransmit_from(*q, q->rnr_psn);
 }
 
 void SendEngine::timer_expired(QpCtx& q) {
-  q.timer_armed = false;
   if (q.wqes.empty() || q.state() == QpState::Error) return;
   ++hca_.mutable_stats().timeouts;
   if (q.retries_left == 0) {
@@ -138,9 +116,7 @@ void SendEngine::on_ack(QpCtx& q, const PacketFields& f) {
   retire_completed(q);
   if (kind == 0x00) {
     q.rnr_retries_left = q.rnr_retry;
-    q.timer_armed = false;
-    ++q.timer_generation;
-    if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
+    restart_timer(q);
     kick(q, 0);
     return;
   }
@@ -156,20 +132,9 @@ void SendEngine::on_ack(QpCtx& q, const PacketFields& f) {
       }
       --q.rnr_retries_left;
     }
-    q.rnr_waiting = true;
-    q.timer_armed = false;
-    ++q.timer_generation;
-    const Tick wait = static_cast<Tick>(kRnrTimer10us[syn & 0x1f]) * 10 * kUs;
-    const std::uint64_t arg = (static_cast<std::uint64_t>(psn) << 24) | q.qpn;
-    Sim::get().calendar().at(now() + wait,
-                             [](void* o, std::uint64_t a) {
-                               auto* e = static_cast<SendEngine*>(o);
-                               QpCtx* qp = e->hca_.qp(static_cast<std::uint32_t>(a & kMaxQpn));
-                               if (!qp || !qp->rnr_waiting) return;
-                               qp->rnr_waiting = false;
-                               e->retransmit_from(*qp, static_cast<std::uint32_t>(a >> 24));
-                             },
-                             this, arg);
+    q.ack_timer.cancel();
+    q.rnr_psn = psn;
+    q.rnr_timer.rearm(now() + static_cast<Tick>(kRnrTimer10us[syn & 0x1f]) * 10 * kUs);
     return;
   }
   if (syn == aeth::kNakPsnSeq) {
@@ -260,9 +225,7 @@ void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::ui
     complete(q, *read, CqeStatus::Success);
     if (q.reads_outstanding) --q.reads_outstanding;
     retire_completed(q);
-    q.timer_armed = false;
-    ++q.timer_generation;
-    if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
+    restart_timer(q);
     kick(q, 0);
   }
 }
@@ -311,9 +274,7 @@ void SendEngine::on_atomic_ack(QpCtx& q, const PacketFields& f) {
   if (q.reads_outstanding) --q.reads_outstanding;
   retire_completed(q);
   q.retries_left = q.retry_cnt;
-  q.timer_armed = false;
-  ++q.timer_generation;
-  if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
+  restart_timer(q);
   kick(q, 0);
 }
 

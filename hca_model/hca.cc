@@ -75,8 +75,10 @@ const FsmType& Hca::qp_fsm_type() {
   return type;
 }
 
-QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner)
-    : qpn(n), fsm(Hca::qp_fsm_type(), fmt::format("{}.qp{}", owner, n), device, static_cast<int>(QpFsmState::Reset)) {}
+QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner, SendEngine& engine)
+    : qpn(n), fsm(Hca::qp_fsm_type(), fmt::format("{}.qp{}", owner, n), device, static_cast<int>(QpFsmState::Reset)),
+      ack_timer(Sim::get().calendar(), member_fn<&SendEngine::ack_timer_expired>(), &engine, n),
+      rnr_timer(Sim::get().calendar(), member_fn<&SendEngine::rnr_wait_over>(), &engine, n) {}
 
 Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
          const ParamSet& params)

@@ -326,7 +326,7 @@ bool SendEngine::build_request(QpCtx& q) {
     if (q.sq.consumer != q.sq.producer && !q.fetching) fetch_wqe(q);
     return false;
   }
-  if ((st != QpState::Rts && st != QpState::Sqd) || q.rnr_waiting) return false;
+  if ((st != QpState::Rts && st != QpState::Sqd) || q.rnr_waiting()) return false;
   if (q.tx_index >= q.wqes.size()) {
     // SQD finishes messages in progress but starts no new ones.
     if (st == QpState::Rts && q.sq.consumer != q.sq.producer && !q.fetching) fetch_wqe(q);
@@ -578,8 +578,7 @@ void SendEngine::retire_completed(QpCtx& q) {
   }
   if (q.wqes.empty()) {
     q.oldest_unacked = q.next_psn;
-    q.timer_armed = false;
-    ++q.timer_generation;
+    q.ack_timer.cancel();
     if (q.state() == QpState::Sqd && q.sq_drain_event) {
       q.sq_drain_event = false;
       hca_.post_event(Event::SqDrained, q.qpn);
@@ -614,8 +613,8 @@ void SendEngine::flush(QpCtx& q) {
     if (!w.completed) complete(q, w, CqeStatus::WrFlushError);
   retire_completed(q);
   q.reads_outstanding = 0;
-  q.rnr_waiting = false;
-  ++q.timer_generation;
+  q.rnr_timer.cancel();
+  q.ack_timer.cancel();
   kick(q, 0);
 }
 
@@ -624,9 +623,8 @@ void SendEngine::reset(QpCtx& q) {
   q.tx_index = 0;
   q.reads_outstanding = 0;
   q.fetching = false;
-  q.rnr_waiting = false;
-  q.timer_armed = false;
-  ++q.timer_generation;
+  q.rnr_timer.cancel();
+  q.ack_timer.cancel();
   ++q.epoch;
   responses_.erase(std::remove_if(responses_.begin(), responses_.end(),
                                   [&](const Response& r) { return r.qpn == q.qpn; }),

@@ -46,6 +46,10 @@ class SendEngine {
   // DMA bookkeeping for packets whose bytes are read by in-flight DMA.
   void packet_dma_done(fabric::Packet* p);
 
+  // The QP's timers (QpCtx::ack_timer, rnr_timer) expired.
+  void ack_timer_expired(std::uint64_t qpn);
+  void rnr_wait_over(std::uint64_t qpn);
+
  private:
   struct Assembly {
     fabric::Packet* pkt = nullptr;
@@ -89,16 +93,13 @@ class SendEngine {
   void retire_completed(QpCtx& q);
   void retransmit_from(QpCtx& q, std::uint32_t psn);
   void arm_timer(QpCtx& q);
-  void schedule_timer_event(QpCtx& q);
-  static void timer_thunk(void* self, std::uint64_t arg);
-  void timer_event(std::uint32_t qpn, std::uint64_t token);
+  void restart_timer(QpCtx& q);
   void timer_expired(QpCtx& q);
   void fail_qp(QpCtx& q, SendWqe& w, CqeStatus status);
   CqeStatus bind_window(QpCtx& q, const std::uint8_t* wqe);
   std::uint32_t mtu_bytes(const QpCtx& q) const { return 128u << q.mtu; }
 
   Hca& hca_;
-  std::uint64_t next_timer_token_ = 1;
   Ring<std::uint32_t> ready_;            // QPNs with requester work
   std::deque<Response> responses_;       // responder output, FIFO
   std::deque<Assembly> assembly_;        // packets in order of building
