@@ -72,31 +72,35 @@ void DmaEngine::fetch(E3Addr addr, bool from_command) {
   Fetch* f = fetches_.back().get();
   f->addr = addr;
   f->from_command = from_command;
-  elan_.after(elan_.cycles(elan_.params().command_cycles), [this, f] {
-    if (f->addr % 8 != 0) {
-      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(),
-                           0, f->addr);
+  Sim::get().calendar().at_member<&DmaEngine::read_descriptor>(
+      add_saturating(Elan3::now(), elan_.cycles(elan_.params().command_cycles)), this, reinterpret_cast<std::uint64_t>(f));
+}
+
+void DmaEngine::read_descriptor(std::uint64_t fetch) {
+  auto* f = reinterpret_cast<Fetch*>(fetch);
+  if (f->addr % 8 != 0) {
+    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(),
+                         0, f->addr);
+    f->done = true;
+    fetch_done();
+    return;
+  }
+  elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
+    if (t.fault != Fault::None) {
+      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0,
+                           t.fault_addr);
       f->done = true;
       fetch_done();
       return;
     }
-    elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
-      if (t.fault != Fault::None) {
-        elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0,
-                             t.fault_addr);
-        f->done = true;
-        fetch_done();
-        return;
-      }
-      elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
-        if (ok) std::memcpy(f->bytes.data(), d.data(), dma::kSize);
-        else
-          elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
-                               f->addr);
-        f->ok = ok;
-        f->done = true;
-        fetch_done();
-      });
+    elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
+      if (ok) std::memcpy(f->bytes.data(), d.data(), dma::kSize);
+      else
+        elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
+                             f->addr);
+      f->ok = ok;
+      f->done = true;
+      fetch_done();
     });
   });
 }
@@ -166,10 +170,12 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
 void DmaEngine::schedule_pump(Tick at) {
   if (at >= pump_at_) return;
   pump_at_ = at;
-  elan_.at(at, [this, at] {
-    if (pump_at_ == at) pump_at_ = kTickMax;
-    pump();
-  });
+  Sim::get().calendar().at_member<&DmaEngine::pump_due>(at, this, at);
+}
+
+void DmaEngine::pump_due(std::uint64_t at) {
+  if (pump_at_ == at) pump_at_ = kTickMax;
+  pump();
 }
 
 void DmaEngine::pump() {
@@ -184,8 +190,9 @@ void DmaEngine::pump() {
     if ((*it)->not_before <= n) {
       active_ = std::move(*it);
       runq_.erase(it);
-      Desc* raw = active_.get();
-      elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
+      Sim::get().calendar().at_member<&DmaEngine::start_due>(
+          add_saturating(n, elan_.cycles(elan_.params().desc_cycles)), this,
+          reinterpret_cast<std::uint64_t>(active_.get()));
       return;
     }
     broadcast_waits |= (*it)->broadcast;
@@ -193,6 +200,8 @@ void DmaEngine::pump() {
   }
   if (earliest != kTickMax) schedule_pump(earliest);
 }
+
+void DmaEngine::start_due(std::uint64_t desc) { start(reinterpret_cast<Desc*>(desc)); }
 
 void DmaEngine::start(Desc* d) {
   d->fsm.to(static_cast<int>(DmaFsmState::Active), "start");
@@ -325,47 +334,46 @@ void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n
     fill_packets();
     return;
   }
-  Read* r = &read_;  // read_busy_: the only one in flight
-  r->engine = this;
-  r->gen = gen;
-  r->off = off;
-  r->n = n;
-  r->pieces.assign(t.pieces.begin(), t.pieces.end());
-  r->ok = true;
-  Sim::get().calendar().at(at, [](void* self, std::uint64_t) {
-    auto* r = static_cast<Read*>(self);
-    DmaEngine* e = r->engine;
-    r->left = static_cast<std::uint32_t>(r->pieces.size());
-    std::uint8_t* to = e->buf_.data() + r->off % e->elan_.params().dma_buffer;
-    host::HostBus& bus = e->elan_.bus();
-    for (const HostPiece& h : r->pieces) {
-      bus.dma_read(e->elan_.obj().c_str(), h.addr, to, h.len, {&DmaEngine::read_done, r, 0});
-      to += h.len;
-    }
-  }, r);
+  Read& r = read_;  // read_busy_: the only one in flight
+  r.gen = gen;
+  r.off = off;
+  r.n = n;
+  r.pieces.assign(t.pieces.begin(), t.pieces.end());
+  r.ok = true;
+  Sim::get().calendar().at_member<&DmaEngine::start_read>(at, this);
 }
 
-void DmaEngine::read_done(void* self, std::uint64_t arg) {
-  auto* r = static_cast<Read*>(self);
-  r->ok = r->ok && !(arg & host::kDmaFailedBit);
-  if (--r->left) return;
-  DmaEngine* e = r->engine;
-  e->read_busy_ = false;
-  e->read_free_ = Elan3::now() + e->elan_.cycles(e->elan_.params().pci_read_cycles);
-  if (r->gen == e->read_gen_) {
-    if (!r->ok) {
-      e->read_fault_ = Fault::BusError;
-      e->read_fault_off_ = r->off;
-      e->read_fault_addr_ = e->active_->source + r->off;
+void DmaEngine::start_read() {
+  Read& r = read_;
+  r.left = static_cast<std::uint32_t>(r.pieces.size());
+  std::uint8_t* to = buf_.data() + r.off % elan_.params().dma_buffer;
+  host::HostBus& bus = elan_.bus();
+  for (const HostPiece& h : r.pieces) {
+    bus.dma_read(elan_.obj().c_str(), h.addr, to, h.len, {member_fn<&DmaEngine::read_done>(), this, 0});
+    to += h.len;
+  }
+}
+
+void DmaEngine::read_done(std::uint64_t arg) {
+  Read& r = read_;
+  r.ok = r.ok && !(arg & host::kDmaFailedBit);
+  if (--r.left) return;
+  read_busy_ = false;
+  read_free_ = Elan3::now() + elan_.cycles(elan_.params().pci_read_cycles);
+  if (r.gen == read_gen_) {
+    if (!r.ok) {
+      read_fault_ = Fault::BusError;
+      read_fault_off_ = r.off;
+      read_fault_addr_ = active_->source + r.off;
     } else {
       // The bytes landed at off % cap; those past the ring's end go to its front.
-      const std::uint32_t cap = e->elan_.params().dma_buffer;
-      const std::uint32_t at = r->off % cap;
-      if (at + r->n > cap) std::memcpy(e->buf_.data(), e->buf_.data() + cap, at + r->n - cap);
-      e->read_end_ = r->off + r->n;
+      const std::uint32_t cap = elan_.params().dma_buffer;
+      const std::uint32_t at = r.off % cap;
+      if (at + r.n > cap) std::memcpy(buf_.data(), buf_.data() + cap, at + r.n - cap);
+      read_end_ = r.off + r.n;
     }
   }
-  e->fill_packets();
+  fill_packets();
 }
 
 void DmaEngine::clear_window() {

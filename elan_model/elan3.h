@@ -104,6 +104,9 @@ class alignas(64) Mmu {
     std::uint64_t used = 0;  // LRU stamp; 0 = empty
   };
   void step(Walk* w);
+  void read_pte(std::uint64_t walk);
+  void pte_read(std::uint64_t arg);
+  void finish(std::uint64_t walk);
   Entry* lookup(std::uint32_t vpn);
   // The entry holding `vpn` that a search of the TLB from its front
   // (first_entry) or from its back (last_entry) finds, or nullptr; neither
@@ -195,9 +198,12 @@ class alignas(64) DmaEngine {
     bool done = false, ok = false, from_command = false;
     std::array<std::uint8_t, dma::kSize> bytes{};
   };
+  void read_descriptor(std::uint64_t fetch);
   void fetch_done();
   bool accept(const std::uint8_t* d, E3Addr addr, bool remote);
   void pump();
+  void pump_due(std::uint64_t at);
+  void start_due(std::uint64_t desc);
   void start(Desc* d);
   void build_next();
   void built(TxPkt& pk, Fault f, E3Addr fault_addr, fabric::Packet* p);
@@ -206,7 +212,8 @@ class alignas(64) DmaEngine {
   void fill_packets();
   void read_more();
   void issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at);
-  static void read_done(void* self, std::uint64_t arg);
+  void start_read();
+  void read_done(std::uint64_t arg);
   void reset_reader(std::uint32_t from);
   void clear_window();  // drops the window, returning built packets to the pool
   void send_ready();
@@ -256,7 +263,6 @@ class alignas(64) DmaEngine {
   std::vector<Stream> streams_;
   Translation read_t_;  // reused by the reader's lookups
   struct Read {
-    DmaEngine* engine;
     std::uint64_t gen;
     std::uint32_t off, n;
     std::vector<HostPiece> pieces;
@@ -299,10 +305,10 @@ class alignas(64) RxEngine {
   void check_event(E3Addr ev, std::function<void(bool)> k);
   void schedule_run(Tick at);
   void start_next();  // the engine is free: starts the next queued packet, if any
-  static void run_thunk(void* self, std::uint64_t);
-  static void token_thunk(void* self, std::uint64_t arg);
-  static void write_thunk(void* self, std::uint64_t);
-  static void write_done(void* self, std::uint64_t arg);
+  void token_in(std::uint64_t token);
+  void write_payload();
+  void payload_written(std::uint64_t arg);
+  void refuse() { done(Token::Error); }
   void release(fabric::Packet* p);
   // Every packet's fields first, together (see DmaEngine's).
   Elan3& elan_;
@@ -360,7 +366,17 @@ class EventEngine {
   };
   Held* held(E3Addr ev);
   void hold(E3Addr ev, std::int32_t count, const std::uint8_t* words);
-  void update(const Op& op, std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src, E3Addr dst);
+  void update(std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src, E3Addr dst);
+  void write_count();
+  // The set in progress (update): the event's host address, its new count and
+  // its action words.
+  struct Update {
+    std::uint64_t host = 0;
+    std::int32_t count = 0;
+    std::uint32_t type = 0;
+    E3Addr src = 0, dst = 0;
+  };
+  Update update_;
   void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);
   void next();
   void fault(Fault f, E3Addr at);

@@ -39,13 +39,12 @@ void RecvEngine::packet(fabric::Port& in, fabric::Packet* p) {
 void RecvEngine::schedule(Tick at) {
   if (at >= scheduled_) return;
   scheduled_ = at;
-  Sim::get().calendar().at(at, &RecvEngine::run_thunk, this);
+  Sim::get().calendar().at_member<&RecvEngine::run_due>(at, this);
 }
 
-void RecvEngine::run_thunk(void* self, std::uint64_t) {
-  auto* e = static_cast<RecvEngine*>(self);
-  if (now() >= e->scheduled_) e->scheduled_ = kTickMax;
-  e->run();
+void RecvEngine::run_due() {
+  if (now() >= scheduled_) scheduled_ = kTickMax;
+  run();
 }
 
 void RecvEngine::free_packet(fabric::Packet* p) {

@@ -44,7 +44,7 @@ class RecvEngine {
   };
 
   void schedule(Tick at);
-  static void run_thunk(void* self, std::uint64_t);
+  void run_due();
   void run();
   Step process(Pending& pk);
   Step deliver(Pending& pk, QpCtx& q);

@@ -33,13 +33,12 @@ SendEngine::~SendEngine() {
 }
 
 void SendEngine::schedule(Tick at) {
-  if (wakeups_.request(at)) Sim::get().calendar().at(at, &SendEngine::pump_thunk, this);
+  if (wakeups_.request(at)) Sim::get().calendar().at_member<&SendEngine::pump_due>(at, this);
 }
 
-void SendEngine::pump_thunk(void* self, std::uint64_t) {
-  auto* e = static_cast<SendEngine*>(self);
-  e->wakeups_.fired();
-  e->pump();
+void SendEngine::pump_due() {
+  wakeups_.fired();
+  pump();
 }
 
 void SendEngine::kick(QpCtx& q, Tick delay) {

@@ -75,7 +75,7 @@ class SendEngine {
   };
 
   void schedule(Tick at);
-  static void pump_thunk(void* self, std::uint64_t);
+  void pump_due();
   void pump();
   bool build_response();
   bool build_request(QpCtx& q);
