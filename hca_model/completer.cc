@@ -93,10 +93,10 @@ void SendEngine::retransmit_from(QpCtx& q, std::uint32_t psn) {
   kick(q, 0);
 }
 
-void SendEngine::on_ack(QpCtx& q, const PacketFields& f) {
+void SendEngine::on_ack(QpCtx& q, const ib::PacketHeaders& h) {
   if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return;
-  const std::uint32_t psn = f.psn;
-  const std::uint8_t syn = f.aeth_syndrome;
+  const std::uint32_t psn = h.bth.psn;
+  const std::uint8_t syn = h.ext.aeth.syndrome;
   const std::uint8_t kind = syn & 0xe0;
   // A NAK names the PSN that failed; everything before it is acknowledged.
   const std::uint32_t acked = kind == 0x00 ? psn : psn_add(psn, 0xffffff);
@@ -156,8 +156,9 @@ void SendEngine::on_ack(QpCtx& q, const PacketFields& f) {
     }
 }
 
-void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::uint8_t* payload, std::size_t len,
-                                  fabric::Packet* holder) {
+void SendEngine::on_read_response(QpCtx& q, const ib::PacketHeaders& h, const ib::OpcodeInfo& op,
+                                  const std::uint8_t* payload, std::size_t len, fabric::Packet* holder) {
+  const std::uint32_t psn = h.bth.psn;
   if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return;
   // Earlier sends and writes are implicitly acknowledged by a read response.
   SendWqe* read = nullptr;
@@ -167,7 +168,7 @@ void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::ui
       read = &w;
       break;
     }
-    if (!w.all_sent || psn_diff(w.last_psn, f.psn) >= 0) return;
+    if (!w.all_sent || psn_diff(w.last_psn, psn) >= 0) return;
     complete(q, w, CqeStatus::Success);
   }
   if (!read || read->op != swqe::Op::RdmaRead || !read->all_sent) {
@@ -176,8 +177,8 @@ void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::ui
   }
   const std::uint32_t mtu = mtu_bytes(q);
   const std::uint32_t expect = psn_add(read->first_psn, static_cast<std::uint32_t>(read->read_done / mtu));
-  if (f.psn != expect) {
-    if (psn_diff(f.psn, expect) > 0) retransmit_from(q, read->first_psn);  // a response was lost
+  if (psn != expect) {
+    if (psn_diff(psn, expect) > 0) retransmit_from(q, read->first_psn);  // a response was lost
     return;
   }
   if (read->read_done + len > read->length) {
@@ -216,8 +217,7 @@ void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::ui
   }
   read->read_done += len;
   q.retries_left = q.retry_cnt;
-  const std::uint8_t code = f.opcode & 0x1f;
-  if (code == opc::kReadRespLast || code == opc::kReadRespOnly) {
+  if (op.last()) {
     if (read->read_done != read->length) {
       fail_qp(q, *read, CqeStatus::BadResponseError);
       return;
@@ -230,8 +230,9 @@ void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::ui
   }
 }
 
-void SendEngine::on_atomic_ack(QpCtx& q, const PacketFields& f) {
+void SendEngine::on_atomic_ack(QpCtx& q, const ib::PacketHeaders& h) {
   if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return;
+  const std::uint32_t psn = h.bth.psn;
   SendWqe* atomic = nullptr;
   for (auto& w : q.wqes) {
     if (w.completed) continue;
@@ -239,10 +240,10 @@ void SendEngine::on_atomic_ack(QpCtx& q, const PacketFields& f) {
       atomic = &w;
       break;
     }
-    if (!w.all_sent || psn_diff(w.last_psn, f.psn) >= 0) return;
+    if (!w.all_sent || psn_diff(w.last_psn, psn) >= 0) return;
     complete(q, w, CqeStatus::Success);
   }
-  if (!atomic || atomic->op == swqe::Op::RdmaRead || f.psn != atomic->first_psn) {
+  if (!atomic || atomic->op == swqe::Op::RdmaRead || psn != atomic->first_psn) {
     retire_completed(q);
     return;
   }
@@ -256,7 +257,7 @@ void SendEngine::on_atomic_ack(QpCtx& q, const PacketFields& f) {
   // The original value lands in the local buffer (host byte order), then the
   // CQE (the bus keeps that order).
   std::uint8_t* buf = hca_.scratch();
-  std::memcpy(buf, &f.atomic_ack_orig, 8);
+  std::memcpy(buf, &h.ext.atomic_ack_eth.orig_remote_data, 8);
   const std::uint8_t* src = buf;
   std::uint32_t left = 8;
   for (const HostRange& r : ranges) {

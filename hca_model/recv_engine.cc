@@ -14,7 +14,6 @@ namespace nicsim::hca {
 namespace {
 constexpr std::uint32_t kGrhBytes = 40;
 constexpr std::uint32_t kLrhBytes = 8;
-bool is_response(std::uint8_t code) { return code >= opc::kReadRespFirst && code <= opc::kAtomicAck; }
 }  // namespace
 
 RecvEngine::RecvEngine(Hca& hca) : hca_(hca) {}
@@ -84,24 +83,29 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
     // the CRCs they were sealed with, so recomputing them would change
     // nothing. verify_crc=always checks every packet anyway.
     const bool check = hca_.params().verify_crc_always || pk.pkt->meta.bit_errors != 0;
-    const RxVerdict v =
-        decode(pk.pkt->bytes.data(), pk.pkt->bytes.size(), pk.f, pk.payload_at, pk.payload_len, check);
+    const std::uint8_t* bytes = pk.pkt->bytes.data();
+    const ib::ParsedPacket parsed = ib::parse_packet(std::span(bytes, pk.pkt->bytes.size()), check);
     pk.decoded = true;
-    if (v != RxVerdict::Ok) {
-      if (v == RxVerdict::BadIcrc || v == RxVerdict::BadVcrc) ++st.rx_bad_crc; else ++st.rx_dropped;
+    if (!parsed.ok()) {
+      const ib::Verdict v = parsed.verdict;
+      if (v == ib::Verdict::BadIcrc || v == ib::Verdict::BadVcrc) ++st.rx_bad_crc; else ++st.rx_dropped;
       if (sim.tracer().on(hca_.device_id(), Component::nic))
         sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx_drop",
-                            {{"pkt", pk.pkt->meta.id}, {"why", verdict_name(v)}});
+                            {{"pkt", pk.pkt->meta.id}, {"why", drop_reason(v)}});
       return Step::Done;
     }
+    pk.h = parsed.hdr;
+    pk.op = parsed.op;
+    pk.payload_at = static_cast<std::size_t>(parsed.payload.data() - bytes);
+    pk.payload_len = parsed.payload.size();
     ++st.rx_packets;
     if (sim.tracer().on(hca_.device_id(), Component::nic))
       sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx",
-                          {{"qp", pk.f.dest_qp}, {"op", opcode_name(pk.f.opcode)}, {"psn", pk.f.psn},
+                          {{"qp", pk.h.bth.dest_qp}, {"op", pk.op->name}, {"psn", pk.h.bth.psn},
                            {"len", pk.payload_len}});
   }
   const std::uint32_t port = pk.port->number();
-  if (pk.f.dest_qp == 0 || pk.pkt->meta.vl == fabric::kVl15) {
+  if (pk.h.bth.dest_qp == 0 || pk.pkt->meta.vl == fabric::kVl15) {
     // Subnet management: the firmware SMA, or the QP0 of software.
     QpCtx* q0 = hca_.smi_receive(*pk.port, *pk.pkt);
     return q0 ? deliver(pk, *q0) : Step::Done;
@@ -110,9 +114,10 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
     ++st.rx_dropped;
     return Step::Done;
   }
-  if (pk.f.dlid >= fabric::kMulticastLidBase && pk.f.dlid != fabric::kPermissiveLid) {
-    auto it = hca_.mcgs().find(pk.f.dlid);
-    if (it == hca_.mcgs().end() || (pk.f.opcode & 0xe0) != opc::kUd || pk.f.dest_qp != kMaxQpn) {
+  const std::uint16_t dlid = pk.h.lrh.dlid;
+  if (dlid >= fabric::kMulticastLidBase && dlid != fabric::kPermissiveLid) {
+    auto it = hca_.mcgs().find(dlid);
+    if (it == hca_.mcgs().end() || pk.op->transport != ib::Transport::UD || pk.h.bth.dest_qp != kMaxQpn) {
       ++st.rx_dropped;
       return Step::Done;
     }
@@ -123,16 +128,16 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
                  q->state() != QpState::Sqe))
         continue;
       // A node does not receive its own multicast on the QP that sent it.
-      if (pk.f.slid == hca_.port_lid(port) && pk.f.deth_src_qp == q->qpn) continue;
+      if (pk.h.lrh.slid == hca_.port_lid(port) && pk.h.ext.deth.src_qp == q->qpn) continue;
       if (ud_request(pk, *q) == Step::Stall) return Step::Stall;
     }
     return Step::Done;
   }
-  if (pk.f.dlid != hca_.port_lid(port) && pk.f.dlid != fabric::kPermissiveLid) {
+  if (dlid != hca_.port_lid(port) && dlid != fabric::kPermissiveLid) {
     ++st.rx_dropped;
     return Step::Done;
   }
-  std::uint32_t qpn = pk.f.dest_qp;
+  std::uint32_t qpn = pk.h.bth.dest_qp;
   if (qpn <= 1) qpn = hca_.special_qp_base()[port - 1] + qpn;
   QpCtx* q = hca_.qp(qpn);
   if (!q || q->state() == QpState::Reset || q->state() == QpState::Init) {
@@ -144,22 +149,19 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
 }
 
 RecvEngine::Step RecvEngine::deliver(Pending& pk, QpCtx& q) {
-  const std::uint8_t transport = pk.f.opcode & 0xe0;
-  const std::uint8_t code = pk.f.opcode & 0x1f;
-  const std::uint8_t want = q.type == QpType::Rc ? opc::kRc : q.type == QpType::Uc ? opc::kUc : opc::kUd;
-  const bool special = q.type == QpType::Qp0 || q.type == QpType::Qp1;
-  if ((special ? opc::kUd : want) != transport) {
+  const ib::OpcodeInfo& op = *pk.op;
+  if (transport_of(q.type) != op.transport) {
     ++hca_.mutable_stats().rx_dropped;
     return Step::Done;
   }
-  if (transport == opc::kRc && is_response(code)) {
+  if (op.transport == ib::Transport::RC && !op.request) {
     SendEngine& se = hca_.send_engine();
-    if (code == opc::kAck) se.on_ack(q, pk.f);
-    else if (code == opc::kAtomicAck) se.on_atomic_ack(q, pk.f);
+    if (op.op == ib::Op::Acknowledge) se.on_ack(q, pk.h);
+    else if (op.op == ib::Op::AtomicAcknowledge) se.on_atomic_ack(q, pk.h);
     else {
       // Read-response data is AETH-acknowledged as well: the payload goes
       // to the requester's buffers by DMA straight from this packet.
-      se.on_read_response(q, pk.f, pk.pkt->bytes.data() + pk.payload_at, pk.payload_len, pk.pkt);
+      se.on_read_response(q, pk.h, op, pk.pkt->bytes.data() + pk.payload_at, pk.payload_len, pk.pkt);
     }
     return Step::Done;
   }
@@ -249,7 +251,7 @@ RecvEngine::Step RecvEngine::start_receive(Pending& pk, QpCtx& q, bool& ok) {
   ok = true;
   if (!good) {
     q.recv_active = false;
-    recv_cqe(q, q.recv_wr_id, CqeStatus::LocalProtectionError, 0, &pk.f, static_cast<std::uint8_t>(cqe::RecvOp::Send),
+    recv_cqe(q, q.recv_wr_id, CqeStatus::LocalProtectionError, 0, &pk, static_cast<std::uint8_t>(cqe::RecvOp::Send),
              false);
     ok = false;
     q.recv_length_error = true;  // tells the caller the WQE was consumed by an error
@@ -287,7 +289,7 @@ bool RecvEngine::scatter(Pending& pk, QpCtx&, const std::vector<HostRange>& rang
 }
 
 void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::uint32_t byte_len,
-                          const PacketFields* f, std::uint8_t opcode, bool solicited) {
+                          const Pending* pk, std::uint8_t opcode, bool solicited) {
   std::uint8_t* c = hca_.scratch();
   std::memset(c, 0, cqe::kSize);
   put(c, cqe::wr_id, wr_id);
@@ -296,16 +298,17 @@ void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::
   put(c, cqe::opcode, opcode);
   put(c, cqe::status, static_cast<std::uint8_t>(status));
   std::uint8_t flags = cqe::kIsRecv;
-  if (f) {
-    put(c, cqe::src_qp, f->deth_src_qp);
-    put(c, cqe::slid, f->slid);
-    put(c, cqe::sl, f->sl);
-    put(c, cqe::path_bits, f->dlid & 0x7f);
-    if (f->has_imm) {
-      put(c, cqe::imm, f->imm);
+  if (pk) {
+    const ib::PacketHeaders& h = pk->h;
+    put(c, cqe::src_qp, h.ext.deth.src_qp);
+    put(c, cqe::slid, h.lrh.slid);
+    put(c, cqe::sl, h.lrh.sl);
+    put(c, cqe::path_bits, h.lrh.dlid & 0x7f);
+    if (pk->op->immediate) {
+      put(c, cqe::imm, h.ext.imm_dt.imm);
       flags |= cqe::kImm;
     }
-    if (f->grh && q.type == QpType::Ud) flags |= cqe::kGrh;
+    if (h.grh && q.type == QpType::Ud) flags |= cqe::kGrh;
   }
   put(c, cqe::flags, flags);
   if (!hca_.write_cqe(q.recv_cqn, c, solicited)) hca_.release_scratch(c);
@@ -331,18 +334,19 @@ void RecvEngine::responder_error(QpCtx& q, Event event, std::uint8_t syndrome, s
 }
 
 RecvEngine::Step RecvEngine::rc_request(Pending& pk, QpCtx& q) {
-  PacketFields& f = pk.f;
-  const std::uint8_t code = f.opcode & 0x1f;
-  const std::int32_t d = psn_diff(f.psn, q.expected_psn);
+  const ib::PacketHeaders& h = pk.h;
+  const ib::OpcodeInfo& op = *pk.op;
+  const std::uint32_t psn = h.bth.psn;
+  const std::int32_t d = psn_diff(psn, q.expected_psn);
   SendEngine& se = hca_.send_engine();
   if (d < 0) {
     // Duplicate: the requester retried. Reads are executed again; anything
     // else is acknowledged again.
-    if (code == opc::kReadRequest) {
+    if (op.op == ib::Op::RdmaReadRequest) {
       std::vector<HostRange> ranges;
-      if (hca_.tpt().translate(f.reth_rkey, q.pd, f.reth_va, f.reth_len, mpt::kRemoteRead, q.qpn, ranges) ==
+      if (hca_.tpt().translate(h.ext.reth.r_key, q.pd, h.ext.reth.va, h.ext.reth.dma_len, mpt::kRemoteRead, q.qpn, ranges) ==
           TptResult::Ok)
-        se.send_read_response(q, f.psn, std::move(ranges), f.reth_len);
+        se.send_read_response(q, psn, std::move(ranges), h.ext.reth.dma_len);
       return Step::Done;
     }
     se.send_ack(q, aeth::kAck | aeth::kNoCredits, psn_add(q.expected_psn, 0xffffff), q.msn);
@@ -355,34 +359,33 @@ RecvEngine::Step RecvEngine::rc_request(Pending& pk, QpCtx& q) {
     }
     return Step::Done;
   }
-  const bool send_first = code == opc::kSendFirst || code == opc::kSendOnly || code == opc::kSendOnlyImm;
-  const bool send_cont = code == opc::kSendMiddle || code == opc::kSendLast || code == opc::kSendLastImm;
-  const bool write_first = code == opc::kWriteFirst || code == opc::kWriteOnly || code == opc::kWriteOnlyImm;
-  const bool write_cont = code == opc::kWriteMiddle || code == opc::kWriteLast || code == opc::kWriteLastImm;
+  const bool send = op.op == ib::Op::Send && !op.invalidate;
+  const bool write = op.op == ib::Op::RdmaWrite;
+  const bool send_first = send && op.first(), send_cont = send && !op.first();
+  const bool write_first = write && op.first(), write_cont = write && !op.first();
   // Opcode sequence (IBA 9.8.3.1): middles and lasts continue a message.
-  if ((send_cont && !q.recv_active) || (write_cont && q.write_left == 0 && !q.recv_active && code == opc::kWriteMiddle) ||
+  if ((send_cont && !q.recv_active) || (write_cont && q.write_left == 0 && !q.recv_active && op.position == ib::Position::Middle) ||
       ((send_first || write_first) && (q.recv_active || q.write_left))) {
-    responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, f.psn);
+    responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
     return Step::Done;
   }
   const std::uint8_t* payload = pk.pkt->bytes.data() + pk.payload_at;
-  const bool imm_last = code == opc::kSendLastImm || code == opc::kSendOnlyImm || code == opc::kWriteLastImm ||
-                        code == opc::kWriteOnlyImm;
+  const bool imm_last = (send || write) && op.immediate;
   if (send_first) {
     bool ok = false;
     if (start_receive(pk, q, ok) == Step::Stall) return Step::Stall;
     if (!ok && !q.recv_length_error) {
       // No receive WQE: Receiver Not Ready; the requester retries later
       // (UC just loses the message).
-      nak(q, static_cast<std::uint8_t>(aeth::kRnrNak | (q.min_rnr_timer & 0x1f)), f.psn);
+      nak(q, static_cast<std::uint8_t>(aeth::kRnrNak | (q.min_rnr_timer & 0x1f)), psn);
       if (q.type != QpType::Rc) {
-        q.expected_psn = psn_add(f.psn, 1);
+        q.expected_psn = psn_add(psn, 1);
         ++hca_.mutable_stats().rx_dropped;
       }
       return Step::Done;
     }
     if (!ok) {
-      responder_error(q, Event::WqAccessError, aeth::kNakRemoteOp, f.psn);
+      responder_error(q, Event::WqAccessError, aeth::kNakRemoteOp, psn);
       return Step::Done;
     }
   }
@@ -394,38 +397,37 @@ RecvEngine::Step RecvEngine::rc_request(Pending& pk, QpCtx& q) {
     }
     q.recv_offset += pk.payload_len;
     hca_.mutable_stats().rx_bytes += pk.payload_len;
-    const bool last = code == opc::kSendOnly || code == opc::kSendOnlyImm || code == opc::kSendLast ||
-                      code == opc::kSendLastImm;
+    const bool last = op.last();
     if (q.recv_length_error) {
-      recv_cqe(q, q.recv_wr_id, CqeStatus::LocalLengthError, static_cast<std::uint32_t>(q.recv_offset), &f,
+      recv_cqe(q, q.recv_wr_id, CqeStatus::LocalLengthError, static_cast<std::uint32_t>(q.recv_offset), &pk,
                static_cast<std::uint8_t>(cqe::RecvOp::Send), false);
       q.recv_active = false;
-      responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, f.psn);
+      responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
       return Step::Done;
     }
     if (last) {
-      recv_cqe(q, q.recv_wr_id, CqeStatus::Success, static_cast<std::uint32_t>(q.recv_offset), &f,
-               static_cast<std::uint8_t>(cqe::RecvOp::Send), f.solicited);
+      recv_cqe(q, q.recv_wr_id, CqeStatus::Success, static_cast<std::uint32_t>(q.recv_offset), &pk,
+               static_cast<std::uint8_t>(cqe::RecvOp::Send), h.bth.se);
       q.recv_active = false;
       q.msn = (q.msn + 1) & 0xffffff;
     }
   } else if (write_first || write_cont) {
     if (write_first) {
       if (!(q.access & mpt::kRemoteWrite)) {
-        responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, f.psn);
+        responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
         return Step::Done;
       }
       q.recv_ranges.clear();
-      if (hca_.tpt().translate(f.reth_rkey, q.pd, f.reth_va, f.reth_len, mpt::kRemoteWrite, q.qpn, q.recv_ranges) !=
+      if (hca_.tpt().translate(h.ext.reth.r_key, q.pd, h.ext.reth.va, h.ext.reth.dma_len, mpt::kRemoteWrite, q.qpn, q.recv_ranges) !=
           TptResult::Ok) {
-        responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, f.psn);
+        responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
         return Step::Done;
       }
-      q.write_left = f.reth_len;
+      q.write_left = h.ext.reth.dma_len;
       q.recv_offset = 0;
     }
     if (pk.payload_len > q.write_left) {
-      responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, f.psn);
+      responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
       return Step::Done;
     }
     if (imm_last) {
@@ -435,14 +437,14 @@ RecvEngine::Step RecvEngine::rc_request(Pending& pk, QpCtx& q) {
       const std::uint64_t off = q.recv_offset;
       if (start_receive(pk, q, ok) == Step::Stall) return Step::Stall;
       if (!ok) {
-        nak(q, static_cast<std::uint8_t>(aeth::kRnrNak | (q.min_rnr_timer & 0x1f)), f.psn);
+        nak(q, static_cast<std::uint8_t>(aeth::kRnrNak | (q.min_rnr_timer & 0x1f)), psn);
         q.recv_ranges = ranges;
         q.recv_offset = off;
         return Step::Done;
       }
       scatter(pk, q, ranges, off, payload, pk.payload_len);
-      recv_cqe(q, q.recv_wr_id, CqeStatus::Success, 0, &f, static_cast<std::uint8_t>(cqe::RecvOp::RdmaWriteImm),
-               f.solicited);
+      recv_cqe(q, q.recv_wr_id, CqeStatus::Success, 0, &pk, static_cast<std::uint8_t>(cqe::RecvOp::RdmaWriteImm),
+               h.bth.se);
       q.recv_active = false;
       q.write_left = 0;
       q.msn = (q.msn + 1) & 0xffffff;
@@ -450,56 +452,57 @@ RecvEngine::Step RecvEngine::rc_request(Pending& pk, QpCtx& q) {
       scatter(pk, q, q.recv_ranges, q.recv_offset, payload, pk.payload_len);
       q.recv_offset += pk.payload_len;
       q.write_left -= pk.payload_len;
-      if (code == opc::kWriteOnly || code == opc::kWriteLast) {
+      if (op.last()) {
         q.write_left = 0;
         q.msn = (q.msn + 1) & 0xffffff;
       }
     }
     hca_.mutable_stats().rx_bytes += pk.payload_len;
-  } else if (code == opc::kReadRequest) {
+  } else if (op.op == ib::Op::RdmaReadRequest) {
     if (!(q.access & mpt::kRemoteRead) || q.reads_in_progress >= std::max<std::uint32_t>(1, q.resp_res)) {
       responder_error(q, Event::WqInvalidRequest,
-                      (q.access & mpt::kRemoteRead) ? aeth::kNakInvalidReq : aeth::kNakRemoteAccess, f.psn);
+                      (q.access & mpt::kRemoteRead) ? aeth::kNakInvalidReq : aeth::kNakRemoteAccess, psn);
       return Step::Done;
     }
     std::vector<HostRange> ranges;
-    if (hca_.tpt().translate(f.reth_rkey, q.pd, f.reth_va, f.reth_len, mpt::kRemoteRead, q.qpn, ranges) !=
+    if (hca_.tpt().translate(h.ext.reth.r_key, q.pd, h.ext.reth.va, h.ext.reth.dma_len, mpt::kRemoteRead, q.qpn, ranges) !=
         TptResult::Ok) {
-      responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, f.psn);
+      responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
       return Step::Done;
     }
     const std::uint32_t mtu = 128u << q.mtu;
-    const std::uint32_t npsn = std::max<std::uint32_t>(1, (f.reth_len + mtu - 1) / mtu);
+    const std::uint32_t npsn = std::max<std::uint32_t>(1, (h.ext.reth.dma_len + mtu - 1) / mtu);
     ++q.reads_in_progress;
     q.msn = (q.msn + 1) & 0xffffff;
-    se.send_read_response(q, f.psn, std::move(ranges), f.reth_len);
+    se.send_read_response(q, psn, std::move(ranges), h.ext.reth.dma_len);
     q.expected_psn = psn_add(q.expected_psn, npsn);
     q.nak_sent = false;
     return Step::Done;
-  } else if (code == opc::kCompareSwap || code == opc::kFetchAdd) {
+  } else if (op.atomic) {
     return atomic(pk, q);
   } else {
-    responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, f.psn);
+    responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
     return Step::Done;
   }
   q.expected_psn = psn_add(q.expected_psn, 1);
   q.nak_sent = false;
-  if (q.type == QpType::Rc && (f.ack_req || ++q.unacked_packets >= hca_.params().ack_coalesce)) {
+  if (q.type == QpType::Rc && (h.bth.a || ++q.unacked_packets >= hca_.params().ack_coalesce)) {
     q.unacked_packets = 0;
-    se.send_ack(q, aeth::kAck | aeth::kNoCredits, f.psn, q.msn);
+    se.send_ack(q, aeth::kAck | aeth::kNoCredits, psn, q.msn);
   }
   return Step::Done;
 }
 
 RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
-  PacketFields& f = pk.f;
+  const ib::AtomicEth& f = pk.h.ext.atomic_eth;
+  const std::uint32_t psn = pk.h.bth.psn;
   if (!atomic_.active) {
     std::vector<HostRange> ranges;
-    if (!(q.access & mpt::kRemoteAtomic) || (f.atomic_va & 7) ||
-        hca_.tpt().translate(f.atomic_rkey, q.pd, f.atomic_va, 8, mpt::kRemoteAtomic, q.qpn, ranges) !=
+    if (!(q.access & mpt::kRemoteAtomic) || (f.va & 7) ||
+        hca_.tpt().translate(f.r_key, q.pd, f.va, 8, mpt::kRemoteAtomic, q.qpn, ranges) !=
             TptResult::Ok ||
         ranges.size() != 1) {
-      responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, f.psn);
+      responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
       return Step::Done;
     }
     // Read-modify-write by DMA; no other packet is processed meanwhile, so
@@ -520,9 +523,9 @@ RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
   if (!atomic_.done) return Step::Stall;
   std::uint64_t old;
   std::memcpy(&old, atomic_.old_value, 8);
-  const std::uint64_t result = (f.opcode & 0x1f) == opc::kCompareSwap
-                                   ? (old == f.atomic_compare ? f.atomic_swap_add : old)
-                                   : old + f.atomic_swap_add;
+  const std::uint64_t result = pk.op->op == ib::Op::CompareSwap
+                                   ? (old == f.compare ? f.swap_add : old)
+                                   : old + f.swap_add;
   // The write reads its source at completion time, after the next atomic
   // may have started: each result gets its own staging buffer.
   std::uint8_t* value = hca_.scratch();
@@ -543,41 +546,38 @@ RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
                                      new Write{this, pk.pkt, value}, 0});
   atomic_.active = false;
   q.msn = (q.msn + 1) & 0xffffff;
-  hca_.send_engine().send_atomic_ack(q, f.psn, q.msn, old);
+  hca_.send_engine().send_atomic_ack(q, psn, q.msn, old);
   q.expected_psn = psn_add(q.expected_psn, 1);
   q.nak_sent = false;
   return Step::Done;
 }
 
 RecvEngine::Step RecvEngine::uc_request(Pending& pk, QpCtx& q) {
-  PacketFields& f = pk.f;
-  const std::uint8_t code = f.opcode & 0x1f;
-  const bool first = code == opc::kSendFirst || code == opc::kSendOnly || code == opc::kSendOnlyImm ||
-                     code == opc::kWriteFirst || code == opc::kWriteOnly || code == opc::kWriteOnlyImm;
-  if (f.psn != q.expected_psn) {
+  const std::uint32_t psn = pk.h.bth.psn;
+  const bool first = pk.op->first();
+  if (psn != q.expected_psn) {
     // A lost packet: the message in progress is dropped silently (no
     // completion); the next first/only packet starts afresh.
     q.recv_active = false;
     q.write_left = 0;
     if (!first) {
-      q.expected_psn = psn_add(f.psn, 1);
+      q.expected_psn = psn_add(psn, 1);
       return Step::Done;
     }
   }
   // In sequence now: the RC steps apply, minus everything that answers the
   // requester (nak() and responder_error() know UC sends nothing back).
-  q.expected_psn = f.psn;
+  q.expected_psn = psn;
   return rc_request(pk, q);
 }
 
 RecvEngine::Step RecvEngine::ud_request(Pending& pk, QpCtx& q) {
-  PacketFields& f = pk.f;
-  const std::uint8_t code = f.opcode & 0x1f;
-  if (code != opc::kSendOnly && code != opc::kSendOnlyImm) {
+  const ib::PacketHeaders& h = pk.h;
+  if (pk.op->op != ib::Op::Send || pk.op->position != ib::Position::Only) {
     ++hca_.mutable_stats().rx_dropped;
     return Step::Done;
   }
-  if (q.type != QpType::Qp0 && f.deth_qkey != q.qkey) {  // QP0 ignores Q_Keys (IBA 10.2.4)
+  if (q.type != QpType::Qp0 && h.ext.deth.q_key != q.qkey) {  // QP0 ignores Q_Keys (IBA 10.2.4)
     ++hca_.mutable_stats().qkey_violations;
     ++hca_.port_state(q.port).qkey_violations;
     return Step::Done;
@@ -592,15 +592,15 @@ RecvEngine::Step RecvEngine::ud_request(Pending& pk, QpCtx& q) {
   // The first 40 bytes of a UD receive buffer hold the GRH (when present).
   const std::uint32_t total = kGrhBytes + static_cast<std::uint32_t>(pk.payload_len);
   if (total > q.recv_capacity) {
-    recv_cqe(q, q.recv_wr_id, CqeStatus::LocalLengthError, total, &f, static_cast<std::uint8_t>(cqe::RecvOp::Send),
+    recv_cqe(q, q.recv_wr_id, CqeStatus::LocalLengthError, total, &pk, static_cast<std::uint8_t>(cqe::RecvOp::Send),
              false);
     q.recv_active = false;
     return Step::Done;
   }
-  if (f.grh) scatter(pk, q, q.recv_ranges, 0, pk.pkt->bytes.data() + kLrhBytes, kGrhBytes);  // GRH follows the LRH
+  if (h.grh) scatter(pk, q, q.recv_ranges, 0, pk.pkt->bytes.data() + kLrhBytes, kGrhBytes);  // GRH follows the LRH
   scatter(pk, q, q.recv_ranges, kGrhBytes, pk.pkt->bytes.data() + pk.payload_at, pk.payload_len);
   hca_.mutable_stats().rx_bytes += pk.payload_len;
-  recv_cqe(q, q.recv_wr_id, CqeStatus::Success, total, &f, static_cast<std::uint8_t>(cqe::RecvOp::Send), f.solicited);
+  recv_cqe(q, q.recv_wr_id, CqeStatus::Success, total, &pk, static_cast<std::uint8_t>(cqe::RecvOp::Send), h.bth.se);
   q.recv_active = false;
   return Step::Done;
 }

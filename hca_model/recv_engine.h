@@ -34,7 +34,8 @@ class RecvEngine {
     fabric::Port* port = nullptr;
     fabric::Packet* pkt = nullptr;
     bool decoded = false;
-    PacketFields f;
+    ib::PacketHeaders h;
+    const ib::OpcodeInfo* op = nullptr;  // of a decoded packet
     std::size_t payload_at = 0, payload_len = 0;
     std::size_t mcast_next = 0;  // multicast: members already delivered
   };
@@ -55,7 +56,7 @@ class RecvEngine {
   bool scatter(Pending& pk, QpCtx& q, const std::vector<HostRange>& ranges, std::uint64_t offset,
                const std::uint8_t* data, std::size_t len);
   void write_bytes(Pending& pk, std::uint64_t addr, const std::uint8_t* data, std::size_t len);
-  void recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::uint32_t byte_len, const PacketFields* f,
+  void recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::uint32_t byte_len, const Pending* pk,
                 std::uint8_t opcode, bool solicited);
   void prefetch(QpCtx& q);
   void rq_fetched(std::uint32_t qpn, std::uint32_t epoch, bool ok);

@@ -16,10 +16,37 @@
 #include "core/ring.h"
 #include "core/units.h"
 #include "core/wakeups.h"
+#include "hca_model/engine_steps.h"
 #include "hca_model/hca.h"
 #include "hca_model/packet_io.h"
 
 namespace nicsim::hca {
+
+// The requester's steps (SendEngine::build_request), X(Step, function), in
+// the order a packet usually takes them, then where it stops.
+#define NICSIM_HCA_REQUESTER_STEPS(X)                                                          \
+  X(ChkState, chk_state)          /* only RTS and SQD send, and not during an RNR wait */      \
+  X(Flush, flush_sq)              /* Error, SQE: fetched WQEs complete with a flush error */  \
+  X(GetWqe, get_wqe)              /* the WQE to packetise; fetch more when there is none */   \
+  X(ChkFence, chk_fence)          /* SQD starts no message; a fenced one waits for reads */   \
+  X(LocalOp, local_op)            /* NOP, window bind: complete in order without a packet */  \
+  X(ChkReadLimit, chk_read_limit) /* reads and atomics in flight within the initiator depth */ \
+  X(ReadRequest, read_request)    /* an RDMA read or atomic request packet */                 \
+  X(Segment, segment)             /* the next MTU of a send or write: opcode, PSN, headers */ \
+  X(Gather, gather_payload)       /* its payload, by DMA through the TPT */                   \
+  X(Advance, advance)             /* PSN and bytes sent; a UC/UD message completes */         \
+  X(ArmTimer, arm_ack_timer)      /* RC: the ACK timer runs while requests are unanswered */
+#define NICSIM_HCA_REQUESTER_ENDS(E) E(Built) E(Idle)
+enum class ReqStep : std::uint8_t {
+  NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_ENUM) NICSIM_HCA_REQUESTER_ENDS(NICSIM_HCA_END_ENUM)
+};
+inline constexpr const char* kReqStepNames[] = {
+    NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_NAME) NICSIM_HCA_REQUESTER_ENDS(NICSIM_HCA_END_NAME)};
+
+// The transport a QP's packets use (QP0 and QP1 send datagrams).
+inline ib::Transport transport_of(QpType t) {
+  return t == QpType::Rc ? ib::Transport::RC : t == QpType::Uc ? ib::Transport::UC : ib::Transport::UD;
+}
 
 class SendEngine {
  public:
@@ -33,10 +60,10 @@ class SendEngine {
   void reset(QpCtx& q);  // everything is dropped without completions
 
   // Completer: responses arriving for this QP's requests.
-  void on_ack(QpCtx& q, const PacketFields& f);
-  void on_read_response(QpCtx& q, const PacketFields& f, const std::uint8_t* payload, std::size_t len,
-                        fabric::Packet* holder);
-  void on_atomic_ack(QpCtx& q, const PacketFields& f);
+  void on_ack(QpCtx& q, const ib::PacketHeaders& h);
+  void on_read_response(QpCtx& q, const ib::PacketHeaders& h, const ib::OpcodeInfo& op, const std::uint8_t* payload,
+                        std::size_t len, fabric::Packet* holder);
+  void on_atomic_ack(QpCtx& q, const ib::PacketHeaders& h);
 
   // Responder output.
   void send_ack(QpCtx& q, std::uint8_t syndrome, std::uint32_t psn, std::uint32_t msn);
@@ -74,18 +101,49 @@ class SendEngine {
     std::uint32_t next_psn = 0;
   };
 
+  // The requester's context while it builds one packet of a QP.
+  struct Req {
+    QpCtx& q;
+    QpState st = QpState::Reset;
+    SendWqe* w = nullptr;
+    Assembly* a = nullptr;
+    std::uint64_t offset = 0;  // of the packet's payload in the message
+    std::uint32_t len = 0;
+    std::uint32_t psn = 0;
+    bool last = false;
+  };
+
   void schedule(Tick at);
   void pump_due();
   void pump();
   bool build_response();
+  void build_ack(QpCtx& q, ib::PacketHeaders& h, const Response& r);
+  void build_atomic_ack(QpCtx& q, ib::PacketHeaders& h, const Response& r);
+  void build_read_data(QpCtx& q, ib::PacketHeaders& h, Response& r);
+  // The requester: one packet (or none) of the QP's send queue.
   bool build_request(QpCtx& q);
+  ReqStep chk_state(Req& r);
+  ReqStep flush_sq(Req& r);
+  ReqStep get_wqe(Req& r);
+  ReqStep chk_fence(Req& r);
+  ReqStep local_op(Req& r);
+  ReqStep chk_read_limit(Req& r);
+  ReqStep read_request(Req& r);
+  ReqStep segment(Req& r);
+  ReqStep gather_payload(Req& r);
+  ReqStep advance(Req& r);
+  ReqStep arm_ack_timer(Req& r);
+  ib::PacketHeaders request_headers(QpCtx& q, const SendWqe& w);
   void fetch_wqe(QpCtx& q);
+  void wqes_read(std::uint64_t arg);
   void wqe_fetched(QpCtx& q, std::uint8_t* buf, bool ok);
+  CqeStatus parse_wqe(QpCtx& q, SendWqe& w, const std::uint8_t* b, bool ok);
+  CqeStatus parse_data(QpCtx& q, SendWqe& w, const std::uint8_t* b);
   bool gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t offset, std::uint32_t len);
-  Assembly& start_packet(QpCtx& q, PacketFields& f, std::uint32_t payload);
-  void fill_route(QpCtx& q, PacketFields& f, const AddressVector& av);
+  Assembly& start_packet(QpCtx& q, const ib::PacketHeaders& h, std::uint32_t payload);
+  void fill_route(QpCtx& q, ib::PacketHeaders& h, const AddressVector& av);
   void drain_assembly();
-  static void payload_read_done(void* self, std::uint64_t arg);
+  void payload_read_done(std::uint64_t arg);
   void hold_wqe(Assembly& a, QpCtx& q, SendWqe& w);
   void wqe_reads_done(const Assembly& a);
   static SendWqe* find_wqe(QpCtx& q, std::uint32_t index);
