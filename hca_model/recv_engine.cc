@@ -11,11 +11,6 @@
 
 namespace nicsim::hca {
 
-namespace {
-constexpr std::uint32_t kGrhBytes = 40;
-constexpr std::uint32_t kLrhBytes = 8;
-}  // namespace
-
 RecvEngine::RecvEngine(Hca& hca) : hca_(hca) {}
 
 RecvEngine::~RecvEngine() {
@@ -129,7 +124,7 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
         continue;
       // A node does not receive its own multicast on the QP that sent it.
       if (pk.h.lrh.slid == hca_.port_lid(port) && pk.h.ext.deth.src_qp == q->qpn) continue;
-      if (ud_request(pk, *q) == Step::Stall) return Step::Stall;
+      if (respond(pk, *q) == Step::Stall) return Step::Stall;
     }
     return Step::Done;
   }
@@ -170,9 +165,7 @@ RecvEngine::Step RecvEngine::deliver(Pending& pk, QpCtx& q) {
     established_[q.qpn] = true;
     hca_.post_event(Event::CommEstablished, q.qpn);
   }
-  if (q.type == QpType::Rc) return rc_request(pk, q);
-  if (q.type == QpType::Uc) return uc_request(pk, q);
-  return ud_request(pk, q);
+  return respond(pk, q);
 }
 
 // ---- receive WQEs ------------------------------------------------------------
@@ -188,13 +181,13 @@ void RecvEngine::prefetch(QpCtx& q) {
   pf.buf.assign(q.rq.stride(), 0);
   const std::uint64_t arg = (static_cast<std::uint64_t>(q.epoch) << 32) | q.qpn;
   hca_.bus().dma_read("hca.rwqe", q.rq.addr(q.rq.consumer), pf.buf.data(), pf.buf.size(),
-                      host::DmaDone{[](void* o, std::uint64_t a) {
-                                      static_cast<RecvEngine*>(o)->rq_fetched(
-                                          static_cast<std::uint32_t>(a & kMaxQpn),
-                                          static_cast<std::uint32_t>((a & ~host::kDmaFailedBit) >> 32),
-                                          !(a & host::kDmaFailedBit));
-                                    },
-                                    this, arg});
+                      host::DmaDone{member_fn<&RecvEngine::rwqe_read>(), this, arg});
+}
+
+// arg: the QP's epoch when the read was asked for, and its QPN.
+void RecvEngine::rwqe_read(std::uint64_t arg) {
+  rq_fetched(static_cast<std::uint32_t>(arg & kMaxQpn), static_cast<std::uint32_t>((arg & ~host::kDmaFailedBit) >> 32),
+             !(arg & host::kDmaFailedBit));
 }
 
 void RecvEngine::rq_fetched(std::uint32_t qpn, std::uint32_t epoch, bool ok) {
@@ -262,11 +255,12 @@ RecvEngine::Step RecvEngine::start_receive(Pending& pk, QpCtx& q, bool& ok) {
 void RecvEngine::write_bytes(Pending& pk, std::uint64_t addr, const std::uint8_t* data, std::size_t len) {
   ++pk.pkt->device_refs;
   hca_.bus().dma_write("hca.rx", addr, data, len,
-                       host::DmaDone{[](void* o, std::uint64_t a) {
-                                       static_cast<RecvEngine*>(o)->free_packet(
-                                           reinterpret_cast<fabric::Packet*>(a & ~host::kDmaFailedBit));
-                                     },
-                                     this, reinterpret_cast<std::uint64_t>(pk.pkt)});
+                       host::DmaDone{member_fn<&RecvEngine::payload_written>(), this,
+                                     reinterpret_cast<std::uint64_t>(pk.pkt)});
+}
+
+void RecvEngine::payload_written(std::uint64_t packet) {
+  free_packet(reinterpret_cast<fabric::Packet*>(packet & ~host::kDmaFailedBit));
 }
 
 // Writes data at `offset` of the buffer described by `ranges`. False if it
@@ -312,297 +306,6 @@ void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::
   }
   put(c, cqe::flags, flags);
   if (!hca_.write_cqe(q.recv_cqn, c, solicited)) hca_.release_scratch(c);
-}
-
-// ---- transports --------------------------------------------------------------
-
-void RecvEngine::nak(QpCtx& q, std::uint8_t syndrome, std::uint32_t psn) {
-  if (q.type == QpType::Rc) hca_.send_engine().send_ack(q, syndrome, psn, q.msn);
-}
-
-void RecvEngine::responder_error(QpCtx& q, Event event, std::uint8_t syndrome, std::uint32_t psn) {
-  if (q.type != QpType::Rc) {
-    // UC has no NAKs: the message is silently dropped (IBA 9.9.2).
-    q.recv_active = false;
-    q.write_left = 0;
-    ++hca_.mutable_stats().rx_dropped;
-    return;
-  }
-  nak(q, syndrome, psn);
-  hca_.post_event(event, q.qpn);
-  hca_.qp_to_error(q, "responder_error");
-}
-
-RecvEngine::Step RecvEngine::rc_request(Pending& pk, QpCtx& q) {
-  const ib::PacketHeaders& h = pk.h;
-  const ib::OpcodeInfo& op = *pk.op;
-  const std::uint32_t psn = h.bth.psn;
-  const std::int32_t d = psn_diff(psn, q.expected_psn);
-  SendEngine& se = hca_.send_engine();
-  if (d < 0) {
-    // Duplicate: the requester retried. Reads are executed again; anything
-    // else is acknowledged again.
-    if (op.op == ib::Op::RdmaReadRequest) {
-      std::vector<HostRange> ranges;
-      if (hca_.tpt().translate(h.ext.reth.r_key, q.pd, h.ext.reth.va, h.ext.reth.dma_len, mpt::kRemoteRead, q.qpn, ranges) ==
-          TptResult::Ok)
-        se.send_read_response(q, psn, std::move(ranges), h.ext.reth.dma_len);
-      return Step::Done;
-    }
-    se.send_ack(q, aeth::kAck | aeth::kNoCredits, psn_add(q.expected_psn, 0xffffff), q.msn);
-    return Step::Done;
-  }
-  if (d > 0) {
-    if (!q.nak_sent) {
-      q.nak_sent = true;
-      nak(q, aeth::kNakPsnSeq, q.expected_psn);
-    }
-    return Step::Done;
-  }
-  const bool send = op.op == ib::Op::Send && !op.invalidate;
-  const bool write = op.op == ib::Op::RdmaWrite;
-  const bool send_first = send && op.first(), send_cont = send && !op.first();
-  const bool write_first = write && op.first(), write_cont = write && !op.first();
-  // Opcode sequence (IBA 9.8.3.1): middles and lasts continue a message.
-  if ((send_cont && !q.recv_active) || (write_cont && q.write_left == 0 && !q.recv_active && op.position == ib::Position::Middle) ||
-      ((send_first || write_first) && (q.recv_active || q.write_left))) {
-    responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
-    return Step::Done;
-  }
-  const std::uint8_t* payload = pk.pkt->bytes.data() + pk.payload_at;
-  const bool imm_last = (send || write) && op.immediate;
-  if (send_first) {
-    bool ok = false;
-    if (start_receive(pk, q, ok) == Step::Stall) return Step::Stall;
-    if (!ok && !q.recv_length_error) {
-      // No receive WQE: Receiver Not Ready; the requester retries later
-      // (UC just loses the message).
-      nak(q, static_cast<std::uint8_t>(aeth::kRnrNak | (q.min_rnr_timer & 0x1f)), psn);
-      if (q.type != QpType::Rc) {
-        q.expected_psn = psn_add(psn, 1);
-        ++hca_.mutable_stats().rx_dropped;
-      }
-      return Step::Done;
-    }
-    if (!ok) {
-      responder_error(q, Event::WqAccessError, aeth::kNakRemoteOp, psn);
-      return Step::Done;
-    }
-  }
-  if (send_first || send_cont) {
-    if (q.recv_offset + pk.payload_len > q.recv_capacity) {
-      q.recv_length_error = true;
-    } else {
-      scatter(pk, q, q.recv_ranges, q.recv_offset, payload, pk.payload_len);
-    }
-    q.recv_offset += pk.payload_len;
-    hca_.mutable_stats().rx_bytes += pk.payload_len;
-    const bool last = op.last();
-    if (q.recv_length_error) {
-      recv_cqe(q, q.recv_wr_id, CqeStatus::LocalLengthError, static_cast<std::uint32_t>(q.recv_offset), &pk,
-               static_cast<std::uint8_t>(cqe::RecvOp::Send), false);
-      q.recv_active = false;
-      responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
-      return Step::Done;
-    }
-    if (last) {
-      recv_cqe(q, q.recv_wr_id, CqeStatus::Success, static_cast<std::uint32_t>(q.recv_offset), &pk,
-               static_cast<std::uint8_t>(cqe::RecvOp::Send), h.bth.se);
-      q.recv_active = false;
-      q.msn = (q.msn + 1) & 0xffffff;
-    }
-  } else if (write_first || write_cont) {
-    if (write_first) {
-      if (!(q.access & mpt::kRemoteWrite)) {
-        responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
-        return Step::Done;
-      }
-      q.recv_ranges.clear();
-      if (hca_.tpt().translate(h.ext.reth.r_key, q.pd, h.ext.reth.va, h.ext.reth.dma_len, mpt::kRemoteWrite, q.qpn, q.recv_ranges) !=
-          TptResult::Ok) {
-        responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
-        return Step::Done;
-      }
-      q.write_left = h.ext.reth.dma_len;
-      q.recv_offset = 0;
-    }
-    if (pk.payload_len > q.write_left) {
-      responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
-      return Step::Done;
-    }
-    if (imm_last) {
-      // RDMA write with immediate consumes a receive WQE for the immediate.
-      bool ok = false;
-      const auto ranges = q.recv_ranges;
-      const std::uint64_t off = q.recv_offset;
-      if (start_receive(pk, q, ok) == Step::Stall) return Step::Stall;
-      if (!ok) {
-        nak(q, static_cast<std::uint8_t>(aeth::kRnrNak | (q.min_rnr_timer & 0x1f)), psn);
-        q.recv_ranges = ranges;
-        q.recv_offset = off;
-        return Step::Done;
-      }
-      scatter(pk, q, ranges, off, payload, pk.payload_len);
-      recv_cqe(q, q.recv_wr_id, CqeStatus::Success, 0, &pk, static_cast<std::uint8_t>(cqe::RecvOp::RdmaWriteImm),
-               h.bth.se);
-      q.recv_active = false;
-      q.write_left = 0;
-      q.msn = (q.msn + 1) & 0xffffff;
-    } else {
-      scatter(pk, q, q.recv_ranges, q.recv_offset, payload, pk.payload_len);
-      q.recv_offset += pk.payload_len;
-      q.write_left -= pk.payload_len;
-      if (op.last()) {
-        q.write_left = 0;
-        q.msn = (q.msn + 1) & 0xffffff;
-      }
-    }
-    hca_.mutable_stats().rx_bytes += pk.payload_len;
-  } else if (op.op == ib::Op::RdmaReadRequest) {
-    if (!(q.access & mpt::kRemoteRead) || q.reads_in_progress >= std::max<std::uint32_t>(1, q.resp_res)) {
-      responder_error(q, Event::WqInvalidRequest,
-                      (q.access & mpt::kRemoteRead) ? aeth::kNakInvalidReq : aeth::kNakRemoteAccess, psn);
-      return Step::Done;
-    }
-    std::vector<HostRange> ranges;
-    if (hca_.tpt().translate(h.ext.reth.r_key, q.pd, h.ext.reth.va, h.ext.reth.dma_len, mpt::kRemoteRead, q.qpn, ranges) !=
-        TptResult::Ok) {
-      responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
-      return Step::Done;
-    }
-    const std::uint32_t mtu = 128u << q.mtu;
-    const std::uint32_t npsn = std::max<std::uint32_t>(1, (h.ext.reth.dma_len + mtu - 1) / mtu);
-    ++q.reads_in_progress;
-    q.msn = (q.msn + 1) & 0xffffff;
-    se.send_read_response(q, psn, std::move(ranges), h.ext.reth.dma_len);
-    q.expected_psn = psn_add(q.expected_psn, npsn);
-    q.nak_sent = false;
-    return Step::Done;
-  } else if (op.atomic) {
-    return atomic(pk, q);
-  } else {
-    responder_error(q, Event::WqInvalidRequest, aeth::kNakInvalidReq, psn);
-    return Step::Done;
-  }
-  q.expected_psn = psn_add(q.expected_psn, 1);
-  q.nak_sent = false;
-  if (q.type == QpType::Rc && (h.bth.a || ++q.unacked_packets >= hca_.params().ack_coalesce)) {
-    q.unacked_packets = 0;
-    se.send_ack(q, aeth::kAck | aeth::kNoCredits, psn, q.msn);
-  }
-  return Step::Done;
-}
-
-RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
-  const ib::AtomicEth& f = pk.h.ext.atomic_eth;
-  const std::uint32_t psn = pk.h.bth.psn;
-  if (!atomic_.active) {
-    std::vector<HostRange> ranges;
-    if (!(q.access & mpt::kRemoteAtomic) || (f.va & 7) ||
-        hca_.tpt().translate(f.r_key, q.pd, f.va, 8, mpt::kRemoteAtomic, q.qpn, ranges) !=
-            TptResult::Ok ||
-        ranges.size() != 1) {
-      responder_error(q, Event::WqAccessError, aeth::kNakRemoteAccess, psn);
-      return Step::Done;
-    }
-    // Read-modify-write by DMA; no other packet is processed meanwhile, so
-    // the operation is atomic with respect to this HCA.
-    atomic_ = AtomicOp{};
-    atomic_.active = true;
-    atomic_.host_addr = ranges[0].addr;
-    hca_.bus().dma_read("hca.atomic", atomic_.host_addr, atomic_.old_value, 8,
-                        host::DmaDone{[](void* o, std::uint64_t) {
-                                        auto* e = static_cast<RecvEngine*>(o);
-                                        e->atomic_.done = true;
-                                        e->stalled_ = false;
-                                        e->schedule(now() + e->hca_.clock_cycles(e->hca_.params().atomic_cycles));
-                                      },
-                                      this, 0});
-    return Step::Stall;
-  }
-  if (!atomic_.done) return Step::Stall;
-  std::uint64_t old;
-  std::memcpy(&old, atomic_.old_value, 8);
-  const std::uint64_t result = pk.op->op == ib::Op::CompareSwap
-                                   ? (old == f.compare ? f.swap_add : old)
-                                   : old + f.swap_add;
-  // The write reads its source at completion time, after the next atomic
-  // may have started: each result gets its own staging buffer.
-  std::uint8_t* value = hca_.scratch();
-  std::memcpy(value, &result, 8);
-  struct Write {
-    RecvEngine* engine;
-    fabric::Packet* pkt;
-    std::uint8_t* value;
-  };
-  ++pk.pkt->device_refs;
-  hca_.bus().dma_write("hca.atomic", atomic_.host_addr, value, 8,
-                       host::DmaDone{[](void* o, std::uint64_t) {
-                                       auto* w = static_cast<Write*>(o);
-                                       w->engine->hca_.release_scratch(w->value);
-                                       w->engine->free_packet(w->pkt);
-                                       delete w;
-                                     },
-                                     new Write{this, pk.pkt, value}, 0});
-  atomic_.active = false;
-  q.msn = (q.msn + 1) & 0xffffff;
-  hca_.send_engine().send_atomic_ack(q, psn, q.msn, old);
-  q.expected_psn = psn_add(q.expected_psn, 1);
-  q.nak_sent = false;
-  return Step::Done;
-}
-
-RecvEngine::Step RecvEngine::uc_request(Pending& pk, QpCtx& q) {
-  const std::uint32_t psn = pk.h.bth.psn;
-  const bool first = pk.op->first();
-  if (psn != q.expected_psn) {
-    // A lost packet: the message in progress is dropped silently (no
-    // completion); the next first/only packet starts afresh.
-    q.recv_active = false;
-    q.write_left = 0;
-    if (!first) {
-      q.expected_psn = psn_add(psn, 1);
-      return Step::Done;
-    }
-  }
-  // In sequence now: the RC steps apply, minus everything that answers the
-  // requester (nak() and responder_error() know UC sends nothing back).
-  q.expected_psn = psn;
-  return rc_request(pk, q);
-}
-
-RecvEngine::Step RecvEngine::ud_request(Pending& pk, QpCtx& q) {
-  const ib::PacketHeaders& h = pk.h;
-  if (pk.op->op != ib::Op::Send || pk.op->position != ib::Position::Only) {
-    ++hca_.mutable_stats().rx_dropped;
-    return Step::Done;
-  }
-  if (q.type != QpType::Qp0 && h.ext.deth.q_key != q.qkey) {  // QP0 ignores Q_Keys (IBA 10.2.4)
-    ++hca_.mutable_stats().qkey_violations;
-    ++hca_.port_state(q.port).qkey_violations;
-    return Step::Done;
-  }
-  bool ok = false;
-  if (start_receive(pk, q, ok) == Step::Stall) return Step::Stall;
-  if (!ok) {
-    // UD has no RNR: without a receive WQE the datagram is dropped.
-    ++hca_.mutable_stats().rx_dropped;
-    return Step::Done;
-  }
-  // The first 40 bytes of a UD receive buffer hold the GRH (when present).
-  const std::uint32_t total = kGrhBytes + static_cast<std::uint32_t>(pk.payload_len);
-  if (total > q.recv_capacity) {
-    recv_cqe(q, q.recv_wr_id, CqeStatus::LocalLengthError, total, &pk, static_cast<std::uint8_t>(cqe::RecvOp::Send),
-             false);
-    q.recv_active = false;
-    return Step::Done;
-  }
-  if (h.grh) scatter(pk, q, q.recv_ranges, 0, pk.pkt->bytes.data() + kLrhBytes, kGrhBytes);  // GRH follows the LRH
-  scatter(pk, q, q.recv_ranges, kGrhBytes, pk.pkt->bytes.data() + pk.payload_at, pk.payload_len);
-  hca_.mutable_stats().rx_bytes += pk.payload_len;
-  recv_cqe(q, q.recv_wr_id, CqeStatus::Success, total, &pk, static_cast<std::uint8_t>(cqe::RecvOp::Send), h.bth.se);
-  q.recv_active = false;
-  return Step::Done;
 }
 
 // ---- flush and reset ---------------------------------------------------------
