@@ -150,14 +150,7 @@ RecvEngine::Step RecvEngine::deliver(Pending& pk, QpCtx& q) {
     return Step::Done;
   }
   if (op.transport == ib::Transport::RC && !op.request) {
-    SendEngine& se = hca_.send_engine();
-    if (op.op == ib::Op::Acknowledge) se.on_ack(q, pk.h);
-    else if (op.op == ib::Op::AtomicAcknowledge) se.on_atomic_ack(q, pk.h);
-    else {
-      // Read-response data is AETH-acknowledged as well: the payload goes
-      // to the requester's buffers by DMA straight from this packet.
-      se.on_read_response(q, pk.h, op, pk.pkt->bytes.data() + pk.payload_at, pk.payload_len, pk.pkt);
-    }
+    hca_.send_engine().on_response(q, pk.h, op, pk.pkt->bytes.data() + pk.payload_at, pk.payload_len, pk.pkt);
     return Step::Done;
   }
   if (q.state() == QpState::Error) return Step::Done;

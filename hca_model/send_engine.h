@@ -43,6 +43,32 @@ enum class ReqStep : std::uint8_t {
 inline constexpr const char* kReqStepNames[] = {
     NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_NAME) NICSIM_HCA_REQUESTER_ENDS(NICSIM_HCA_END_NAME)};
 
+// The completer's steps (SendEngine::on_response), X(Step, function), for a
+// response to the QP's requests: an ACK or NAK, a read response, an atomic
+// ACK.
+#define NICSIM_HCA_COMPLETER_STEPS(X)                                                               \
+  X(GetAck, get_ack)               /* RC QPs not in Error or Reset take responses; which kind */   \
+  X(AckWqes, ack_wqes)             /* an ACK or NAK acknowledges the WQEs before its PSN */        \
+  X(ChkAck, chk_ack)               /* its AETH: ACK, RNR NAK, PSN sequence NAK or another NAK */   \
+  X(ImplicitAck, implicit_ack)     /* a read response or atomic ACK acknowledges earlier sends */  \
+  X(ChkWqe, chk_wqe)               /* the oldest unfinished read or atomic is what it answers */   \
+  X(ChkPsn, chk_response_psn)      /* read responses in order; one ahead re-requests the read */   \
+  X(ChkLength, chk_read_length)    /* read data within the read's length */                       \
+  X(Read, read_data)               /* read data to the local buffers by DMA, through the TPT */    \
+  X(Atomic, atomic_data)           /* the original value to the local buffer */                   \
+  X(CompWqe, comp_wqe)             /* the read or atomic completes */                             \
+  X(UpdateComp, update_comp)       /* the ACK timer for what is still in flight; requester on */   \
+  X(RnrRetry, rnr_retry)           /* RNR NAK: wait out its timer, or fail with retries spent */   \
+  X(ErrorRetry, error_retry)       /* PSN sequence NAK: resend from there, or fail with retries spent */ \
+  X(Error, comp_error)             /* other NAKs fail the oldest WQE with their status */          \
+  X(Retire, retire)                /* CQEs for the completed WQEs at the head */
+#define NICSIM_HCA_COMPLETER_ENDS(E) E(Done)
+enum class CompStep : std::uint8_t {
+  NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_ENUM) NICSIM_HCA_COMPLETER_ENDS(NICSIM_HCA_END_ENUM)
+};
+inline constexpr const char* kCompStepNames[] = {
+    NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_NAME) NICSIM_HCA_COMPLETER_ENDS(NICSIM_HCA_END_NAME)};
+
 // The transport a QP's packets use (QP0 and QP1 send datagrams).
 inline ib::Transport transport_of(QpType t) {
   return t == QpType::Rc ? ib::Transport::RC : t == QpType::Uc ? ib::Transport::UC : ib::Transport::UD;
@@ -59,19 +85,17 @@ class SendEngine {
   void flush(QpCtx& q);  // every WQE completes with WrFlushError
   void reset(QpCtx& q);  // everything is dropped without completions
 
-  // Completer: responses arriving for this QP's requests.
-  void on_ack(QpCtx& q, const ib::PacketHeaders& h);
-  void on_read_response(QpCtx& q, const ib::PacketHeaders& h, const ib::OpcodeInfo& op, const std::uint8_t* payload,
-                        std::size_t len, fabric::Packet* holder);
-  void on_atomic_ack(QpCtx& q, const ib::PacketHeaders& h);
+  // Completer: a response to this QP's requests (ACK or NAK, read response,
+  // atomic ACK). A read response's payload goes to the requester's buffers
+  // by DMA straight from `holder`, the packet that carries it.
+  void on_response(QpCtx& q, const ib::PacketHeaders& h, const ib::OpcodeInfo& op, const std::uint8_t* payload,
+                   std::size_t len, fabric::Packet* holder);
 
   // Responder output.
   void send_ack(QpCtx& q, std::uint8_t syndrome, std::uint32_t psn, std::uint32_t msn);
   void send_read_response(QpCtx& q, std::uint32_t first_psn, std::vector<HostRange> ranges, std::uint64_t length);
   void send_atomic_ack(QpCtx& q, std::uint32_t psn, std::uint32_t msn, std::uint64_t original);
 
-  // DMA bookkeeping for packets whose bytes are read by in-flight DMA.
-  void packet_dma_done(fabric::Packet* p);
 
   // The QP's timers (QpCtx::ack_timer, rnr_timer) expired.
   void ack_timer_expired(std::uint64_t qpn);
@@ -113,6 +137,18 @@ class SendEngine {
     bool last = false;
   };
 
+  // The completer's context while it handles one response.
+  struct Comp {
+    QpCtx& q;
+    const ib::PacketHeaders& h;
+    const ib::OpcodeInfo& op;
+    std::uint32_t psn;
+    const std::uint8_t* payload;
+    std::size_t len;
+    fabric::Packet* holder;
+    SendWqe* wqe = nullptr;  // the read or atomic a response answers
+  };
+
   void schedule(Tick at);
   void pump_due();
   void pump();
@@ -150,6 +186,25 @@ class SendEngine {
   void complete(QpCtx& q, SendWqe& w, CqeStatus status);
   void retire_completed(QpCtx& q);
   void retransmit_from(QpCtx& q, std::uint32_t psn);
+  // The completer (completer.cc).
+  CompStep get_ack(Comp& c);
+  CompStep ack_wqes(Comp& c);
+  CompStep chk_ack(Comp& c);
+  CompStep implicit_ack(Comp& c);
+  CompStep chk_wqe(Comp& c);
+  CompStep chk_response_psn(Comp& c);
+  CompStep chk_read_length(Comp& c);
+  CompStep read_data(Comp& c);
+  CompStep atomic_data(Comp& c);
+  void atomic_data_written(std::uint64_t arg);
+  CompStep comp_wqe(Comp& c);
+  CompStep update_comp(Comp& c);
+  CompStep rnr_retry(Comp& c);
+  CompStep error_retry(Comp& c);
+  CompStep comp_error(Comp& c);
+  CompStep retire(Comp& c);
+  // A DMA write from a received packet landed (its reference goes).
+  void packet_dma_done(std::uint64_t packet);
   void arm_timer(QpCtx& q);
   void restart_timer(QpCtx& q);
   void timer_expired(QpCtx& q);
