@@ -98,23 +98,17 @@ void SendEngine::retransmit_from(QpCtx& q, std::uint32_t psn) {
 void SendEngine::on_response(QpCtx& q, const ib::PacketHeaders& h, const ib::OpcodeInfo& op,
                              const std::uint8_t* payload, std::size_t len, fabric::Packet* holder) {
   Comp ctx{q, h, op, h.bth.psn, payload, len, holder};
-  CompStep step = CompStep::GetAck;
-  if (tracing_steps(hca_.device_id())) [[unlikely]] {
-    while (step < CompStep::Done) {
-      trace_step(hca_.device_id(), "completer", kCompStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
-      switch (step) {
-        NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_CASE)
-        default: break;
-      }
-    }
-  } else {
-    while (step < CompStep::Done) {
-      switch (step) {
-        NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_CASE)
-        default: break;
-      }
-    }
-  }
+  run_steps(
+      CompStep::GetAck, CompStep::Done, tracing_steps(hca_.device_id()),
+      [&](CompStep step) {
+        switch (step) {
+          NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_CASE)
+          default: return step;
+        }
+      },
+      [&](CompStep step) {
+        trace_step(hca_.device_id(), "completer", kCompStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
+      });
 }
 
 CompStep SendEngine::get_ack(Comp& c) {

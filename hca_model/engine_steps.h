@@ -14,14 +14,30 @@
 #define NICSIM_HCA_END_ENUM(name) name,
 #define NICSIM_HCA_STEP_NAME(name, fn) #name,
 #define NICSIM_HCA_END_NAME(name) #name,
-// A case of an engine's loop: runs the step's function on the engine's
-// context `ctx`, which names the next step in `step`.
+// A case of an engine's dispatch: the step's function, on the engine's
+// context `ctx`, names the next step.
 #define NICSIM_HCA_STEP_CASE(name, fn) \
   case decltype(step)::name:           \
-    step = fn(ctx);                    \
-    break;
+    return fn(ctx);
 
 namespace nicsim::hca {
+
+// An engine's loop: runs steps from `step` until one of the final steps
+// (those from `end` on), calling on_step(step) before each when `trace`.
+// `dispatch(step)` runs one step and returns the next. The untraced loop is
+// a loop of its own, so it tests nothing but the step.
+template <class Step, class Dispatch, class OnStep>
+inline Step run_steps(Step step, Step end, bool trace, Dispatch&& dispatch, OnStep&& on_step) {
+  if (trace) [[unlikely]] {
+    while (step < end) {
+      on_step(step);
+      step = dispatch(step);
+    }
+    return step;
+  }
+  while (step < end) step = dispatch(step);
+  return step;
+}
 
 // Whether steps are traced: asked once per run of an engine, so a trace that
 // is off costs one test per packet, not one per step.

@@ -300,6 +300,9 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
   // Doorbells and commands.
   void doorbell(std::uint64_t offset, std::uint32_t word0, std::uint32_t word1);
+  void wq_doorbell(bool send, std::uint32_t word0, std::uint32_t word1);
+  void cq_doorbell(std::uint32_t word0, std::uint32_t word1);
+  void eq_doorbell(std::uint32_t word0, std::uint32_t word1);
   void start_command();
   void finish_command(CmdStatus status);
   // Completions and events.

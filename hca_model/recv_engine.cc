@@ -70,35 +70,8 @@ void RecvEngine::run() {
 }
 
 RecvEngine::Step RecvEngine::process(Pending& pk) {
+  if (!pk.decoded && !decode(pk)) return Step::Done;
   HcaStats& st = hca_.mutable_stats();
-  Sim& sim = Sim::get();
-  if (!pk.decoded) {
-    // Only the links' error injection changes bytes between the sender's
-    // seal and here, and it marks what it touches: untouched packets carry
-    // the CRCs they were sealed with, so recomputing them would change
-    // nothing. verify_crc=always checks every packet anyway.
-    const bool check = hca_.params().verify_crc_always || pk.pkt->meta.bit_errors != 0;
-    const std::uint8_t* bytes = pk.pkt->bytes.data();
-    const ib::ParsedPacket parsed = ib::parse_packet(std::span(bytes, pk.pkt->bytes.size()), check);
-    pk.decoded = true;
-    if (!parsed.ok()) {
-      const ib::Verdict v = parsed.verdict;
-      if (v == ib::Verdict::BadIcrc || v == ib::Verdict::BadVcrc) ++st.rx_bad_crc; else ++st.rx_dropped;
-      if (sim.tracer().on(hca_.device_id(), Component::nic))
-        sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx_drop",
-                            {{"pkt", pk.pkt->meta.id}, {"why", drop_reason(v)}});
-      return Step::Done;
-    }
-    pk.h = parsed.hdr;
-    pk.op = parsed.op;
-    pk.payload_at = static_cast<std::size_t>(parsed.payload.data() - bytes);
-    pk.payload_len = parsed.payload.size();
-    ++st.rx_packets;
-    if (sim.tracer().on(hca_.device_id(), Component::nic))
-      sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx",
-                          {{"qp", pk.h.bth.dest_qp}, {"op", pk.op->name}, {"psn", pk.h.bth.psn},
-                           {"len", pk.payload_len}});
-  }
   const std::uint32_t port = pk.port->number();
   if (pk.h.bth.dest_qp == 0 || pk.pkt->meta.vl == fabric::kVl15) {
     // Subnet management: the firmware SMA, or the QP0 of software.
@@ -110,24 +83,7 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
     return Step::Done;
   }
   const std::uint16_t dlid = pk.h.lrh.dlid;
-  if (dlid >= fabric::kMulticastLidBase && dlid != fabric::kPermissiveLid) {
-    auto it = hca_.mcgs().find(dlid);
-    if (it == hca_.mcgs().end() || pk.op->transport != ib::Transport::UD || pk.h.bth.dest_qp != kMaxQpn) {
-      ++st.rx_dropped;
-      return Step::Done;
-    }
-    const auto members = it->second;  // delivery may stall; the list is re-read on resume
-    for (; pk.mcast_next < members.size(); ++pk.mcast_next) {
-      QpCtx* q = hca_.qp(members[pk.mcast_next]);
-      if (!q || (q->state() != QpState::Rtr && q->state() != QpState::Rts && q->state() != QpState::Sqd &&
-                 q->state() != QpState::Sqe))
-        continue;
-      // A node does not receive its own multicast on the QP that sent it.
-      if (pk.h.lrh.slid == hca_.port_lid(port) && pk.h.ext.deth.src_qp == q->qpn) continue;
-      if (respond(pk, *q) == Step::Stall) return Step::Stall;
-    }
-    return Step::Done;
-  }
+  if (dlid >= fabric::kMulticastLidBase && dlid != fabric::kPermissiveLid) return multicast(pk, port);
   if (dlid != hca_.port_lid(port) && dlid != fabric::kPermissiveLid) {
     ++st.rx_dropped;
     return Step::Done;
@@ -141,6 +97,58 @@ RecvEngine::Step RecvEngine::process(Pending& pk) {
     return Step::Done;
   }
   return deliver(pk, *q);
+}
+
+// Parses and checks the packet; false when it is dropped. Only the links'
+// error injection changes bytes between the sender's seal and here, and it
+// marks what it touches: untouched packets carry the CRCs they were sealed
+// with, so recomputing them would change nothing. verify_crc=always checks
+// every packet anyway.
+bool RecvEngine::decode(Pending& pk) {
+  HcaStats& st = hca_.mutable_stats();
+  Sim& sim = Sim::get();
+  const bool check = hca_.params().verify_crc_always || pk.pkt->meta.bit_errors != 0;
+  const std::uint8_t* bytes = pk.pkt->bytes.data();
+  const ib::ParsedPacket parsed = ib::parse_packet(std::span(bytes, pk.pkt->bytes.size()), check);
+  pk.decoded = true;
+  if (!parsed.ok()) {
+    const ib::Verdict v = parsed.verdict;
+    if (v == ib::Verdict::BadIcrc || v == ib::Verdict::BadVcrc) ++st.rx_bad_crc; else ++st.rx_dropped;
+    if (sim.tracer().on(hca_.device_id(), Component::nic))
+      sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx_drop",
+                          {{"pkt", pk.pkt->meta.id}, {"why", drop_reason(v)}});
+    return false;
+  }
+  pk.h = parsed.hdr;
+  pk.op = parsed.op;
+  pk.payload_at = static_cast<std::size_t>(parsed.payload.data() - bytes);
+  pk.payload_len = parsed.payload.size();
+  ++st.rx_packets;
+  if (sim.tracer().on(hca_.device_id(), Component::nic))
+    sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx",
+                        {{"qp", pk.h.bth.dest_qp}, {"op", pk.op->name}, {"psn", pk.h.bth.psn}, {"len", pk.payload_len}});
+  return true;
+}
+
+// A UD send to a multicast group goes to every member QP of this port's
+// group that may receive.
+RecvEngine::Step RecvEngine::multicast(Pending& pk, std::uint32_t port) {
+  auto it = hca_.mcgs().find(pk.h.lrh.dlid);
+  if (it == hca_.mcgs().end() || pk.op->transport != ib::Transport::UD || pk.h.bth.dest_qp != kMaxQpn) {
+    ++hca_.mutable_stats().rx_dropped;
+    return Step::Done;
+  }
+  const auto members = it->second;  // delivery may stall; the list is re-read on resume
+  for (; pk.mcast_next < members.size(); ++pk.mcast_next) {
+    QpCtx* q = hca_.qp(members[pk.mcast_next]);
+    if (!q || (q->state() != QpState::Rtr && q->state() != QpState::Rts && q->state() != QpState::Sqd &&
+               q->state() != QpState::Sqe))
+      continue;
+    // A node does not receive its own multicast on the QP that sent it.
+    if (pk.h.lrh.slid == hca_.port_lid(port) && pk.h.ext.deth.src_qp == q->qpn) continue;
+    if (respond(pk, *q) == Step::Stall) return Step::Stall;
+  }
+  return Step::Done;
 }
 
 RecvEngine::Step RecvEngine::deliver(Pending& pk, QpCtx& q) {

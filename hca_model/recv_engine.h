@@ -93,6 +93,8 @@ class RecvEngine {
   void run_due();
   void run();
   Step process(Pending& pk);
+  bool decode(Pending& pk);
+  Step multicast(Pending& pk, std::uint32_t port);
   Step deliver(Pending& pk, QpCtx& q);
   // The responder (responder.cc).
   Step respond(Pending& pk, QpCtx& q);

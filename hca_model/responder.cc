@@ -26,24 +26,18 @@ RecvEngine::Step RecvEngine::respond(Pending& pk, QpCtx& q) {
   Resp ctx{pk, q, *pk.op, pk.h.bth.psn};
   ctx.payload = pk.pkt->bytes.data() + pk.payload_at;
   ctx.len = static_cast<std::uint32_t>(pk.payload_len);
-  RespStep step = RespStep::GetReq;
-  if (tracing_steps(hca_.device_id())) [[unlikely]] {
-    while (step < RespStep::Done) {
-      trace_step(hca_.device_id(), "responder", kRespStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
-      switch (step) {
-        NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_CASE)
-        default: break;
-      }
-    }
-  } else {
-    while (step < RespStep::Done) {
-      switch (step) {
-        NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_CASE)
-        default: break;
-      }
-    }
-  }
-  return step == RespStep::Stall ? Step::Stall : Step::Done;
+  const RespStep end = run_steps(
+      RespStep::GetReq, RespStep::Done, tracing_steps(hca_.device_id()),
+      [&](RespStep step) {
+        switch (step) {
+          NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_CASE)
+          default: return step;
+        }
+      },
+      [&](RespStep step) {
+        trace_step(hca_.device_id(), "responder", kRespStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
+      });
+  return end == RespStep::Stall ? Step::Stall : Step::Done;
 }
 
 RespStep RecvEngine::get_req(Resp& r) {

@@ -326,17 +326,18 @@ void SendEngine::build_read_data(QpCtx& q, ib::PacketHeaders& h, Response& r) {
 
 bool SendEngine::build_request(QpCtx& q) {
   Req ctx{q};
-  const bool trace = tracing_steps(hca_.device_id());
-  ReqStep step = ReqStep::ChkState;
-  while (step < ReqStep::Built) {
-    if (trace) [[unlikely]]
-      trace_step(hca_.device_id(), "requester", kReqStepNames[static_cast<int>(step)], q.qpn, q.next_psn);
-    switch (step) {
-      NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_CASE)
-      default: break;
-    }
-  }
-  return step == ReqStep::Built;
+  const ReqStep end = run_steps(
+      ReqStep::ChkState, ReqStep::Built, tracing_steps(hca_.device_id()),
+      [&](ReqStep step) {
+        switch (step) {
+          NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_CASE)
+          default: return step;
+        }
+      },
+      [&](ReqStep step) {
+        trace_step(hca_.device_id(), "requester", kReqStepNames[static_cast<int>(step)], q.qpn, q.next_psn);
+      });
+  return end == ReqStep::Built;
 }
 
 ReqStep SendEngine::chk_state(Req& r) {
