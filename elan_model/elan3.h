@@ -453,6 +453,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
+  void loop_back(std::uint64_t packet);
   void raise_if_pending();
   // What the engines read for every packet first (see DmaEngine's fields).
   Elan3Params p_;
