@@ -22,25 +22,7 @@ std::uint8_t rnr_nak(const QpCtx& q) { return static_cast<std::uint8_t>(aeth::kR
 std::uint32_t msn_next(std::uint32_t msn) { return (msn + 1) & 0xffffff; }
 }  // namespace
 
-RecvEngine::Step RecvEngine::respond(Pending& pk, QpCtx& q) {
-  Resp ctx{pk, q, *pk.op, pk.h.bth.psn};
-  ctx.payload = pk.pkt->bytes.data() + pk.payload_at;
-  ctx.len = static_cast<std::uint32_t>(pk.payload_len);
-  const RespStep end = run_steps(
-      RespStep::GetReq, RespStep::Done, tracing_steps(hca_.device_id()),
-      [&](RespStep step) {
-        switch (step) {
-          NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_CASE)
-          default: return step;
-        }
-      },
-      [&](RespStep step) {
-        trace_step(hca_.device_id(), "responder", kRespStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
-      });
-  return end == RespStep::Stall ? Step::Stall : Step::Done;
-}
-
-RespStep RecvEngine::get_req(Resp& r) {
+inline RespStep RecvEngine::get_req(Resp& r) {
   const ib::OpcodeInfo& op = r.op;
   if (op.op == ib::Op::Send && !op.invalidate) r.kind = Resp::Kind::Send;
   else if (op.op == ib::Op::RdmaWrite) r.kind = Resp::Kind::Write;
@@ -51,7 +33,7 @@ RespStep RecvEngine::get_req(Resp& r) {
 
 // UC has no duplicates: a gap loses the message in progress (no
 // completion), and the next first or only packet starts afresh.
-RespStep RecvEngine::chk_psn(Resp& r) {
+inline RespStep RecvEngine::chk_psn(Resp& r) {
   QpCtx& q = r.q;
   if (q.type == QpType::Uc) {
     if (r.psn != q.expected_psn) {
@@ -73,7 +55,7 @@ RespStep RecvEngine::chk_psn(Resp& r) {
 
 // IBA 9.8.3.1. A last RDMA write packet with no write in progress passes
 // here and fails the length check (unless it carries nothing).
-RespStep RecvEngine::chk_op_seq(Resp& r) {
+inline RespStep RecvEngine::chk_op_seq(Resp& r) {
   const QpCtx& q = r.q;
   const bool first = r.op.first();
   const bool send = r.kind == Resp::Kind::Send, write = r.kind == Resp::Kind::Write;
@@ -84,7 +66,7 @@ RespStep RecvEngine::chk_op_seq(Resp& r) {
   return RespStep::ChkOpValid;
 }
 
-RespStep RecvEngine::chk_op_valid(Resp& r) {
+inline RespStep RecvEngine::chk_op_valid(Resp& r) {
   const QpCtx& q = r.q;
   if (is_datagram(q.type))
     return r.kind == Resp::Kind::Send && r.op.position == ib::Position::Only ? RespStep::ChkQkey : RespStep::Drop;
@@ -141,7 +123,7 @@ RespStep RecvEngine::chk_resource(Resp& r) {
 
 // A send too long for its receive buffer is not scattered, but counted on
 // to its end (the CQE says how long it was) before it fails.
-RespStep RecvEngine::chk_length(Resp& r) {
+inline RespStep RecvEngine::chk_length(Resp& r) {
   QpCtx& q = r.q;
   if (is_datagram(q.type)) {
     // The first 40 bytes of a UD receive buffer hold the GRH (when present).
@@ -182,7 +164,7 @@ RespStep RecvEngine::chk_rkey(Resp& r) {
   return RespStep::Execute;
 }
 
-RespStep RecvEngine::execute(Resp& r) {
+inline RespStep RecvEngine::execute(Resp& r) {
   QpCtx& q = r.q;
   if (is_datagram(q.type)) {
     const std::uint8_t* bytes = r.pk.pkt->bytes.data();
@@ -273,7 +255,7 @@ void RecvEngine::atomic_read() {
   schedule(now() + hca_.clock_cycles(hca_.params().atomic_cycles));
 }
 
-RespStep RecvEngine::complete(Resp& r) {
+inline RespStep RecvEngine::complete(Resp& r) {
   QpCtx& q = r.q;
   const ib::PacketHeaders& h = r.pk.h;
   constexpr auto kSend = static_cast<std::uint8_t>(cqe::RecvOp::Send);
@@ -307,7 +289,7 @@ RespStep RecvEngine::complete(Resp& r) {
 
 // A read's response and an atomic's ACK acknowledge them; sends and writes
 // are acknowledged when the requester asks or every ack_coalesce packets.
-RespStep RecvEngine::acknowledge(Resp& r) {
+inline RespStep RecvEngine::acknowledge(Resp& r) {
   QpCtx& q = r.q;
   q.expected_psn = psn_add(q.expected_psn, r.kind == Resp::Kind::Read ? r.npsn : 1);
   q.nak_sent = false;
@@ -389,6 +371,26 @@ RespStep RecvEngine::err_remote_op(Resp& r) {
 RespStep RecvEngine::drop(Resp&) {
   ++hca_.mutable_stats().rx_dropped;
   return RespStep::Done;
+}
+
+// The steps most packets take are inline (above), so the loop's switch runs
+// them in place rather than calling each.
+RecvEngine::Step RecvEngine::respond(Pending& pk, QpCtx& q) {
+  Resp ctx{pk, q, *pk.op, pk.h.bth.psn};
+  ctx.payload = pk.pkt->bytes.data() + pk.payload_at;
+  ctx.len = static_cast<std::uint32_t>(pk.payload_len);
+  const RespStep end = run_steps(
+      RespStep::GetReq, RespStep::Done, tracing_steps(hca_.device_id()),
+      [&](RespStep step) {
+        switch (step) {
+          NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_CASE)
+          default: return step;
+        }
+      },
+      [&](RespStep step) {
+        trace_step(hca_.device_id(), "responder", kRespStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
+      });
+  return end == RespStep::Stall ? Step::Stall : Step::Done;
 }
 
 void RecvEngine::nak(QpCtx& q, std::uint8_t syndrome, std::uint32_t psn) {

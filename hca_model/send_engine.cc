@@ -324,23 +324,7 @@ void SendEngine::build_read_data(QpCtx& q, ib::PacketHeaders& h, Response& r) {
 
 // ---- the requester -------------------------------------------------------------
 
-bool SendEngine::build_request(QpCtx& q) {
-  Req ctx{q};
-  const ReqStep end = run_steps(
-      ReqStep::ChkState, ReqStep::Built, tracing_steps(hca_.device_id()),
-      [&](ReqStep step) {
-        switch (step) {
-          NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_CASE)
-          default: return step;
-        }
-      },
-      [&](ReqStep step) {
-        trace_step(hca_.device_id(), "requester", kReqStepNames[static_cast<int>(step)], q.qpn, q.next_psn);
-      });
-  return end == ReqStep::Built;
-}
-
-ReqStep SendEngine::chk_state(Req& r) {
+inline ReqStep SendEngine::chk_state(Req& r) {
   r.st = r.q.state();
   if (r.st == QpState::Error || r.st == QpState::Sqe) return ReqStep::Flush;
   if ((r.st != QpState::Rts && r.st != QpState::Sqd) || r.q.rnr_waiting()) return ReqStep::Idle;
@@ -359,7 +343,7 @@ ReqStep SendEngine::flush_sq(Req& r) {
   return ReqStep::Idle;
 }
 
-ReqStep SendEngine::get_wqe(Req& r) {
+inline ReqStep SendEngine::get_wqe(Req& r) {
   QpCtx& q = r.q;
   if (q.tx_index >= q.wqes.size()) {
     // SQD finishes messages in progress but starts no new ones.
@@ -370,7 +354,7 @@ ReqStep SendEngine::get_wqe(Req& r) {
   return ReqStep::ChkFence;
 }
 
-ReqStep SendEngine::chk_fence(Req& r) {
+inline ReqStep SendEngine::chk_fence(Req& r) {
   const SendWqe& w = *r.w;
   if (r.st == QpState::Sqd && w.sent == 0 && !w.all_sent) return ReqStep::Idle;
   if ((w.flags & swqe::kFence) && r.q.reads_outstanding > 0 && w.sent == 0) return ReqStep::Idle;
@@ -429,7 +413,7 @@ ReqStep SendEngine::read_request(Req& r) {
 // The opcode comes from the wire layer's table: the transport's send or
 // write at this packet's place in the message, with immediate data on the
 // last packet of a message that has it.
-ReqStep SendEngine::segment(Req& r) {
+inline ReqStep SendEngine::segment(Req& r) {
   QpCtx& q = r.q;
   SendWqe& w = *r.w;
   ib::PacketHeaders h = request_headers(q, w);
@@ -460,7 +444,7 @@ ReqStep SendEngine::segment(Req& r) {
   return ReqStep::Gather;
 }
 
-ReqStep SendEngine::gather_payload(Req& r) {
+inline ReqStep SendEngine::gather_payload(Req& r) {
   QpCtx& q = r.q;
   if (!gather(*r.a, q, *r.w, r.offset, r.len)) {
     r.a->failed = true;
@@ -471,7 +455,7 @@ ReqStep SendEngine::gather_payload(Req& r) {
   return ReqStep::Advance;
 }
 
-ReqStep SendEngine::advance(Req& r) {
+inline ReqStep SendEngine::advance(Req& r) {
   QpCtx& q = r.q;
   SendWqe& w = *r.w;
   q.next_psn = psn_add(q.next_psn, 1);
@@ -490,9 +474,27 @@ ReqStep SendEngine::advance(Req& r) {
   return ReqStep::ArmTimer;
 }
 
-ReqStep SendEngine::arm_ack_timer(Req& r) {
+inline ReqStep SendEngine::arm_ack_timer(Req& r) {
   if (r.q.type == QpType::Rc) arm_timer(r.q);
   return ReqStep::Built;
+}
+
+// The steps every packet takes are inline (above), so the loop's switch runs
+// them in place rather than calling each.
+bool SendEngine::build_request(QpCtx& q) {
+  Req ctx{q};
+  const ReqStep end = run_steps(
+      ReqStep::ChkState, ReqStep::Built, tracing_steps(hca_.device_id()),
+      [&](ReqStep step) {
+        switch (step) {
+          NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_CASE)
+          default: return step;
+        }
+      },
+      [&](ReqStep step) {
+        trace_step(hca_.device_id(), "requester", kReqStepNames[static_cast<int>(step)], q.qpn, q.next_psn);
+      });
+  return end == ReqStep::Built;
 }
 
 // ---- WQE fetch ---------------------------------------------------------------
