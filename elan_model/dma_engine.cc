@@ -55,7 +55,8 @@ const FsmType& StreamMachine::type() {
 Desc::Desc(Elan3& elan, std::uint64_t id)
     : fsm(fmt::format("{}.dma{}", elan.obj(), id), elan.device_id(), DmaFsmState::Queued) {}
 
-DmaEngine::DmaEngine(Elan3& elan) : elan_(elan) {}
+DmaEngine::DmaEngine(Elan3& elan)
+    : elan_(elan), ack_timer_(Sim::get().calendar(), member_fn<&DmaEngine::ack_timeout>(), this) {}
 DmaEngine::~DmaEngine() = default;
 
 DmaEngine::Stream& DmaEngine::new_stream(std::uint32_t node) {
@@ -74,31 +75,35 @@ void DmaEngine::fetch(E3Addr addr, bool from_command) {
   Fetch* f = fetches_.back().get();
   f->addr = addr;
   f->from_command = from_command;
-  elan_.after(elan_.cycles(elan_.params().command_cycles), [this, f] {
-    if (f->addr % 8 != 0) {
-      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(),
-                           0, f->addr);
+  Sim::get().calendar().at_member<&DmaEngine::read_descriptor>(
+      add_saturating(Elan3::now(), elan_.cycles(elan_.params().command_cycles)), this, reinterpret_cast<std::uint64_t>(f));
+}
+
+void DmaEngine::read_descriptor(std::uint64_t fetch) {
+  auto* f = reinterpret_cast<Fetch*>(fetch);
+  if (f->addr % 8 != 0) {
+    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(),
+                         0, f->addr);
+    f->done = true;
+    fetch_done();
+    return;
+  }
+  elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
+    if (t.fault != Fault::None) {
+      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0,
+                           t.fault_addr);
       f->done = true;
       fetch_done();
       return;
     }
-    elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
-      if (t.fault != Fault::None) {
-        elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0,
-                             t.fault_addr);
-        f->done = true;
-        fetch_done();
-        return;
-      }
-      elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
-        if (ok) std::memcpy(f->bytes.data(), d.data(), dma::kSize);
-        else
-          elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
-                               f->addr);
-        f->ok = ok;
-        f->done = true;
-        fetch_done();
-      });
+    elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
+      if (ok) std::memcpy(f->bytes.data(), d.data(), dma::kSize);
+      else
+        elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
+                             f->addr);
+      f->ok = ok;
+      f->done = true;
+      fetch_done();
     });
   });
 }
@@ -168,10 +173,12 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
 void DmaEngine::schedule_pump(Tick at) {
   if (at >= pump_at_) return;
   pump_at_ = at;
-  elan_.at(at, [this, at] {
-    if (pump_at_ == at) pump_at_ = kTickMax;
-    pump();
-  });
+  Sim::get().calendar().at_member<&DmaEngine::pump_due>(at, this, at);
+}
+
+void DmaEngine::pump_due(std::uint64_t at) {
+  if (pump_at_ == at) pump_at_ = kTickMax;
+  pump();
 }
 
 void DmaEngine::pump() {
@@ -186,8 +193,9 @@ void DmaEngine::pump() {
     if ((*it)->not_before <= n) {
       active_ = std::move(*it);
       runq_.erase(it);
-      Desc* raw = active_.get();
-      elan_.after(elan_.cycles(elan_.params().desc_cycles), [this, raw] { start(raw); });
+      Sim::get().calendar().at_member<&DmaEngine::start_due>(
+          add_saturating(n, elan_.cycles(elan_.params().desc_cycles)), this,
+          reinterpret_cast<std::uint64_t>(active_.get()));
       return;
     }
     broadcast_waits |= (*it)->broadcast;
@@ -195,6 +203,8 @@ void DmaEngine::pump() {
   }
   if (earliest != kTickMax) schedule_pump(earliest);
 }
+
+void DmaEngine::start_due(std::uint64_t desc) { start(reinterpret_cast<Desc*>(desc)); }
 
 void DmaEngine::start(Desc* d) {
   d->fsm.fire(DmaFsmEvent::Start, "start");
@@ -229,7 +239,6 @@ void DmaEngine::build_next() {
     if (unsynced && !window_.empty()) break;
     TxPkt& pk = window_.push_back();
     pk = TxPkt{};
-    pk.id = next_pkt_id_++;
     pk.seq = d->broadcast ? bcast_seq_++ : s.next_seq++;
     if (d->broadcast) {
       pk.tokens_left = d->node_last - d->node + 1;
@@ -328,47 +337,46 @@ void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n
     fill_packets();
     return;
   }
-  Read* r = &read_;  // read_busy_: the only one in flight
-  r->engine = this;
-  r->gen = gen;
-  r->off = off;
-  r->n = n;
-  r->pieces.assign(t.pieces.begin(), t.pieces.end());
-  r->ok = true;
-  Sim::get().calendar().at(at, [](void* self, std::uint64_t) {
-    auto* r = static_cast<Read*>(self);
-    DmaEngine* e = r->engine;
-    r->left = static_cast<std::uint32_t>(r->pieces.size());
-    std::uint8_t* to = e->buf_.data() + r->off % e->elan_.params().dma_buffer;
-    host::HostBus& bus = e->elan_.bus();
-    for (const HostPiece& h : r->pieces) {
-      bus.dma_read(e->elan_.obj().c_str(), h.addr, to, h.len, {&DmaEngine::read_done, r, 0});
-      to += h.len;
-    }
-  }, r);
+  Read& r = read_;  // read_busy_: the only one in flight
+  r.gen = gen;
+  r.off = off;
+  r.n = n;
+  r.pieces.assign(t.pieces.begin(), t.pieces.end());
+  r.ok = true;
+  Sim::get().calendar().at_member<&DmaEngine::start_read>(at, this);
 }
 
-void DmaEngine::read_done(void* self, std::uint64_t arg) {
-  auto* r = static_cast<Read*>(self);
-  r->ok = r->ok && !(arg & host::kDmaFailedBit);
-  if (--r->left) return;
-  DmaEngine* e = r->engine;
-  e->read_busy_ = false;
-  e->read_free_ = Elan3::now() + e->elan_.cycles(e->elan_.params().pci_read_cycles);
-  if (r->gen == e->read_gen_) {
-    if (!r->ok) {
-      e->read_fault_ = Fault::BusError;
-      e->read_fault_off_ = r->off;
-      e->read_fault_addr_ = e->active_->source + r->off;
+void DmaEngine::start_read() {
+  Read& r = read_;
+  r.left = static_cast<std::uint32_t>(r.pieces.size());
+  std::uint8_t* to = buf_.data() + r.off % elan_.params().dma_buffer;
+  host::HostBus& bus = elan_.bus();
+  for (const HostPiece& h : r.pieces) {
+    bus.dma_read(elan_.obj().c_str(), h.addr, to, h.len, {member_fn<&DmaEngine::read_done>(), this, 0});
+    to += h.len;
+  }
+}
+
+void DmaEngine::read_done(std::uint64_t arg) {
+  Read& r = read_;
+  r.ok = r.ok && !(arg & host::kDmaFailedBit);
+  if (--r.left) return;
+  read_busy_ = false;
+  read_free_ = Elan3::now() + elan_.cycles(elan_.params().pci_read_cycles);
+  if (r.gen == read_gen_) {
+    if (!r.ok) {
+      read_fault_ = Fault::BusError;
+      read_fault_off_ = r.off;
+      read_fault_addr_ = active_->source + r.off;
     } else {
       // The bytes landed at off % cap; those past the ring's end go to its front.
-      const std::uint32_t cap = e->elan_.params().dma_buffer;
-      const std::uint32_t at = r->off % cap;
-      if (at + r->n > cap) std::memcpy(e->buf_.data(), e->buf_.data() + cap, at + r->n - cap);
-      e->read_end_ = r->off + r->n;
+      const std::uint32_t cap = elan_.params().dma_buffer;
+      const std::uint32_t at = r.off % cap;
+      if (at + r.n > cap) std::memcpy(buf_.data(), buf_.data() + cap, at + r.n - cap);
+      read_end_ = r.off + r.n;
     }
   }
-  e->fill_packets();
+  fill_packets();
 }
 
 void DmaEngine::clear_window() {
@@ -380,12 +388,7 @@ void DmaEngine::clear_window() {
     }
   }
   window_.clear();
-}
-
-DmaEngine::TxPkt* DmaEngine::find(std::uint64_t id) {
-  for (std::size_t i = 0; i < window_.size(); ++i)
-    if (window_[i].id == id) return &window_[i];
-  return nullptr;
+  ack_timer_.cancel();
 }
 
 void DmaEngine::built(TxPkt& pkt, Fault f, E3Addr fault_addr, fabric::Packet* p) {
@@ -492,46 +495,35 @@ void DmaEngine::send_ready() {
                        {"node", d->node},
                        {"retry", static_cast<unsigned>(pk.retry)}});
     elan_.transmit_at(at, p);
-    arm_timeout(add_saturating(at, elan_.params().ack_timeout), pk.id);
+    pk.timeout = Sim::get().calendar().place(add_saturating(at, elan_.params().ack_timeout));
+    if (!ack_timer_.armed()) ack_timer_.rearm(pk.timeout);  // else an older packet awaits its token
   }
 }
 
-void DmaEngine::arm_timeout(Tick at, std::uint64_t id) {
-  Calendar& cal = Sim::get().calendar();
-  if (!timeout_scheduled_) {
-    cal.at(at, &DmaEngine::timeout_thunk, this, id);
-    timeout_scheduled_ = at != kTickMax;  // at() drops an event at kTickMax ("never")
-    return;
+// The timer follows the oldest packet awaiting its token, or is disarmed.
+void DmaEngine::follow_oldest_sent() {
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    if (window_[i].st == TxPkt::St::Sent) {
+      ack_timer_.rearm(window_[i].timeout);
+      return;
+    }
   }
-  if (at == kTickMax) return;
-  // Here the calendar's at() would take the next sequence number (a thread
-  // running ahead of SystemC's clock is brought to it first, as at() does).
-  Calendar::sync_thread();
-  timeouts_.push_back({at, cal.reserve_seq(), id});
+  ack_timer_.cancel();
 }
 
-void DmaEngine::timeout_thunk(void* self, std::uint64_t id) {
-  auto* e = static_cast<DmaEngine*>(self);
-  // Timeouts whose packets are already answered (or gone with their DMA)
-  // would find nothing at their time: a packet never goes back to Sent (a
-  // resend is a new packet). They are dropped here instead of firing, so an
-  // engine whose tokens come back in time fires about one timeout per
-  // ack_timeout, not one per packet.
-  while (!e->timeouts_.empty()) {
-    const TxPkt* pk = e->find(e->timeouts_.front().id);
-    if (pk && pk->st == TxPkt::St::Sent) break;
-    e->timeouts_.pop_front();
+// The oldest packet awaiting a token timed out. The timer moves on to the
+// next one first, as an event per packet would already be waiting there.
+void DmaEngine::ack_timeout() {
+  std::size_t i = 0;
+  while (i < window_.size() && window_[i].st != TxPkt::St::Sent) ++i;
+  if (i == window_.size()) return;
+  for (std::size_t j = i + 1; j < window_.size(); ++j) {
+    if (window_[j].st == TxPkt::St::Sent) {
+      ack_timer_.rearm(window_[j].timeout);
+      break;
+    }
   }
-  if (e->timeouts_.empty()) {
-    e->timeout_scheduled_ = false;
-  } else {
-    // Its time is at or after this one's and its sequence number later, so
-    // it takes the place in the calendar it would have had all along.
-    const PendingTimeout next = e->timeouts_.front();
-    e->timeouts_.pop_front();
-    Sim::get().calendar().at_reserved(next.at, next.seq, &DmaEngine::timeout_thunk, e, next.id);
-  }
-  e->timeout(id);
+  timeout(window_[i]);
 }
 
 // ---- tokens and resolution -------------------------------------------------------------
@@ -565,6 +557,7 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   ++elan_.mutable_stats().acks_received;
   pk->st = TxPkt::St::Answered;
   pk->token = t;
+  if (ack_timer_.armed() && pk->timeout == ack_timer_.place()) follow_oldest_sent();
   last_expect_ = expect;
   if (elan_.tracing())
     elan_.trace("token", {{"dma", d->fsm.object()},
@@ -596,14 +589,12 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   build_next();
 }
 
-void DmaEngine::timeout(std::uint64_t id) {
-  TxPkt* pk = find(id);
-  if (!pk || pk->st != TxPkt::St::Sent) return;
+void DmaEngine::timeout(TxPkt& pk) {
   ++elan_.mutable_stats().ack_timeouts;
-  pk->st = TxPkt::St::Answered;
-  pk->token = Token::Discard;
-  pk->timed_out = true;
-  elan_.trace("ack_timeout", {{"dma", active_->fsm.object()}, {"seq", static_cast<unsigned>(pk->seq)}});
+  pk.st = TxPkt::St::Answered;
+  pk.token = Token::Discard;
+  pk.timed_out = true;
+  elan_.trace("ack_timeout", {{"dma", active_->fsm.object()}, {"seq", static_cast<unsigned>(pk.seq)}});
   if (!draining_) {
     draining_ = true;
     active_->fsm.fire(DmaFsmEvent::AckTimeout, "ack_timeout");

@@ -393,10 +393,10 @@ void Elan3::transmit_at(Tick t, fabric::Packet* p) {
     net_port().send(p);
     return;
   }
-  Sim::get().calendar().at(
-      t, [](void* self, std::uint64_t arg) { static_cast<Elan3*>(self)->transmit(reinterpret_cast<fabric::Packet*>(arg)); },
-      this, reinterpret_cast<std::uint64_t>(p));
+  Sim::get().calendar().at_member<&Elan3::loop_back>(t, this, reinterpret_cast<std::uint64_t>(p));
 }
+
+void Elan3::loop_back(std::uint64_t packet) { transmit(reinterpret_cast<fabric::Packet*>(packet)); }
 
 void Elan3::receive(fabric::Port& in, fabric::Packet* p) {
   rx_->packet(&in, p);

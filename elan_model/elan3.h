@@ -104,6 +104,9 @@ class alignas(64) Mmu {
     std::uint64_t used = 0;  // LRU stamp; 0 = empty
   };
   void step(Walk* w);
+  void read_pte(std::uint64_t walk);
+  void pte_read(std::uint64_t arg);
+  void finish(std::uint64_t walk);
   Entry* lookup(std::uint32_t vpn);
   // The entry holding `vpn` that a search of the TLB from its front
   // (first_entry) or from its back (last_entry) finds, or nullptr; neither
@@ -193,9 +196,9 @@ class alignas(64) DmaEngine {
   std::uint32_t fetched() const { return fetched_; }
 
  private:
-  // 40 bytes, widest fields first: a window of 4 is under 3 cache lines.
+  // 48 bytes, widest fields first: a window of 4 is 3 cache lines.
   struct TxPkt {
-    std::uint64_t id = 0;
+    Calendar::Place timeout;        // sent: where its ack timeout falls
     fabric::Packet* pkt = nullptr;  // built and not yet sent
     std::uint32_t offset = 0, len = 0;
     // Broadcast: tokens still awaited (who answered: bcast_answered_), and
@@ -216,9 +219,12 @@ class alignas(64) DmaEngine {
     bool done = false, ok = false, from_command = false;
     std::array<std::uint8_t, dma::kSize> bytes{};
   };
+  void read_descriptor(std::uint64_t fetch);
   void fetch_done();
   bool accept(const std::uint8_t* d, E3Addr addr, bool remote);
   void pump();
+  void pump_due(std::uint64_t at);
+  void start_due(std::uint64_t desc);
   void start(Desc* d);
   void build_next();
   void built(TxPkt& pk, Fault f, E3Addr fault_addr, fabric::Packet* p);
@@ -227,14 +233,14 @@ class alignas(64) DmaEngine {
   void fill_packets();
   void read_more();
   void issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at);
-  static void read_done(void* self, std::uint64_t arg);
+  void start_read();
+  void read_done(std::uint64_t arg);
   void reset_reader(std::uint32_t from);
   void clear_window();  // drops the window, returning built packets to the pool
-  TxPkt* find(std::uint64_t id);
   void send_ready();
-  void timeout(std::uint64_t id);
-  void arm_timeout(Tick at, std::uint64_t id);
-  static void timeout_thunk(void* self, std::uint64_t id);
+  void ack_timeout();
+  void timeout(TxPkt& pk);
+  void follow_oldest_sent();
   void maybe_resolve();
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
@@ -267,27 +273,17 @@ class alignas(64) DmaEngine {
   std::uint64_t read_gen_ = 0;  // bumped when the DMA or its resend point changes
   Tick read_free_ = 0;          // the next read may be requested from then
   std::vector<std::uint8_t> buf_;
-  std::uint64_t next_pkt_id_ = 1;
-  // Ack timeouts, one per packet sent. Their times never decrease, so only
-  // the earliest is in the calendar at a time: the others wait here with
-  // the tie-break place (Calendar::reserve_seq) they took when the packet
-  // was sent, and each goes into the calendar when the one before it fires
-  // (skipping those whose packets are answered by then: they would do
-  // nothing). Timeouts that matter fire at the same time and in the same
-  // order as with one event per packet, and the calendar's heap holds one
-  // timeout per engine instead of one per packet sent in the last
-  // ack_timeout (hundreds in a 64-node multicast).
-  struct PendingTimeout {
-    Tick at;
-    std::uint64_t seq;
-    std::uint64_t id;
-  };
-  Ring<PendingTimeout> timeouts_;
-  bool timeout_scheduled_ = false;  // the earliest timeout is in the calendar
+  // The ack timeout of the oldest packet awaiting its token (armed while
+  // one does). Every packet takes its place in the calendar's order when it
+  // is sent (TxPkt::timeout), and their times never decrease, so the timer
+  // moves from one packet's place to the next as tokens come: timeouts fire
+  // at the same time and in the same order as with one event per packet,
+  // with one calendar event per engine instead of one per packet sent in the
+  // last ack_timeout (hundreds in a 64-node multicast).
+  Timer ack_timer_;
   std::vector<Stream> streams_;
   Translation read_t_;  // reused by the reader's lookups
   struct Read {
-    DmaEngine* engine;
     std::uint64_t gen;
     std::uint32_t off, n;
     std::vector<HostPiece> pieces;
@@ -330,10 +326,10 @@ class alignas(64) RxEngine {
   void check_event(E3Addr ev, std::function<void(bool)> k);
   void schedule_run(Tick at);
   void start_next();  // the engine is free: starts the next queued packet, if any
-  static void run_thunk(void* self, std::uint64_t);
-  static void token_thunk(void* self, std::uint64_t arg);
-  static void write_thunk(void* self, std::uint64_t);
-  static void write_done(void* self, std::uint64_t arg);
+  void token_in(std::uint64_t token);
+  void write_payload();
+  void payload_written(std::uint64_t arg);
+  void refuse() { done(Token::Error); }
   void release(fabric::Packet* p);
   // Every packet's fields first, together (see DmaEngine's).
   Elan3& elan_;
@@ -391,7 +387,17 @@ class EventEngine {
   };
   Held* held(E3Addr ev);
   void hold(E3Addr ev, std::int32_t count, const std::uint8_t* words);
-  void update(const Op& op, std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src, E3Addr dst);
+  void update(std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src, E3Addr dst);
+  void write_count();
+  // The set in progress (update): the event's host address, its new count and
+  // its action words.
+  struct Update {
+    std::uint64_t host = 0;
+    std::int32_t count = 0;
+    std::uint32_t type = 0;
+    E3Addr src = 0, dst = 0;
+  };
+  Update update_;
   void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);
   void next();
   void fault(Fault f, E3Addr at);
@@ -469,6 +475,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
+  void loop_back(std::uint64_t packet);
   void raise_if_pending();
   // What the engines read for every packet first (see DmaEngine's fields).
   Elan3Params p_;

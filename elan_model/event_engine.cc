@@ -182,7 +182,7 @@ void EventEngine::run() {
       // hold) or the arrival would go unsignalled.
       if (e.count - 1 <= 0) *h = Held{};
       else h->count = e.count - 1;
-      update(op, host, e.count - 1, e.type, e.src, e.dst);
+      update(host, e.count - 1, e.type, e.src, e.dst);
       return;
     }
     elan_.bus_read(host, event::kSize, [this, op, host](bool ok, const std::uint8_t* d) {
@@ -190,26 +190,33 @@ void EventEngine::run() {
         fault(Fault::BusError, op.ev);
         return;
       }
-      update(op, host, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
+      update(host, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
              static_cast<std::uint32_t>(get(d, event::ev_Type)), static_cast<E3Addr>(get(d, event::ev_Source)),
              static_cast<E3Addr>(get(d, event::ev_Dest)));
     });
   });
 }
 
-void EventEngine::update(const Op& op, std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src,
-                         E3Addr dst) {
-  elan_.after(elan_.cycles(elan_.params().event_cycles), [this, op, host, count, type, src, dst] {
-    std::uint8_t c[4];
-    std::memcpy(c, &count, 4);
-    elan_.bus_write(host + event::ev_Count.offset, c, 4);
-    elan_.trace("event_set", {{"event", static_cast<unsigned>(op.ev)}, {"count", count}});
-    if (count == 0) {
-      fired(op.ev, type, src, dst);
-      return;
-    }
-    next();
-  });
+// The set at the head of the queue takes event_cycles, then writes the new
+// count; the engine works on it alone meanwhile.
+void EventEngine::update(std::uint64_t host, std::int32_t count, std::uint32_t type, E3Addr src, E3Addr dst) {
+  update_ = Update{host, count, type, src, dst};
+  Sim::get().calendar().at_member<&EventEngine::write_count>(
+      add_saturating(Elan3::now(), elan_.cycles(elan_.params().event_cycles)), this);
+}
+
+void EventEngine::write_count() {
+  const E3Addr ev = queue_.front().ev;
+  const Update u = update_;
+  std::uint8_t c[4];
+  std::memcpy(c, &u.count, 4);
+  elan_.bus_write(u.host + event::ev_Count.offset, c, 4);
+  elan_.trace("event_set", {{"event", static_cast<unsigned>(ev)}, {"count", u.count}});
+  if (u.count == 0) {
+    fired(ev, u.type, u.src, u.dst);
+    return;
+  }
+  next();
 }
 
 void EventEngine::fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst) {

@@ -20,6 +20,7 @@ struct Mmu::Walk : Recycled<Mmu::Walk> {
   Tick cost = 0;          // lookup time accumulated and not yet waited for
   std::uint64_t generation = 0;
   bool refilled = false;  // the next lookup is the refilled page: already paid for
+  std::uint64_t pte = 0;  // a miss's PTE, read by DMA
   Translation result;
   std::function<void(Translation&)> k;
 };
@@ -193,50 +194,7 @@ void Mmu::step(Walk* w) {
       // The walk: wait out the lookups so far, read the PTE, then refill.
       const Tick start = add_saturating(Elan3::now(), w->cost);
       w->cost = 0;
-      elan_.at(start, [this, w, vpn] {
-        elan_.bus_read(pt_base_ + static_cast<std::uint64_t>(vpn) * 8, 8, [this, w, vpn](bool ok, const std::uint8_t* d) {
-          std::uint64_t pte = 0;
-          std::memcpy(&pte, d, 8);
-          w->cost += elan_.cycles(elan_.params().walk_cycles);
-          const E3Addr a = static_cast<E3Addr>(w->va + w->pos);
-          if (!ok || !(pte & pte::kValid)) {
-            w->result.fault = ok ? Fault::Translation : Fault::BusError;
-            w->result.fault_addr = a;
-            w->result.pieces.clear();
-            w->pos = w->len;
-            ++elan_.mutable_stats().translation_faults;
-            elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(w->result.fault))},
-                                      {"addr", static_cast<unsigned>(a)},
-                                      {"need", perm::names(w->need)}});
-          } else if (w->generation == generation_) {
-            // A flush while the PTE was in flight makes the PTE stale: use
-            // it for this access (it was valid when read) but do not cache it.
-            insert(vpn, pte);
-          }
-          if (w->pos < w->len) {
-            // Re-run this page: it now hits (or is used from the fresh PTE).
-            if (w->generation != generation_) {
-              const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
-              const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, w->len - w->pos));
-              const std::uint32_t have = static_cast<std::uint32_t>((pte >> pte::kPermShift) & perm::kAll);
-              if ((have & w->need) != w->need) {
-                w->result.fault = Fault::Permission;
-                w->result.fault_addr = a;
-                w->result.pieces.clear();
-                w->pos = w->len;
-                ++elan_.mutable_stats().permission_faults;
-              } else {
-                w->result.pieces.push_back({(pte & pte::kAddrMask) + (a & (kPageSize - 1)), chunk});
-                w->pos += chunk;
-              }
-              w->generation = generation_;
-            } else {
-              w->refilled = true;
-            }
-          }
-          step(w);
-        });
-      });
+      Sim::get().calendar().at_member<&Mmu::read_pte>(start, this, reinterpret_cast<std::uint64_t>(w));
       return;
     }
     if (!paid) ++elan_.mutable_stats().tlb_hits;
@@ -252,10 +210,69 @@ void Mmu::step(Walk* w) {
       w->result.pieces.push_back({host, chunk});
     w->pos += chunk;
   }
-  elan_.at(add_saturating(Elan3::now(), w->cost), [w] {
-    w->k(w->result);
-    delete w;
-  });
+  Sim::get().calendar().at_member<&Mmu::finish>(add_saturating(Elan3::now(), w->cost), this,
+                                                reinterpret_cast<std::uint64_t>(w));
+}
+
+void Mmu::finish(std::uint64_t walk) {
+  auto* w = reinterpret_cast<Walk*>(walk);
+  w->k(w->result);
+  delete w;
+}
+
+// The walk of a miss: the PTE of the page the walk is on, from the page table
+// in host memory.
+void Mmu::read_pte(std::uint64_t walk) {
+  auto* w = reinterpret_cast<Walk*>(walk);
+  const std::uint32_t vpn = static_cast<E3Addr>(w->va + w->pos) >> kPageShift;
+  w->pte = 0;
+  elan_.bus().dma_read(elan_.obj().c_str(), pt_base_ + static_cast<std::uint64_t>(vpn) * 8, &w->pte, 8,
+                       host::DmaDone{member_fn<&Mmu::pte_read>(), this, walk});
+}
+
+void Mmu::pte_read(std::uint64_t arg) {
+  auto* w = reinterpret_cast<Walk*>(arg & ~host::kDmaFailedBit);
+  const bool ok = !(arg & host::kDmaFailedBit);
+  const std::uint64_t pte = w->pte;
+  const E3Addr a = static_cast<E3Addr>(w->va + w->pos);
+  const std::uint32_t vpn = a >> kPageShift;
+  w->cost += elan_.cycles(elan_.params().walk_cycles);
+  if (!ok || !(pte & pte::kValid)) {
+    w->result.fault = ok ? Fault::Translation : Fault::BusError;
+    w->result.fault_addr = a;
+    w->result.pieces.clear();
+    w->pos = w->len;
+    ++elan_.mutable_stats().translation_faults;
+    elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(w->result.fault))},
+                              {"addr", static_cast<unsigned>(a)},
+                              {"need", perm::names(w->need)}});
+  } else if (w->generation == generation_) {
+    // A flush while the PTE was in flight makes the PTE stale: use it for
+    // this access (it was valid when read) but do not cache it.
+    insert(vpn, pte);
+  }
+  if (w->pos < w->len) {
+    // Re-run this page: it now hits (or is used from the fresh PTE).
+    if (w->generation != generation_) {
+      const std::uint32_t in_page = kPageSize - (a & (kPageSize - 1));
+      const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, w->len - w->pos));
+      const std::uint32_t have = static_cast<std::uint32_t>((pte >> pte::kPermShift) & perm::kAll);
+      if ((have & w->need) != w->need) {
+        w->result.fault = Fault::Permission;
+        w->result.fault_addr = a;
+        w->result.pieces.clear();
+        w->pos = w->len;
+        ++elan_.mutable_stats().permission_faults;
+      } else {
+        w->result.pieces.push_back({(pte & pte::kAddrMask) + (a & (kPageSize - 1)), chunk});
+        w->pos += chunk;
+      }
+      w->generation = generation_;
+    } else {
+      w->refilled = true;
+    }
+  }
+  step(w);
 }
 
 }  // namespace nicsim::elan3

@@ -66,14 +66,13 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
 // comes back along its packet's route (fabric::Port::carry_back), or turns
 // round inside the Elan for a packet to this node.
 void RxEngine::reply(fabric::Packet* token, Tick tail) {
-  Sim::get().calendar().at(tail + elan_.cycles(elan_.params().ack_cycles), &RxEngine::token_thunk, this,
-                           reinterpret_cast<std::uint64_t>(token));
+  Sim::get().calendar().at_member<&RxEngine::token_in>(tail + elan_.cycles(elan_.params().ack_cycles), this,
+                                                      reinterpret_cast<std::uint64_t>(token));
 }
 
-void RxEngine::token_thunk(void* self, std::uint64_t arg) {
-  auto* rx = static_cast<RxEngine*>(self);
-  auto* p = reinterpret_cast<fabric::Packet*>(arg);
-  Elan3& elan = rx->elan_;
+void RxEngine::token_in(std::uint64_t token) {
+  auto* p = reinterpret_cast<fabric::Packet*>(token);
+  Elan3& elan = elan_;
   if (!fabric::Port::route_intact(*p)) {
     // A link of its route went down while it was on the way: the sender's
     // ack timer resends, as for any lost token.
@@ -94,9 +93,7 @@ void RxEngine::token_thunk(void* self, std::uint64_t arg) {
   elan.fabric().pool().put(p);
 }
 
-void RxEngine::schedule_run(Tick at) { Sim::get().calendar().at(at, &RxEngine::run_thunk, this); }
-
-void RxEngine::run_thunk(void* self, std::uint64_t) { static_cast<RxEngine*>(self)->run(); }
+void RxEngine::schedule_run(Tick at) { Sim::get().calendar().at_member<&RxEngine::run>(at, this); }
 
 void RxEngine::run() {
   busy_ = true;
@@ -262,23 +259,22 @@ void RxEngine::check_event(E3Addr ev, std::function<void(bool)> k) {
   });
 }
 
-void RxEngine::write_thunk(void* self, std::uint64_t) {
-  auto* rx = static_cast<RxEngine*>(self);
-  fabric::Packet* p = rx->queue_.front().p;
+void RxEngine::write_payload() {
+  fabric::Packet* p = queue_.front().p;
   const std::uint8_t* payload = p->bytes.data() + pkt::kHeaderSize;
   std::uint32_t off = 0;
-  for (const HostPiece& piece : rx->pieces_) {
+  for (const HostPiece& piece : pieces_) {
     ++p->device_refs;
-    rx->elan_.bus().dma_write(rx->elan_.obj().c_str(), piece.addr, payload + off, piece.len,
-                              {&RxEngine::write_done, rx, reinterpret_cast<std::uint64_t>(p)});
+    elan_.bus().dma_write(elan_.obj().c_str(), piece.addr, payload + off, piece.len,
+                          {member_fn<&RxEngine::payload_written>(), this, reinterpret_cast<std::uint64_t>(p)});
     off += piece.len;
   }
-  if (rx->pending_event_) rx->elan_.events().set(rx->pending_event_, perm::kRemoteEvent);
-  rx->done(Token::Ok);
+  if (pending_event_) elan_.events().set(pending_event_, perm::kRemoteEvent);
+  done(Token::Ok);
 }
 
-void RxEngine::write_done(void* self, std::uint64_t arg) {
-  static_cast<RxEngine*>(self)->release(reinterpret_cast<fabric::Packet*>(arg & ~host::kDmaFailedBit));
+void RxEngine::payload_written(std::uint64_t arg) {
+  release(reinterpret_cast<fabric::Packet*>(arg & ~host::kDmaFailedBit));
 }
 
 void RxEngine::write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
@@ -296,11 +292,11 @@ void RxEngine::write_block(const std::uint8_t* h, const std::uint8_t* payload, s
                  te.fault == Fault::None))) {
       pieces_.swap(t.pieces);
       pending_event_ = ev;
-      Sim::get().calendar().at(Elan3::now() + cost + cost_ev, &RxEngine::write_thunk, this);
+      Sim::get().calendar().at_member<&RxEngine::write_payload>(Elan3::now() + cost + cost_ev, this);
       return;
     }
     if (t.fault != Fault::None || te.fault != Fault::None) {
-      elan_.after(cost + cost_ev, [this] { done(Token::Error); });
+      Sim::get().calendar().at_member<&RxEngine::refuse>(add_saturating(Elan3::now(), cost + cost_ev), this);
       return;
     }
     if (cost) {

@@ -74,8 +74,7 @@ void CommandProcessor::read_input(std::uint64_t) {
     return;
   }
   hca_.bus().dma_read("hca.cmd", in_param_, in_.data(), n,
-                      host::DmaDone{[](void* o, std::uint64_t a) { static_cast<CommandProcessor*>(o)->input_read(a); },
-                                    this, 0});
+                      host::DmaDone{member_fn<&CommandProcessor::input_read>(), this, 0});
 }
 
 void CommandProcessor::input_read(std::uint64_t status) {
@@ -92,7 +91,7 @@ void CommandProcessor::input_read(std::uint64_t status) {
     in_.assign(8 + 8ull * mtt_count_, 0);
     hca_.bus().dma_read(
         "hca.cmd", in_param_, in_.data(), in_.size(),
-        host::DmaDone{[](void* o, std::uint64_t a) { static_cast<CommandProcessor*>(o)->input_read(a); }, this, 0});
+        host::DmaDone{member_fn<&CommandProcessor::input_read>(), this, 0});
     return;
   }
   execute();
@@ -127,11 +126,11 @@ void CommandProcessor::execute() {
     return;
   }
   hca_.bus().dma_write("hca.cmd", out_param_, out_.data(), out_.size(),
-                       host::DmaDone{[](void* o, std::uint64_t a) {
-                                       static_cast<CommandProcessor*>(o)->finish(
-                                           (a & host::kDmaFailedBit) ? S::BAD_MAILBOX : S::OK);
-                                     },
-                                     this, 0});
+                       host::DmaDone{member_fn<&CommandProcessor::output_written>(), this, 0});
+}
+
+void CommandProcessor::output_written(std::uint64_t status) {
+  finish((status & host::kDmaFailedBit) ? S::BAD_MAILBOX : S::OK);
 }
 
 void CommandProcessor::finish(CmdStatus status) {
@@ -358,7 +357,7 @@ CmdStatus CommandProcessor::modify_qp() {
   auto it = qps.find(qpn);
   if (it == qps.end()) {
     if (from != QpState::Reset) return S::BAD_QP_STATE;
-    it = qps.emplace(qpn, std::make_unique<QpCtx>(qpn, hca_.device_id(), hca_.name())).first;
+    it = qps.emplace(qpn, std::make_unique<QpCtx>(qpn, hca_.device_id(), hca_.name(), hca_.send_engine())).first;
   }
   QpCtx& q = *it->second;
   if (q.state() != from) return S::BAD_QP_STATE;

@@ -23,6 +23,7 @@ class CommandProcessor {
   std::uint32_t input_size() const;
   std::uint32_t output_size() const;
   void read_input(std::uint64_t);
+  void output_written(std::uint64_t status);
   void input_read(std::uint64_t status);
   void execute();
   void finish(CmdStatus status);

@@ -24,51 +24,29 @@ bool read_like(swqe::Op op) {
 }
 }  // namespace
 
-// The timer is re-armed on every acknowledgement, far more often than it
-// expires (4.096 us x 2^14 is 67 ms). An event per arming would fill the
-// calendar with stale ones; instead each arming takes the calendar place a
-// fresh event would have (reserve_seq) and the QP keeps one live event: when
-// it fires before the current deadline it moves there, into that place. So
-// an expiry fires at the same time and in the same order among equal-time
-// events as an event scheduled at arming.
+// Armed while requests await acknowledgement, re-armed on every one: a
+// Timer keeps one calendar event for all those armings.
 void SendEngine::arm_timer(QpCtx& q) {
-  if (q.timer_armed || q.local_ack_timeout == 0) return;  // 0: wait forever (IBA 11.2.4.2)
-  q.timer_armed = true;
-  ++q.timer_generation;
-  q.timer_armed_generation = q.timer_generation;
-  q.timer_deadline = now() + ((4096 * kNs) << std::min<std::uint8_t>(q.local_ack_timeout, 31));
-  q.timer_seq = Sim::get().calendar().reserve_seq();
-  // A live event not after the new place moves there when it fires.
-  if (q.timer_event && q.timer_event_at <= q.timer_deadline) return;
-  schedule_timer_event(q);
+  if (q.local_ack_timeout == 0) return;  // 0: wait forever (IBA 11.2.4.2)
+  q.ack_timer.arm(now() + ((4096 * kNs) << std::min<std::uint8_t>(q.local_ack_timeout, 31)));
 }
 
-void SendEngine::schedule_timer_event(QpCtx& q) {
-  q.timer_event = next_timer_token_++;
-  q.timer_event_at = q.timer_deadline;
-  q.timer_event_seq = q.timer_seq;
-  Sim::get().calendar().at_reserved(q.timer_deadline, q.timer_seq, &SendEngine::timer_thunk, this,
-                                    (q.timer_event << 24) | q.qpn);
+// The oldest request in flight got its answer: the timer starts again for
+// the next one, if any is all sent.
+void SendEngine::restart_timer(QpCtx& q) {
+  q.ack_timer.cancel();
+  if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
 }
 
-void SendEngine::timer_thunk(void* self, std::uint64_t arg) {
-  static_cast<SendEngine*>(self)->timer_event(static_cast<std::uint32_t>(arg & kMaxQpn), arg >> 24);
+void SendEngine::ack_timer_expired(std::uint64_t qpn) {
+  if (QpCtx* q = hca_.qp(static_cast<std::uint32_t>(qpn))) timer_expired(*q);
 }
 
-void SendEngine::timer_event(std::uint32_t qpn, std::uint64_t token) {
-  QpCtx* q = hca_.qp(qpn);
-  if (!q || q->timer_event != token) return;  // superseded, or the QP is gone
-  q->timer_event = 0;
-  if (!q->timer_armed || q->timer_generation != q->timer_armed_generation) return;  // disarmed
-  if (q->timer_event_at != q->timer_deadline || q->timer_event_seq != q->timer_seq) {
-    schedule_timer_event(*q);  // re-armed since: on to the current place
-    return;
-  }
-  timer_expired(*q);
+void SendEngine::rnr_wait_over(std::uint64_t qpn) {
+  if (QpCtx* q = hca_.qp(static_cast<std::uint32_t>(qpn))) retransmit_from(*q, q->rnr_psn);
 }
 
 void SendEngine::timer_expired(QpCtx& q) {
-  q.timer_armed = false;
   if (q.wqes.empty() || q.state() == QpState::Error) return;
   ++hca_.mutable_stats().timeouts;
   if (q.retries_left == 0) {
@@ -115,20 +93,42 @@ void SendEngine::retransmit_from(QpCtx& q, std::uint32_t psn) {
   kick(q, 0);
 }
 
-void SendEngine::on_ack(QpCtx& q, const PacketFields& f) {
-  if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return;
-  const std::uint32_t psn = f.psn;
-  const std::uint8_t syn = f.aeth_syndrome;
-  const std::uint8_t kind = syn & 0xe0;
-  // A NAK names the PSN that failed; everything before it is acknowledged.
-  const std::uint32_t acked = kind == 0x00 ? psn : psn_add(psn, 0xffffff);
+// ---- the completer ---------------------------------------------------------------
+
+void SendEngine::on_response(QpCtx& q, const ib::PacketHeaders& h, const ib::OpcodeInfo& op,
+                             const std::uint8_t* payload, std::size_t len, fabric::Packet* holder) {
+  Comp ctx{q, h, op, h.bth.psn, payload, len, holder};
+  run_steps(
+      CompStep::GetAck, CompStep::Done, tracing_steps(hca_.device_id()),
+      [&](CompStep step) {
+        switch (step) {
+          NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_CASE)
+          default: return step;
+        }
+      },
+      [&](CompStep step) {
+        trace_step(hca_.device_id(), "completer", kCompStepNames[static_cast<int>(step)], q.qpn, ctx.psn);
+      });
+}
+
+CompStep SendEngine::get_ack(Comp& c) {
+  const QpCtx& q = c.q;
+  if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return CompStep::Done;
+  return c.op.op == ib::Op::Acknowledge ? CompStep::AckWqes : CompStep::ImplicitAck;
+}
+
+// A NAK names the PSN that failed; everything before it is acknowledged.
+CompStep SendEngine::ack_wqes(Comp& c) {
+  QpCtx& q = c.q;
+  const bool ack = (c.h.ext.aeth.syndrome & aeth::kKindMask) == aeth::kAck;
+  const std::uint32_t acked = ack ? c.psn : psn_add(c.psn, 0xffffff);
   bool progress = false;
   for (auto& w : q.wqes) {
     if (w.completed) continue;
     if (!w.all_sent || psn_diff(w.last_psn, acked) > 0) break;
     if (read_like(w.op)) {
       // Acknowledged past a read that got no response: re-request it.
-      if (kind == 0x00) retransmit_from(q, w.first_psn);
+      if (ack) retransmit_from(q, w.first_psn);
       break;
     }
     complete(q, w, CqeStatus::Success);
@@ -136,93 +136,68 @@ void SendEngine::on_ack(QpCtx& q, const PacketFields& f) {
   }
   if (progress) q.retries_left = q.retry_cnt;
   retire_completed(q);
-  if (kind == 0x00) {
-    q.rnr_retries_left = q.rnr_retry;
-    q.timer_armed = false;
-    ++q.timer_generation;
-    if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
-    kick(q, 0);
-    return;
-  }
-  if (kind == aeth::kRnrNak) {
-    if (q.rnr_retry != 7) {  // 7 means retry forever
-      if (q.rnr_retries_left == 0) {
-        for (auto& w : q.wqes)
-          if (!w.completed) {
-            fail_qp(q, w, CqeStatus::RnrRetryExceeded);
-            return;
-          }
-        return;
-      }
-      --q.rnr_retries_left;
-    }
-    q.rnr_waiting = true;
-    q.timer_armed = false;
-    ++q.timer_generation;
-    const Tick wait = static_cast<Tick>(kRnrTimer10us[syn & 0x1f]) * 10 * kUs;
-    const std::uint64_t arg = (static_cast<std::uint64_t>(psn) << 24) | q.qpn;
-    Sim::get().calendar().at(now() + wait,
-                             [](void* o, std::uint64_t a) {
-                               auto* e = static_cast<SendEngine*>(o);
-                               QpCtx* qp = e->hca_.qp(static_cast<std::uint32_t>(a & kMaxQpn));
-                               if (!qp || !qp->rnr_waiting) return;
-                               qp->rnr_waiting = false;
-                               e->retransmit_from(*qp, static_cast<std::uint32_t>(a >> 24));
-                             },
-                             this, arg);
-    return;
-  }
-  if (syn == aeth::kNakPsnSeq) {
-    if (q.retries_left == 0) {
-      if (!q.wqes.empty()) fail_qp(q, q.wqes.front(), CqeStatus::RetryExceeded);
-      return;
-    }
-    --q.retries_left;
-    retransmit_from(q, psn);
-    return;
-  }
-  const CqeStatus st = syn == aeth::kNakRemoteAccess ? CqeStatus::RemoteAccessError
-                       : syn == aeth::kNakRemoteOp   ? CqeStatus::RemoteOperationalError
-                                                     : CqeStatus::RemoteInvalidRequestError;
-  for (auto& w : q.wqes)
-    if (!w.completed) {
-      fail_qp(q, w, st);
-      return;
-    }
+  return CompStep::ChkAck;
 }
 
-void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::uint8_t* payload, std::size_t len,
-                                  fabric::Packet* holder) {
-  if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return;
-  // Earlier sends and writes are implicitly acknowledged by a read response.
-  SendWqe* read = nullptr;
+CompStep SendEngine::chk_ack(Comp& c) {
+  const std::uint8_t syn = c.h.ext.aeth.syndrome;
+  switch (syn & aeth::kKindMask) {
+    case aeth::kAck:
+      c.q.rnr_retries_left = c.q.rnr_retry;
+      return CompStep::UpdateComp;
+    case aeth::kRnrNak: return CompStep::RnrRetry;
+    default: return syn == aeth::kNakPsnSeq ? CompStep::ErrorRetry : CompStep::Error;
+  }
+}
+
+// Sends and writes before a read response or an atomic ACK are acknowledged
+// by it (the response to a read or atomic comes after theirs); then the
+// oldest unfinished read or atomic is the one it answers.
+CompStep SendEngine::implicit_ack(Comp& c) {
+  QpCtx& q = c.q;
   for (auto& w : q.wqes) {
     if (w.completed) continue;
     if (read_like(w.op)) {
-      read = &w;
+      c.wqe = &w;
       break;
     }
-    if (!w.all_sent || psn_diff(w.last_psn, f.psn) >= 0) return;
+    if (!w.all_sent || psn_diff(w.last_psn, c.psn) >= 0) return CompStep::Done;
     complete(q, w, CqeStatus::Success);
   }
-  if (!read || read->op != swqe::Op::RdmaRead || !read->all_sent) {
-    retire_completed(q);
-    return;
-  }
-  const std::uint32_t mtu = mtu_bytes(q);
-  const std::uint32_t expect = psn_add(read->first_psn, static_cast<std::uint32_t>(read->read_done / mtu));
-  if (f.psn != expect) {
-    if (psn_diff(f.psn, expect) > 0) retransmit_from(q, read->first_psn);  // a response was lost
-    return;
-  }
-  if (read->read_done + len > read->length) {
-    fail_qp(q, *read, CqeStatus::BadResponseError);
-    return;
-  }
-  // Scatter into the local buffers through the TPT (local write access).
+  return CompStep::ChkWqe;
+}
+
+CompStep SendEngine::chk_wqe(Comp& c) {
+  const SendWqe* w = c.wqe;
+  if (c.op.op == ib::Op::RdmaReadResponse)
+    return w && w->op == swqe::Op::RdmaRead && w->all_sent ? CompStep::ChkPsn : CompStep::Retire;
+  return w && w->op != swqe::Op::RdmaRead && c.psn == w->first_psn ? CompStep::Atomic : CompStep::Retire;
+}
+
+// Read responses come in PSN order; one ahead of the next expected means
+// one was lost: the read is requested again.
+CompStep SendEngine::chk_response_psn(Comp& c) {
+  const SendWqe& w = *c.wqe;
+  const std::uint32_t expect = psn_add(w.first_psn, static_cast<std::uint32_t>(w.read_done / mtu_bytes(c.q)));
+  if (c.psn == expect) return CompStep::ChkLength;
+  if (psn_diff(c.psn, expect) > 0) retransmit_from(c.q, w.first_psn);
+  return CompStep::Done;
+}
+
+CompStep SendEngine::chk_read_length(Comp& c) {
+  if (c.wqe->read_done + c.len <= c.wqe->length) return CompStep::Read;
+  fail_qp(c.q, *c.wqe, CqeStatus::BadResponseError);
+  return CompStep::Done;
+}
+
+// Scatter into the local buffers through the TPT (local write access), by
+// DMA straight from the packet.
+CompStep SendEngine::read_data(Comp& c) {
+  QpCtx& q = c.q;
+  SendWqe& read = *c.wqe;
   std::vector<HostRange> ranges;
-  std::uint64_t skip = read->read_done, want = len;
-  for (const auto& d : read->ds) {
+  std::uint64_t skip = read.read_done, want = c.len;
+  for (const auto& d : read.ds) {
     const std::uint32_t dlen = static_cast<std::uint32_t>(d[1]);
     if (skip >= dlen) {
       skip -= dlen;
@@ -231,93 +206,128 @@ void SendEngine::on_read_response(QpCtx& q, const PacketFields& f, const std::ui
     const std::uint64_t piece = std::min<std::uint64_t>(dlen - skip, want);
     if (hca_.tpt().translate(static_cast<std::uint32_t>(d[1] >> 32), q.pd, d[0] + skip, piece, mpt::kLocalWrite,
                              q.qpn, ranges) != TptResult::Ok) {
-      fail_qp(q, *read, CqeStatus::LocalProtectionError);
-      return;
+      fail_qp(q, read, CqeStatus::LocalProtectionError);
+      return CompStep::Done;
     }
     want -= piece;
     skip = 0;
     if (want == 0) break;
   }
-  const std::uint8_t* src = payload;
+  const std::uint8_t* src = c.payload;
   for (const HostRange& r : ranges) {
-    ++holder->device_refs;
+    ++c.holder->device_refs;
     hca_.bus().dma_write("hca.read_data", r.addr, src, r.len,
-                         host::DmaDone{[](void* o, std::uint64_t a) {
-                                         static_cast<SendEngine*>(o)->packet_dma_done(
-                                             reinterpret_cast<fabric::Packet*>(a & ~host::kDmaFailedBit));
-                                       },
-                                       this, reinterpret_cast<std::uint64_t>(holder)});
+                         host::DmaDone{member_fn<&SendEngine::packet_dma_done>(), this,
+                                       reinterpret_cast<std::uint64_t>(c.holder)});
     src += r.len;
   }
-  read->read_done += len;
+  read.read_done += c.len;
   q.retries_left = q.retry_cnt;
-  const std::uint8_t code = f.opcode & 0x1f;
-  if (code == opc::kReadRespLast || code == opc::kReadRespOnly) {
-    if (read->read_done != read->length) {
-      fail_qp(q, *read, CqeStatus::BadResponseError);
-      return;
-    }
-    complete(q, *read, CqeStatus::Success);
-    if (q.reads_outstanding) --q.reads_outstanding;
-    retire_completed(q);
-    q.timer_armed = false;
-    ++q.timer_generation;
-    if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
-    kick(q, 0);
-  }
+  return c.op.last() ? CompStep::CompWqe : CompStep::Done;
 }
 
-void SendEngine::on_atomic_ack(QpCtx& q, const PacketFields& f) {
-  if (q.type != QpType::Rc || q.state() == QpState::Error || q.state() == QpState::Reset) return;
-  SendWqe* atomic = nullptr;
-  for (auto& w : q.wqes) {
-    if (w.completed) continue;
-    if (read_like(w.op)) {
-      atomic = &w;
-      break;
-    }
-    if (!w.all_sent || psn_diff(w.last_psn, f.psn) >= 0) return;
-    complete(q, w, CqeStatus::Success);
-  }
-  if (!atomic || atomic->op == swqe::Op::RdmaRead || f.psn != atomic->first_psn) {
-    retire_completed(q);
-    return;
-  }
+// The original value lands in the local buffer (host byte order), then the
+// CQE (the bus keeps that order).
+CompStep SendEngine::atomic_data(Comp& c) {
+  QpCtx& q = c.q;
   std::vector<HostRange> ranges;
-  const auto& d = atomic->ds.front();
+  const auto& d = c.wqe->ds.front();
   if (hca_.tpt().translate(static_cast<std::uint32_t>(d[1] >> 32), q.pd, d[0], 8, mpt::kLocalWrite, q.qpn, ranges) !=
       TptResult::Ok) {
-    fail_qp(q, *atomic, CqeStatus::LocalProtectionError);
-    return;
+    fail_qp(q, *c.wqe, CqeStatus::LocalProtectionError);
+    return CompStep::Done;
   }
-  // The original value lands in the local buffer (host byte order), then the
-  // CQE (the bus keeps that order).
   std::uint8_t* buf = hca_.scratch();
-  std::memcpy(buf, &f.atomic_ack_orig, 8);
+  std::memcpy(buf, &c.h.ext.atomic_ack_eth.orig_remote_data, 8);
   const std::uint8_t* src = buf;
   std::uint32_t left = 8;
   for (const HostRange& r : ranges) {
     const bool last = left == r.len;
     hca_.bus().dma_write("hca.atomic_data", r.addr, src, r.len,
-                         host::DmaDone{[](void* o, std::uint64_t a) {
-                                         if (a & 1) static_cast<Hca*>(o)->release_scratch(
-                                                        reinterpret_cast<std::uint8_t*>((a & ~host::kDmaFailedBit) - 1));
-                                       },
-                                       &hca_, last ? reinterpret_cast<std::uint64_t>(buf) + 1 : 0});
+                         host::DmaDone{member_fn<&SendEngine::atomic_data_written>(), this,
+                                       last ? reinterpret_cast<std::uint64_t>(buf) + 1 : 0});
     src += r.len;
     left -= r.len;
   }
-  complete(q, *atomic, CqeStatus::Success);
+  return CompStep::CompWqe;
+}
+
+// arg: the staging buffer + 1 on the last write of the value, else 0.
+void SendEngine::atomic_data_written(std::uint64_t arg) {
+  if (arg & 1) hca_.release_scratch(reinterpret_cast<std::uint8_t*>((arg & ~host::kDmaFailedBit) - 1));
+}
+
+CompStep SendEngine::comp_wqe(Comp& c) {
+  QpCtx& q = c.q;
+  SendWqe& w = *c.wqe;
+  if (w.op == swqe::Op::RdmaRead && w.read_done != w.length) {
+    fail_qp(q, w, CqeStatus::BadResponseError);
+    return CompStep::Done;
+  }
+  complete(q, w, CqeStatus::Success);
   if (q.reads_outstanding) --q.reads_outstanding;
   retire_completed(q);
   q.retries_left = q.retry_cnt;
-  q.timer_armed = false;
-  ++q.timer_generation;
-  if (!q.wqes.empty() && q.wqes.front().all_sent) arm_timer(q);
-  kick(q, 0);
+  return CompStep::UpdateComp;
 }
 
-void SendEngine::packet_dma_done(fabric::Packet* p) {
+CompStep SendEngine::update_comp(Comp& c) {
+  restart_timer(c.q);
+  kick(c.q, 0);
+  return CompStep::Done;
+}
+
+// RNR retry 7 means retry forever.
+CompStep SendEngine::rnr_retry(Comp& c) {
+  QpCtx& q = c.q;
+  if (q.rnr_retry != 7) {
+    if (q.rnr_retries_left == 0) {
+      for (auto& w : q.wqes)
+        if (!w.completed) {
+          fail_qp(q, w, CqeStatus::RnrRetryExceeded);
+          break;
+        }
+      return CompStep::Done;
+    }
+    --q.rnr_retries_left;
+  }
+  q.ack_timer.cancel();
+  q.rnr_psn = c.psn;
+  q.rnr_timer.rearm(now() + static_cast<Tick>(kRnrTimer10us[c.h.ext.aeth.syndrome & 0x1f]) * 10 * kUs);
+  return CompStep::Done;
+}
+
+CompStep SendEngine::error_retry(Comp& c) {
+  QpCtx& q = c.q;
+  if (q.retries_left == 0) {
+    if (!q.wqes.empty()) fail_qp(q, q.wqes.front(), CqeStatus::RetryExceeded);
+    return CompStep::Done;
+  }
+  --q.retries_left;
+  retransmit_from(q, c.psn);
+  return CompStep::Done;
+}
+
+CompStep SendEngine::comp_error(Comp& c) {
+  const std::uint8_t syn = c.h.ext.aeth.syndrome;
+  const CqeStatus st = syn == aeth::kNakRemoteAccess ? CqeStatus::RemoteAccessError
+                       : syn == aeth::kNakRemoteOp   ? CqeStatus::RemoteOperationalError
+                                                     : CqeStatus::RemoteInvalidRequestError;
+  for (auto& w : c.q.wqes)
+    if (!w.completed) {
+      fail_qp(c.q, w, st);
+      break;
+    }
+  return CompStep::Done;
+}
+
+CompStep SendEngine::retire(Comp& c) {
+  retire_completed(c.q);
+  return CompStep::Done;
+}
+
+void SendEngine::packet_dma_done(std::uint64_t packet) {
+  auto* p = reinterpret_cast<fabric::Packet*>(packet & ~host::kDmaFailedBit);
   if (--p->device_refs == 0) hca_.fabric().pool().put(p);
 }
 

@@ -88,8 +88,11 @@ std::optional<QpEvent> QpMachine::modify_event(QpState from, QpState to) {
   return std::nullopt;
 }
 
-QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner)
-    : qpn(n), fsm(fmt::format("{}.qp{}", owner, n), device, QpState::Reset) {}
+QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner, SendEngine& engine)
+    : qpn(n),
+      fsm(fmt::format("{}.qp{}", owner, n), device, QpState::Reset),
+      ack_timer(Sim::get().calendar(), member_fn<&SendEngine::ack_timer_expired>(), &engine, n),
+      rnr_timer(Sim::get().calendar(), member_fn<&SendEngine::rnr_wait_over>(), &engine, n) {}
 
 Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
          const ParamSet& params)
@@ -280,53 +283,67 @@ void Hca::doorbell(std::uint64_t offset, std::uint32_t w0, std::uint32_t w1) {
   if (sim.tracer().on(device_id(), Component::nic))
     sim.tracer().record(now(), device_id(), Component::nic, "doorbell",
                         {{"offset", static_cast<unsigned long>(offset)}, {"w0", w0}, {"w1", w1}});
-  if (offset == reg::db_send.offset || offset == reg::db_recv.offset) {
-    QpCtx* q = qp(w0 & kMaxQpn);
-    if (!q) {
-      sim.error(name() + ".hca", fmt::format("doorbell for QP {} which does not exist", w0 & kMaxQpn));
-      return;
-    }
-    WorkQueue& wq = offset == reg::db_send.offset ? q->sq : q->rq;
-    if (wq.entries == 0 || w1 - wq.consumer > wq.entries) {
-      sim.error(name() + ".hca", fmt::format("QP {}: doorbell producer {} overruns a {}-entry queue (consumer {})",
-                                             q->qpn, w1, wq.entries, wq.consumer));
-      return;
-    }
-    wq.producer = w1;
-    if (offset == reg::db_send.offset)
-      send_->kick(*q, cycles(p_.doorbell_cycles));
-    else
-      recv_->rq_doorbell(*q);
+  if (offset == reg::db_send.offset || offset == reg::db_recv.offset)
+    wq_doorbell(offset == reg::db_send.offset, w0, w1);
+  else if (offset == reg::db_cq.offset)
+    cq_doorbell(w0, w1);
+  else
+    eq_doorbell(w0, w1);
+}
+
+// w0: the QPN; w1: the new producer count.
+void Hca::wq_doorbell(bool send, std::uint32_t w0, std::uint32_t w1) {
+  QpCtx* q = qp(w0 & kMaxQpn);
+  if (!q) {
+    Sim::get().error(name() + ".hca", fmt::format("doorbell for QP {} which does not exist", w0 & kMaxQpn));
     return;
   }
+  WorkQueue& wq = send ? q->sq : q->rq;
+  if (wq.entries == 0 || w1 - wq.consumer > wq.entries) {
+    Sim::get().error(name() + ".hca", fmt::format("QP {}: doorbell producer {} overruns a {}-entry queue (consumer {})",
+                                                  q->qpn, w1, wq.entries, wq.consumer));
+    return;
+  }
+  wq.producer = w1;
+  if (send)
+    send_->kick(*q, cycles(p_.doorbell_cycles));
+  else
+    recv_->rq_doorbell(*q);
+}
+
+// w0: the command (top byte) and the CQN; w1: the consumer count.
+void Hca::cq_doorbell(std::uint32_t w0, std::uint32_t w1) {
   const std::uint32_t n = w0 & 0xffffff;
   const std::uint8_t cmd = static_cast<std::uint8_t>(w0 >> 24);
-  if (offset == reg::db_cq.offset) {
-    auto it = cqs_.find(n);
-    if (it == cqs_.end() || !it->second.valid) {
-      sim.error(name() + ".hca", fmt::format("doorbell for CQ {} which does not exist", n));
-      return;
-    }
-    CqCtx& cq = it->second;
-    if (cmd == static_cast<std::uint8_t>(reg::CqDoorbell::UpdateConsumer)) {
-      cq.consumer = w1;
-    } else if (cmd == static_cast<std::uint8_t>(reg::CqDoorbell::ArmNext) ||
-               cmd == static_cast<std::uint8_t>(reg::CqDoorbell::ArmSolicited)) {
-      cq.consumer = w1;
-      cq.arm = static_cast<reg::CqDoorbell>(cmd);
-      // Entries already waiting beyond the consumer count fire at once.
-      if (cq.producer != cq.consumer && cq.arm == reg::CqDoorbell::ArmNext) {
-        cq.arm = reg::CqDoorbell::UpdateConsumer;
-        post_event(Event::Completion, n, 0, 0, cq.eqn);
-      }
-    } else {
-      sim.error(name() + ".hca", fmt::format("CQ doorbell with unknown command {}", cmd));
-    }
+  auto it = cqs_.find(n);
+  if (it == cqs_.end() || !it->second.valid) {
+    Sim::get().error(name() + ".hca", fmt::format("doorbell for CQ {} which does not exist", n));
     return;
   }
+  CqCtx& cq = it->second;
+  if (cmd == static_cast<std::uint8_t>(reg::CqDoorbell::UpdateConsumer)) {
+    cq.consumer = w1;
+  } else if (cmd == static_cast<std::uint8_t>(reg::CqDoorbell::ArmNext) ||
+             cmd == static_cast<std::uint8_t>(reg::CqDoorbell::ArmSolicited)) {
+    cq.consumer = w1;
+    cq.arm = static_cast<reg::CqDoorbell>(cmd);
+    // Entries already waiting beyond the consumer count fire at once.
+    if (cq.producer != cq.consumer && cq.arm == reg::CqDoorbell::ArmNext) {
+      cq.arm = reg::CqDoorbell::UpdateConsumer;
+      post_event(Event::Completion, n, 0, 0, cq.eqn);
+    }
+  } else {
+    Sim::get().error(name() + ".hca", fmt::format("CQ doorbell with unknown command {}", cmd));
+  }
+}
+
+// w0: the command (top byte) and the EQN; w1: the consumer count.
+void Hca::eq_doorbell(std::uint32_t w0, std::uint32_t w1) {
+  const std::uint32_t n = w0 & 0xffffff;
+  const std::uint8_t cmd = static_cast<std::uint8_t>(w0 >> 24);
   auto it = eqs_.find(n);
   if (it == eqs_.end() || !it->second.valid) {
-    sim.error(name() + ".hca", fmt::format("doorbell for EQ {} which does not exist", n));
+    Sim::get().error(name() + ".hca", fmt::format("doorbell for EQ {} which does not exist", n));
     return;
   }
   EqCtx& eq = it->second;

@@ -168,7 +168,7 @@ struct QpMachine {
 };
 
 struct QpCtx {
-  explicit QpCtx(std::uint32_t qpn, std::uint32_t device, const std::string& owner);
+  QpCtx(std::uint32_t qpn, std::uint32_t device, const std::string& owner, class SendEngine& engine);
   std::uint32_t qpn;
   Fsm<QpMachine> fsm;
   QpState state() const { return fsm.state(); }
@@ -192,17 +192,10 @@ struct QpCtx {
   bool fetching = false;          // a WQE read is in flight
   bool in_send_list = false;
   std::uint32_t retries_left = 7, rnr_retries_left = 7;
-  std::uint64_t timer_generation = 0;
-  bool timer_armed = false;
-  // The ACK timer keeps one calendar event (SendEngine::arm_timer): the
-  // current arming's deadline and calendar place, and the live event's.
-  Tick timer_deadline = 0;
-  std::uint64_t timer_seq = 0;
-  std::uint64_t timer_armed_generation = 0;
-  std::uint64_t timer_event = 0;  // token of the live event; 0: none
-  Tick timer_event_at = 0;
-  std::uint64_t timer_event_seq = 0;
-  bool rnr_waiting = false;
+  Timer ack_timer;                // the local ACK timeout (IBA 9.7.6.1.1)
+  Timer rnr_timer;                // waiting out an RNR NAK: sending stops meanwhile
+  std::uint32_t rnr_psn = 0;      // where to resend from when the RNR wait is over
+  bool rnr_waiting() const { return rnr_timer.armed(); }
   std::uint32_t packets_building = 0;  // payload reads in flight
   std::uint32_t epoch = 0;        // bumped on reset: late DMA completions for an old epoch are ignored
   std::vector<std::uint8_t> fetch_buf;  // the send WQEs being fetched
@@ -322,6 +315,9 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
   // Doorbells and commands.
   void doorbell(std::uint64_t offset, std::uint32_t word0, std::uint32_t word1);
+  void wq_doorbell(bool send, std::uint32_t word0, std::uint32_t word1);
+  void cq_doorbell(std::uint32_t word0, std::uint32_t word1);
+  void eq_doorbell(std::uint32_t word0, std::uint32_t word1);
   void start_command();
   void finish_command(CmdStatus status);
   // Completions and events.

@@ -31,15 +31,13 @@ void Loopback::send(fabric::Packet* p) {
                         {{"port", port_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
                          {"arrives_ps", static_cast<unsigned long>(arrives)}});
   fifo_.push_back(InFlight{arrives, p});
-  if (fifo_.size() == 1) sim.calendar().at(arrives, &Loopback::deliver_thunk, this);
+  if (fifo_.size() == 1) sim.calendar().at_member<&Loopback::deliver>(arrives, this);
 }
-
-void Loopback::deliver_thunk(void* self, std::uint64_t) { static_cast<Loopback*>(self)->deliver(); }
 
 void Loopback::deliver() {
   const InFlight f = fifo_.front();
   fifo_.pop_front();
-  if (!fifo_.empty()) Sim::get().calendar().at(fifo_.front().arrives, &Loopback::deliver_thunk, this);
+  if (!fifo_.empty()) Sim::get().calendar().at_member<&Loopback::deliver>(fifo_.front().arrives, this);
   // The receive side takes it like a packet from the wire, but it holds no
   // input buffer of the port (no credit goes back over a link).
   hca_.recv_engine().packet(hca_.port(port_), f.pkt);

@@ -37,7 +37,6 @@ class Loopback {
     Tick arrives;
     fabric::Packet* pkt;
   };
-  static void deliver_thunk(void* self, std::uint64_t);
   void deliver();
 
   Hca& hca_;

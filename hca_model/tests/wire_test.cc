@@ -586,6 +586,22 @@ TEST(IbOpcodes, EachTransportHasItsOperations) {
   EXPECT_EQ(opcode_info(0x55)->op, Op::Resync);
 }
 
+TEST(IbOpcodes, OpcodeForFindsEveryRowButSendWithInvalidate) {
+  for (const OpcodeInfo& op : kOpcodes) {
+    const int found = opcode_for(op.transport, op.op, op.position, op.immediate);
+    if (op.invalidate)
+      EXPECT_NE(found, op.code) << op.name;
+    else
+      EXPECT_EQ(found, op.code) << op.name;
+  }
+  EXPECT_EQ(opcode_for(Transport::RC, Op::RdmaWrite, position_of(true, false)), 0x06);
+  EXPECT_EQ(opcode_for(Transport::UC, Op::Send, position_of(false, true), true), 0x23);
+  EXPECT_EQ(opcode_for(Transport::UD, Op::Send, position_of(true, true), true), 0x65);
+  EXPECT_EQ(opcode_for(Transport::UD, Op::Send, Position::First), -1);
+  EXPECT_EQ(opcode_for(Transport::UC, Op::RdmaReadRequest, Position::Only), -1);
+  EXPECT_EQ(opcode_for(Transport::RC, Op::Send, Position::Middle, true), -1);
+}
+
 TEST(IbOpcodes, ReservedValuesHaveNoDescriptor) {
   int known = 0;
   for (unsigned c = 0; c < 256; ++c) {

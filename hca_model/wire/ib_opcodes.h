@@ -236,6 +236,40 @@ constexpr const OpcodeInfo* opcode_info(std::uint8_t code) {
 constexpr const OpcodeInfo& opcode_info(Opcode code) {
   return kOpcodes[static_cast<std::size_t>(detail::kOpcodeIndex[static_cast<std::uint8_t>(code)])];
 }
+// The opcode a transport gives an operation at a position in its message,
+// with or without immediate data (send with invalidate is never chosen):
+// what a requester sends, looked up in the table rather than listed again.
+// -1 when the transport has no such opcode.
+namespace detail {
+constexpr std::size_t opcode_for_index(Transport t, Op o, Position p, bool immediate) {
+  constexpr std::size_t kOps = 0
+#define NICSIM_IB_PLUS_ONE(name) +1
+      NICSIM_IB_OPS(NICSIM_IB_PLUS_ONE);
+#undef NICSIM_IB_PLUS_ONE
+  return ((static_cast<std::size_t>(t) * kOps + static_cast<std::size_t>(o)) * 4 + static_cast<std::size_t>(p)) * 2 +
+         (immediate ? 1 : 0);
+}
+constexpr auto make_opcode_for() {
+  std::array<std::int16_t, opcode_for_index(Transport::UD, Op::Resync, Position::Only, true) + 1> index{};
+  index.fill(-1);
+  for (const OpcodeInfo& info : kOpcodes) {
+    if (info.invalidate) continue;
+    std::int16_t& slot = index[opcode_for_index(info.transport, info.op, info.position, info.immediate)];
+    if (slot != -1) throw "two opcodes for one transport, operation, position and immediate";
+    slot = info.code;
+  }
+  return index;
+}
+inline constexpr auto kOpcodeFor = make_opcode_for();
+}  // namespace detail
+constexpr int opcode_for(Transport t, Op o, Position p, bool immediate = false) {
+  return detail::kOpcodeFor[detail::opcode_for_index(t, o, p, immediate)];
+}
+// The position of a packet in a message: whether it is the first and the last.
+constexpr Position position_of(bool first, bool last) {
+  return first ? (last ? Position::Only : Position::First) : (last ? Position::Last : Position::Middle);
+}
+
 // "RC_SEND_FIRST", or "RESERVED" for a reserved value.
 constexpr const char* opcode_name(std::uint8_t code) {
   const OpcodeInfo* info = opcode_info(code);

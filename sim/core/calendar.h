@@ -49,6 +49,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -58,6 +59,30 @@ namespace nicsim {
 
 // A callback with no allocation: a function pointer, an object and a word.
 using EventFn = void (*)(void* obj, std::uint64_t arg);
+
+namespace detail {
+template <class M>
+struct MemberOf;
+template <class R, class C, class... A>
+struct MemberOf<R (C::*)(A...)> {
+  using type = C;
+};
+}  // namespace detail
+
+// The EventFn that calls obj->Method(arg), or obj->Method() for a method
+// without arguments: how hardware models name their calendar callbacks,
+// typed and without a thunk of their own, e.g.
+// calendar.at(t, member_fn<&Link::arrive>(), link, arg).
+template <auto Method>
+constexpr EventFn member_fn() {
+  using T = typename detail::MemberOf<decltype(Method)>::type;
+  return [](void* o, std::uint64_t a) {
+    if constexpr (std::is_invocable_v<decltype(Method), T*, std::uint64_t>)
+      (static_cast<T*>(o)->*Method)(a);
+    else
+      (static_cast<T*>(o)->*Method)();
+  };
+}
 
 class Calendar : public sc_core::sc_module {
  public:
@@ -134,8 +159,22 @@ class Calendar : public sc_core::sc_module {
   // now would get; at_reserved() later schedules an event in that place. A
   // timer re-armed again and again can then keep one event in the calendar
   // (moving it to the latest deadline when it fires early) and still fire in
-  // exactly the order a fresh event per arming would have.
+  // exactly the order a fresh event per arming would have (see Timer).
   std::uint64_t reserve_seq();
+  // A place in the calendar's order: a time, and the tie-break sequence that
+  // an event scheduled when the place was taken would have had.
+  struct Place {
+    Tick at = kTickMax;
+    std::uint64_t seq = 0;
+    friend bool operator==(const Place&, const Place&) = default;
+    friend bool operator<(const Place& a, const Place& b) { return a.at != b.at ? a.at < b.at : a.seq < b.seq; }
+  };
+  // The place of an event at `t` scheduled now (a thread running ahead is
+  // brought to SystemC's clock first, as at() does).
+  Place place(Tick t) {
+    if (thread_ahead_ && !running_) sync_thread_slow();
+    return Place{t, reserve_seq()};
+  }
   // An event that may be withdrawn before it fires: at_cancellable returns a
   // handle for cancel(), which does nothing once the event has fired. Meant
   // for timeouts that usually do not expire (cancel scans the heap).
@@ -148,7 +187,7 @@ class Calendar : public sc_core::sc_module {
   // Member-function convenience: calendar.at_member<&Link::arrive>(t, link, arg)
   template <auto Method, class T>
   void at_member(Tick t, T* obj, std::uint64_t arg = 0) {
-    at(t, [](void* o, std::uint64_t a) { (static_cast<T*>(o)->*Method)(a); }, obj, arg);
+    at(t, member_fn<Method>(), obj, arg);
   }
 
   std::uint64_t events_fired() const { return fired_; }
@@ -271,6 +310,89 @@ class Calendar : public sc_core::sc_module {
   std::uint64_t limit_epoch_ = ~std::uint64_t{0};
   void invalidate_limit() { limit_epoch_ = activity_epoch_ - 1; }
   static inline Calendar* parked_ = nullptr;  // whose wake-up is parked
+};
+
+// A re-armable timer on the calendar: fn(obj, arg) runs once at each
+// deadline the timer reaches while armed, at the place in the calendar's
+// order that an event scheduled at its arming would have had. Cancelled or
+// superseded armings never run it.
+//
+// Timers are re-armed far more often than they expire (an ACK timer moves on
+// every acknowledgement), so a re-arming to a later place keeps the one
+// calendar event the timer has: when that fires before the deadline it moves
+// on to the deadline's place, and one left behind by a cancel fires and does
+// nothing (or moves on, if the timer was armed again meanwhile). Only a
+// re-arming to an earlier place withdraws the event (Calendar::cancel). So a
+// timer has at most one event in the calendar whatever its callers do.
+//
+// A timer refers to itself from the calendar: it is neither copied nor
+// moved, and its destructor withdraws its event.
+class Timer {
+ public:
+  using Place = Calendar::Place;
+  Timer(Calendar& calendar, EventFn fn, void* obj, std::uint64_t arg = 0)
+      : calendar_(&calendar), fn_(fn), obj_(obj), arg_(arg) {}
+  ~Timer() {
+    if (live_) calendar_->cancel(live_.seq);
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  // Arms the timer for `deadline` unless it is armed already (then the
+  // earlier arming stands).
+  void arm(Tick deadline) {
+    if (!armed_) rearm(calendar_->place(deadline));
+  }
+  // Arms it for `deadline` in any case, replacing a current arming.
+  void rearm(Tick deadline) { rearm(calendar_->place(deadline)); }
+  // The same at a place taken earlier (Calendar::place): the callback then
+  // runs where an event scheduled when the place was taken would have. A
+  // place at kTickMax is never reached.
+  void rearm(Place p) {
+    armed_ = true;
+    place_ = p;
+    if (live_ && !(p < live_)) return;  // the live event moves on when it fires
+    if (live_) calendar_->cancel(live_.seq);
+    schedule();
+  }
+  // Disarms it; the callback does not run for the current arming.
+  void cancel() { armed_ = false; }
+  bool armed() const { return armed_; }
+  // The current (or last) arming's deadline.
+  Tick deadline() const { return place_.at; }
+  Place place() const { return place_; }
+  // Whether the timer has an event in the calendar (armed or not).
+  bool has_event() const { return static_cast<bool>(live_); }
+
+ private:
+  // The place of the timer's calendar event; at kTickMax when it has none.
+  struct Live : Place {
+    explicit operator bool() const { return at != kTickMax; }
+  };
+  void schedule() {
+    live_.at = place_.at;
+    live_.seq = place_.seq;
+    if (live_) calendar_->at_reserved(live_.at, live_.seq, &Timer::fire, this);
+  }
+  static void fire(void* self, std::uint64_t) {
+    auto* t = static_cast<Timer*>(self);
+    const Place was = t->live_;
+    t->live_.at = kTickMax;
+    if (!t->armed_) return;
+    if (!(was == t->place_)) {
+      t->schedule();  // re-armed since it was scheduled: on to the current place
+      return;
+    }
+    t->armed_ = false;
+    t->fn_(t->obj_, t->arg_);
+  }
+  Calendar* calendar_;
+  EventFn fn_;
+  void* obj_;
+  std::uint64_t arg_;
+  Place place_;  // of the current arming
+  Live live_;
+  bool armed_ = false;
 };
 
 }  // namespace nicsim
