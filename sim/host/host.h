@@ -303,6 +303,15 @@ class Host : public sc_core::sc_module {
     return current_host_slow(p);
   }
   const std::vector<std::unique_ptr<HostThread>>& threads() const { return threads_; }
+  // Ends every thread of `hosts` that has not finished, interrupt threads
+  // included, blocked or runnable: each is suspended first (no program code
+  // runs any more), then killed, which unwinds its stack (the destructors of
+  // its frames run) and lets SystemC free the stack. For the end of a world,
+  // before it destroys what those threads use. Needs a kernel that has run
+  // and is paused (Calendar::request_stop pauses it); otherwise it does
+  // nothing: before the first sc_start no thread has a stack yet, and after
+  // sc_stop SystemC can no longer unwind one.
+  static void end_threads(const std::vector<Host*>& hosts);
 
   // True while the calling process is this node's interrupt thread running a
   // handler. (A handler may stall the CPU in an MMIO read; the node's other
@@ -431,6 +440,10 @@ class Host : public sc_core::sc_module {
   void stall(Tick cost);  // the running handler's CPU is busy for `cost`
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
+  // The end of a thread's body, returned or unwound by end_threads.
+  void thread_exited(HostThread* t, bool unwound);
+  // Drops every record of this host's processes (for ended ones).
+  void forget_processes();
   void trace(const char* event, const std::string& name);
   static inline std::uint64_t next_serial_ = 0;
   const std::uint64_t serial_ = ++next_serial_;
