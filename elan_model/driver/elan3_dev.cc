@@ -26,24 +26,12 @@ constexpr std::uint32_t kDescSlots = 256;
 constexpr std::uint32_t kPoolPages = 16;
 constexpr Tick kSlotPoll = 1 * kUs;
 
-struct Slot {
+// The driver instance of a node, kept by its host.
+struct Slot : host::HostSoftware {
   std::unique_ptr<Elan3Dev> dev;
-  const World* world = nullptr;
   bool loading = false, failed = false;
 };
-std::map<const host::Host*, Slot>& slots() {
-  static std::map<const host::Host*, Slot> m;
-  return m;
-}
-Slot* slot_of(const host::Host* h) {
-  auto it = slots().find(h);
-  if (it == slots().end()) return nullptr;
-  if (it->second.world != World::current()) {
-    slots().erase(it);
-    return nullptr;
-  }
-  return &it->second;
-}
+Slot* slot_of(const host::Host* h) { return h ? h->software<Slot>() : nullptr; }
 
 }  // namespace
 
@@ -76,8 +64,7 @@ Elan3Dev* Elan3Dev::attach() {
   Node& node = world->node(h->node_id());
   auto* elan = node.nic_as<Elan3>();
   if (!elan) return nullptr;
-  Slot& s = slots()[h];
-  s.world = world;
+  Slot& s = h->add_software(std::make_unique<Slot>());
   s.loading = true;
   s.dev = std::make_unique<Elan3Dev>(*h, node.bus(), *elan);
   s.failed = !s.dev->init();

@@ -71,7 +71,14 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
   process_hosts()[irq_process_] = this;
 }
 
-Host::~Host() { forget_processes(); }
+Host::~Host() {
+  release_software();
+  forget_processes();
+}
+
+void Host::release_software() {
+  while (!software_.empty()) software_.pop_back();
+}
 
 void Host::forget_processes() {
   forget_process(irq_process_);

@@ -256,6 +256,15 @@ class HostMemory {
   mutable Hit hits_[2];
 };
 
+// State a software layer keeps for one node: a driver instance, a
+// protocol's tables, an access layer's registrations. The host owns it, as
+// an operating system owns its kernel's data, so that it goes with the
+// node however its programs left it (Host::software).
+class HostSoftware {
+ public:
+  virtual ~HostSoftware() = default;
+};
+
 // Parameters (scope "host", host/host_params.cc): cpus, memory,
 // thread_stack, copy_bandwidth and the cost table "cost.<class>" (Time): the
 // fixed CPU time of one operation of that class. This layer defines
@@ -386,6 +395,24 @@ class Host : public sc_core::sc_module {
     return cost != kTickMax && cost != 0 && Calendar::try_run_ahead(cost);
   }
 
+  // The state layer T keeps on this node, or nullptr (one per layer type).
+  template <class T>
+  T* software() const {
+    for (const auto& [key, state] : software_)
+      if (key == &software_key<T>) return static_cast<T*>(state.get());
+    return nullptr;
+  }
+  template <class T>
+  T& add_software(std::unique_ptr<T> state) {
+    T& ref = *state;
+    software_.emplace_back(&software_key<T>, std::move(state));
+    return ref;
+  }
+  // Destroys every layer's state, newest first (a layer built on another
+  // goes before it). Its node calls this before the NIC goes, since a
+  // driver may still address its device while it goes; ~Host at the latest.
+  void release_software();
+
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
   std::uint32_t cpus() const { return cpus_; }
@@ -480,6 +507,9 @@ class Host : public sc_core::sc_module {
   std::uint64_t next_timer_id_ = 1;
   std::unique_ptr<InterruptController> irq_;
   std::unique_ptr<HostMemory> memory_;
+  template <class T>
+  static inline const char software_key = 0;
+  std::vector<std::pair<const void*, std::unique_ptr<HostSoftware>>> software_;
 };
 
 }  // namespace nicsim::host

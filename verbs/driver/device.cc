@@ -18,43 +18,14 @@ namespace {
 
 enum class LoadState : std::uint8_t { Loading, Ready, Failed };
 
-struct Slot {
+// The driver instance of a node, kept by its host.
+struct Slot : host::HostSoftware {
   std::unique_ptr<Device> dev;
-  const World* world = nullptr;
   LoadState state = LoadState::Loading;
   std::unique_ptr<host::WaitQueue> loaded;
 };
 
-// Driver instances by host. Every node of a simulation lives in this one
-// process; the World pointer tells a device of an earlier world (tests build
-// one world per process, but nothing forbids more) from the current one.
-std::map<const host::Host*, Slot>& slots() {
-  static std::map<const host::Host*, Slot> m;
-  return m;
-}
-
-// The last slot found: every verb asks for its caller's, mostly the same one.
-// Map entries do not move; the cache is dropped with the entry.
-struct {
-  const host::Host* host = nullptr;
-  Slot* slot = nullptr;
-} last_slot;
-
-Slot* slot_of(const host::Host* h) {
-  const World* world = World::current();
-  if (h && h == last_slot.host && last_slot.slot->world == world) return last_slot.slot;
-  auto& m = slots();
-  auto it = m.find(h);
-  if (it == m.end()) return nullptr;
-  if (it->second.world != world) {
-    if (last_slot.slot == &it->second) last_slot = {};
-    m.erase(it);
-    return nullptr;
-  }
-  last_slot = {h, &it->second};
-  return &it->second;
-}
-
+Slot* slot_of(const host::Host* h) { return h ? h->software<Slot>() : nullptr; }
 
 // A command that does not finish within this much simulated time means the
 // HCA is wedged; the driver gives up on it as a real one would.
@@ -147,8 +118,7 @@ Device* Device::load_current() {
   Node& node = world->node(h->node_id());
   auto* hca = node.nic_as<hca::Hca>();
   if (!hca) return nullptr;
-  Slot& s = slots()[h];
-  s.world = world;
+  Slot& s = h->add_software(std::make_unique<Slot>());
   s.state = LoadState::Loading;
   s.loaded = std::make_unique<host::WaitQueue>(*h);
   s.dev = std::make_unique<Device>(*h, node.bus(), hca->bar0());
@@ -163,8 +133,8 @@ Device* Device::load_current() {
 }
 
 Device* Device::owner_of(const ci_interface_t* ci) {
-  for (auto& [_, s] : slots())
-    if (s.dev && (&s.dev->ci_ == ci || &s.dev->agent_ci_ == ci)) return s.dev.get();
+  Slot* s = slot_of(host::Host::current_host());
+  if (s && s->dev && (&s->dev->ci_ == ci || &s->dev->agent_ci_ == ci)) return s->dev.get();
   return nullptr;
 }
 

@@ -260,7 +260,7 @@ class Device {
   // Loads the driver on the calling thread's node if needed; nullptr if the
   // node has no HCA or initialisation failed.
   static Device* load_current();
-  // For ib_deregister_ca: the device whose interface this is, if any.
+  // For ib_deregister_ca: the calling node's device, if this is its interface.
   static Device* owner_of(const ci_interface_t* ci);
 
   Device(host::Host& host, host::HostBus& bus, std::uint64_t bar0);

@@ -2,7 +2,7 @@
 // ib_deregister_ca), kept per node, and the public lookup of the calling
 // node's verbs provider (iba/nicsim_ca.h).
 #include <algorithm>
-#include <map>
+#include <memory>
 #include <vector>
 
 #include "iba/nicsim_ca.h"
@@ -12,19 +12,18 @@
 namespace nicsim::verbs {
 namespace {
 
-// Registered interfaces by (world, node): every node is its own host with
-// its own access layer.
-using NodeKey = std::pair<const World*, std::uint32_t>;
-std::map<NodeKey, std::vector<const ci_interface_t*>>& registered() {
-  static std::map<NodeKey, std::vector<const ci_interface_t*>> m;
-  return m;
-}
+// Registered interfaces: every node is its own host with its own access
+// layer, kept by that host.
+struct Registered : host::HostSoftware {
+  std::vector<const ci_interface_t*> interfaces;
+};
 
 std::vector<const ci_interface_t*>* calling_node() {
   host::Host* h = host::Host::current_host();
-  World* w = World::current();
-  if (!h || !w) return nullptr;
-  return &registered()[{w, h->node_id()}];
+  if (!h || !World::current()) return nullptr;
+  Registered* r = h->software<Registered>();
+  if (!r) r = &h->add_software(std::make_unique<Registered>());
+  return &r->interfaces;
 }
 
 }  // namespace
