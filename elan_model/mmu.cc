@@ -22,6 +22,7 @@ struct Mmu::Walk : Recycled<Mmu::Walk> {
   bool refilled = false;  // the next lookup is the refilled page: already paid for
   Translation result;
   std::function<void(Translation&)> k;
+  InFlight in_flight{};
 };
 
 Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
@@ -149,7 +150,7 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
 }
 
 void Mmu::translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k) {
-  auto* w = new Walk;
+  auto* w = walks_.add(new Walk);
   w->va = va;
   w->len = len;
   w->need = need;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/in_flight.h"
 #include "core/params.h"
 #include "fabric/ib_mgmt.h"
 #include "fabric/port.h"
@@ -344,6 +345,9 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   bool subnet_managed_ = false;
   void sma_answer(std::uint32_t port, const fabric::SmpPacket& request);
   HcaStats stats_;
+  // Completion writes and SMA answers on the calendar or the host bus (last:
+  // they go first).
+  InFlightList in_flight_;
 };
 
 }  // namespace nicsim::hca

@@ -528,6 +528,7 @@ RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
     RecvEngine* engine;
     fabric::Packet* pkt;
     std::uint8_t* value;
+    InFlight in_flight{};
   };
   ++pk.pkt->device_refs;
   hca_.bus().dma_write("hca.atomic", atomic_.host_addr, value, 8,
@@ -537,7 +538,7 @@ RecvEngine::Step RecvEngine::atomic(Pending& pk, QpCtx& q) {
                                        w->engine->free_packet(w->pkt);
                                        delete w;
                                      },
-                                     new Write{this, pk.pkt, value}, 0});
+                                     hca_.in_flight_.add(new Write{this, pk.pkt, value}), 0});
   atomic_.active = false;
   q.msn = (q.msn + 1) & 0xffffff;
   hca_.send_engine().send_atomic_ack(q, f.psn, q.msn, old);
