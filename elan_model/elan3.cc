@@ -18,6 +18,7 @@ namespace {
 struct Deferred : Recycled<Deferred> {
   explicit Deferred(std::function<void()> f) : k(std::move(f)) {}
   std::function<void()> k;
+  InFlight in_flight{};
   static void fire(void* self, std::uint64_t) {
     auto* d = static_cast<Deferred*>(self);
     auto k = std::move(d->k);
@@ -52,6 +53,7 @@ class BusData {
 struct BusRead : Recycled<BusRead> {
   BusData buf;
   std::function<void(bool, const std::uint8_t*)> k;
+  InFlight in_flight{};
   static void done(void* self, std::uint64_t arg) {
     auto* r = static_cast<BusRead*>(self);
     r->k(!(arg & host::kDmaFailedBit), r->buf.data());
@@ -62,6 +64,7 @@ struct BusRead : Recycled<BusRead> {
 struct BusWrite : Recycled<BusWrite> {
   BusData buf;
   std::function<void(bool)> k;
+  InFlight in_flight{};
   static void done(void* self, std::uint64_t arg) {
     auto* w = static_cast<BusWrite*>(self);
     if (w->k) w->k(!(arg & host::kDmaFailedBit));
@@ -142,18 +145,18 @@ void Elan3::trace(const char* event, std::initializer_list<TraceField> fields) {
 // ---- calendar and bus helpers ------------------------------------------------
 
 void Elan3::at(Tick t, std::function<void()> k) {
-  Sim::get().calendar().at(t, &Deferred::fire, new Deferred(std::move(k)));
+  Sim::get().calendar().at(t, &Deferred::fire, in_flight_.add(new Deferred(std::move(k))));
 }
 
 void Elan3::bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool, const std::uint8_t*)> k) {
-  auto* r = new BusRead;
+  auto* r = in_flight_.add(new BusRead);
   r->buf.resize(len);
   r->k = std::move(k);
   bus_.dma_read(obj_.c_str(), addr, r->buf.data(), len, {&BusRead::done, r, 0});
 }
 
 void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool)> k) {
-  auto* w = new BusWrite;
+  auto* w = in_flight_.add(new BusWrite);
   w->buf.assign(data, len);
   w->k = std::move(k);
   bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len, {&BusWrite::done, w, 0});

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/in_flight.h"
 #include "core/params.h"
 #include "core/sim.h"
 #include "core/ring.h"
@@ -131,6 +132,7 @@ class alignas(64) Mmu {
   std::uint64_t stamp_ = 0, generation_ = 0;
   std::uint64_t pt_base_ = 0;
   std::uint32_t pt_entries_ = 0;
+  InFlightList walks_;  // walks under way
 };
 
 // FSM "elan3.dma", one per descriptor: Start (the engine takes it from the
@@ -496,6 +498,9 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::uint32_t pt_entries_ = 0, intq_entries_ = 0, intq_producer_ = 0, intq_consumer_ = 0, int_status_ = 0;
   std::int32_t irq_vector_ = -1;
   bool irq_armed_ = true;
+  // Continuations and bus transfers on the calendar or the host bus (last:
+  // they go first).
+  InFlightList in_flight_;
   friend class RxEngine;
 };
 

@@ -23,6 +23,7 @@ struct Mmu::Walk : Recycled<Mmu::Walk> {
   std::uint64_t pte = 0;  // a miss's PTE, read by DMA
   Translation result;
   std::function<void(Translation&)> k;
+  InFlight in_flight{};
 };
 
 Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
@@ -150,7 +151,7 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
 }
 
 void Mmu::translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k) {
-  auto* w = new Walk;
+  auto* w = walks_.add(new Walk);
   w->va = va;
   w->len = len;
   w->need = need;

@@ -366,11 +366,13 @@ struct CqeWrite {
   std::uint8_t* buf;
   std::uint32_t cqn;
   bool notify;
+  InFlight in_flight{};
 };
 struct EqeWrite {
   Hca* hca;
   std::uint8_t* buf;
   std::uint32_t eqn;
+  InFlight in_flight{};
 };
 }  // namespace
 
@@ -392,7 +394,7 @@ bool Hca::write_cqe(std::uint32_t cqn, std::uint8_t* cqe, bool solicited) {
   ++stats_.cqes;
   const bool notify = cq.arm == reg::CqDoorbell::ArmNext || (cq.arm == reg::CqDoorbell::ArmSolicited && solicited);
   if (notify) cq.arm = reg::CqDoorbell::UpdateConsumer;
-  auto* w = new CqeWrite{this, cqe, cqn, notify};
+  auto* w = in_flight_.add(new CqeWrite{this, cqe, cqn, notify});
   bus_.dma_write("hca.cqe", cq.base + static_cast<std::uint64_t>(index) * cqe::kSize, cqe, cqe::kSize,
                  host::DmaDone{[](void* o, std::uint64_t arg) {
                                  auto* w = static_cast<CqeWrite*>(o);
@@ -436,7 +438,7 @@ void Hca::post_event(Event type, std::uint32_t object, std::uint32_t data, std::
   if (Sim::get().tracer().on(device_id(), Component::nic))
     Sim::get().tracer().record(now(), device_id(), Component::nic, "event",
                                {{"type", event_name(static_cast<std::uint8_t>(type))}, {"object", object}});
-  auto* w = new EqeWrite{this, e, eqn};
+  auto* w = in_flight_.add(new EqeWrite{this, e, eqn});
   bus_.dma_write("hca.eqe", eq.base + static_cast<std::uint64_t>(index) * eqe::kSize, e, eqe::kSize,
                  host::DmaDone{[](void* o, std::uint64_t) {
                                  auto* w = static_cast<EqeWrite*>(o);

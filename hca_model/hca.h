@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/in_flight.h"
 #include "core/params.h"
 #include "fabric/ib_mgmt.h"
 #include "fabric/port.h"
@@ -371,6 +372,9 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void sma_answer(std::uint32_t port, const fabric::SmpPacket& request);
   bool has_other_member(std::uint32_t port, std::uint16_t mlid, std::uint32_t sender_qpn);
   HcaStats stats_;
+  // Completion writes and SMA answers on the calendar or the host bus (last:
+  // they go first).
+  InFlightList in_flight_;
 };
 
 }  // namespace nicsim::hca

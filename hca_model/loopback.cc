@@ -14,7 +14,7 @@ namespace nicsim::hca {
 Loopback::Loopback(Hca& hca, std::uint32_t port) : hca_(hca), port_(port) {}
 
 Loopback::~Loopback() {
-  for (const InFlight& f : fifo_) hca_.fabric().pool().put(f.pkt);
+  for (const Queued& f : fifo_) hca_.fabric().pool().put(f.pkt);
 }
 
 void Loopback::send(fabric::Packet* p) {
@@ -30,12 +30,12 @@ void Loopback::send(fabric::Packet* p) {
     sim.tracer().record(now(), hca_.device_id(), Component::nic, "loopback",
                         {{"port", port_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
                          {"arrives_ps", static_cast<unsigned long>(arrives)}});
-  fifo_.push_back(InFlight{arrives, p});
+  fifo_.push_back(Queued{arrives, p});
   if (fifo_.size() == 1) sim.calendar().at_member<&Loopback::deliver>(arrives, this);
 }
 
 void Loopback::deliver() {
-  const InFlight f = fifo_.front();
+  const Queued f = fifo_.front();
   fifo_.pop_front();
   if (!fifo_.empty()) Sim::get().calendar().at_member<&Loopback::deliver>(fifo_.front().arrives, this);
   // The receive side takes it like a packet from the wire, but it holds no

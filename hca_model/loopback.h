@@ -33,7 +33,7 @@ class Loopback {
   std::uint64_t bytes() const { return bytes_; }
 
  private:
-  struct InFlight {
+  struct Queued {
     Tick arrives;
     fabric::Packet* pkt;
   };
@@ -41,7 +41,7 @@ class Loopback {
 
   Hca& hca_;
   std::uint32_t port_;
-  std::deque<InFlight> fifo_;
+  std::deque<Queued> fifo_;
   Tick busy_until_ = 0;  // the path's transmit side is free from here
   std::uint64_t packets_ = 0, bytes_ = 0;
 };

@@ -233,6 +233,7 @@ RespStep RecvEngine::execute_atomic(Resp& r) {
     RecvEngine* engine;
     fabric::Packet* pkt;
     std::uint8_t* value;
+    InFlight in_flight{};
   };
   ++r.pk.pkt->device_refs;
   hca_.bus().dma_write("hca.atomic", atomic_.host_addr, value, 8,
@@ -242,7 +243,7 @@ RespStep RecvEngine::execute_atomic(Resp& r) {
                                        w->engine->free_packet(w->pkt);
                                        delete w;
                                      },
-                                     new Write{this, r.pk.pkt, value}, 0});
+                                     hca_.in_flight_.add(new Write{this, r.pk.pkt, value}), 0});
   atomic_.active = false;
   r.q.msn = msn_next(r.q.msn);
   hca_.send_engine().send_atomic_ack(r.q, r.psn, r.q.msn, old);

@@ -21,6 +21,7 @@ struct SmaJob {
   Hca* hca;
   std::uint32_t port;
   fabric::SmpPacket request;
+  InFlight in_flight{};
 };
 
 bool is_request(std::uint8_t method) {
@@ -73,7 +74,7 @@ QpCtx* Hca::smi_receive(fabric::Port& in, fabric::Packet& p) {
 void Hca::sma_answer(std::uint32_t port, const fabric::SmpPacket& request) {
   using namespace fabric::smp;
   if (request.mad[kMethod] == kMethodTrapRepress) return;  // this SMA sends no traps to repress
-  auto* job = new SmaJob{this, port, request};
+  auto* job = in_flight_.add(new SmaJob{this, port, request});
   Sim::get().calendar().after(p_.sma_latency, [](void* o, std::uint64_t) {
     std::unique_ptr<SmaJob> j(static_cast<SmaJob*>(o));
     Hca& h = *j->hca;

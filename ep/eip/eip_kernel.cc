@@ -13,8 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "core/params.h"
 #include "core/calendar.h"
@@ -54,20 +55,17 @@ struct QueueKernel {
   std::unique_ptr<host::WaitQueue> readers;  // eip_getq_wait callers
 };
 
-// Per node: the service thread and the queues enabled for it.
-struct Kernel {
+// Per node, kept by its host: the service thread and the queues enabled for
+// it, and the kernel's side of the mutexes and queues it made.
+struct Kernel : host::HostSoftware {
   explicit Kernel(host::Host& h) : host(h), enabled_wake(h) {}
   host::Host& host;
-  const Sim* sim = nullptr;
   host::WaitQueue enabled_wake;
   std::deque<queue_t*> enabled;
   bool service_thread = false;
+  std::unordered_map<const KMutex*, std::unique_ptr<KMutex>> mutexes;  // until mutex_destroy
+  std::vector<std::unique_ptr<QueueKernel>> queues;                    // those read by eip_getq_wait
 };
-
-std::map<const host::Host*, Kernel*>& kernels() {
-  static auto* m = new std::map<const host::Host*, Kernel*>;  // left allocated: threads may outlive exit
-  return *m;
-}
 
 host::Host& current_host(const char* call) {
   host::Host* h = host::Host::current_host();
@@ -76,12 +74,8 @@ host::Host& current_host(const char* call) {
 }
 
 Kernel& kernel(host::Host& h) {
-  Kernel*& k = kernels()[&h];
-  if (!k || k->sim != &Sim::get()) {
-    k = new Kernel(h);  // a new simulation reuses a host address: the old kernel is stale
-    k->sim = &Sim::get();
-  }
-  return *k;
+  if (Kernel* k = h.software<Kernel>()) return *k;
+  return h.add_software(std::make_unique<Kernel>(h));
 }
 
 void kernel_error(host::Host& h, const std::string& msg) { Sim::get().error(fmt::format("{}.kernel", h.name()), msg); }
@@ -263,11 +257,14 @@ void kmem_free(void* p, size_t) {
 }
 
 void mutex_init(kmutex_t* m, const char*, int, void*) {
-  m->m_owner = new nicsim::eip::KMutex(current_host("mutex_init"));
+  nicsim::host::Host& h = current_host("mutex_init");
+  auto mu = std::make_unique<nicsim::eip::KMutex>(h);
+  m->m_owner = mu.get();
+  kernel(h).mutexes.emplace(mu.get(), std::move(mu));
 }
 
 void mutex_destroy(kmutex_t* m) {
-  delete static_cast<nicsim::eip::KMutex*>(m->m_owner);
+  kernel(current_host("mutex_destroy")).mutexes.erase(static_cast<nicsim::eip::KMutex*>(m->m_owner));
   m->m_owner = nullptr;
 }
 
@@ -324,7 +321,11 @@ namespace nicsim::eip {
 // Used by eip.c through eip_getq_wait: a read queue's consumers sleep on it.
 extern "C" mblk_t* eip_getq_wait(queue_t* q, uint64_t timeout_ns) {
   host::Host& h = current_host("eip_getq_wait");
-  if (!q->q_kernel) q->q_kernel = new QueueKernel{std::make_unique<host::WaitQueue>(h)};
+  if (!q->q_kernel) {
+    auto qk = std::make_unique<QueueKernel>();
+    qk->readers = std::make_unique<host::WaitQueue>(h);
+    q->q_kernel = kernel(h).queues.emplace_back(std::move(qk)).get();
+  }
   auto* qk = static_cast<QueueKernel*>(q->q_kernel);
   const Tick deadline = timeout_ns ? Calendar::now() + timeout_ns * kNs : kTickMax;
   while (!q->q_first) {

@@ -226,7 +226,8 @@ void control_handler(void* arg, caddr_t msg) {
 }  // namespace
 
 ep_rcvr* EpNode::install_control() {
-  auto* r = new ep_rcvr;
+  auto owned = std::make_unique<ep_rcvr>();
+  ep_rcvr* r = owned.get();
   r->node = this;
   r->service = EP_SVC_KCOMMS;
   r->type = EP_SVC_TYPE_SPECIAL;
@@ -238,9 +239,9 @@ ep_rcvr* EpNode::install_control() {
   const std::uint32_t slots = 4 * nnodes + 8;  // one Connect and one Ack per peer, with room
   if (!install_queue(r, slots, (sizeof(SmallHeader) + sizeof(ControlMsg) + 7) & ~7u)) {
     error("cannot install the Kernel Comms control queue");
-    delete r;
     return nullptr;
   }
+  all_rcvrs.push_back(std::move(owned));
   return r;
 }
 

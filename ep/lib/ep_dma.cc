@@ -44,6 +44,16 @@ EpNode* state_node(ELAN3_DMA_STATE* sp) {
 
 bool valid(const ELAN3_DMA_HANDLE* h) { return h && h->tag == nicsim::ep::kHandleTag; }
 
+// The node keeps its handles until they are unmapped or released.
+ELAN3_DMA_HANDLE* keep(EpNode& n, std::unique_ptr<elan3_dma_handle> h) {
+  ELAN3_DMA_HANDLE* raw = h.get();
+  n.dma_handles.emplace(raw, std::move(h));
+  return raw;
+}
+// One of the node's live handles (looked up before it is read: a handle
+// unmapped twice is a bad handle, not a use after free).
+bool kept(const EpNode& n, const ELAN3_DMA_HANDLE* h) { return n.dma_handles.count(h) != 0; }
+
 // DDI_DMA_SLEEP waits for resources (threads only); DDI_DMA_NOWAIT does
 // not; any other function is called back once and the call fails at once.
 bool may_wait(WaitFn w, const EpNode& n) {
@@ -67,7 +77,7 @@ int map_range(EpNode& n, const void* addr, std::size_t len, u_int perm, u_int at
     return DDI_DMA_NORESOURCE;
   }
   if (s != elan3::DevStatus::Ok) return DDI_DMA_NOMAPPING;
-  *out = h.release();
+  *out = keep(n, std::move(h));
   return DDI_DMA_MAPPED;
 }
 
@@ -95,13 +105,12 @@ extern "C" void elan3_dma_unmap(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp) {
   EpNode* n = state_node(sp);
   if (!n) return;
   n->cpu("ep_map");
-  if (!valid(mp) || mp->reserved) {
+  if (!kept(*n, mp) || mp->reserved) {
     n->error("elan3_dma_unmap: not a mapping made by elan3_dma_map (bad handle)");
     return;
   }
   n->dev.unmap(mp->range);
-  mp->tag = 0;
-  delete mp;
+  n->dma_handles.erase(mp);
 }
 
 extern "C" E3_Addr elan3_dma_handle_to_addr(ELAN3_DMA_HANDLE* mp) {
@@ -141,7 +150,7 @@ extern "C" int elan3_dma_reserve(ELAN3_DMA_STATE* sp, int npages, ELAN3_DMA_REQU
     call_back(w, dmareq->Waitarg);
     return DDI_DMA_NOMAPPING;
   }
-  *mpp = h.release();
+  *mpp = keep(*n, std::move(h));
   return DDI_SUCCESS;
 }
 
@@ -149,13 +158,12 @@ extern "C" void elan3_dma_release(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp) {
   EpNode* n = state_node(sp);
   if (!n) return;
   n->cpu("ep_map");
-  if (!valid(mp) || !mp->reserved) {
+  if (!kept(*n, mp) || !mp->reserved) {
     n->error("elan3_dma_release: not a reservation made by elan3_dma_reserve (bad handle)");
     return;
   }
   n->dev.release(mp->range);
-  mp->tag = 0;
-  delete mp;
+  n->dma_handles.erase(mp);
 }
 
 extern "C" void elan3_dvma_kaddr_load(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp, caddr_t addr, u_int len,

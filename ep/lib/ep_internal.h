@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "elan_model/driver/elan3_dev.h"
@@ -246,7 +247,9 @@ inline constexpr std::uint16_t kRxCookie = 0x8000;  // DMA source cookies: rxd (
 inline constexpr std::uint32_t kLargeSlotBytes = 320;  // envelope + multicast bitmap (1024 nodes)
 std::uint32_t large_slot_size(const EpNode& node);
 
-struct EpNode {
+// Kept by the node's host: it goes, with everything below, when the
+// node's software does.
+struct EpNode : host::HostSoftware {
   static EpNode* get();      // the calling node's, created on first use (thread)
   static EpNode* current();  // the calling node's if it exists
 
@@ -271,7 +274,14 @@ struct EpNode {
   std::unique_ptr<host::Timer> heartbeat;
   ep_rcvr* control_rcvr = nullptr;
   ep_xmtr* control_xmtr = nullptr;
-  std::vector<ep_xmtr*> xmtrs;
+  std::vector<ep_xmtr*> xmtrs;  // those not freed
+  // Every receiver and transmitter made here, removed and freed ones too:
+  // their handles stay allocated (a later use is a bad handle, not a use
+  // after free) until the node's software goes.
+  std::vector<std::unique_ptr<ep_rcvr>> all_rcvrs;
+  std::vector<std::unique_ptr<ep_xmtr>> all_xmtrs;
+  // Mappings and reservations (elan3_dma_*) until unmapped or released.
+  std::unordered_map<const elan3_dma_handle*, std::unique_ptr<elan3_dma_handle>> dma_handles;
   std::vector<ep_txd*> txd_table;  // by src cookie - 1
   std::vector<ep_rxd*> rxd_table;  // by (cookie & ~kRxCookie) - 1
   // Elan memory a late packet or event set may still reach: never reused.

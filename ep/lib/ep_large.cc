@@ -317,16 +317,16 @@ extern "C" EP_RCVR* ep_install_large_rcvr(int instance, int service, int nenvelo
   if (!node || instance != 0 || service <= EP_SVC_KCOMMS || service >= EP_NUM_SERVICES) return nullptr;
   node->cpu("ep_install");
   if (nenvelopes <= 0 || nenvelopes > nicsim::ep::kMaxEnvelopes || node->services[service]) return nullptr;
-  auto* r = new ep_rcvr;
+  auto owned = std::make_unique<ep_rcvr>();
+  ep_rcvr* r = owned.get();
   r->node = node;
   r->large = true;
   r->service = service;
   r->dma_state.node = node;
   r->waiters = std::make_unique<nicsim::host::WaitQueue>(node->host);
-  if (!node->install_queue(r, static_cast<std::uint32_t>(nenvelopes) + 1, nicsim::ep::large_slot_size(*node))) {
-    delete r;
+  if (!node->install_queue(r, static_cast<std::uint32_t>(nenvelopes) + 1, nicsim::ep::large_slot_size(*node)))
     return nullptr;
-  }
+  node->all_rcvrs.push_back(std::move(owned));
   return r;
 }
 

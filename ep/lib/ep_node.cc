@@ -5,24 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "core/sim.h"
 #include "ep/lib/ep_internal.h"
 
 namespace nicsim::ep {
 namespace {
-
-// Each node's EpNode, by host serial number (a host of a later world in the
-// same process has another one, even at a freed host's address). The
-// objects are never destroyed: their timers and wait queues belong to hosts
-// that go with their world, and at process exit no destructor may touch
-// them. An entry whose driver instance is no longer loaded is stale and
-// replaced.
-std::map<std::uint64_t, EpNode*>& nodes() {
-  static auto* m = new std::map<std::uint64_t, EpNode*>;
-  return *m;
-}
 
 // Initial descriptors per transmitter; EP_NO_ALLOC transmits use only these
 // (and those freed since), others grow the pool up to kMaxTxds.
@@ -33,14 +21,7 @@ constexpr std::size_t kMaxTxds = 4096;
 
 EpNode* EpNode::current() {
   host::Host* h = host::Host::current_host();
-  if (!h) return nullptr;
-  auto it = nodes().find(h->serial());
-  if (it == nodes().end()) return nullptr;
-  if (&it->second->dev != elan3::Elan3Dev::current()) {
-    nodes().erase(it);  // stale: left allocated (see nodes())
-    return nullptr;
-  }
-  return it->second;
+  return h ? h->software<EpNode>() : nullptr;
 }
 
 EpNode* EpNode::get() {
@@ -49,11 +30,11 @@ EpNode* EpNode::get() {
   if (!h || h->in_interrupt()) return nullptr;
   elan3::Elan3Dev* dev = elan3::Elan3Dev::attach();
   if (!dev) return nullptr;
-  auto* node = new EpNode(*dev);
-  if (!node->table_host) return nullptr;  // reported; left allocated like the others
-  nodes()[h->serial()] = node;
-  node->start();
-  return node;
+  auto node = std::make_unique<EpNode>(*dev);
+  if (!node->table_host) return nullptr;  // reported
+  EpNode& n = h->add_software(std::move(node));
+  n.start();
+  return &n;
 }
 
 EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
@@ -94,7 +75,7 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   for (std::uint32_t n = 0; n < nnodes; ++n) circuits.push_back(std::make_unique<Circuit>(*this, n));
 }
 
-EpNode::~EpNode() = default;  // the driver and the host go with the world
+EpNode::~EpNode() = default;
 
 void EpNode::start() {
   dev.add_error_handler([this](const elan3::DmaFailure& f) { dma_failure(f); });
@@ -204,7 +185,8 @@ void EpNode::drain(ep_rcvr* r) {
 // ---- transmitters and descriptors ------------------------------------------------
 
 ep_xmtr* EpNode::new_xmtr(bool large, int type, int msgsize) {
-  auto* x = new ep_xmtr;
+  auto owned = std::make_unique<ep_xmtr>();
+  ep_xmtr* x = owned.get();
   x->node = this;
   x->large = large;
   x->type = type;
@@ -216,10 +198,10 @@ ep_xmtr* EpNode::new_xmtr(bool large, int type, int msgsize) {
     if (!grow(x, true)) break;
   if (!x->cookie || x->pool.empty()) {
     if (x->cookie) dev.remove_event_handler(x->cookie);
-    delete x;
     return nullptr;
   }
   xmtrs.push_back(x);
+  all_xmtrs.push_back(std::move(owned));
   return x;
 }
 

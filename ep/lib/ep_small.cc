@@ -86,7 +86,8 @@ extern "C" EP_RCVR* ep_install_small_rcvr(int instance, int service, int type, i
   node->cpu("ep_install");
   if ((type != EP_SVC_TYPE_SMALL && type != EP_SVC_TYPE_SPECIAL) || msgsize <= 0 || msgentries <= 0) return nullptr;
   if (small_slot(msgsize) > node->dev.max_packet_payload() || node->services[service]) return nullptr;
-  auto* r = new ep_rcvr;
+  auto owned = std::make_unique<ep_rcvr>();
+  ep_rcvr* r = owned.get();
   r->node = node;
   r->service = service;
   r->type = type;
@@ -96,10 +97,8 @@ extern "C" EP_RCVR* ep_install_small_rcvr(int instance, int service, int type, i
   r->dma_state.node = node;
   r->waiters = std::make_unique<nicsim::host::WaitQueue>(node->host);
   // A queue of n slots holds n - 1 messages.
-  if (!node->install_queue(r, static_cast<std::uint32_t>(msgentries) + 1, small_slot(msgsize))) {
-    delete r;
-    return nullptr;
-  }
+  if (!node->install_queue(r, static_cast<std::uint32_t>(msgentries) + 1, small_slot(msgsize))) return nullptr;
+  node->all_rcvrs.push_back(std::move(owned));
   return r;
 }
 
@@ -114,8 +113,8 @@ extern "C" void ep_remove_small_rcvr(EP_RCVR* rcvr) {
   node->remove_queue(rcvr);
   rcvr->removed = true;
   rcvr->waiters->notify_all();
-  // The handle stays allocated (tag cleared by `removed`): a later use is a
-  // bad handle, not a use after free.
+  // The handle stays allocated until the node's software goes (tag cleared
+  // by `removed`): a later use is a bad handle, not a use after free.
 }
 
 extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags, E3_uint64 timeout,

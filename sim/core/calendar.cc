@@ -170,7 +170,7 @@ void Calendar::request_stop() {
   if (!running_) {
     const Tick sc_now = sc_clock();
     if (stop_at_ <= sc_now) {
-      sc_core::sc_stop();
+      sc_core::sc_pause();
     } else {
       wake_.notify(to_sc(stop_at_ - sc_now));
       armed_for_ = stop_at_;
@@ -252,7 +252,7 @@ void Calendar::run() {
   if (stop_at_ != kTickMax) {
     running_ = false;
     dispatching_ = false;
-    if (n >= stop_at_) sc_core::sc_stop();
+    if (n >= stop_at_) sc_core::sc_pause();
     return;
   }
   fire_ahead(n, kTickMax);
@@ -266,7 +266,7 @@ void Calendar::run() {
   if (stop_at_ != kTickMax) {
     // Stop requested from a handler: at its (possibly run-ahead) time.
     if (stop_at_ <= n) {
-      sc_core::sc_stop();
+      sc_core::sc_pause();
     } else {
       wake_.notify(to_sc(stop_at_ - n));
       armed_for_ = stop_at_;

@@ -147,8 +147,10 @@ class Calendar : public sc_core::sc_module {
     horizon_ = t;
     ahead_until_ = 0;
   }
-  // Ends the simulation at now() (calendar time): sc_stop() once SystemC's
-  // clock has caught up. Events still pending are not fired.
+  // Ends the simulation at now() (calendar time): sc_pause() once SystemC's
+  // clock has caught up. Events still pending are not fired. A pause, not
+  // sc_stop(): the world's teardown still needs the kernel to unwind the
+  // threads left blocked (Host::end_threads).
   void request_stop();
   bool stop_requested() const { return stop_at_ != kTickMax; }
   static sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }

@@ -4,14 +4,12 @@
 
 namespace nicsim::fabric {
 
-PacketPool::~PacketPool() {
-  for (Packet* p : free_) delete p;
-}
+PacketPool::~PacketPool() = default;
 
 Packet* PacketPool::get(std::size_t len) {
   Packet* p;
   if (free_.empty()) {
-    p = new Packet;
+    p = made_.emplace_back(std::make_unique<Packet>()).get();
     ++allocated_;
   } else {
     p = free_.back();

@@ -5,6 +5,7 @@
 // recycled, so the steady state allocates nothing per packet.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/units.h"
@@ -97,6 +98,9 @@ class PacketPool {
   std::uint64_t allocated() const { return allocated_; }
 
  private:
+  // Every packet the pool made: those in flight, held by a device or named
+  // by a pending event when the fabric goes are freed with the rest.
+  std::vector<std::unique_ptr<Packet>> made_;
   std::vector<Packet*> free_;
   std::uint64_t next_id_ = 1;
   std::uint64_t live_ = 0;

@@ -21,6 +21,7 @@ struct SwitchSma::Job {
   std::uint32_t port;      // SMP: arrival port; trap: the port that changed
   std::uint64_t pkt_id;
   SmpPacket smp;
+  InFlight in_flight{};
 };
 
 namespace {
@@ -96,7 +97,7 @@ void SwitchSma::receive(Port& in, Packet* p) {
     return;
   }
   busy_until_ = start + latency_;
-  Sim::get().calendar().at(busy_until_, &SwitchSma::run_thunk, new Job{this, false, in.number(), id, s});
+  Sim::get().calendar().at(busy_until_, &SwitchSma::run_thunk, jobs_.add(new Job{this, false, in.number(), id, s}));
 }
 
 void SwitchSma::run_thunk(void* job, std::uint64_t) {
@@ -316,7 +317,7 @@ void SwitchSma::trap_link_change(std::uint32_t port) {
   t.slid = lid_;
   const Tick start = std::max(now(), busy_until_);
   busy_until_ = start + latency_;
-  Sim::get().calendar().at(busy_until_, &SwitchSma::run_thunk, new Job{this, true, port, 0, t});
+  Sim::get().calendar().at(busy_until_, &SwitchSma::run_thunk, jobs_.add(new Job{this, true, port, 0, t}));
 }
 
 }  // namespace nicsim::fabric

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/in_flight.h"
 #include "fabric/ib_mgmt.h"
 
 namespace nicsim::fabric {
@@ -63,6 +64,7 @@ class SwitchSma {
   std::uint16_t trap_tid_ = 0;
   std::vector<std::unique_ptr<IbPortState>> states_;  // [0] = port 0; only when managed
   SwitchSmaStats stats_;
+  InFlightList jobs_;  // on the calendar
 };
 
 }  // namespace nicsim::fabric

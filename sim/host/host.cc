@@ -11,6 +11,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "core/sanitizer.h"
 #include "core/sim.h"
 #include "host/stack_guard.h"
 #include "trace/trace.h"
@@ -71,12 +72,26 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
 }
 
 Host::~Host() {
+  release_software();
+  forget_processes();
+}
+
+void Host::release_software() {
+  while (!software_.empty()) software_.pop_back();
+}
+
+void Host::forget_processes() {
   forget_process(irq_process_);
+  irq_process_ = nullptr;
   stack_guard_remove(this);
   for (auto& [process, thread] : by_process_) {
     forget_process(process);
     stack_guard_remove(thread);
+    thread->process_ = nullptr;
   }
+  by_process_.clear();
+  last_thread_process_ = nullptr;
+  last_thread_ = nullptr;
 }
 
 void Host::trace(const char* event, const std::string& name) {
@@ -121,10 +136,19 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
                   fmt::format("nicsim: stack overflow in host thread '{}' of node {} ({}): "
                               "thread_stack is {} bytes; raise the host parameter thread_stack\n",
                               t->name_, node_id_, name(), stack_bytes_));
+  // Runs when the body returns and when end_threads unwinds the stack.
+  struct Exit {
+    Host* host;
+    HostThread* thread;
+    ~Exit() { host->thread_exited(thread, std::uncaught_exceptions() > 0); }
+  } exit{this, t};
   trace("thread_start", t->name_);
   if (pay_spawn) charge("thread_spawn");
   body();
   trace("thread_exit", t->name_);
+}
+
+void Host::thread_exited(HostThread* t, bool unwound) {
   stack_guard_remove(t);
   // The process object dies with the SC_THREAD and its address may be
   // reused by a later process: forget it now.
@@ -133,7 +157,37 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
   forget_process(t->process_);
   t->process_ = nullptr;
   t->finished_ = true;
-  Calendar::notify_now(t->done_);
+  // An unwound thread's joiners are being ended too: nobody is to be woken.
+  if (!unwound) Calendar::notify_now(t->done_);
+}
+
+void Host::end_threads(const std::vector<Host*>& hosts) {
+  if (sc_core::sc_get_status() != sc_core::SC_PAUSED) return;
+  std::vector<sc_core::sc_process_handle> victims;
+  for (Host* h : hosts) {
+    for (auto& t : h->threads_)
+      if (t->process_) victims.emplace_back(const_cast<sc_core::sc_object*>(t->process_));
+    if (h->irq_process_) victims.emplace_back(const_cast<sc_core::sc_object*>(h->irq_process_));
+  }
+  // Suspended first, so that none that is runnable now runs before the
+  // killer reaches it.
+  for (auto& v : victims)
+    if (v.valid() && !v.terminated()) v.suspend();
+  // Killing from a thread: each victim unwinds at once and control comes
+  // back to the killer (IEEE 1666 "murder by thread"). The handles go with
+  // the killer, so SystemC collects the victims at the end of this delta.
+  sc_core::sc_spawn(
+      [victims = std::move(victims)]() mutable {
+        for (auto& v : victims)
+          if (v.valid() && !v.terminated()) v.kill();
+        victims.clear();
+      },
+      sc_core::sc_gen_unique_name("nicsim_end_threads"));
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  sanitizer_on_main_stack();
+  // Threads ended before their body began (still waiting for their start
+  // time) and the interrupt threads are still registered.
+  for (Host* h : hosts) h->forget_processes();
 }
 
 HostThread* Host::current() const {
@@ -267,6 +321,14 @@ void Host::wait_for_cpu() {
   HostThread* me = current();
   CpuWaiter w{&me->wake_, false};
   cpu_waiters_.push_back(&w);
+  // Not granted: the thread is being unwound (end_threads); leave the queue.
+  struct Leave {
+    std::deque<CpuWaiter*>& waiters;
+    CpuWaiter& w;
+    ~Leave() {
+      if (!w.granted) waiters.erase(std::find(waiters.begin(), waiters.end(), &w));
+    }
+  } leave{cpu_waiters_, w};
   BlockScope scope(*this, "cpu");
   Calendar::sync_thread();
   while (!w.granted) sc_core::wait(me->wake_);

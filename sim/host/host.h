@@ -261,6 +261,15 @@ class HostMemory {
   mutable Hit hits_[2];
 };
 
+// State a software layer keeps for one node: a driver instance, a
+// protocol's tables, an access layer's registrations. The host owns it, as
+// an operating system owns its kernel's data, so that it goes with the
+// node however its programs left it (Host::software).
+class HostSoftware {
+ public:
+  virtual ~HostSoftware() = default;
+};
+
 // Parameters (scope "host", host/host_params.cc): cpus, memory,
 // thread_stack, copy_bandwidth and the cost table "cost.<class>" (Time): the
 // fixed CPU time of one operation of that class. This layer defines
@@ -308,6 +317,15 @@ class Host : public sc_core::sc_module {
     return current_host_slow(p);
   }
   const std::vector<std::unique_ptr<HostThread>>& threads() const { return threads_; }
+  // Ends every thread of `hosts` that has not finished, interrupt threads
+  // included, blocked or runnable: each is suspended first (no program code
+  // runs any more), then killed, which unwinds its stack (the destructors of
+  // its frames run) and lets SystemC free the stack. For the end of a world,
+  // before it destroys what those threads use. Needs a kernel that has run
+  // and is paused (Calendar::request_stop pauses it); otherwise it does
+  // nothing: before the first sc_start no thread has a stack yet, and after
+  // sc_stop SystemC can no longer unwind one.
+  static void end_threads(const std::vector<Host*>& hosts);
 
   // True while the calling process is this node's interrupt thread running a
   // handler. (A handler may stall the CPU in an MMIO read; the node's other
@@ -382,6 +400,24 @@ class Host : public sc_core::sc_module {
     return cost != kTickMax && cost != 0 && Calendar::try_run_ahead(cost);
   }
 
+  // The state layer T keeps on this node, or nullptr (one per layer type).
+  template <class T>
+  T* software() const {
+    for (const auto& [key, state] : software_)
+      if (key == &software_key<T>) return static_cast<T*>(state.get());
+    return nullptr;
+  }
+  template <class T>
+  T& add_software(std::unique_ptr<T> state) {
+    T& ref = *state;
+    software_.emplace_back(&software_key<T>, std::move(state));
+    return ref;
+  }
+  // Destroys every layer's state, newest first (a layer built on another
+  // goes before it). Its node calls this before the NIC goes, since a
+  // driver may still address its device while it goes; ~Host at the latest.
+  void release_software();
+
   InterruptController& irq() { return *irq_; }
   HostMemory& memory() { return *memory_; }
   // The node's host bus (set by the bus itself), or nullptr.
@@ -439,6 +475,10 @@ class Host : public sc_core::sc_module {
   void stall(Tick cost);  // the running handler's CPU is busy for `cost`
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
+  // The end of a thread's body, returned or unwound by end_threads.
+  void thread_exited(HostThread* t, bool unwound);
+  // Drops every record of this host's processes (for ended ones).
+  void forget_processes();
   void trace(const char* event, const std::string& name);
   static inline std::uint64_t next_serial_ = 0;
   const std::uint64_t serial_ = ++next_serial_;
@@ -476,6 +516,9 @@ class Host : public sc_core::sc_module {
   std::unique_ptr<InterruptController> irq_;
   std::unique_ptr<HostMemory> memory_;
   HostBus* bus_ = nullptr;
+  template <class T>
+  static inline const char software_key = 0;
+  std::vector<std::pair<const void*, std::unique_ptr<HostSoftware>>> software_;
 };
 
 }  // namespace nicsim::host

@@ -34,6 +34,14 @@ bool Mutex::lock(std::source_location where) {
     return true;
   }
   waiters_.push_back(me);
+  // Still waiting: the thread is being unwound (Host::end_threads).
+  struct Leave {
+    Mutex& m;
+    HostThread* me;
+    ~Leave() {
+      if (m.owner_ != me) m.waiters_.erase(std::find(m.waiters_.begin(), m.waiters_.end(), me));
+    }
+  } leave{*this, me};
   BlockScope scope(host_, "mutex_lock");
   Calendar::sync_thread();
   while (owner_ != me) sc_core::wait(me->wake_);
@@ -96,10 +104,20 @@ bool WaitQueue::block(Mutex* m, Tick deadline, const std::source_location& where
     return false;
   }
   if (deadline <= now()) return false;
-  Waiter w{me, &me->wake_, false};
-  waiters_.push_back(&w);
-  if (m) m->unlock();
+  bool notified;
   {
+    Waiter w{me, &me->wake_, false};
+    waiters_.push_back(&w);
+    // A waiter not notified leaves the queue however the wait ends: at its
+    // deadline, or unwound by Host::end_threads.
+    struct Leave {
+      std::deque<Waiter*>& waiters;
+      Waiter& w;
+      ~Leave() {
+        if (!w.notified) waiters.erase(std::find(waiters.begin(), waiters.end(), &w));
+      }
+    } leave{waiters_, w};
+    if (m) m->unlock();
     BlockScope scope(host_, "wait_queue");
     Calendar::sync_thread();
     while (!w.notified) {
@@ -111,10 +129,10 @@ bool WaitQueue::block(Mutex* m, Tick deadline, const std::source_location& where
       if (n >= deadline) break;
       Sim::get().calendar().thread_wait_event_until(me->wake_, deadline);
     }
+    notified = w.notified;
   }
-  if (!w.notified) waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &w));
   if (m) m->lock(where);
-  return w.notified;
+  return notified;
 }
 
 void WaitQueue::notify_one() {

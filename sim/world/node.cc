@@ -52,7 +52,9 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric) : spe
               "node memory allocated at the end of the run");
 }
 
-Node::~Node() = default;
+// The node's software (drivers, protocol layers) goes first, while the NIC
+// it drives still exists.
+Node::~Node() { host_->release_software(); }
 
 void Node::set_lid(std::uint32_t port, std::uint16_t lid) {
   lids_.at(port - 1) = lid;

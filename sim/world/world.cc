@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/sanitizer.h"
 #include "core/sim.h"
 #include "elan_model/elite/elite_switch.h"
 #include "fabric/raw_nic.h"
@@ -35,7 +36,15 @@ World::World(const Scenario& scenario) : scenario_(scenario) {
   }
 }
 
-World::~World() { g_world = nullptr; }
+// What the world built goes in this order: first the threads of its nodes,
+// wherever they are blocked (their stacks unwind while everything they use
+// still exists), then the members, newest first.
+World::~World() {
+  std::vector<host::Host*> hosts;
+  for (auto& n : nodes_) hosts.push_back(&n->host());
+  host::Host::end_threads(hosts);
+  g_world = nullptr;
+}
 
 fabric::Switch& World::switch_at(std::uint32_t i) {
   auto* s = dynamic_cast<fabric::Switch*>(switches_.at(i).get());
@@ -246,6 +255,7 @@ RunStatus World::run() {
   // clock moves on to it (nothing is due before it).
   const bool cut = stop && !Sim::get().calendar().stop_requested() && sc_core::sc_pending_activity();
   if (cut && now() < stop) sc_core::sc_start(Calendar::to_sc(stop - now()), sc_core::SC_RUN_TO_TIME);
+  sanitizer_on_main_stack();
   RunStatus status;
   status.end_time = now();
   for (auto& p : programs_)

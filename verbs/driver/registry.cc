@@ -2,7 +2,7 @@
 // ib_deregister_ca), kept per node, and the public lookup of the calling
 // node's verbs provider (iba/nicsim_ca.h).
 #include <algorithm>
-#include <map>
+#include <memory>
 #include <vector>
 
 #include "iba/nicsim_ca.h"
@@ -11,18 +11,19 @@
 namespace nicsim::verbs {
 namespace {
 
-// Registered interfaces by host serial number: every node is its own host
-// with its own access layer (a host of a later world has another number).
-std::map<std::uint64_t, std::vector<const ci_interface_t*>>& registered() {
-  static std::map<std::uint64_t, std::vector<const ci_interface_t*>> m;
-  return m;
-}
+// Registered interfaces: every node is its own host with its own access
+// layer, kept by that host.
+struct Registered : host::HostSoftware {
+  std::vector<const ci_interface_t*> interfaces;
+};
 
 // The calling thread's node, found from the running thread itself.
 std::vector<const ci_interface_t*>* calling_node() {
   host::Host* h = host::Host::current_host();
   if (!h) return nullptr;
-  return &registered()[h->serial()];
+  Registered* r = h->software<Registered>();
+  if (!r) r = &h->add_software(std::make_unique<Registered>());
+  return &r->interfaces;
 }
 
 }  // namespace
