@@ -38,8 +38,11 @@ World::World(const Scenario& scenario) : scenario_(scenario) {
 
 // What the world built goes in this order: first the threads of its nodes,
 // wherever they are blocked (their stacks unwind while everything they use
-// still exists), then the members, newest first.
+// still exists), then the members, newest first. A calendar that ran is
+// stopped first, so that no hardware event fires while the threads end (a
+// run cut at its stop time may have some due at that very time).
 World::~World() {
+  if (Sim::exists() && sc_core::sc_get_status() == sc_core::SC_PAUSED) Sim::get().calendar().request_stop();
   std::vector<host::Host*> hosts;
   for (auto& n : nodes_) hosts.push_back(&n->host());
   host::Host::end_threads(hosts);
