@@ -37,10 +37,14 @@ int sc_main(int argc, char** argv) {
   std::string json_path;
   std::vector<std::string> overrides;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--workload")) workload = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--scenario")) scenario_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--arg")) overrides.push_back(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--workload"))
+      workload = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--scenario"))
+      scenario_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--json"))
+      json_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--arg"))
+      overrides.push_back(argv[i + 1]);
     else {
       std::cerr << "usage: elan_bench [--workload stream|multicast] [--scenario FILE] [--arg --name=value]... "
                    "[--json FILE]\n";
@@ -58,7 +62,8 @@ int sc_main(int argc, char** argv) {
   const std::uint64_t baseline_rss = peak_rss_bytes();
   Scenario sc;
   try {
-    sc = load_scenario_file(scenario_path, [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
+    sc = load_scenario_file(scenario_path,
+                            [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -86,8 +91,10 @@ int sc_main(int argc, char** argv) {
   std::string figures;
   for (auto& p : world.programs())
     for (auto& r : p->results()) {
-      if (r.name == "messages") messages += r.value;
-      else figures += fmt::format("  {:<20} {:.3f} {}\n", r.name, r.value, r.unit);
+      if (r.name == "messages")
+        messages += r.value;
+      else
+        figures += fmt::format("  {:<20} {:.3f} {}\n", r.name, r.value, r.unit);
     }
   const double events = static_cast<double>(sim.calendar().events_fired());
   const std::uint64_t rss = peak_rss_bytes();

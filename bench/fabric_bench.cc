@@ -47,10 +47,14 @@ int sc_main(int argc, char** argv) {
   std::vector<std::string> overrides;
   bool duration_given = false;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--scenario")) scenario_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--duration")) duration = argv[i + 1], duration_given = true;
-    else if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--arg")) overrides.push_back(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--scenario"))
+      scenario_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--duration"))
+      duration = argv[i + 1], duration_given = true;
+    else if (!std::strcmp(argv[i], "--json"))
+      json_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--arg"))
+      overrides.push_back(argv[i + 1]);
     else {
       std::cerr << "usage: fabric_bench [--scenario FILE] [--duration 20ms] [--arg --name=value]... [--json FILE]\n";
       return 2;
@@ -60,7 +64,8 @@ int sc_main(int argc, char** argv) {
   const std::uint64_t baseline_rss = peak_rss_bytes();
   Scenario sc;
   try {
-    sc = load_scenario_file(scenario_path, [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
+    sc = load_scenario_file(scenario_path,
+                            [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -95,10 +100,11 @@ int sc_main(int argc, char** argv) {
       "  wall ns / packet-hop {:.1f}\n"
       "  events / wall s      {:.3g}   ({:.2f} events per packet-hop)\n"
       "  peak RSS             {} (baseline {}), {:.1f} KiB per node\n",
-      sc.name, world.num_nodes(), world.num_switches(), world.fabric().links().size(), fmt::format("{}", fmt::join(overrides, " ")),
-      st.ok ? "ok" : "FAILED", hops, wall, rate, kTargetPacketHopsPerSecond, rate / kTargetPacketHopsPerSecond,
-      kNs3PacketHopsPerSecond, rate / kNs3PacketHopsPerSecond, wall * 1e9 / hops, events / wall, events / hops,
-      format_size(rss), format_size(baseline_rss), per_node / 1024.0);
+      sc.name, world.num_nodes(), world.num_switches(), world.fabric().links().size(),
+      fmt::format("{}", fmt::join(overrides, " ")), st.ok ? "ok" : "FAILED", hops, wall, rate,
+      kTargetPacketHopsPerSecond, rate / kTargetPacketHopsPerSecond, kNs3PacketHopsPerSecond,
+      rate / kNs3PacketHopsPerSecond, wall * 1e9 / hops, events / wall, events / hops, format_size(rss),
+      format_size(baseline_rss), per_node / 1024.0);
   const double ib = static_cast<double>(ib_packets);
   if (ib_packets)
     std::cout << fmt::format(

@@ -26,29 +26,29 @@ namespace nicsim::elan3 {
 const FsmType& DmaMachine::type() {
   using S = DmaFsmState;
   using E = DmaFsmEvent;
-  static const FsmType type = make_fsm_type<DmaMachine>(
-      "elan3.dma", {{S::Queued, E::Start, S::Active, "start"},
-                    {S::Requeued, E::Start, S::Active, "start"},
-                    {S::Active, E::Nak, S::Draining, "refused"},
-                    {S::Active, E::AckTimeout, S::Draining, "refused"},
-                    {S::Draining, E::Retry, S::Backoff, "resend_later"},
-                    {S::Backoff, E::Resend, S::Active, "resend"},
-                    {S::Draining, E::TestFail, S::Requeued, "testfail"},
-                    {S::Draining, E::Trap, S::Trapped, "trap"},
-                    {S::Active, E::Acked, S::Done, "acked"},
-                    {S::Active, E::LocalFault, S::Failed, "local_fault"},
-                    // A local fault after a refusal: the fault is what ends it.
-                    {S::Draining, E::LocalFault, S::Failed, "local_fault"},
-                    {S::Draining, E::NetworkError, S::Failed, "network_error"}});
+  static const FsmType type =
+      make_fsm_type<DmaMachine>("elan3.dma", {{S::Queued, E::Start, S::Active, "start"},
+                                              {S::Requeued, E::Start, S::Active, "start"},
+                                              {S::Active, E::Nak, S::Draining, "refused"},
+                                              {S::Active, E::AckTimeout, S::Draining, "refused"},
+                                              {S::Draining, E::Retry, S::Backoff, "resend_later"},
+                                              {S::Backoff, E::Resend, S::Active, "resend"},
+                                              {S::Draining, E::TestFail, S::Requeued, "testfail"},
+                                              {S::Draining, E::Trap, S::Trapped, "trap"},
+                                              {S::Active, E::Acked, S::Done, "acked"},
+                                              {S::Active, E::LocalFault, S::Failed, "local_fault"},
+                                              // A local fault after a refusal: the fault is what ends it.
+                                              {S::Draining, E::LocalFault, S::Failed, "local_fault"},
+                                              {S::Draining, E::NetworkError, S::Failed, "network_error"}});
   return type;
 }
 
 const FsmType& StreamMachine::type() {
   using S = StreamFsmState;
   using E = StreamFsmEvent;
-  static const FsmType type = make_fsm_type<StreamMachine>(
-      "elan3.stream", {{S::Unsynced, E::SyncAcked, S::InSync, "sync_acked"},
-                       {S::InSync, E::NetworkError, S::Unsynced, "network_error"}});
+  static const FsmType type =
+      make_fsm_type<StreamMachine>("elan3.stream", {{S::Unsynced, E::SyncAcked, S::InSync, "sync_acked"},
+                                                    {S::InSync, E::NetworkError, S::Unsynced, "network_error"}});
   return type;
 }
 
@@ -76,28 +76,29 @@ void DmaEngine::fetch(E3Addr addr, bool from_command) {
   f->addr = addr;
   f->from_command = from_command;
   Sim::get().calendar().at_member<&DmaEngine::read_descriptor>(
-      add_saturating(Elan3::now(), elan_.cycles(elan_.params().command_cycles)), this, reinterpret_cast<std::uint64_t>(f));
+      add_saturating(Elan3::now(), elan_.cycles(elan_.params().command_cycles)), this,
+      reinterpret_cast<std::uint64_t>(f));
 }
 
 void DmaEngine::read_descriptor(std::uint64_t fetch) {
   auto* f = reinterpret_cast<Fetch*>(fetch);
   if (f->addr % 8 != 0) {
-    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(),
-                         0, f->addr);
+    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BadDescriptor), elan_.node_id(), 0,
+                         f->addr);
     f->done = true;
     fetch_done();
     return;
   }
   elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
     if (t.fault != Fault::None) {
-      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0,
-                           t.fault_addr);
+      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0, t.fault_addr);
       f->done = true;
       fetch_done();
       return;
     }
     elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
-      if (ok) std::memcpy(f->bytes.data(), d.data(), dma::kSize);
+      if (ok)
+        std::memcpy(f->bytes.data(), d.data(), dma::kSize);
       else
         elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
                              f->addr);
@@ -154,10 +155,10 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
                              {"node", desc->node},
                              {"remote", static_cast<unsigned>(remote)}});
   if (bad != Fault::None) {
-    Sim::get().error(elan_.obj(), fmt::format("DMA descriptor at {:#x} refused: {} (direction {}, opcode {}, size {})",
-                                              addr, fault_name(static_cast<std::uint32_t>(bad)),
-                                              dma::direction_name(desc->type.direction),
-                                              dma::opcode_name(desc->type.opcode), desc->size));
+    Sim::get().error(elan_.obj(),
+                     fmt::format("DMA descriptor at {:#x} refused: {} (direction {}, opcode {}, size {})", addr,
+                                 fault_name(static_cast<std::uint32_t>(bad)), dma::direction_name(desc->type.direction),
+                                 dma::opcode_name(desc->type.opcode), desc->size));
     ++elan_.mutable_stats().dmas_failed;
     elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(bad), desc->node,
                          dma::cookie_of(desc->src_cv), addr);
@@ -489,11 +490,11 @@ void DmaEngine::send_ready() {
     if (pk.offset + pk.len > d->high) d->high = pk.offset + pk.len;
     if (elan_.tracing())
       elan_.trace("tx", {{"dma", d->fsm.object()},
-                       {"seq", static_cast<unsigned>(pk.seq)},
-                       {"offset", pk.offset},
-                       {"len", pk.len},
-                       {"node", d->node},
-                       {"retry", static_cast<unsigned>(pk.retry)}});
+                         {"seq", static_cast<unsigned>(pk.seq)},
+                         {"offset", pk.offset},
+                         {"len", pk.len},
+                         {"node", d->node},
+                         {"retry", static_cast<unsigned>(pk.retry)}});
     elan_.transmit_at(at, p);
     pk.timeout = Sim::get().calendar().place(add_saturating(at, elan_.params().ack_timeout));
     if (!ack_timer_.armed()) ack_timer_.rearm(pk.timeout);  // else an older packet awaits its token
@@ -538,7 +539,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   if (pk && d->broadcast) {
     // One token per node of the range; the packet is answered by the last.
     std::uint8_t& seen = bcast_answered_[from - d->node];
-    if (seen) pk = nullptr;
+    if (seen)
+      pk = nullptr;
     else {
       seen = 1;
       if (t != Token::Ok && (pk->worst == Token::Ok || t == Token::Error)) pk->worst = t;
@@ -551,7 +553,9 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   }
   if (!pk) {
     ++elan_.mutable_stats().stale_acks;
-    elan_.trace("stale_token", {{"node", from}, {"seq", static_cast<unsigned>(seq)}, {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
+    elan_.trace("stale_token", {{"node", from},
+                                {"seq", static_cast<unsigned>(seq)},
+                                {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
     return;
   }
   ++elan_.mutable_stats().acks_received;
@@ -561,8 +565,8 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
   last_expect_ = expect;
   if (elan_.tracing())
     elan_.trace("token", {{"dma", d->fsm.object()},
-                        {"seq", static_cast<unsigned>(seq)},
-                        {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
+                          {"seq", static_cast<unsigned>(seq)},
+                          {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
   if (t == Token::Ok) {
     d->retries = 0;  // retry_limit counts failures in a row, not per DMA
     Stream& s = stream(d->node);
@@ -630,8 +634,10 @@ void DmaEngine::maybe_resolve() {
     if (!p.timed_out) last = p.token;
   }
   if (have_first) {
-    if (d->broadcast) bcast_seq_ = first_seq;
-    else stream(d->node).next_seq = first_seq;
+    if (d->broadcast)
+      bcast_seq_ = first_seq;
+    else
+      stream(d->node).next_seq = first_seq;
   }
   clear_window();
   if (local_fault_ != Fault::None) {
@@ -660,9 +666,13 @@ void DmaEngine::maybe_resolve() {
     ++d->testfails;
     if (d->type.fail_count == 0) {
       switch (trap(*d)) {
-        case TrapResult::Trapped: return;
-        case TrapResult::NoTrapArea: finish(false, static_cast<std::uint8_t>(Token::TestFail)); return;
-        case TrapResult::QueueFull: break;  // kept here until the driver makes room
+        case TrapResult::Trapped:
+          return;
+        case TrapResult::NoTrapArea:
+          finish(false, static_cast<std::uint8_t>(Token::TestFail));
+          return;
+        case TrapResult::QueueFull:
+          break;  // kept here until the driver makes room
       }
     } else {
       --d->type.fail_count;
@@ -724,7 +734,8 @@ void DmaEngine::finish(bool ok, std::uint8_t detail) {
     d->fsm.fire(DmaFsmEvent::Acked, "acked");
     ++st.dmas_done;
     const bool write = static_cast<dma::Direction>(d->type.direction) == dma::Direction::Write;
-    if (write && d->src_event) elan_.events().set(d->src_event, d->type.is_remote ? perm::kRemoteEvent : perm::kLocalWrite);
+    if (write && d->src_event)
+      elan_.events().set(d->src_event, d->type.is_remote ? perm::kRemoteEvent : perm::kLocalWrite);
   } else {
     ++st.dmas_failed;
     const std::uint32_t cookie = dma::cookie_of(d->src_cv);

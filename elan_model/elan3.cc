@@ -33,13 +33,17 @@ class BusData {
  public:
   void assign(const void* from, std::uint32_t len) {
     len_ = len;
-    if (len > kInline) large_.assign(static_cast<const std::uint8_t*>(from), static_cast<const std::uint8_t*>(from) + len);
-    else if (len) std::memcpy(inline_.data(), from, len);
+    if (len > kInline)
+      large_.assign(static_cast<const std::uint8_t*>(from), static_cast<const std::uint8_t*>(from) + len);
+    else if (len)
+      std::memcpy(inline_.data(), from, len);
   }
   void resize(std::uint32_t len) {  // zero-filled
     len_ = len;
-    if (len > kInline) large_.assign(len, 0);
-    else std::memset(inline_.data(), 0, len);
+    if (len > kInline)
+      large_.assign(len, 0);
+    else
+      std::memset(inline_.data(), 0, len);
   }
   std::uint8_t* data() { return len_ > kInline ? large_.data() : inline_.data(); }
 
@@ -74,8 +78,8 @@ struct BusWrite : Recycled<BusWrite> {
 
 }  // namespace
 
-Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host,
-             host::HostBus& bus, const ParamSet& params)
+Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
+             const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
   net_port_ = &port(1);
@@ -162,8 +166,7 @@ void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, s
   bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len, {&BusWrite::done, w, 0});
 }
 
-void Elan3::read_pieces(const std::vector<HostPiece>& pieces,
-                        std::function<void(bool, std::vector<std::uint8_t>&)> k) {
+void Elan3::read_pieces(const std::vector<HostPiece>& pieces, std::function<void(bool, std::vector<std::uint8_t>&)> k) {
   struct Gather {
     std::vector<std::uint8_t> data;
     std::size_t left = 0;
@@ -191,8 +194,7 @@ void Elan3::read_pieces(const std::vector<HostPiece>& pieces,
   }
 }
 
-void Elan3::write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
-                         std::function<void(bool)> k) {
+void Elan3::write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data, std::function<void(bool)> k) {
   auto left = std::make_shared<std::pair<std::size_t, bool>>(pieces.size(), true);
   if (pieces.empty()) {
     if (k) k(true);
@@ -235,11 +237,11 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
   const RegInfo* r = find_reg(off, len);
   const bool write = gp.is_write();
   if (!r || (write && r->access == reg::Access::R) || (!write && r->access == reg::Access::W)) {
-    Sim::get().error(obj_, fmt::format("command port: {} of {} bytes at offset {:#x} ({})", write ? "write" : "read",
-                                       len, off,
-                                       !r ? "no register of that offset and width"
-                                          : write ? fmt::format("{} is read-only", r->f.name)
-                                                  : fmt::format("{} is write-only", r->f.name)));
+    Sim::get().error(
+        obj_, fmt::format("command port: {} of {} bytes at offset {:#x} ({})", write ? "write" : "read", len, off,
+                          !r      ? "no register of that offset and width"
+                          : write ? fmt::format("{} is read-only", r->f.name)
+                                  : fmt::format("{} is write-only", r->f.name)));
     post_interrupt(intq::Cause::CommandError, 0, node_id_, 0, static_cast<std::uint32_t>(off));
     gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
@@ -252,21 +254,36 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     return;
   }
   std::uint64_t v = 0;
-  if (off == reg::id_vendor.offset) v = reg::kVendorQuadrics;
-  else if (off == reg::id_device.offset) v = reg::kDeviceElan3;
-  else if (off == reg::id_revision.offset) v = reg::kRevision;
-  else if (off == reg::node_id.offset) v = node_id_;
-  else if (off == reg::machine_size.offset) v = machine_size_;
-  else if (off == reg::link_state.offset) v = link_up() ? 1 : 0;
-  else if (off == reg::dma_fetched.offset) v = dma_->fetched();
-  else if (off == reg::control.offset) v = control_;
-  else if (off == reg::max_payload.offset) v = p_.max_payload;
-  else if (off == reg::pt_base.offset) v = pt_base_;
-  else if (off == reg::pt_entries.offset) v = pt_entries_;
-  else if (off == reg::intq_base.offset) v = intq_base_;
-  else if (off == reg::intq_entries.offset) v = intq_entries_;
-  else if (off == reg::intq_consumer.offset) v = intq_consumer_;
-  else if (off == reg::irq_vector.offset) v = static_cast<std::uint32_t>(irq_vector_);
+  if (off == reg::id_vendor.offset)
+    v = reg::kVendorQuadrics;
+  else if (off == reg::id_device.offset)
+    v = reg::kDeviceElan3;
+  else if (off == reg::id_revision.offset)
+    v = reg::kRevision;
+  else if (off == reg::node_id.offset)
+    v = node_id_;
+  else if (off == reg::machine_size.offset)
+    v = machine_size_;
+  else if (off == reg::link_state.offset)
+    v = link_up() ? 1 : 0;
+  else if (off == reg::dma_fetched.offset)
+    v = dma_->fetched();
+  else if (off == reg::control.offset)
+    v = control_;
+  else if (off == reg::max_payload.offset)
+    v = p_.max_payload;
+  else if (off == reg::pt_base.offset)
+    v = pt_base_;
+  else if (off == reg::pt_entries.offset)
+    v = pt_entries_;
+  else if (off == reg::intq_base.offset)
+    v = intq_base_;
+  else if (off == reg::intq_entries.offset)
+    v = intq_entries_;
+  else if (off == reg::intq_consumer.offset)
+    v = intq_consumer_;
+  else if (off == reg::irq_vector.offset)
+    v = static_cast<std::uint32_t>(irq_vector_);
   else if (off == reg::int_status.offset) {
     v = int_status_;
     int_status_ = 0;
@@ -289,9 +306,8 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
   } else if (off == reg::set_event.offset) {
     after(cycles(p_.command_cycles), [this, v32] { events_->set(v32, perm::kLocalWrite); });
   } else if (off == reg::prime_event.offset) {
-    after(cycles(p_.command_cycles), [this, v] {
-      events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32));
-    });
+    after(cycles(p_.command_cycles),
+          [this, v] { events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32)); });
   } else if (off == reg::event_irq.offset) {
     after(cycles(p_.command_cycles), [this, v] {
       const auto hi = static_cast<std::uint32_t>(v >> 32);
@@ -341,8 +357,8 @@ void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t
   if (intq_producer_ - intq_consumer_ >= intq_entries_) {
     int_status_ |= reg::kStatusIntqOverflow;
     ++stats_.intq_overflows;
-    Sim::get().error(obj_, fmt::format("interrupt queue overflow: {} lost",
-                                       intq::cause_name(static_cast<std::uint32_t>(cause))));
+    Sim::get().error(
+        obj_, fmt::format("interrupt queue overflow: {} lost", intq::cause_name(static_cast<std::uint32_t>(cause))));
     return;
   }
   std::uint8_t e[intq::kSize] = {};
@@ -356,8 +372,8 @@ void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t
   ++intq_producer_;
   bus_write(at, e, intq::kSize, [this](bool) { raise_if_pending(); });
 }
-TrapResult Elan3::trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node,
-                                  std::uint32_t cookie, E3Addr addr) {
+TrapResult Elan3::trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
+                           E3Addr addr) {
   if (intq_entries_ == 0 || intq_base_ == 0) return TrapResult::NoTrapArea;
   if (intq_producer_ - intq_consumer_ >= intq_entries_) return TrapResult::QueueFull;
   // The descriptor goes to the trap slot of the interrupt entry posted next;
@@ -401,9 +417,7 @@ void Elan3::transmit_at(Tick t, fabric::Packet* p) {
 
 void Elan3::loop_back(std::uint64_t packet) { transmit(reinterpret_cast<fabric::Packet*>(packet)); }
 
-void Elan3::receive(fabric::Port& in, fabric::Packet* p) {
-  rx_->packet(&in, p);
-}
+void Elan3::receive(fabric::Port& in, fabric::Packet* p) { rx_->packet(&in, p); }
 
 void Elan3::take_reply(fabric::Port&, fabric::Packet* reply) { rx_->reply(reply, reply->tail_at); }
 

@@ -37,16 +37,16 @@ using pkt::Trans;
 
 struct Elan3Params {
   std::uint64_t clock_hz;
-  std::uint32_t max_payload;   // bytes of data per packet
-  std::uint32_t tx_window;     // packets of the active DMA awaiting tokens
+  std::uint32_t max_payload;  // bytes of data per packet
+  std::uint32_t tx_window;    // packets of the active DMA awaiting tokens
   std::uint32_t tlb_entries;
   std::uint32_t event_cache_entries;  // events held on the card (see EventEngine)
   std::uint32_t pci_read_bytes;       // largest PCI read of DMA data
   std::uint32_t pci_read_cycles;      // from the end of one data read to the next request
   std::uint32_t dma_buffer;           // DMA data read ahead of the first unacknowledged byte
   // Costs in Elan clock cycles.
-  std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles,
-      ack_cycles, event_cycles, queue_cycles;
+  std::uint32_t command_cycles, desc_cycles, tlb_cycles, walk_cycles, tx_packet_cycles, rx_packet_cycles, ack_cycles,
+      event_cycles, queue_cycles;
   Tick ack_timeout, retry_backoff, testfail_backoff;
   std::uint32_t retry_limit;
   bool verify_crc_always;      // else only packets the link's error injection touched
@@ -62,7 +62,8 @@ struct Elan3Stats {
   std::uint64_t ack_timeouts = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
   std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
   std::uint64_t tlb_misses = 0, translation_faults = 0, permission_faults = 0;
-  std::uint64_t events_set = 0, events_fired = 0, events_held_sets = 0, interrupts = 0, intq_overflows = 0, queue_messages = 0;
+  std::uint64_t events_set = 0, events_fired = 0, events_held_sets = 0, interrupts = 0, intq_overflows = 0,
+                queue_messages = 0;
 };
 
 // A piece of host memory produced by translation.
@@ -142,9 +143,8 @@ class alignas(64) Mmu {
 // LocalFault or NetworkError.
 #define NICSIM_ELAN3_DMA_FSM_STATES(X) \
   X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed) X(Trapped)
-#define NICSIM_ELAN3_DMA_FSM_EVENTS(X)                                                                 \
-  X(Start) X(Nak) X(AckTimeout) X(Retry) X(Resend) X(TestFail) X(Trap) X(Acked) X(LocalFault) \
-  X(NetworkError)
+#define NICSIM_ELAN3_DMA_FSM_EVENTS(X) \
+  X(Start) X(Nak) X(AckTimeout) X(Retry) X(Resend) X(TestFail) X(Trap) X(Acked) X(LocalFault) X(NetworkError)
 NICSIM_FSM_ENUM(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
 NICSIM_FSM_ENUM(DmaFsmEvent, NICSIM_ELAN3_DMA_FSM_EVENTS)
 struct DmaMachine {
@@ -177,7 +177,7 @@ struct Desc {
   std::uint32_t node_last = 0;  // broadcast: last node of the range [node, node_last]
   bool broadcast = false;
   std::uint32_t done = 0;  // bytes acknowledged Ok, in order
-  std::uint32_t high = 0;   // end of the furthest packet ever sent (resends start below it)
+  std::uint32_t high = 0;  // end of the furthest packet ever sent (resends start below it)
   std::uint32_t retries = 0, testfails = 0;
   Tick not_before = 0;
   DmaFsmState state() const { return fsm.state(); }
@@ -342,15 +342,15 @@ class alignas(64) RxEngine {
   Ring<Pending> queue_;
   Tick free_since_ = 0;  // when the engine last finished a packet
   bool busy_ = false;
-  bool replay_ = false;  // the packet being answered was executed before
-  bool bcast_ = false;   // the packet being handled is a broadcast
+  bool replay_ = false;    // the packet being answered was executed before
+  bool bcast_ = false;     // the packet being handled is a broadcast
   std::uint16_t seq_ = 0;  // and its number
   // The write_block fast path: what to do when the lookups are paid for.
   E3Addr pending_event_ = 0;
   std::vector<HostPiece> pieces_;
-  std::vector<std::uint16_t> expected_;  // per source node
+  std::vector<std::uint16_t> expected_;   // per source node
   std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
-  Translation t_, te_;  // reused by the fast path's lookups
+  Translation t_, te_;                    // reused by the fast path's lookups
 };
 
 // The event engine: sets are serialised (read-modify-write of ev_Count).
@@ -372,7 +372,7 @@ class EventEngine {
     std::uint32_t need;
     bool prime = false;
     std::int32_t count = 0;
-    bool retype = false;       // an event_irq command: irq_word is the new flag and cookie
+    bool retype = false;  // an event_irq command: irq_word is the new flag and cookie
     std::uint32_t irq_word = 0;
   };
   void retype(const Op& op, std::uint64_t host);

@@ -19,43 +19,98 @@ const ParamRegistration elan3_params(
         {"clock", UnitKind::Frequency, "100MHz", "10MHz", "1GHz", {}, "Elan clock: every engine cost is in its cycles"},
         {"page_size", UnitKind::Size, "8KiB", "8KiB", "8KiB", {}, "Elan MMU page (fixed by the Elan3)"},
         {"tlb_entries", UnitKind::Count, "16", "1", "1024", {}, "MMU TLB entries (fully associative, LRU)"},
-        {"max_payload", UnitKind::Size, "320B", "64B", "4KiB", {},
+        {"max_payload",
+         UnitKind::Size,
+         "320B",
+         "64B",
+         "4KiB",
+         {},
          "data bytes per network packet (a multiple of 64 B; QsNet DMA packets carry up to 320 B); also the "
          "largest queued DMA"},
-        {"tx_window", UnitKind::Count, "4", "1", "64", {},
+        {"tx_window",
+         UnitKind::Count,
+         "4",
+         "1",
+         "64",
+         {},
          "packets of the active DMA sent and awaiting their ack tokens (hides the PCI read latency)"},
         {"command_cycles", UnitKind::Count, "4", "0", "100000", {}, "decode one command port write"},
         {"desc_cycles", UnitKind::Count, "8", "0", "100000", {}, "decode a fetched DMA descriptor and start it"},
         {"tlb_cycles", UnitKind::Count, "1", "0", "100000", {}, "one TLB lookup (per page)"},
-        {"walk_cycles", UnitKind::Count, "4", "0", "100000", {},
+        {"walk_cycles",
+         UnitKind::Count,
+         "4",
+         "0",
+         "100000",
+         {},
          "a TLB miss: PTE decode and refill, on top of the 8-byte PTE read over the bus"},
         {"tx_packet_cycles", UnitKind::Count, "6", "0", "100000", {}, "build one packet: header, CRC, link start"},
         {"rx_packet_cycles", UnitKind::Count, "8", "0", "100000", {}, "check and dispatch one received packet"},
         {"ack_cycles", UnitKind::Count, "2", "0", "100000", {}, "build, or take in, one ack token"},
         {"event_cycles", UnitKind::Count, "4", "0", "100000", {}, "one event operation (decrement, test, action)"},
         {"queue_cycles", UnitKind::Count, "4", "0", "100000", {}, "input queue full test and pointer update"},
-        {"event_cache_entries", UnitKind::Count, "32", "0", "4096", {},
+        {"event_cache_entries",
+         UnitKind::Count,
+         "32",
+         "0",
+         "4096",
+         {},
          "events the event engine holds on the card (filled by prime_event, LRU): a set of a held event "
          "decrements the card's count and writes it through to node memory, with no read over the bus; "
          "0: every set reads the event from node memory"},
-        {"pci_read_bytes", UnitKind::Size, "1KiB", "64B", "64KiB", {},
+        {"pci_read_bytes",
+         UnitKind::Size,
+         "1KiB",
+         "64B",
+         "64KiB",
+         {},
          "largest PCI read (Memory Read Multiple) the DMA engine issues for DMA data; reads stop at Elan page "
          "ends and never cross the DMA buffer's free space"},
-        {"pci_read_cycles", UnitKind::Count, "2", "0", "100000", {},
+        {"pci_read_cycles",
+         UnitKind::Count,
+         "2",
+         "0",
+         "100000",
+         {},
          "Elan cycles from the end of one DMA data read to the request of the next: on conventional PCI the "
          "host bridge serves a master's read as a delayed transaction, one at a time, so data reads do not "
          "overlap (the bus's read latency is paid on each)"},
-        {"dma_buffer", UnitKind::Size, "4KiB", "1KiB", "1MiB", {},
+        {"dma_buffer",
+         UnitKind::Size,
+         "4KiB",
+         "1KiB",
+         "1MiB",
+         {},
          "DMA data buffer: source bytes read ahead of the first unacknowledged byte (resends come from it)"},
-        {"ack_timeout", UnitKind::Time, "20us", "100ns", "1s", {},
+        {"ack_timeout",
+         UnitKind::Time,
+         "20us",
+         "100ns",
+         "1s",
+         {},
          "a packet whose token has not come back by then is resent"},
-        {"retry_limit", UnitKind::Count, "8", "0", "63", {},
+        {"retry_limit",
+         UnitKind::Count,
+         "8",
+         "0",
+         "63",
+         {},
          "resends of a DMA after discard tokens or timeouts before a network error"},
         {"retry_backoff", UnitKind::Time, "1us", "0ps", "1s", {}, "wait before resending (times the attempt number)"},
-        {"testfail_backoff", UnitKind::Time, "2us", "0ps", "1s", {},
+        {"testfail_backoff",
+         UnitKind::Time,
+         "2us",
+         "0ps",
+         "1s",
+         {},
          "a DMA refused by a full input queue (test-fail) with failCount left goes to the tail of the run queue "
          "and re-runs no earlier than this"},
-        {"verify_crc", UnitKind::Text, "touched", "", "", {"touched", "always"},
+        {"verify_crc",
+         UnitKind::Text,
+         "touched",
+         "",
+         "",
+         {"touched", "always"},
          "receive-side CRC check of packets and tokens: for those a link's error injection touched (the only "
          "source of changed bytes, so the verdicts are the same), or for every one"},
     });
@@ -119,10 +174,10 @@ Elan3Params elan3_params_from(const ParamSet& p) {
 const char* perm::names(std::uint32_t bits) {
   static thread_local std::string s;
   s.clear();
-#define NICSIM_X(name, bit, doc)        \
-  if (bits & (1u << bit)) {             \
-    if (!s.empty()) s += '|';           \
-    s += #name;                         \
+#define NICSIM_X(name, bit, doc) \
+  if (bits & (1u << bit)) {      \
+    if (!s.empty()) s += '|';    \
+    s += #name;                  \
   }
   NICSIM_ELAN3_PERMS(NICSIM_X)
 #undef NICSIM_X
@@ -130,15 +185,17 @@ const char* perm::names(std::uint32_t bits) {
   return s.c_str();
 }
 
-#define NICSIM_ELAN3_NAME_FN(fn, LIST, ...)       \
-  const char* fn(std::uint32_t v) {               \
-    switch (v) { LIST(__VA_ARGS__) }              \
-    return "?";                                   \
+#define NICSIM_ELAN3_NAME_FN(fn, LIST, ...) \
+  const char* fn(std::uint32_t v) {         \
+    switch (v) { LIST(__VA_ARGS__) }        \
+    return "?";                             \
   }
 #define NICSIM_CASE3(name, v, doc) \
-  case v: return #name;
+  case v:                          \
+    return #name;
 #define NICSIM_CASE2(name, v) \
-  case v: return #name;
+  case v:                     \
+    return #name;
 
 namespace dma {
 NICSIM_ELAN3_NAME_FN(direction_name, NICSIM_ELAN3_DIRECTIONS, NICSIM_CASE3)
@@ -157,8 +214,7 @@ NICSIM_ELAN3_NAME_FN(token_name, NICSIM_ELAN3_TOKENS, NICSIM_CASE3)
 
 namespace {
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) std::uint32_t crc32c_hw(std::uint32_t c, const std::uint8_t* data,
-                                                         std::size_t len) {
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_hw(std::uint32_t c, const std::uint8_t* data, std::size_t len) {
   std::uint64_t c64 = c;
   // Four words per turn: a packet's CRC then costs about half the
   // instructions of a word-at-a-time loop (the loop's own counting halves).

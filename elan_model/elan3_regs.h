@@ -53,41 +53,51 @@ inline constexpr std::uint64_t kCommandPortSize = 0x1000;
 
 namespace reg {
 // X(name, offset, width, access, doc). access: R read-only, W write-only, RW.
-#define NICSIM_ELAN3_REGS(X)                                                                                  \
-  X(id_vendor, 0x000, 4, R, "PCI vendor id of Quadrics, 0x14fc")                                              \
-  X(id_device, 0x004, 4, R, "device id: 0x0000 = Elan3 (choice: the public record lists Elan3 as device 0)")  \
-  X(id_revision, 0x008, 4, R, "chip revision (choice: 1)")                                                     \
-  X(node_id, 0x00c, 4, R, "this Elan's network position (node id), set when the network was probed")           \
-  X(machine_size, 0x048, 4, R, "node ids in the network (they are 0..machine_size-1), set with node_id")         \
-  X(link_state, 0x010, 4, R, "bit 0: the link is up")                                                           \
-  X(dma_fetched, 0x014, 4, R, "descriptors taken from run_dma since reset (mod 2^32): the driver reuses "     \
-                              "descriptor memory once the Elan has fetched it")                               \
-  X(max_payload, 0x01c, 4, R, "data bytes per network packet (the largest queued DMA)")                     \
-  X(control, 0x018, 4, RW, "bit 0: enable the network interface (packets arriving while disabled get "         \
-                          "the discard token)")                                                               \
-  X(pt_base, 0x020, 8, RW, "host address of the page table (8-byte PTEs, one per Elan page); writing it "    \
-                          "flushes the whole TLB")                                                            \
-  X(pt_entries, 0x028, 4, RW, "PTEs in the table; an address beyond it is a translation fault")                \
+#define NICSIM_ELAN3_REGS(X)                                                                                 \
+  X(id_vendor, 0x000, 4, R, "PCI vendor id of Quadrics, 0x14fc")                                             \
+  X(id_device, 0x004, 4, R, "device id: 0x0000 = Elan3 (choice: the public record lists Elan3 as device 0)") \
+  X(id_revision, 0x008, 4, R, "chip revision (choice: 1)")                                                   \
+  X(node_id, 0x00c, 4, R, "this Elan's network position (node id), set when the network was probed")         \
+  X(machine_size, 0x048, 4, R, "node ids in the network (they are 0..machine_size-1), set with node_id")     \
+  X(link_state, 0x010, 4, R, "bit 0: the link is up")                                                        \
+  X(dma_fetched, 0x014, 4, R,                                                                                \
+    "descriptors taken from run_dma since reset (mod 2^32): the driver reuses "                              \
+    "descriptor memory once the Elan has fetched it")                                                        \
+  X(max_payload, 0x01c, 4, R, "data bytes per network packet (the largest queued DMA)")                      \
+  X(control, 0x018, 4, RW,                                                                                   \
+    "bit 0: enable the network interface (packets arriving while disabled get "                              \
+    "the discard token)")                                                                                    \
+  X(pt_base, 0x020, 8, RW,                                                                                   \
+    "host address of the page table (8-byte PTEs, one per Elan page); writing it "                           \
+    "flushes the whole TLB")                                                                                 \
+  X(pt_entries, 0x028, 4, RW, "PTEs in the table; an address beyond it is a translation fault")              \
   X(tlb_flush, 0x02c, 4, W, "E3_Addr whose page's TLB entry is dropped; 0xffffffff drops all")               \
-  X(intq_base, 0x030, 8, RW, "host address of the interrupt queue (16-byte entries, see intq::), followed "  \
-                            "by the DMA trap area (one 32-byte E3_DMA per entry)")            \
-  X(intq_entries, 0x038, 4, RW, "entries in the interrupt queue (writing it resets producer and consumer)") \
-  X(intq_consumer, 0x03c, 4, RW, "entries the driver has consumed (mod 2^32); writing it re-arms the "       \
-                                "interrupt line if entries remain unread")                                  \
-  X(irq_vector, 0x044, 4, RW, "host interrupt vector the Elan raises (the node's interrupt controller "     \
-                            "line the driver attached); -1 = none")                                          \
-  X(int_status, 0x040, 4, R, "bit 0: interrupt queue overflowed (entries lost); bit 1: a cause arrived "     \
-                            "before the queue was installed; both cleared by reading")                                                                     \
-  X(run_dma, 0x100, 4, W, "E3_Addr of an E3_DMA descriptor: the Elan fetches it and queues it at the tail "   \
-                         "of its DMA run queue")                                                              \
-  X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")               \
-  X(prime_event, 0x110, 8, W, "low word: E3_Addr of an E3_Event, high word: a count. The event engine "     \
-                             "writes ev_Count in order with the sets queued before it, so a set in flight " \
-                             "cannot overwrite a count software just primed")                              \
-  X(event_irq, 0x118, 8, W, "low word: E3_Addr of an E3_Event, high word: bit 31 interrupt on (1) or off "   \
-                           "(0), bits 23..0 the cookie. The event engine sets the event's interrupt flag and "  \
-                           "cookie (count and action stay), in order with the sets queued before it; if the " \
-                           "event has already fired and the interrupt is now on, it interrupts at once")
+  X(intq_base, 0x030, 8, RW,                                                                                 \
+    "host address of the interrupt queue (16-byte entries, see intq::), followed "                           \
+    "by the DMA trap area (one 32-byte E3_DMA per entry)")                                                   \
+  X(intq_entries, 0x038, 4, RW, "entries in the interrupt queue (writing it resets producer and consumer)")  \
+  X(intq_consumer, 0x03c, 4, RW,                                                                             \
+    "entries the driver has consumed (mod 2^32); writing it re-arms the "                                    \
+    "interrupt line if entries remain unread")                                                               \
+  X(irq_vector, 0x044, 4, RW,                                                                                \
+    "host interrupt vector the Elan raises (the node's interrupt controller "                                \
+    "line the driver attached); -1 = none")                                                                  \
+  X(int_status, 0x040, 4, R,                                                                                 \
+    "bit 0: interrupt queue overflowed (entries lost); bit 1: a cause arrived "                              \
+    "before the queue was installed; both cleared by reading")                                               \
+  X(run_dma, 0x100, 4, W,                                                                                    \
+    "E3_Addr of an E3_DMA descriptor: the Elan fetches it and queues it at the tail "                        \
+    "of its DMA run queue")                                                                                  \
+  X(set_event, 0x108, 4, W, "E3_Addr of an E3_Event: the event engine sets (decrements) it")                 \
+  X(prime_event, 0x110, 8, W,                                                                                \
+    "low word: E3_Addr of an E3_Event, high word: a count. The event engine "                                \
+    "writes ev_Count in order with the sets queued before it, so a set in flight "                           \
+    "cannot overwrite a count software just primed")                                                         \
+  X(event_irq, 0x118, 8, W,                                                                                  \
+    "low word: E3_Addr of an E3_Event, high word: bit 31 interrupt on (1) or off "                           \
+    "(0), bits 23..0 the cookie. The event engine sets the event's interrupt flag and "                      \
+    "cookie (count and action stay), in order with the sets queued before it; if the "                       \
+    "event has already fired and the interrupt is now on, it interrupts at once")
 enum class Access : std::uint8_t { R, W, RW };
 #define NICSIM_X(name, offset, width, access, doc) inline constexpr Field name{offset, width, #name};
 NICSIM_ELAN3_REGS(NICSIM_X)
@@ -131,11 +141,11 @@ namespace perm {
 // Which Elan accesses a page allows. Local: by this Elan's own DMA engine
 // and event engine for work issued on this node. Remote: on behalf of a
 // packet from another node.
-#define NICSIM_ELAN3_PERMS(X)                                                        \
-  X(LocalRead, 0, "DMA source, descriptor and event reads for local work")           \
+#define NICSIM_ELAN3_PERMS(X)                                                           \
+  X(LocalRead, 0, "DMA source, descriptor and event reads for local work")              \
   X(LocalWrite, 1, "event updates, block-copy and done-word targets, read-DMA landing") \
-  X(RemoteRead, 2, "source of a DMA a remote node asked for (read request)")         \
-  X(RemoteWrite, 3, "target of remote writes and queued writes (queue and slots)")   \
+  X(RemoteRead, 2, "source of a DMA a remote node asked for (read request)")            \
+  X(RemoteWrite, 3, "target of remote writes and queued writes (queue and slots)")      \
   X(RemoteEvent, 4, "event a remote node may set")
 #define NICSIM_X(name, bit, doc) inline constexpr std::uint32_t k##name = 1u << bit;
 NICSIM_ELAN3_PERMS(NICSIM_X)
@@ -161,14 +171,14 @@ inline constexpr std::uint64_t make_pte(std::uint64_t host, std::uint32_t perms)
 // first_node instead (no destination cookie).
 // ---------------------------------------------------------------------------
 namespace dma {
-#define NICSIM_ELAN3_DMA(F)            \
-  F(dma_type, 0x00, 4)                 \
-  F(dma_size, 0x04, 4)                 \
-  F(dma_source, 0x08, 4)               \
-  F(dma_dest, 0x0c, 4)                 \
-  F(dma_destEvent, 0x10, 4)            \
-  F(dma_destCookieVProc, 0x14, 4)      \
-  F(dma_srcEvent, 0x18, 4)             \
+#define NICSIM_ELAN3_DMA(F)       \
+  F(dma_type, 0x00, 4)            \
+  F(dma_size, 0x04, 4)            \
+  F(dma_source, 0x08, 4)          \
+  F(dma_dest, 0x0c, 4)            \
+  F(dma_destEvent, 0x10, 4)       \
+  F(dma_destCookieVProc, 0x14, 4) \
+  F(dma_srcEvent, 0x18, 4)        \
   F(dma_srcCookieVProc, 0x1c, 4)
 NICSIM_ELAN3_DMA(NICSIM_ELAN3_FIELD)
 inline constexpr std::uint32_t kSize = 0x20;
@@ -182,14 +192,14 @@ inline constexpr std::uint32_t kSize = 0x20;
 // failCount 0 traps the DMA to the driver (intq DmaTrap, descriptor in the
 // trap area) and the engine goes on with the next one.
 #define NICSIM_ELAN3_DATA_TYPES(X) X(Byte, 0) X(HalfWord, 1) X(Word, 2) X(DoubleWord, 3)
-#define NICSIM_ELAN3_DIRECTIONS(X)                                                            \
-  X(Write, 0, "send local dma_source to dma_dest on the destination node")                    \
+#define NICSIM_ELAN3_DIRECTIONS(X)                                                             \
+  X(Write, 0, "send local dma_source to dma_dest on the destination node")                     \
   X(Read, 1, "ask the destination node to send its dma_source to our dma_dest (read request)") \
   X(ReadRequeue, 2, "a read request the Elan re-queued after a test-fail (set by hardware)")
-#define NICSIM_ELAN3_OPCODES(X)                                                                \
-  X(Normal, 0, "remote write (or remote set-event when dma_size is 0)")                       \
-  X(Queued, 1, "write one message into the input queue (E3_Queue) at dma_dest")               \
-  X(NormalBroadcast, 2, "remote write to every node of a range")                              \
+#define NICSIM_ELAN3_OPCODES(X)                                                 \
+  X(Normal, 0, "remote write (or remote set-event when dma_size is 0)")         \
+  X(Queued, 1, "write one message into the input queue (E3_Queue) at dma_dest") \
+  X(NormalBroadcast, 2, "remote write to every node of a range")                \
   X(QueuedBroadcast, 3, "queued write to every node of a range")
 enum class DataType : std::uint8_t {
 #define NICSIM_X(name, v) name = v,
@@ -241,18 +251,18 @@ inline constexpr std::uint32_t kMaxSize = 0x7fffffffu;
 // following E3_BlockCopyEvent; here every event has both address words.)
 // ---------------------------------------------------------------------------
 namespace event {
-#define NICSIM_ELAN3_EVENT(F)  \
-  F(ev_Count, 0x00, 4)         \
-  F(ev_Type, 0x04, 4)          \
-  F(ev_Source, 0x08, 4)        \
+#define NICSIM_ELAN3_EVENT(F) \
+  F(ev_Count, 0x00, 4)        \
+  F(ev_Type, 0x04, 4)         \
+  F(ev_Source, 0x08, 4)       \
   F(ev_Dest, 0x0c, 4)
 NICSIM_ELAN3_EVENT(NICSIM_ELAN3_FIELD)
 inline constexpr std::uint32_t kSize = 0x10;
-#define NICSIM_ELAN3_EVENT_TYPES(X)                                                                      \
-  X(None, 0, "count only (pollable)")                                                                    \
-  X(BlockCopy, 1, "copy the 64-byte block at ev_Source to ev_Dest (both local E3_Addr)")                \
-  X(DoneWord, 2, "write the 32-bit value ev_Source to the word at E3_Addr ev_Dest")                     \
-  X(Dma, 3, "chain to a DMA: queue the E3_DMA descriptor at ev_Source on this Elan's run queue")       \
+#define NICSIM_ELAN3_EVENT_TYPES(X)                                                              \
+  X(None, 0, "count only (pollable)")                                                            \
+  X(BlockCopy, 1, "copy the 64-byte block at ev_Source to ev_Dest (both local E3_Addr)")         \
+  X(DoneWord, 2, "write the 32-bit value ev_Source to the word at E3_Addr ev_Dest")              \
+  X(Dma, 3, "chain to a DMA: queue the E3_DMA descriptor at ev_Source on this Elan's run queue") \
   X(Chain, 4, "set (decrement) the event at ev_Source")
 enum class Type : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
@@ -322,19 +332,22 @@ namespace intq {
   F(data, 0x0c, 4)
 NICSIM_ELAN3_INTQ(NICSIM_ELAN3_FIELD)
 inline constexpr std::uint32_t kSize = 0x10;
-#define NICSIM_ELAN3_CAUSES(X)                                                                                \
-  X(Event, 1, "an event with kEvIrq fired: cookie = its 24-bit cookie, data = the event's E3_Addr")          \
-  X(NetworkError, 2, "a DMA failed on the network after its retries: detail = the last Token (or 0xff "      \
-                     "for an ack timeout), node = destination, cookie = the source cookie, data = the "     \
-                     "descriptor's E3_Addr (0 for a read-request descriptor that came from the network)")   \
-  X(DmaError, 3, "a local fault on a DMA or event: detail = Fault, cookie = the source cookie, data = the " \
-                 "E3_Addr that faulted")                                                                     \
-  X(LinkState, 4, "the link changed state: detail = 1 up / 0 down")                                          \
-  X(CommandError, 5, "a command port access the Elan refused: data = register offset")                      \
-  X(DmaTrap, 6, "a DMA refused with test-fail at failCount 0 was taken off the run queue: detail = the "     \
-                "Token, node = destination, cookie = the source cookie, data = the descriptor's E3_Addr; "   \
-                "the descriptor as it stands (what is left to send, failCount 0) is in the trap area at "   \
-                "intq_base + 16 x intq_entries + 32 x this entry's index, for the driver to run again")
+#define NICSIM_ELAN3_CAUSES(X)                                                                      \
+  X(Event, 1, "an event with kEvIrq fired: cookie = its 24-bit cookie, data = the event's E3_Addr") \
+  X(NetworkError, 2,                                                                                \
+    "a DMA failed on the network after its retries: detail = the last Token (or 0xff "              \
+    "for an ack timeout), node = destination, cookie = the source cookie, data = the "              \
+    "descriptor's E3_Addr (0 for a read-request descriptor that came from the network)")            \
+  X(DmaError, 3,                                                                                    \
+    "a local fault on a DMA or event: detail = Fault, cookie = the source cookie, data = the "      \
+    "E3_Addr that faulted")                                                                         \
+  X(LinkState, 4, "the link changed state: detail = 1 up / 0 down")                                 \
+  X(CommandError, 5, "a command port access the Elan refused: data = register offset")              \
+  X(DmaTrap, 6,                                                                                     \
+    "a DMA refused with test-fail at failCount 0 was taken off the run queue: detail = the "        \
+    "Token, node = destination, cookie = the source cookie, data = the descriptor's E3_Addr; "      \
+    "the descriptor as it stands (what is left to send, failCount 0) is in the trap area at "       \
+    "intq_base + 16 x intq_entries + 32 x this entry's index, for the driver to run again")
 enum class Cause : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
   NICSIM_ELAN3_CAUSES(NICSIM_X)
@@ -345,13 +358,13 @@ inline constexpr std::uint8_t kDetailTimeout = 0xff;
 }  // namespace intq
 
 // Local faults (intq detail for DmaError).
-#define NICSIM_ELAN3_FAULTS(X)                                              \
-  X(None, 0, "no fault")                                                    \
-  X(Translation, 1, "E3_Addr beyond the page table or its PTE not valid")   \
-  X(Permission, 2, "the PTE does not allow the access")                     \
-  X(BusError, 3, "the host bus refused the DMA (master abort)")             \
-  X(BadDescriptor, 4, "an E3_DMA field is out of range")                    \
-  X(BadEvent, 5, "an E3_Event type is unknown")                             \
+#define NICSIM_ELAN3_FAULTS(X)                                            \
+  X(None, 0, "no fault")                                                  \
+  X(Translation, 1, "E3_Addr beyond the page table or its PTE not valid") \
+  X(Permission, 2, "the PTE does not allow the access")                   \
+  X(BusError, 3, "the host bus refused the DMA (master abort)")           \
+  X(BadDescriptor, 4, "an E3_DMA field is out of range")                  \
+  X(BadEvent, 5, "an E3_Event type is unknown")                           \
   X(TooBig, 6, "a queued DMA larger than one packet or the queue's slots")
 enum class Fault : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
@@ -404,11 +417,12 @@ inline constexpr std::uint32_t kCrcSize = 4;
 // route_last == 0: unicast to route_first; else broadcast to the node range
 // [route_first, route_last].
 // Transactions (trans). `addr`, `event`, payload per transaction:
-#define NICSIM_ELAN3_TRANS(X)                                                                           \
+#define NICSIM_ELAN3_TRANS(X)                                                                              \
   X(WriteBlock, 1, "write payload at E3_Addr addr (RemoteWrite); on the last packet set event (if not 0)") \
   X(QueuedWrite, 2, "put payload (one whole message) into the E3_Queue at addr; event as WriteBlock")      \
-  X(ReadRequest, 3, "payload: a 32-byte E3_DMA the receiver runs as a write back to src_node; its "       \
-                    "dma_source range needs RemoteRead, checked before the token is sent")                \
+  X(ReadRequest, 3,                                                                                        \
+    "payload: a 32-byte E3_DMA the receiver runs as a write back to src_node; its "                        \
+    "dma_source range needs RemoteRead, checked before the token is sent")                                 \
   X(SetEvent, 4, "set the event at addr (RemoteEvent); no payload")
 enum class Trans : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
@@ -416,10 +430,10 @@ enum class Trans : std::uint8_t {
 #undef NICSIM_X
 };
 const char* trans_name(std::uint32_t v);
-inline constexpr std::uint8_t kFlagLast = 1u << 0;    // last packet of its DMA: set `event` after it
-inline constexpr std::uint8_t kFlagFirst = 1u << 1;   // first packet of its DMA
-inline constexpr std::uint8_t kFlagRetry = 1u << 2;   // a retransmission (trace only)
-inline constexpr std::uint8_t kFlagSync = 1u << 3;    // the receiver takes seq as the expected number
+inline constexpr std::uint8_t kFlagLast = 1u << 0;   // last packet of its DMA: set `event` after it
+inline constexpr std::uint8_t kFlagFirst = 1u << 1;  // first packet of its DMA
+inline constexpr std::uint8_t kFlagRetry = 1u << 2;  // a retransmission (trace only)
+inline constexpr std::uint8_t kFlagSync = 1u << 3;   // the receiver takes seq as the expected number
 
 // Ack token packet (meta.kind kPacketElanAck), routed to the packet's source.
 #define NICSIM_ELAN3_ACK(F) \
@@ -435,9 +449,9 @@ NICSIM_ELAN3_ACK(NICSIM_ELAN3_FIELD)
 // receiver expects next from this source after handling it.
 inline constexpr std::uint32_t kAckSize = 0x0c + kCrcSize;
 #define NICSIM_ELAN3_TOKENS(X)                                                                             \
-  X(Ok, 0, "executed (or a repeat of an executed packet); ack_seq = the packet's number")                                           \
-  X(TestFail, 1, "input queue full or locked: nothing written; retry later (back-pressure)")              \
-  X(Discard, 2, "not executed: out of sequence or receiver disabled (the sender resends from ack_expect)")      \
+  X(Ok, 0, "executed (or a repeat of an executed packet); ack_seq = the packet's number")                  \
+  X(TestFail, 1, "input queue full or locked: nothing written; retry later (back-pressure)")               \
+  X(Discard, 2, "not executed: out of sequence or receiver disabled (the sender resends from ack_expect)") \
   X(Error, 3, "not executed: translation or permission fault at the receiver (the sender's DMA fails)")
 enum class Token : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,

@@ -167,34 +167,37 @@ void EventEngine::run() {
   }
   ++elan_.mutable_stats().events_set;
   // The event's page must allow the setter's access and our own update.
-  elan_.mmu().translate(op.ev, event::kSize, op.need | perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
-    if (t.fault != Fault::None) {
-      fault(t.fault, t.fault_addr);
-      return;
-    }
-    const std::uint64_t host = t.pieces.front().addr;
-    if (Held* h = held(op.ev)) {
-      ++elan_.mutable_stats().events_held_sets;
-      const Held e = *h;
-      // A fired event is let go: the driver re-primes it by storing into
-      // node memory before its command reaches the Elan, so a set arriving
-      // in between must see that store (a read-modify-write, as without the
-      // hold) or the arrival would go unsignalled.
-      if (e.count - 1 <= 0) *h = Held{};
-      else h->count = e.count - 1;
-      update(host, e.count - 1, e.type, e.src, e.dst);
-      return;
-    }
-    elan_.bus_read(host, event::kSize, [this, op, host](bool ok, const std::uint8_t* d) {
-      if (!ok) {
-        fault(Fault::BusError, op.ev);
-        return;
-      }
-      update(host, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
-             static_cast<std::uint32_t>(get(d, event::ev_Type)), static_cast<E3Addr>(get(d, event::ev_Source)),
-             static_cast<E3Addr>(get(d, event::ev_Dest)));
-    });
-  });
+  elan_.mmu().translate(
+      op.ev, event::kSize, op.need | perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
+        if (t.fault != Fault::None) {
+          fault(t.fault, t.fault_addr);
+          return;
+        }
+        const std::uint64_t host = t.pieces.front().addr;
+        if (Held* h = held(op.ev)) {
+          ++elan_.mutable_stats().events_held_sets;
+          const Held e = *h;
+          // A fired event is let go: the driver re-primes it by storing into
+          // node memory before its command reaches the Elan, so a set arriving
+          // in between must see that store (a read-modify-write, as without the
+          // hold) or the arrival would go unsignalled.
+          if (e.count - 1 <= 0)
+            *h = Held{};
+          else
+            h->count = e.count - 1;
+          update(host, e.count - 1, e.type, e.src, e.dst);
+          return;
+        }
+        elan_.bus_read(host, event::kSize, [this, op, host](bool ok, const std::uint8_t* d) {
+          if (!ok) {
+            fault(Fault::BusError, op.ev);
+            return;
+          }
+          update(host, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
+                 static_cast<std::uint32_t>(get(d, event::ev_Type)), static_cast<E3Addr>(get(d, event::ev_Source)),
+                 static_cast<E3Addr>(get(d, event::ev_Dest)));
+        });
+      });
 }
 
 // The set at the head of the queue takes event_cycles, then writes the new

@@ -38,8 +38,10 @@ void Mmu::flush(E3Addr va) {
   ++generation_;
   for (Entry& e : tlb_)
     if (va == reg::kFlushAll || (e.used && e.vpn == (va >> kPageShift))) e = Entry{};
-  if (va == reg::kFlushAll) may_hold_twice_ = false;
-  else if (may_hold_twice_) recount_twice();
+  if (va == reg::kFlushAll)
+    may_hold_twice_ = false;
+  else if (may_hold_twice_)
+    recount_twice();
 }
 
 Mmu::Entry* Mmu::remembered(std::uint32_t vpn) {
@@ -92,8 +94,10 @@ void Mmu::insert(std::uint32_t vpn, std::uint64_t pte) {
   victim->pte = pte;
   victim->used = ++stamp_;
   where_[vpn % kHints] = static_cast<std::uint16_t>(victim - tlb_.data());
-  if (twice) may_hold_twice_ = true;
-  else if (may_hold_twice_) recount_twice();  // the victim may have been a page's second entry
+  if (twice)
+    may_hold_twice_ = true;
+  else if (may_hold_twice_)
+    recount_twice();  // the victim may have been a page's second entry
 }
 
 void Mmu::recount_twice() {

@@ -67,7 +67,7 @@ void RxEngine::packet(fabric::Port* in, fabric::Packet* p) {
 // round inside the Elan for a packet to this node.
 void RxEngine::reply(fabric::Packet* token, Tick tail) {
   Sim::get().calendar().at_member<&RxEngine::token_in>(tail + elan_.cycles(elan_.params().ack_cycles), this,
-                                                      reinterpret_cast<std::uint64_t>(token));
+                                                       reinterpret_cast<std::uint64_t>(token));
 }
 
 void RxEngine::token_in(std::uint64_t token) {
@@ -107,8 +107,10 @@ void RxEngine::done(Token t) {
   const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));
   const auto len = static_cast<std::uint32_t>(get(h, pkt::length));
   if (t == Token::Ok && !replay_) {
-    if (bcast_) bexpected_[src] = static_cast<std::uint16_t>(seq_ + 1);
-    else ++expected_[src];
+    if (bcast_)
+      bexpected_[src] = static_cast<std::uint16_t>(seq_ + 1);
+    else
+      ++expected_[src];
     ++elan_.mutable_stats().rx_packets;
     elan_.mutable_stats().rx_bytes += len;
   }
@@ -157,8 +159,8 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   a->meta.created = Elan3::now();
   if (elan_.tracing())
     elan_.trace("token_sent", {{"node", src},
-                             {"seq", static_cast<unsigned>(get(h, pkt::seq))},
-                             {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
+                               {"seq", static_cast<unsigned>(get(h, pkt::seq))},
+                               {"token", pkt::token_name(static_cast<std::uint32_t>(t))}});
   const Tick start = Elan3::now() + elan_.cycles(elan_.params().ack_cycles);
   if (in.meta.hops == 0) {
     // A packet to this node turned round inside the Elan; so does its token,
@@ -211,10 +213,10 @@ void RxEngine::process(fabric::Packet* p) {
   if (!bcast_ && (flags & pkt::kFlagSync)) expected_[src] = seq;
   if (elan_.tracing())
     elan_.trace("rx", {{"node", src},
-                     {"seq", static_cast<unsigned>(seq)},
-                     {"trans", pkt::trans_name(trans)},
-                     {"len", len},
-                     {"expected", static_cast<unsigned>(expected_[src])}});
+                       {"seq", static_cast<unsigned>(seq)},
+                       {"trans", pkt::trans_name(trans)},
+                       {"len", len},
+                       {"expected", static_cast<unsigned>(expected_[src])}});
   if (!elan_.enabled()) {
     done(Token::Discard);
     return;
@@ -238,10 +240,18 @@ void RxEngine::process(fabric::Packet* p) {
   }
   const std::uint8_t* payload = h + pkt::kHeaderSize;
   switch (static_cast<Trans>(trans)) {
-    case Trans::WriteBlock: write_block(h, payload, len); return;
-    case Trans::QueuedWrite: queued_write(h, payload, len); return;
-    case Trans::ReadRequest: read_request(payload, len); return;
-    case Trans::SetEvent: remote_event(static_cast<E3Addr>(get(h, pkt::addr))); return;
+    case Trans::WriteBlock:
+      write_block(h, payload, len);
+      return;
+    case Trans::QueuedWrite:
+      queued_write(h, payload, len);
+      return;
+    case Trans::ReadRequest:
+      read_request(payload, len);
+      return;
+    case Trans::SetEvent:
+      remote_event(static_cast<E3Addr>(get(h, pkt::addr)));
+      return;
   }
   Sim::get().error(elan_.obj(), fmt::format("packet from node {} has unknown transaction {}: error token", src, trans));
   done(Token::Error);
@@ -254,9 +264,8 @@ void RxEngine::check_event(E3Addr ev, std::function<void(bool)> k) {
     k(true);
     return;
   }
-  elan_.mmu().translate(ev, event::kSize, perm::kRemoteEvent, [k = std::move(k)](Translation& t) {
-    k(t.fault == Fault::None);
-  });
+  elan_.mmu().translate(ev, event::kSize, perm::kRemoteEvent,
+                        [k = std::move(k)](Translation& t) { k(t.fault == Fault::None); });
 }
 
 void RxEngine::write_payload() {
@@ -395,7 +404,8 @@ void RxEngine::queued_write(const std::uint8_t* h, const std::uint8_t* payload, 
             std::memcpy(w + 4, &next, 4);
             elan_.bus_write(qhost + queue::q_state.offset, w, 8);
             ++elan_.mutable_stats().queue_messages;
-            elan_.trace("queue_put", {{"queue", static_cast<unsigned>(qaddr)}, {"slot", static_cast<unsigned>(bptr)}, {"len", len}});
+            elan_.trace("queue_put",
+                        {{"queue", static_cast<unsigned>(qaddr)}, {"slot", static_cast<unsigned>(bptr)}, {"len", len}});
             if (qev) elan_.events().set(qev, perm::kLocalWrite);
             if (ev) elan_.events().set(ev, perm::kRemoteEvent);
             done(Token::Ok);

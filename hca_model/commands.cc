@@ -41,27 +41,41 @@ void CommandProcessor::start(std::uint8_t* hcr) {
 
 std::uint32_t CommandProcessor::input_size() const {
   switch (static_cast<Command>(opcode_)) {
-    case Command::SW2HW_MPT: return mpt::kSize;
-    case Command::WRITE_MTT: return 8;  // the count; the pages follow in a second read
-    case Command::SW2HW_EQ: return eqc::kSize;
+    case Command::SW2HW_MPT:
+      return mpt::kSize;
+    case Command::WRITE_MTT:
+      return 8;  // the count; the pages follow in a second read
+    case Command::SW2HW_EQ:
+      return eqc::kSize;
     case Command::SW2HW_CQ:
-    case Command::RESIZE_CQ: return cqc::kSize;
-    case Command::MODIFY_QP: return qpc::kSize;
-    case Command::MAD_IFC: return kMadBytes;
-    case Command::SET_IB: return portset::kSize;
+    case Command::RESIZE_CQ:
+      return cqc::kSize;
+    case Command::MODIFY_QP:
+      return qpc::kSize;
+    case Command::MAD_IFC:
+      return kMadBytes;
+    case Command::SET_IB:
+      return portset::kSize;
     case Command::ATTACH_MCG:
-    case Command::DETACH_MCG: return mcg::kSize;
-    default: return 0;
+    case Command::DETACH_MCG:
+      return mcg::kSize;
+    default:
+      return 0;
   }
 }
 
 std::uint32_t CommandProcessor::output_size() const {
   switch (static_cast<Command>(opcode_)) {
-    case Command::QUERY_HCA: return caps::kSize;
-    case Command::QUERY_CQ: return cqc::kSize;
-    case Command::QUERY_QP: return qpc::kSize;
-    case Command::MAD_IFC: return kMadBytes;
-    default: return 0;
+    case Command::QUERY_HCA:
+      return caps::kSize;
+    case Command::QUERY_CQ:
+      return cqc::kSize;
+    case Command::QUERY_QP:
+      return qpc::kSize;
+    case Command::MAD_IFC:
+      return kMadBytes;
+    default:
+      return 0;
   }
 }
 
@@ -89,9 +103,8 @@ void CommandProcessor::input_read(std::uint64_t status) {
       return;
     }
     in_.assign(8 + 8ull * mtt_count_, 0);
-    hca_.bus().dma_read(
-        "hca.cmd", in_param_, in_.data(), in_.size(),
-        host::DmaDone{member_fn<&CommandProcessor::input_read>(), this, 0});
+    hca_.bus().dma_read("hca.cmd", in_param_, in_.data(), in_.size(),
+                        host::DmaDone{member_fn<&CommandProcessor::input_read>(), this, 0});
     return;
   }
   execute();
@@ -100,26 +113,66 @@ void CommandProcessor::input_read(std::uint64_t status) {
 void CommandProcessor::execute() {
   CmdStatus st;
   switch (static_cast<Command>(opcode_)) {
-    case Command::QUERY_HCA: st = query_hca(); break;
-    case Command::INIT_IB: st = port_command(true); break;
-    case Command::CLOSE_IB: st = port_command(false); break;
-    case Command::SET_IB: st = set_ib(); break;
-    case Command::SW2HW_MPT: st = sw2hw_mpt(); break;
-    case Command::HW2SW_MPT: st = hw2sw_mpt(); break;
-    case Command::WRITE_MTT: st = write_mtt(); break;
-    case Command::SW2HW_EQ: st = sw2hw_eq(); break;
-    case Command::HW2SW_EQ: st = hw2sw_eq(); break;
-    case Command::SW2HW_CQ: st = sw2hw_cq(false); break;
-    case Command::RESIZE_CQ: st = sw2hw_cq(true); break;
-    case Command::HW2SW_CQ: st = hw2sw_cq(); break;
-    case Command::QUERY_CQ: st = query_cq(); break;
-    case Command::MODIFY_QP: st = modify_qp(); break;
-    case Command::QUERY_QP: st = query_qp(); break;
-    case Command::CONF_SPECIAL_QP: st = conf_special_qp(); break;
-    case Command::MAD_IFC: st = mad_ifc(); break;
-    case Command::ATTACH_MCG: st = mcg(true); break;
-    case Command::DETACH_MCG: st = mcg(false); break;
-    default: st = S::BAD_OP; break;
+    case Command::QUERY_HCA:
+      st = query_hca();
+      break;
+    case Command::INIT_IB:
+      st = port_command(true);
+      break;
+    case Command::CLOSE_IB:
+      st = port_command(false);
+      break;
+    case Command::SET_IB:
+      st = set_ib();
+      break;
+    case Command::SW2HW_MPT:
+      st = sw2hw_mpt();
+      break;
+    case Command::HW2SW_MPT:
+      st = hw2sw_mpt();
+      break;
+    case Command::WRITE_MTT:
+      st = write_mtt();
+      break;
+    case Command::SW2HW_EQ:
+      st = sw2hw_eq();
+      break;
+    case Command::HW2SW_EQ:
+      st = hw2sw_eq();
+      break;
+    case Command::SW2HW_CQ:
+      st = sw2hw_cq(false);
+      break;
+    case Command::RESIZE_CQ:
+      st = sw2hw_cq(true);
+      break;
+    case Command::HW2SW_CQ:
+      st = hw2sw_cq();
+      break;
+    case Command::QUERY_CQ:
+      st = query_cq();
+      break;
+    case Command::MODIFY_QP:
+      st = modify_qp();
+      break;
+    case Command::QUERY_QP:
+      st = query_qp();
+      break;
+    case Command::CONF_SPECIAL_QP:
+      st = conf_special_qp();
+      break;
+    case Command::MAD_IFC:
+      st = mad_ifc();
+      break;
+    case Command::ATTACH_MCG:
+      st = mcg(true);
+      break;
+    case Command::DETACH_MCG:
+      st = mcg(false);
+      break;
+    default:
+      st = S::BAD_OP;
+      break;
   }
   if (st != S::OK || out_.empty()) {
     finish(st);
@@ -138,8 +191,9 @@ void CommandProcessor::finish(CmdStatus status) {
   put(hcr_, reg::hcr_go_opcode, go);
   busy_ = false;
   if (status != S::OK && Sim::get().tracer().on(hca_.device_id(), Component::nic))
-    Sim::get().tracer().record(now(), hca_.device_id(), Component::nic, "command_failed",
-                               {{"op", command_name(opcode_)}, {"status", cmd_status_name(static_cast<std::uint8_t>(status))}});
+    Sim::get().tracer().record(
+        now(), hca_.device_id(), Component::nic, "command_failed",
+        {{"op", command_name(opcode_)}, {"status", cmd_status_name(static_cast<std::uint8_t>(status))}});
   if (event_) hca_.post_event(Event::CommandDone, 0, token_, static_cast<std::uint8_t>(status));
 }
 
@@ -351,7 +405,8 @@ CmdStatus CommandProcessor::modify_qp() {
   const auto from = static_cast<QpState>(get(in_.data(), qpc::from_state));
   const auto to = static_cast<QpState>(get(in_.data(), qpc::to_state));
   const auto mask = static_cast<std::uint32_t>(get(in_.data(), qpc::opt_mask));
-  if (static_cast<int>(from) > static_cast<int>(QpState::Error) || static_cast<int>(to) > static_cast<int>(QpState::Error))
+  if (static_cast<int>(from) > static_cast<int>(QpState::Error) ||
+      static_cast<int>(to) > static_cast<int>(QpState::Error))
     return S::BAD_PARAM;
   auto& qps = hca_.qps();
   auto it = qps.find(qpn);

@@ -15,13 +15,11 @@ namespace nicsim::hca {
 
 namespace {
 // RNR NAK timer codes (IBA 9.7.5.2.8, table 45), in units of 10 us.
-constexpr std::uint32_t kRnrTimer10us[32] = {65536, 1,   2,   3,   4,   6,    8,    12,   16,   24,   32,
-                                             48,    64,  96,  128, 192, 256,  384,  512,  768,  1024, 1536,
+constexpr std::uint32_t kRnrTimer10us[32] = {65536, 1,    2,    3,    4,    6,     8,     12,    16,    24,   32,
+                                             48,    64,   96,   128,  192,  256,   384,   512,   768,   1024, 1536,
                                              2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
 
-bool read_like(swqe::Op op) {
-  return op == swqe::Op::RdmaRead || op == swqe::Op::AtomicCs || op == swqe::Op::AtomicFa;
-}
+bool read_like(swqe::Op op) { return op == swqe::Op::RdmaRead || op == swqe::Op::AtomicCs || op == swqe::Op::AtomicFa; }
 }  // namespace
 
 // Armed while requests await acknowledgement, re-armed on every one: a
@@ -103,7 +101,8 @@ void SendEngine::on_response(QpCtx& q, const ib::PacketHeaders& h, const ib::Opc
       [&](CompStep step) {
         switch (step) {
           NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_CASE)
-          default: return step;
+          default:
+            return step;
         }
       },
       [&](CompStep step) {
@@ -145,8 +144,10 @@ CompStep SendEngine::chk_ack(Comp& c) {
     case aeth::kAck:
       c.q.rnr_retries_left = c.q.rnr_retry;
       return CompStep::UpdateComp;
-    case aeth::kRnrNak: return CompStep::RnrRetry;
-    default: return syn == aeth::kNakPsnSeq ? CompStep::ErrorRetry : CompStep::Error;
+    case aeth::kRnrNak:
+      return CompStep::RnrRetry;
+    default:
+      return syn == aeth::kNakPsnSeq ? CompStep::ErrorRetry : CompStep::Error;
   }
 }
 
@@ -204,8 +205,8 @@ CompStep SendEngine::read_data(Comp& c) {
       continue;
     }
     const std::uint64_t piece = std::min<std::uint64_t>(dlen - skip, want);
-    if (hca_.tpt().translate(static_cast<std::uint32_t>(d[1] >> 32), q.pd, d[0] + skip, piece, mpt::kLocalWrite,
-                             q.qpn, ranges) != TptResult::Ok) {
+    if (hca_.tpt().translate(static_cast<std::uint32_t>(d[1] >> 32), q.pd, d[0] + skip, piece, mpt::kLocalWrite, q.qpn,
+                             ranges) != TptResult::Ok) {
       fail_qp(q, read, CqeStatus::LocalProtectionError);
       return CompStep::Done;
     }
@@ -216,9 +217,9 @@ CompStep SendEngine::read_data(Comp& c) {
   const std::uint8_t* src = c.payload;
   for (const HostRange& r : ranges) {
     ++c.holder->device_refs;
-    hca_.bus().dma_write("hca.read_data", r.addr, src, r.len,
-                         host::DmaDone{member_fn<&SendEngine::packet_dma_done>(), this,
-                                       reinterpret_cast<std::uint64_t>(c.holder)});
+    hca_.bus().dma_write(
+        "hca.read_data", r.addr, src, r.len,
+        host::DmaDone{member_fn<&SendEngine::packet_dma_done>(), this, reinterpret_cast<std::uint64_t>(c.holder)});
     src += r.len;
   }
   read.read_done += c.len;

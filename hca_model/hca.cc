@@ -16,7 +16,8 @@ namespace nicsim::hca {
 const char* command_name(std::uint16_t opcode) {
   switch (opcode) {
 #define NICSIM_X(name, value, doc) \
-  case value: return #name;
+  case value:                      \
+    return #name;
     NICSIM_HCA_COMMANDS(NICSIM_X)
 #undef NICSIM_X
   }
@@ -26,7 +27,8 @@ const char* command_name(std::uint16_t opcode) {
 const char* cmd_status_name(std::uint8_t status) {
   switch (status) {
 #define NICSIM_X(name, value, doc) \
-  case value: return #name;
+  case value:                      \
+    return #name;
     NICSIM_HCA_CMD_STATUS(NICSIM_X)
 #undef NICSIM_X
   }
@@ -36,7 +38,8 @@ const char* cmd_status_name(std::uint8_t status) {
 const char* cqe_status_name(std::uint8_t status) {
   switch (status) {
 #define NICSIM_X(name, value, doc) \
-  case value: return #name;
+  case value:                      \
+    return #name;
     NICSIM_HCA_CQE_STATUS(NICSIM_X)
 #undef NICSIM_X
   }
@@ -46,7 +49,8 @@ const char* cqe_status_name(std::uint8_t status) {
 const char* event_name(std::uint8_t type) {
   switch (type) {
 #define NICSIM_X(name, value, doc) \
-  case value: return #name;
+  case value:                      \
+    return #name;
     NICSIM_HCA_EVENTS(NICSIM_X)
 #undef NICSIM_X
   }
@@ -61,19 +65,19 @@ const FsmType& QpMachine::type() {
   // (send error on UC/UD) and a QP that sends or receives (RTR, RTS, SQD)
   // to Error on a fatal fault.
   static const FsmType type = make_fsm_type<QpMachine>(
-      "hca.qp", {{S::Reset, E::Rst2Init, S::Init, "rst2init"},   {S::Init, E::Init2Init, S::Init, "init2init"},
-                 {S::Init, E::Init2Rtr, S::Rtr, "init2rtr"},     {S::Rtr, E::Rtr2Rts, S::Rts, "rtr2rts"},
-                 {S::Rts, E::Rts2Rts, S::Rts, "rts2rts"},        {S::Rts, E::Rts2Sqd, S::Sqd, "rts2sqd"},
-                 {S::Sqd, E::Sqd2Sqd, S::Sqd, "sqd2sqd"},        {S::Sqd, E::Sqd2Rts, S::Rts, "sqd2rts"},
-                 {S::Rts, E::SendError, S::Sqe, "send_error"},   {S::Sqe, E::Sqe2Rts, S::Rts, "sqe2rts"},
-                 {S::Reset, E::Reset, S::Reset, "reset"},        {S::Init, E::Reset, S::Reset, "reset"},
-                 {S::Rtr, E::Reset, S::Reset, "reset"},          {S::Rts, E::Reset, S::Reset, "reset"},
-                 {S::Sqd, E::Reset, S::Reset, "reset"},          {S::Sqe, E::Reset, S::Reset, "reset"},
-                 {S::Error, E::Reset, S::Reset, "reset"},        {S::Reset, E::ToError, S::Error, "to_error"},
-                 {S::Init, E::ToError, S::Error, "to_error"},    {S::Rtr, E::ToError, S::Error, "to_error"},
-                 {S::Rts, E::ToError, S::Error, "to_error"},     {S::Sqd, E::ToError, S::Error, "to_error"},
-                 {S::Sqe, E::ToError, S::Error, "to_error"},     {S::Error, E::ToError, S::Error, "to_error"},
-                 {S::Rtr, E::WqError, S::Error, "to_error"},     {S::Rts, E::WqError, S::Error, "to_error"},
+      "hca.qp", {{S::Reset, E::Rst2Init, S::Init, "rst2init"}, {S::Init, E::Init2Init, S::Init, "init2init"},
+                 {S::Init, E::Init2Rtr, S::Rtr, "init2rtr"},   {S::Rtr, E::Rtr2Rts, S::Rts, "rtr2rts"},
+                 {S::Rts, E::Rts2Rts, S::Rts, "rts2rts"},      {S::Rts, E::Rts2Sqd, S::Sqd, "rts2sqd"},
+                 {S::Sqd, E::Sqd2Sqd, S::Sqd, "sqd2sqd"},      {S::Sqd, E::Sqd2Rts, S::Rts, "sqd2rts"},
+                 {S::Rts, E::SendError, S::Sqe, "send_error"}, {S::Sqe, E::Sqe2Rts, S::Rts, "sqe2rts"},
+                 {S::Reset, E::Reset, S::Reset, "reset"},      {S::Init, E::Reset, S::Reset, "reset"},
+                 {S::Rtr, E::Reset, S::Reset, "reset"},        {S::Rts, E::Reset, S::Reset, "reset"},
+                 {S::Sqd, E::Reset, S::Reset, "reset"},        {S::Sqe, E::Reset, S::Reset, "reset"},
+                 {S::Error, E::Reset, S::Reset, "reset"},      {S::Reset, E::ToError, S::Error, "to_error"},
+                 {S::Init, E::ToError, S::Error, "to_error"},  {S::Rtr, E::ToError, S::Error, "to_error"},
+                 {S::Rts, E::ToError, S::Error, "to_error"},   {S::Sqd, E::ToError, S::Error, "to_error"},
+                 {S::Sqe, E::ToError, S::Error, "to_error"},   {S::Error, E::ToError, S::Error, "to_error"},
+                 {S::Rtr, E::WqError, S::Error, "to_error"},   {S::Rts, E::WqError, S::Error, "to_error"},
                  {S::Sqd, E::WqError, S::Error, "to_error"}});
   return type;
 }
@@ -402,7 +406,8 @@ bool Hca::write_cqe(std::uint32_t cqn, std::uint8_t* cqe, bool solicited) {
                                  if (!(arg & host::kDmaFailedBit) && w->notify) {
                                    auto& cqs = w->hca->cqs();
                                    auto c = cqs.find(w->cqn);
-                                   if (c != cqs.end()) w->hca->post_event(Event::Completion, w->cqn, 0, 0, c->second.eqn);
+                                   if (c != cqs.end())
+                                     w->hca->post_event(Event::Completion, w->cqn, 0, 0, c->second.eqn);
                                  }
                                  delete w;
                                },

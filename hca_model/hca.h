@@ -35,21 +35,21 @@ struct HcaParams {
   std::uint32_t max_mtu;  // IB enum: 1=256 .. 5=4096
   std::uint32_t max_qp, max_qp_wr, max_sge, max_cq, max_cqe, max_mpt, max_mtt, max_pd;
   std::uint32_t max_rd_atom, max_mcg, max_qp_per_mcg, max_inline;
-  std::uint32_t dma_read_depth;   // payload reads the send engine keeps in flight
-  std::uint32_t wqe_prefetch;     // send WQEs fetched per DMA read
-  std::uint32_t port_queue;       // packets the send engine keeps queued per port
-  std::uint64_t loopback_bps;     // a port's internal loopback path: data rate
-  Tick loopback_latency;          // and the time from a packet's tail to the receive side
-  Tick command_latency;           // firmware time per command
-  Tick sma_latency;               // firmware SMA time per SMP from the wire
+  std::uint32_t dma_read_depth;  // payload reads the send engine keeps in flight
+  std::uint32_t wqe_prefetch;    // send WQEs fetched per DMA read
+  std::uint32_t port_queue;      // packets the send engine keeps queued per port
+  std::uint64_t loopback_bps;    // a port's internal loopback path: data rate
+  Tick loopback_latency;         // and the time from a packet's tail to the receive side
+  Tick command_latency;          // firmware time per command
+  Tick sma_latency;              // firmware SMA time per SMP from the wire
   // Engine costs, in HCA clock cycles.
-  std::uint32_t doorbell_cycles, wqe_cycles, tx_packet_cycles, rx_packet_cycles, tpt_cycles, cqe_cycles,
-      ack_cycles, atomic_cycles;
-  std::uint32_t ack_coalesce;     // responder ACKs at least every N packets
-  std::uint8_t local_ack_delay;   // reported in the CA attributes (4.096us * 2^x)
-  bool verify_crc_always;         // recompute CRCs of every received packet
+  std::uint32_t doorbell_cycles, wqe_cycles, tx_packet_cycles, rx_packet_cycles, tpt_cycles, cqe_cycles, ack_cycles,
+      atomic_cycles;
+  std::uint32_t ack_coalesce;    // responder ACKs at least every N packets
+  std::uint8_t local_ack_delay;  // reported in the CA attributes (4.096us * 2^x)
+  bool verify_crc_always;        // recompute CRCs of every received packet
   std::uint64_t node_guid;
-  std::uint64_t bar0;             // MMIO window base on the host bus
+  std::uint64_t bar0;  // MMIO window base on the host bus
 };
 
 HcaParams hca_params_from(const ParamSet& p, std::uint32_t node_id);
@@ -64,9 +64,9 @@ struct Mpt {
   std::uint64_t length = 0;
   std::uint32_t mtt_first = 0;
   std::uint8_t page_size_log = 12;
-  std::uint32_t bound_qpn = 0;     // windows: the QP that bound it
-  std::uint32_t parent_key = 0;    // windows: the region it is bound to
-  std::uint32_t windows_bound = 0; // regions: live windows bound to it
+  std::uint32_t bound_qpn = 0;      // windows: the QP that bound it
+  std::uint32_t parent_key = 0;     // windows: the region it is bound to
+  std::uint32_t windows_bound = 0;  // regions: live windows bound to it
 };
 
 // A contiguous piece of host memory produced by translation.
@@ -121,7 +121,7 @@ struct AddressVector {
 
 // One parsed send WQE and its progress on the requester.
 struct SendWqe {
-  std::uint32_t index = 0;     // SQ count at which it was taken
+  std::uint32_t index = 0;  // SQ count at which it was taken
   swqe::Op op = swqe::Op::Nop;
   std::uint8_t flags = 0;
   std::uint64_t wr_id = 0;
@@ -133,11 +133,11 @@ struct SendWqe {
   AddressVector ud_av;
   std::vector<std::uint8_t> inline_data;
   std::vector<std::array<std::uint64_t, 2>> ds;  // {addr, lkey << 32 | length}
-  std::uint64_t length = 0;    // total message bytes
+  std::uint64_t length = 0;                      // total message bytes
   std::uint32_t first_psn = 0, last_psn = 0;
-  std::uint64_t sent = 0;      // bytes put into packets so far
+  std::uint64_t sent = 0;  // bytes put into packets so far
   bool all_sent = false;
-  std::uint64_t read_done = 0; // RDMA read: response bytes received
+  std::uint64_t read_done = 0;  // RDMA read: response bytes received
   // UD/UC: packets of this message whose payload reads are in flight. A
   // completion waits for them (the buffer is in use until they finish).
   std::uint32_t packets_reading = 0;
@@ -155,9 +155,11 @@ inline bool is_datagram(QpType t) { return t == QpType::Ud || t == QpType::Qp0 |
 // (a UC/UD send queue error stops the send queue: SQE) and WqError (an RC
 // completion or responder error: the QP goes to Error and is flushed).
 NICSIM_FSM_NAMES(QpState, NICSIM_HCA_QP_STATES)
-#define NICSIM_HCA_QP_EVENTS(X)                                                                       \
-  X(Rst2Init) X(Init2Init) X(Init2Rtr) X(Rtr2Rts) X(Rts2Rts) X(Rts2Sqd) X(Sqd2Sqd) X(Sqd2Rts) X(Sqe2Rts) \
-  X(Reset) X(ToError) X(SendError) X(WqError)
+#define NICSIM_HCA_QP_EVENTS(X) \
+  X(Rst2Init)                   \
+  X(Init2Init)                  \
+  X(Init2Rtr)                   \
+  X(Rtr2Rts) X(Rts2Rts) X(Rts2Sqd) X(Sqd2Sqd) X(Sqd2Rts) X(Sqe2Rts) X(Reset) X(ToError) X(SendError) X(WqError)
 NICSIM_FSM_ENUM(QpEvent, NICSIM_HCA_QP_EVENTS)
 
 struct QpMachine {
@@ -185,33 +187,33 @@ struct QpCtx {
   bool sq_drain_event = false;
 
   // Requester.
-  std::deque<SendWqe> wqes;       // fetched, not yet completed, in order
-  std::size_t tx_index = 0;       // wqes[tx_index] is being packetised
-  std::uint32_t next_psn = 0;     // PSN of the next new packet
+  std::deque<SendWqe> wqes;    // fetched, not yet completed, in order
+  std::size_t tx_index = 0;    // wqes[tx_index] is being packetised
+  std::uint32_t next_psn = 0;  // PSN of the next new packet
   std::uint32_t oldest_unacked = 0;
   std::uint32_t reads_outstanding = 0;
-  bool fetching = false;          // a WQE read is in flight
+  bool fetching = false;  // a WQE read is in flight
   bool in_send_list = false;
   std::uint32_t retries_left = 7, rnr_retries_left = 7;
-  Timer ack_timer;                // the local ACK timeout (IBA 9.7.6.1.1)
-  Timer rnr_timer;                // waiting out an RNR NAK: sending stops meanwhile
-  std::uint32_t rnr_psn = 0;      // where to resend from when the RNR wait is over
+  Timer ack_timer;            // the local ACK timeout (IBA 9.7.6.1.1)
+  Timer rnr_timer;            // waiting out an RNR NAK: sending stops meanwhile
+  std::uint32_t rnr_psn = 0;  // where to resend from when the RNR wait is over
   bool rnr_waiting() const { return rnr_timer.armed(); }
-  std::uint32_t packets_building = 0;  // payload reads in flight
-  std::uint32_t epoch = 0;        // bumped on reset: late DMA completions for an old epoch are ignored
+  std::uint32_t packets_building = 0;   // payload reads in flight
+  std::uint32_t epoch = 0;              // bumped on reset: late DMA completions for an old epoch are ignored
   std::vector<std::uint8_t> fetch_buf;  // the send WQEs being fetched
   std::uint32_t fetch_count = 0;
 
   // Responder.
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
-  bool nak_sent = false;          // one PSN-sequence NAK per gap
-  bool recv_active = false;       // a receive WQE is open for a multi-packet message
+  bool nak_sent = false;     // one PSN-sequence NAK per gap
+  bool recv_active = false;  // a receive WQE is open for a multi-packet message
   std::uint64_t recv_wr_id = 0;
   std::vector<HostRange> recv_ranges;  // translated receive buffer
   std::uint64_t recv_offset = 0, recv_capacity = 0;
   bool recv_length_error = false;
-  std::uint64_t write_va = 0;     // RDMA write in progress
+  std::uint64_t write_va = 0;  // RDMA write in progress
   std::uint32_t write_rkey = 0;
   std::uint64_t write_left = 0;
   std::uint32_t unacked_packets = 0;
@@ -341,8 +343,12 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::array<std::uint32_t, 2>& special_qp_base() { return special_qp_base_; }
   host::Host& host() { return host_; }
   HcaStats& mutable_stats() { return stats_; }
-  class SendEngine& send_engine() { return *send_; }
-  class RecvEngine& recv_engine() { return *recv_; }
+  class SendEngine& send_engine() {
+    return *send_;
+  }
+  class RecvEngine& recv_engine() {
+    return *recv_;
+  }
   Tick clock_cycles(std::uint32_t n) const { return cycles(n); }
 
  private:
@@ -361,7 +367,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::map<std::uint32_t, CqCtx> cqs_;
   std::map<std::uint32_t, EqCtx> eqs_;
   std::map<std::uint16_t, std::vector<std::uint32_t>> mcgs_;  // MLID -> QPNs
-  std::array<std::uint32_t, 2> special_qp_base_{{0, 0}};     // per port: QP0 QPN (QP1 = +1)
+  std::array<std::uint32_t, 2> special_qp_base_{{0, 0}};      // per port: QP0 QPN (QP1 = +1)
   std::vector<std::unique_ptr<std::array<std::uint8_t, 64>>> scratch_all_;
   std::vector<std::uint8_t*> scratch_free_;
   std::vector<std::uint16_t> lids_;

@@ -48,16 +48,16 @@ namespace reg {
 // (DMA-reading the input mailbox, DMA-writing the output mailbox), then
 // clears go and sets the status. The driver polls `go_opcode` by MMIO read
 // (or waits for a COMMAND_DONE event when the event bit is set).
-#define NICSIM_HCA_HCR(F)          \
-  F(hcr_in_param, 0x00, 8)         \
-  F(hcr_in_modifier, 0x08, 4)      \
-  F(hcr_out_param, 0x0c, 8)        \
-  F(hcr_token, 0x14, 4)            \
+#define NICSIM_HCA_HCR(F)     \
+  F(hcr_in_param, 0x00, 8)    \
+  F(hcr_in_modifier, 0x08, 4) \
+  F(hcr_out_param, 0x0c, 8)   \
+  F(hcr_token, 0x14, 4)       \
   F(hcr_go_opcode, 0x18, 4)
 NICSIM_HCA_HCR(NICSIM_HCA_FIELD)
-inline constexpr std::uint32_t kHcrGo = 1u << 23;      // in hcr_go_opcode
-inline constexpr std::uint32_t kHcrEvent = 1u << 22;   // post COMMAND_DONE to EQ 0 when done
-inline constexpr std::uint32_t kHcrStatusShift = 24;   // status in bits 31..24
+inline constexpr std::uint32_t kHcrGo = 1u << 23;     // in hcr_go_opcode
+inline constexpr std::uint32_t kHcrEvent = 1u << 22;  // post COMMAND_DONE to EQ 0 when done
+inline constexpr std::uint32_t kHcrStatusShift = 24;  // status in bits 31..24
 inline constexpr std::uint32_t kHcrOpcodeMask = 0xffff;
 
 // Doorbells (the UAR). Each is one 8-byte MMIO write: word 0 (offset +0)
@@ -94,25 +94,25 @@ inline constexpr std::uint32_t kClassInfiniBand = 0x0c0600;  // serial bus contr
 // Commands (opcode in hcr_go_opcode). Mailboxes are host memory the driver
 // allocated; their formats follow.
 // ---------------------------------------------------------------------------
-#define NICSIM_HCA_COMMANDS(X)                                                     \
-  X(QUERY_HCA, 0x0003, "out: HcaCaps mailbox")                                    \
-  X(INIT_IB, 0x0009, "in_mod: port; brings the port's link up")                    \
-  X(CLOSE_IB, 0x000a, "in_mod: port; takes the link down")                          \
-  X(SET_IB, 0x000c, "in_mod: port; in: portset mailbox")                      \
-  X(SW2HW_MPT, 0x000d, "in_mod: MPT index; in: Mpt mailbox (region or window)")     \
-  X(HW2SW_MPT, 0x000f, "in_mod: MPT index")                                        \
-  X(WRITE_MTT, 0x0011, "in_mod: first MTT index; in: count then page addresses")   \
-  X(SW2HW_EQ, 0x0013, "in_mod: EQN; in: EqContext")                                \
-  X(HW2SW_EQ, 0x0014, "in_mod: EQN")                                               \
-  X(SW2HW_CQ, 0x0016, "in_mod: CQN; in: CqContext")                                \
-  X(HW2SW_CQ, 0x0017, "in_mod: CQN")                                               \
-  X(QUERY_CQ, 0x0018, "in_mod: CQN; out: CqContext with counters")                 \
+#define NICSIM_HCA_COMMANDS(X)                                                                             \
+  X(QUERY_HCA, 0x0003, "out: HcaCaps mailbox")                                                             \
+  X(INIT_IB, 0x0009, "in_mod: port; brings the port's link up")                                            \
+  X(CLOSE_IB, 0x000a, "in_mod: port; takes the link down")                                                 \
+  X(SET_IB, 0x000c, "in_mod: port; in: portset mailbox")                                                   \
+  X(SW2HW_MPT, 0x000d, "in_mod: MPT index; in: Mpt mailbox (region or window)")                            \
+  X(HW2SW_MPT, 0x000f, "in_mod: MPT index")                                                                \
+  X(WRITE_MTT, 0x0011, "in_mod: first MTT index; in: count then page addresses")                           \
+  X(SW2HW_EQ, 0x0013, "in_mod: EQN; in: EqContext")                                                        \
+  X(HW2SW_EQ, 0x0014, "in_mod: EQN")                                                                       \
+  X(SW2HW_CQ, 0x0016, "in_mod: CQN; in: CqContext")                                                        \
+  X(HW2SW_CQ, 0x0017, "in_mod: CQN")                                                                       \
+  X(QUERY_CQ, 0x0018, "in_mod: CQN; out: CqContext with counters")                                         \
   X(RESIZE_CQ, 0x002c, "in_mod: CQN; in: CqContext (new ring; the HCA writes the old ring until it runs)") \
-  X(MODIFY_QP, 0x0020, "in_mod: QPN; in: QpContext (from, to, mask, fields)")      \
-  X(QUERY_QP, 0x0022, "in_mod: QPN; out: QpContext")                               \
-  X(CONF_SPECIAL_QP, 0x0023, "in_mod: port << 24; in_param: QPN of QP0 (QP1 is +1)") \
-  X(MAD_IFC, 0x0024, "in_mod: port; in: 256-byte MAD; out: 256-byte response")    \
-  X(ATTACH_MCG, 0x0030, "in_mod: QPN; in: McgEntry (MGID, MLID)")                  \
+  X(MODIFY_QP, 0x0020, "in_mod: QPN; in: QpContext (from, to, mask, fields)")                              \
+  X(QUERY_QP, 0x0022, "in_mod: QPN; out: QpContext")                                                       \
+  X(CONF_SPECIAL_QP, 0x0023, "in_mod: port << 24; in_param: QPN of QP0 (QP1 is +1)")                       \
+  X(MAD_IFC, 0x0024, "in_mod: port; in: 256-byte MAD; out: 256-byte response")                             \
+  X(ATTACH_MCG, 0x0030, "in_mod: QPN; in: McgEntry (MGID, MLID)")                                          \
   X(DETACH_MCG, 0x0031, "in_mod: QPN; in: McgEntry")
 
 enum class Command : std::uint16_t {
@@ -123,16 +123,16 @@ enum class Command : std::uint16_t {
 const char* command_name(std::uint16_t opcode);  // "?" for unknown
 
 // Command completion status (HCR bits 31..24).
-#define NICSIM_HCA_CMD_STATUS(X)                                      \
-  X(OK, 0x00, "success")                                             \
-  X(BAD_OP, 0x02, "unknown opcode")                                  \
-  X(BAD_PARAM, 0x03, "a mailbox field is out of range")              \
-  X(BAD_SYS_STATE, 0x04, "the HCA is not in a state for this")       \
-  X(BAD_RESOURCE, 0x05, "no such object, or the index is not free")  \
-  X(RESOURCE_BUSY, 0x06, "the object is in use")                     \
-  X(EXCEED_LIM, 0x08, "beyond a device limit")                       \
-  X(BAD_QP_STATE, 0x10, "the QP is not in the from-state given")     \
-  X(BAD_INDEX, 0x0a, "an index or key is not valid")                 \
+#define NICSIM_HCA_CMD_STATUS(X)                                    \
+  X(OK, 0x00, "success")                                            \
+  X(BAD_OP, 0x02, "unknown opcode")                                 \
+  X(BAD_PARAM, 0x03, "a mailbox field is out of range")             \
+  X(BAD_SYS_STATE, 0x04, "the HCA is not in a state for this")      \
+  X(BAD_RESOURCE, 0x05, "no such object, or the index is not free") \
+  X(RESOURCE_BUSY, 0x06, "the object is in use")                    \
+  X(EXCEED_LIM, 0x08, "beyond a device limit")                      \
+  X(BAD_QP_STATE, 0x10, "the QP is not in the from-state given")    \
+  X(BAD_INDEX, 0x0a, "an index or key is not valid")                \
   X(BAD_MAILBOX, 0x0b, "mailbox address outside host memory")
 
 enum class CmdStatus : std::uint8_t {
@@ -144,26 +144,26 @@ const char* cmd_status_name(std::uint8_t status);
 
 // QUERY_HCA output mailbox.
 namespace caps {
-#define NICSIM_HCA_CAPS(F)            \
-  F(max_qp, 0x00, 4)                  \
-  F(max_qp_wr, 0x04, 4)               \
-  F(max_sge, 0x08, 4)                 \
-  F(max_cq, 0x0c, 4)                  \
-  F(max_cqe, 0x10, 4)                 \
-  F(max_mpt, 0x14, 4)                 \
-  F(max_mtt, 0x18, 4)                 \
-  F(max_pd, 0x1c, 4)                  \
-  F(max_qp_init_rd_atom, 0x20, 4)     \
-  F(max_qp_resp_rd_atom, 0x24, 4)     \
-  F(max_mcg, 0x28, 4)                 \
-  F(max_qp_per_mcg, 0x2c, 4)          \
-  F(num_ports, 0x30, 1)               \
-  F(max_mtu, 0x31, 1)                 \
-  F(local_ack_delay, 0x32, 1)         \
-  F(atomic_cap, 0x33, 1)              \
-  F(page_size_log, 0x34, 1)           \
-  F(max_inline, 0x38, 4)              \
-  F(node_guid, 0x40, 8)               \
+#define NICSIM_HCA_CAPS(F)        \
+  F(max_qp, 0x00, 4)              \
+  F(max_qp_wr, 0x04, 4)           \
+  F(max_sge, 0x08, 4)             \
+  F(max_cq, 0x0c, 4)              \
+  F(max_cqe, 0x10, 4)             \
+  F(max_mpt, 0x14, 4)             \
+  F(max_mtt, 0x18, 4)             \
+  F(max_pd, 0x1c, 4)              \
+  F(max_qp_init_rd_atom, 0x20, 4) \
+  F(max_qp_resp_rd_atom, 0x24, 4) \
+  F(max_mcg, 0x28, 4)             \
+  F(max_qp_per_mcg, 0x2c, 4)      \
+  F(num_ports, 0x30, 1)           \
+  F(max_mtu, 0x31, 1)             \
+  F(local_ack_delay, 0x32, 1)     \
+  F(atomic_cap, 0x33, 1)          \
+  F(page_size_log, 0x34, 1)       \
+  F(max_inline, 0x38, 4)          \
+  F(node_guid, 0x40, 8)           \
   F(max_eq, 0x48, 4)
 NICSIM_HCA_CAPS(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x50;
@@ -171,14 +171,14 @@ inline constexpr std::uint32_t kSize = 0x50;
 
 // MPT entry: a memory region or window (SW2HW_MPT input).
 namespace mpt {
-#define NICSIM_HCA_MPT(F)              \
-  F(flags, 0x00, 4)                    \
-  F(pd, 0x04, 4)                       \
-  F(key, 0x08, 4)                      \
-  F(start, 0x10, 8)                    \
-  F(length, 0x18, 8)                   \
-  F(mtt_first, 0x20, 4)                \
-  F(page_size_log, 0x24, 1)            \
+#define NICSIM_HCA_MPT(F)   \
+  F(flags, 0x00, 4)         \
+  F(pd, 0x04, 4)            \
+  F(key, 0x08, 4)           \
+  F(start, 0x10, 8)         \
+  F(length, 0x18, 8)        \
+  F(mtt_first, 0x20, 4)     \
+  F(page_size_log, 0x24, 1) \
   F(bound_qpn, 0x28, 4)
 NICSIM_HCA_MPT(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x30;
@@ -188,9 +188,9 @@ inline constexpr std::uint32_t kRemoteRead = 1u << 1;
 inline constexpr std::uint32_t kRemoteWrite = 1u << 2;
 inline constexpr std::uint32_t kRemoteAtomic = 1u << 3;
 inline constexpr std::uint32_t kMwBind = 1u << 4;
-inline constexpr std::uint32_t kIsWindow = 1u << 8;   // a memory window (no pages of its own)
-inline constexpr std::uint32_t kPhysical = 1u << 9;   // start is a host address; no MTT
-inline constexpr std::uint32_t kValid = 1u << 31;  // the driver sets it on SW2HW_MPT
+inline constexpr std::uint32_t kIsWindow = 1u << 8;  // a memory window (no pages of its own)
+inline constexpr std::uint32_t kPhysical = 1u << 9;  // start is a host address; no MTT
+inline constexpr std::uint32_t kValid = 1u << 31;    // the driver sets it on SW2HW_MPT
 }  // namespace mpt
 // Keys: bits 31..8 are the MPT index, bits 7..0 a tag the driver changes on
 // every reuse, so a stale key never matches a new region.
@@ -202,10 +202,10 @@ inline constexpr std::uint32_t kMttPerCommand = 500;
 
 // Event queue context (SW2HW_EQ input).
 namespace eqc {
-#define NICSIM_HCA_EQC(F)       \
-  F(base, 0x00, 8)              \
-  F(entries, 0x08, 4)           \
-  F(irq_vector, 0x0c, 4)        \
+#define NICSIM_HCA_EQC(F) \
+  F(base, 0x00, 8)        \
+  F(entries, 0x08, 4)     \
+  F(irq_vector, 0x0c, 4)  \
   F(event_mask, 0x10, 8)
 NICSIM_HCA_EQC(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x18;
@@ -213,13 +213,13 @@ inline constexpr std::uint32_t kSize = 0x18;
 
 // Completion queue context (SW2HW_CQ / RESIZE_CQ input, QUERY_CQ output).
 namespace cqc {
-#define NICSIM_HCA_CQC(F)         \
-  F(base, 0x00, 8)                \
-  F(entries, 0x08, 4)             \
-  F(eqn, 0x0c, 4)                 \
-  F(producer, 0x10, 4)            \
-  F(consumer, 0x14, 4)            \
-  F(pd, 0x18, 4)                  \
+#define NICSIM_HCA_CQC(F) \
+  F(base, 0x00, 8)        \
+  F(entries, 0x08, 4)     \
+  F(eqn, 0x0c, 4)         \
+  F(producer, 0x10, 4)    \
+  F(consumer, 0x14, 4)    \
+  F(pd, 0x18, 4)          \
   F(state, 0x1c, 4)
 NICSIM_HCA_CQC(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x20;
@@ -229,45 +229,45 @@ inline constexpr std::uint32_t kSize = 0x20;
 // which fields the transition sets (bits below); the HCA checks that the QP
 // is in `from_state` and that from->to is a legal transition.
 namespace qpc {
-#define NICSIM_HCA_QPC(F)                 \
-  F(from_state, 0x00, 1)                  \
-  F(to_state, 0x01, 1)                    \
-  F(qp_type, 0x02, 1)                     \
-  F(mtu, 0x03, 1)                         \
-  F(opt_mask, 0x04, 4)                    \
-  F(pd, 0x08, 4)                          \
-  F(send_cqn, 0x0c, 4)                    \
-  F(recv_cqn, 0x10, 4)                    \
-  F(sq_base, 0x18, 8)                     \
-  F(sq_entries, 0x20, 4)                  \
-  F(sq_stride_log, 0x24, 1)               \
-  F(port, 0x25, 1)                        \
-  F(sig_all, 0x26, 1)                     \
-  F(rq_stride_log, 0x27, 1)               \
-  F(rq_base, 0x28, 8)                     \
-  F(rq_entries, 0x30, 4)                  \
-  F(qkey, 0x34, 4)                        \
-  F(dest_qpn, 0x38, 4)                    \
-  F(sq_psn, 0x3c, 4)                      \
-  F(rq_psn, 0x40, 4)                      \
-  F(access, 0x44, 4)                      \
-  F(pkey_index, 0x48, 2)                  \
-  F(retry_cnt, 0x4a, 1)                   \
-  F(rnr_retry, 0x4b, 1)                   \
-  F(min_rnr_timer, 0x4c, 1)               \
-  F(local_ack_timeout, 0x4d, 1)           \
-  F(init_depth, 0x4e, 1)                  \
-  F(resp_res, 0x4f, 1)                    \
-  F(av_dlid, 0x50, 2)                     \
-  F(av_sl, 0x52, 1)                       \
-  F(av_path_bits, 0x53, 1)                \
-  F(av_static_rate, 0x54, 1)              \
-  F(av_grh, 0x55, 1)                      \
-  F(av_hop_limit, 0x56, 1)                \
-  F(av_sgid_index, 0x57, 1)               \
-  F(av_flow_label, 0x58, 4)               \
-  F(av_tclass, 0x5c, 1)                   \
-  F(sq_draining, 0x5d, 1)                 \
+#define NICSIM_HCA_QPC(F)       \
+  F(from_state, 0x00, 1)        \
+  F(to_state, 0x01, 1)          \
+  F(qp_type, 0x02, 1)           \
+  F(mtu, 0x03, 1)               \
+  F(opt_mask, 0x04, 4)          \
+  F(pd, 0x08, 4)                \
+  F(send_cqn, 0x0c, 4)          \
+  F(recv_cqn, 0x10, 4)          \
+  F(sq_base, 0x18, 8)           \
+  F(sq_entries, 0x20, 4)        \
+  F(sq_stride_log, 0x24, 1)     \
+  F(port, 0x25, 1)              \
+  F(sig_all, 0x26, 1)           \
+  F(rq_stride_log, 0x27, 1)     \
+  F(rq_base, 0x28, 8)           \
+  F(rq_entries, 0x30, 4)        \
+  F(qkey, 0x34, 4)              \
+  F(dest_qpn, 0x38, 4)          \
+  F(sq_psn, 0x3c, 4)            \
+  F(rq_psn, 0x40, 4)            \
+  F(access, 0x44, 4)            \
+  F(pkey_index, 0x48, 2)        \
+  F(retry_cnt, 0x4a, 1)         \
+  F(rnr_retry, 0x4b, 1)         \
+  F(min_rnr_timer, 0x4c, 1)     \
+  F(local_ack_timeout, 0x4d, 1) \
+  F(init_depth, 0x4e, 1)        \
+  F(resp_res, 0x4f, 1)          \
+  F(av_dlid, 0x50, 2)           \
+  F(av_sl, 0x52, 1)             \
+  F(av_path_bits, 0x53, 1)      \
+  F(av_static_rate, 0x54, 1)    \
+  F(av_grh, 0x55, 1)            \
+  F(av_hop_limit, 0x56, 1)      \
+  F(av_sgid_index, 0x57, 1)     \
+  F(av_flow_label, 0x58, 4)     \
+  F(av_tclass, 0x5c, 1)         \
+  F(sq_draining, 0x5d, 1)       \
   F(av_dgid, 0x60, 16)
 NICSIM_HCA_QPC(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x70;
@@ -305,10 +305,10 @@ inline constexpr std::uint32_t kSqDrainEvent = 1u << 16;
 
 // SET_IB input: port settings the driver may change (modify_ca).
 namespace portset {
-#define NICSIM_HCA_PORTSET(F)        \
-  F(cap_mask_set, 0x00, 4)           \
-  F(cap_mask_clear, 0x04, 4)         \
-  F(reset_qkey_violations, 0x08, 1)  \
+#define NICSIM_HCA_PORTSET(F)       \
+  F(cap_mask_set, 0x00, 4)          \
+  F(cap_mask_clear, 0x04, 4)        \
+  F(reset_qkey_violations, 0x08, 1) \
   F(reset_pkey_violations, 0x09, 1)
 NICSIM_HCA_PORTSET(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x10;
@@ -333,40 +333,47 @@ inline constexpr std::uint32_t kSize = 0x14;
 // sends use ud_*; BindMw uses bind_* (which overlay the others) and takes the
 // window's start address from remote_va.
 namespace swqe {
-#define NICSIM_HCA_SWQE(F)          \
-  F(opcode, 0x00, 1)                \
-  F(flags, 0x01, 1)                 \
-  F(num_ds, 0x02, 1)                \
-  F(inline_len, 0x04, 4)            \
-  F(wr_id, 0x08, 8)                 \
-  F(imm, 0x10, 4)                   \
-  F(rkey, 0x14, 4)                  \
-  F(remote_va, 0x18, 8)             \
-  F(atomic_swap_add, 0x20, 8)       \
-  F(atomic_compare, 0x28, 8)        \
-  F(ud_dqpn, 0x30, 4)               \
-  F(ud_qkey, 0x34, 4)               \
-  F(ud_dlid, 0x38, 2)               \
-  F(ud_sl, 0x3a, 1)                 \
-  F(ud_path_bits, 0x3b, 1)          \
-  F(ud_grh, 0x3c, 1)                \
-  F(ud_hop_limit, 0x3d, 1)          \
-  F(ud_sgid_index, 0x3e, 1)         \
-  F(ud_tclass, 0x3f, 1)             \
-  F(ud_flow_label, 0x40, 4)         \
-  F(ud_static_rate, 0x44, 1)        \
-  F(ud_dgid, 0x50, 16)              \
-  F(bind_mw_key, 0x14, 4)           \
-  F(bind_mr_key, 0x30, 4)           \
-  F(bind_access, 0x34, 4)           \
-  F(bind_length, 0x20, 8)           \
+#define NICSIM_HCA_SWQE(F)    \
+  F(opcode, 0x00, 1)          \
+  F(flags, 0x01, 1)           \
+  F(num_ds, 0x02, 1)          \
+  F(inline_len, 0x04, 4)      \
+  F(wr_id, 0x08, 8)           \
+  F(imm, 0x10, 4)             \
+  F(rkey, 0x14, 4)            \
+  F(remote_va, 0x18, 8)       \
+  F(atomic_swap_add, 0x20, 8) \
+  F(atomic_compare, 0x28, 8)  \
+  F(ud_dqpn, 0x30, 4)         \
+  F(ud_qkey, 0x34, 4)         \
+  F(ud_dlid, 0x38, 2)         \
+  F(ud_sl, 0x3a, 1)           \
+  F(ud_path_bits, 0x3b, 1)    \
+  F(ud_grh, 0x3c, 1)          \
+  F(ud_hop_limit, 0x3d, 1)    \
+  F(ud_sgid_index, 0x3e, 1)   \
+  F(ud_tclass, 0x3f, 1)       \
+  F(ud_flow_label, 0x40, 4)   \
+  F(ud_static_rate, 0x44, 1)  \
+  F(ud_dgid, 0x50, 16)        \
+  F(bind_mw_key, 0x14, 4)     \
+  F(bind_mr_key, 0x30, 4)     \
+  F(bind_access, 0x34, 4)     \
+  F(bind_length, 0x20, 8)     \
   F(bind_new_rkey, 0x28, 4)
 NICSIM_HCA_SWQE(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kHeaderBytes = 0x60;  // data segments / inline data start here
 // Opcodes.
 enum class Op : std::uint8_t {
-  Send = 0x0a, SendImm = 0x0b, RdmaWrite = 0x08, RdmaWriteImm = 0x09, RdmaRead = 0x10,
-  AtomicCs = 0x11, AtomicFa = 0x12, BindMw = 0x18, Nop = 0x00,
+  Send = 0x0a,
+  SendImm = 0x0b,
+  RdmaWrite = 0x08,
+  RdmaWriteImm = 0x09,
+  RdmaRead = 0x10,
+  AtomicCs = 0x11,
+  AtomicFa = 0x12,
+  BindMw = 0x18,
+  Nop = 0x00,
 };
 // flags
 inline constexpr std::uint8_t kSignaled = 1u << 0;
@@ -401,18 +408,18 @@ inline constexpr std::uint32_t kSize = 0x10;
 // unwritten entry never looks valid.
 // ---------------------------------------------------------------------------
 namespace cqe {
-#define NICSIM_HCA_CQE(F)     \
-  F(wr_id, 0x00, 8)           \
-  F(qpn, 0x08, 4)             \
-  F(byte_len, 0x0c, 4)        \
-  F(imm, 0x10, 4)             \
-  F(src_qp, 0x14, 4)          \
-  F(slid, 0x18, 2)            \
-  F(sl, 0x1a, 1)              \
-  F(path_bits, 0x1b, 1)       \
-  F(opcode, 0x1c, 1)          \
-  F(status, 0x1d, 1)          \
-  F(flags, 0x1e, 1)           \
+#define NICSIM_HCA_CQE(F) \
+  F(wr_id, 0x00, 8)       \
+  F(qpn, 0x08, 4)         \
+  F(byte_len, 0x0c, 4)    \
+  F(imm, 0x10, 4)         \
+  F(src_qp, 0x14, 4)      \
+  F(slid, 0x18, 2)        \
+  F(sl, 0x1a, 1)          \
+  F(path_bits, 0x1b, 1)   \
+  F(opcode, 0x1c, 1)      \
+  F(status, 0x1d, 1)      \
+  F(flags, 0x1e, 1)       \
   F(owner, 0x1f, 1)
 NICSIM_HCA_CQE(NICSIM_HCA_FIELD)
 inline constexpr std::uint32_t kSize = 0x20;
@@ -427,20 +434,20 @@ enum class RecvOp : std::uint8_t { Send = 0x40, RdmaWriteImm = 0x41 };
 
 // Completion status codes the HCA reports; the driver maps them to
 // ib_wc_status_t.
-#define NICSIM_HCA_CQE_STATUS(X)                                               \
-  X(Success, 0x00, "completed")                                               \
-  X(LocalLengthError, 0x01, "receive buffer too small / message too long")    \
-  X(LocalQpOpError, 0x02, "malformed WQE")                                    \
-  X(LocalProtectionError, 0x04, "lkey check failed")                          \
-  X(WrFlushError, 0x05, "flushed: the QP is in the error state")              \
-  X(MwBindError, 0x06, "memory window bind failed")                           \
-  X(BadResponseError, 0x10, "unexpected response opcode")                     \
-  X(LocalAccessError, 0x11, "responder: local protection failure")           \
-  X(RemoteInvalidRequestError, 0x12, "NAK invalid request")                   \
-  X(RemoteAccessError, 0x13, "NAK remote access error")                       \
-  X(RemoteOperationalError, 0x14, "NAK remote operational error")             \
-  X(RetryExceeded, 0x15, "transport retry counter exceeded")                  \
-  X(RnrRetryExceeded, 0x16, "RNR retry counter exceeded")                     \
+#define NICSIM_HCA_CQE_STATUS(X)                                           \
+  X(Success, 0x00, "completed")                                            \
+  X(LocalLengthError, 0x01, "receive buffer too small / message too long") \
+  X(LocalQpOpError, 0x02, "malformed WQE")                                 \
+  X(LocalProtectionError, 0x04, "lkey check failed")                       \
+  X(WrFlushError, 0x05, "flushed: the QP is in the error state")           \
+  X(MwBindError, 0x06, "memory window bind failed")                        \
+  X(BadResponseError, 0x10, "unexpected response opcode")                  \
+  X(LocalAccessError, 0x11, "responder: local protection failure")         \
+  X(RemoteInvalidRequestError, 0x12, "NAK invalid request")                \
+  X(RemoteAccessError, 0x13, "NAK remote access error")                    \
+  X(RemoteOperationalError, 0x14, "NAK remote operational error")          \
+  X(RetryExceeded, 0x15, "transport retry counter exceeded")               \
+  X(RnrRetryExceeded, 0x16, "RNR retry counter exceeded")                  \
   X(RemoteAbortedError, 0x22, "remote aborted")
 
 enum class CqeStatus : std::uint8_t {
@@ -465,14 +472,14 @@ inline constexpr std::uint32_t kSize = 0x10;
 }  // namespace eqe
 
 #define NICSIM_HCA_EVENTS(X)                                                            \
-  X(Completion, 0x00, "object = CQN: a CQE was written to an armed CQ")                  \
-  X(PathMigrated, 0x01, "object = QPN")                                                  \
-  X(CommEstablished, 0x02, "object = QPN: first packet received in RTR")                 \
-  X(SqDrained, 0x03, "object = QPN: the SQ reached the drained point in SQD")            \
-  X(CqError, 0x04, "object = CQN: overrun")                                              \
-  X(WqCatastrophic, 0x05, "object = QPN: the QP went to the error state")                \
-  X(WqInvalidRequest, 0x10, "object = QPN: invalid request detected")                    \
-  X(WqAccessError, 0x11, "object = QPN: access violation detected")                      \
+  X(Completion, 0x00, "object = CQN: a CQE was written to an armed CQ")                 \
+  X(PathMigrated, 0x01, "object = QPN")                                                 \
+  X(CommEstablished, 0x02, "object = QPN: first packet received in RTR")                \
+  X(SqDrained, 0x03, "object = QPN: the SQ reached the drained point in SQD")           \
+  X(CqError, 0x04, "object = CQN: overrun")                                             \
+  X(WqCatastrophic, 0x05, "object = QPN: the QP went to the error state")               \
+  X(WqInvalidRequest, 0x10, "object = QPN: invalid request detected")                   \
+  X(WqAccessError, 0x11, "object = QPN: access violation detected")                     \
   X(PortChange, 0x09, "object = port; data = new port state (ib port state numbering)") \
   X(CommandDone, 0x0a, "data = token of the finished command")                          \
   X(LocalCatastrophic, 0x08, "the HCA failed")

@@ -28,7 +28,9 @@ void Loopback::send(fabric::Packet* p) {
   Sim& sim = Sim::get();
   if (sim.tracer().on(hca_.device_id(), Component::nic))
     sim.tracer().record(now(), hca_.device_id(), Component::nic, "loopback",
-                        {{"port", port_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
+                        {{"port", port_},
+                         {"pkt", p->meta.id},
+                         {"len", p->bytes.size()},
                          {"arrives_ps", static_cast<unsigned long>(arrives)}});
   fifo_.push_back(Queued{arrives, p});
   if (fifo_.size() == 1) sim.calendar().at_member<&Loopback::deliver>(arrives, this);

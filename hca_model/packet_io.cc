@@ -24,11 +24,16 @@ void seal(std::uint8_t* buf, std::size_t wire_len) {
 
 const char* drop_reason(ib::Verdict v) {
   switch (v) {
-    case ib::Verdict::Truncated: return "truncated";
-    case ib::Verdict::BadVcrc: return "bad_vcrc";
-    case ib::Verdict::BadIcrc: return "bad_icrc";
-    case ib::Verdict::UnknownOpcode: return "bad_opcode";
-    default: return "bad_header";
+    case ib::Verdict::Truncated:
+      return "truncated";
+    case ib::Verdict::BadVcrc:
+      return "bad_vcrc";
+    case ib::Verdict::BadIcrc:
+      return "bad_icrc";
+    case ib::Verdict::UnknownOpcode:
+      return "bad_opcode";
+    default:
+      return "bad_header";
   }
 }
 

@@ -11,15 +11,15 @@ namespace nicsim::hca {
 
 // AETH syndromes (IBA 9.7.5.2.1).
 namespace aeth {
-inline constexpr std::uint8_t kAck = 0x00;          // | credit count (0x1f: invalid/none)
-inline constexpr std::uint8_t kRnrNak = 0x20;       // | RNR timer code
+inline constexpr std::uint8_t kAck = 0x00;     // | credit count (0x1f: invalid/none)
+inline constexpr std::uint8_t kRnrNak = 0x20;  // | RNR timer code
 inline constexpr std::uint8_t kNakPsnSeq = 0x60;
 inline constexpr std::uint8_t kNakInvalidReq = 0x61;
 inline constexpr std::uint8_t kNakRemoteAccess = 0x62;
 inline constexpr std::uint8_t kNakRemoteOp = 0x63;
 inline constexpr std::uint8_t kNakInvalidRd = 0x64;
 inline constexpr std::uint8_t kNoCredits = 0x1f;
-inline constexpr std::uint8_t kKindMask = 0xe0;     // ACK, RNR NAK or NAK (with its code)
+inline constexpr std::uint8_t kKindMask = 0xe0;  // ACK, RNR NAK or NAK (with its code)
 }  // namespace aeth
 
 constexpr std::uint8_t code(ib::Opcode o) { return static_cast<std::uint8_t>(o); }

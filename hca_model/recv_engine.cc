@@ -113,7 +113,10 @@ bool RecvEngine::decode(Pending& pk) {
   pk.decoded = true;
   if (!parsed.ok()) {
     const ib::Verdict v = parsed.verdict;
-    if (v == ib::Verdict::BadIcrc || v == ib::Verdict::BadVcrc) ++st.rx_bad_crc; else ++st.rx_dropped;
+    if (v == ib::Verdict::BadIcrc || v == ib::Verdict::BadVcrc)
+      ++st.rx_bad_crc;
+    else
+      ++st.rx_dropped;
     if (sim.tracer().on(hca_.device_id(), Component::nic))
       sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx_drop",
                           {{"pkt", pk.pkt->meta.id}, {"why", drop_reason(v)}});
@@ -125,8 +128,9 @@ bool RecvEngine::decode(Pending& pk) {
   pk.payload_len = parsed.payload.size();
   ++st.rx_packets;
   if (sim.tracer().on(hca_.device_id(), Component::nic))
-    sim.tracer().record(now(), hca_.device_id(), Component::nic, "rx",
-                        {{"qp", pk.h.bth.dest_qp}, {"op", pk.op->name}, {"psn", pk.h.bth.psn}, {"len", pk.payload_len}});
+    sim.tracer().record(
+        now(), hca_.device_id(), Component::nic, "rx",
+        {{"qp", pk.h.bth.dest_qp}, {"op", pk.op->name}, {"psn", pk.h.bth.psn}, {"len", pk.payload_len}});
   return true;
 }
 
@@ -236,8 +240,8 @@ RecvEngine::Step RecvEngine::start_receive(Pending& pk, QpCtx& q, bool& ok) {
   bool good = pf.ok;
   for (const auto& d : pf.wqe.ds) {
     const auto len = static_cast<std::uint32_t>(d[1]);
-    if (good && hca_.tpt().translate(static_cast<std::uint32_t>(d[1] >> 32), q.pd, d[0], len, mpt::kLocalWrite,
-                                     q.qpn, q.recv_ranges) != TptResult::Ok)
+    if (good && hca_.tpt().translate(static_cast<std::uint32_t>(d[1] >> 32), q.pd, d[0], len, mpt::kLocalWrite, q.qpn,
+                                     q.recv_ranges) != TptResult::Ok)
       good = false;
     q.recv_capacity += len;
   }
@@ -255,9 +259,9 @@ RecvEngine::Step RecvEngine::start_receive(Pending& pk, QpCtx& q, bool& ok) {
 
 void RecvEngine::write_bytes(Pending& pk, std::uint64_t addr, const std::uint8_t* data, std::size_t len) {
   ++pk.pkt->device_refs;
-  hca_.bus().dma_write("hca.rx", addr, data, len,
-                       host::DmaDone{member_fn<&RecvEngine::payload_written>(), this,
-                                     reinterpret_cast<std::uint64_t>(pk.pkt)});
+  hca_.bus().dma_write(
+      "hca.rx", addr, data, len,
+      host::DmaDone{member_fn<&RecvEngine::payload_written>(), this, reinterpret_cast<std::uint64_t>(pk.pkt)});
 }
 
 void RecvEngine::payload_written(std::uint64_t packet) {
@@ -283,8 +287,8 @@ bool RecvEngine::scatter(Pending& pk, QpCtx&, const std::vector<HostRange>& rang
   return len == 0;
 }
 
-void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::uint32_t byte_len,
-                          const Pending* pk, std::uint8_t opcode, bool solicited) {
+void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::uint32_t byte_len, const Pending* pk,
+                          std::uint8_t opcode, bool solicited) {
   std::uint8_t* c = hca_.scratch();
   std::memset(c, 0, cqe::kSize);
   put(c, cqe::wr_id, wr_id);

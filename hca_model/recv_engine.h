@@ -23,33 +23,33 @@ namespace nicsim::hca {
 // The responder's steps (RecvEngine::respond), X(Step, function), for a
 // request packet on an RC, UC or UD QP; then where it stops (Stall: waiting
 // for a DMA, the packet runs through the steps again when it is done).
-#define NICSIM_HCA_RESPONDER_STEPS(X)                                                                  \
-  X(GetReq, get_req)             /* what the opcode asks for, from the wire layer's table */          \
-  X(ChkPsn, chk_psn)             /* RC: in sequence, a duplicate or ahead; UC: a gap loses a message */ \
-  X(ChkOpSeq, chk_op_seq)        /* middles and lasts continue a message, firsts start one */        \
-  X(ChkOpValid, chk_op_valid)    /* the QP takes the operation: access rights; UD: sends only */     \
-  X(ChkQkey, chk_qkey)           /* UD: the Q_Key is the QP's */                                     \
-  X(ChkResource, chk_resource)   /* a receive WQE to open; a read's responder resources */          \
-  X(ChkLength, chk_length)       /* the payload fits the receive buffer or the RDMA length */        \
-  X(ChkRkey, chk_rkey)           /* R_Key, bounds and access of an RDMA or atomic target */         \
-  X(Execute, execute)            /* scatter or write the payload; queue a read response; atomics */ \
-  X(Complete, complete)          /* a message's last packet: receive CQE, MSN */                    \
-  X(Acknowledge, acknowledge)    /* the next PSN; an ACK when asked for or due */                   \
-  X(Duplicate, duplicate)        /* a retried request: read again, or acknowledge again */          \
-  X(ErrPsnSeq, err_psn_seq)      /* ahead of the expected PSN: one NAK per gap */                   \
-  X(ErrRnr, err_rnr)             /* no receive WQE: RNR NAK (UC loses the message, UD the datagram) */ \
-  X(ErrLength, err_length)       /* longer than the receive buffer: a length error CQE */           \
-  X(ErrInvalidRequest, err_invalid_request) /* invalid request NAK, QP to Error (UC: dropped) */    \
-  X(ErrRemoteAccess, err_remote_access)     /* remote access NAK, QP to Error (UC: dropped) */      \
-  X(ErrReadAccess, err_read_access)         /* a read without remote read access */                \
-  X(ErrRemoteOp, err_remote_op)             /* a receive WQE whose buffer does not translate */    \
+#define NICSIM_HCA_RESPONDER_STEPS(X)                                                                              \
+  X(GetReq, get_req)                        /* what the opcode asks for, from the wire layer's table */            \
+  X(ChkPsn, chk_psn)                        /* RC: in sequence, a duplicate or ahead; UC: a gap loses a message */ \
+  X(ChkOpSeq, chk_op_seq)                   /* middles and lasts continue a message, firsts start one */           \
+  X(ChkOpValid, chk_op_valid)               /* the QP takes the operation: access rights; UD: sends only */        \
+  X(ChkQkey, chk_qkey)                      /* UD: the Q_Key is the QP's */                                        \
+  X(ChkResource, chk_resource)              /* a receive WQE to open; a read's responder resources */              \
+  X(ChkLength, chk_length)                  /* the payload fits the receive buffer or the RDMA length */           \
+  X(ChkRkey, chk_rkey)                      /* R_Key, bounds and access of an RDMA or atomic target */             \
+  X(Execute, execute)                       /* scatter or write the payload; queue a read response; atomics */     \
+  X(Complete, complete)                     /* a message's last packet: receive CQE, MSN */                        \
+  X(Acknowledge, acknowledge)               /* the next PSN; an ACK when asked for or due */                       \
+  X(Duplicate, duplicate)                   /* a retried request: read again, or acknowledge again */              \
+  X(ErrPsnSeq, err_psn_seq)                 /* ahead of the expected PSN: one NAK per gap */                       \
+  X(ErrRnr, err_rnr)                        /* no receive WQE: RNR NAK (UC loses the message, UD the datagram) */  \
+  X(ErrLength, err_length)                  /* longer than the receive buffer: a length error CQE */               \
+  X(ErrInvalidRequest, err_invalid_request) /* invalid request NAK, QP to Error (UC: dropped) */                   \
+  X(ErrRemoteAccess, err_remote_access)     /* remote access NAK, QP to Error (UC: dropped) */                     \
+  X(ErrReadAccess, err_read_access)         /* a read without remote read access */                                \
+  X(ErrRemoteOp, err_remote_op)             /* a receive WQE whose buffer does not translate */                    \
   X(Drop, drop)                             /* UD: not a send */
 #define NICSIM_HCA_RESPONDER_ENDS(E) E(Done) E(Stall)
 enum class RespStep : std::uint8_t {
   NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_ENUM) NICSIM_HCA_RESPONDER_ENDS(NICSIM_HCA_END_ENUM)
 };
-inline constexpr const char* kRespStepNames[] = {
-    NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_NAME) NICSIM_HCA_RESPONDER_ENDS(NICSIM_HCA_END_NAME)};
+inline constexpr const char* kRespStepNames[] = {NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_NAME)
+                                                     NICSIM_HCA_RESPONDER_ENDS(NICSIM_HCA_END_NAME)};
 
 class RecvEngine {
  public:
@@ -79,10 +79,10 @@ class RecvEngine {
     std::uint32_t psn;
     enum class Kind : std::uint8_t { Send, Write, Read, Atomic, Other } kind = Kind::Other;
     const std::uint8_t* payload = nullptr;
-    std::uint32_t len = 0;          // payload bytes
-    std::uint32_t npsn = 0;         // a read: the PSNs of its response
-    std::uint32_t byte_len = 0;     // a receive too long: how long it was
-    std::uint64_t saved_offset = 0; // RDMA write with immediate: the write's place in its buffer
+    std::uint32_t len = 0;           // payload bytes
+    std::uint32_t npsn = 0;          // a read: the PSNs of its response
+    std::uint32_t byte_len = 0;      // a receive too long: how long it was
+    std::uint64_t saved_offset = 0;  // RDMA write with immediate: the write's place in its buffer
   };
   struct RecvWqe {
     std::uint64_t wr_id = 0;

@@ -24,10 +24,14 @@ std::uint32_t msn_next(std::uint32_t msn) { return (msn + 1) & 0xffffff; }
 
 inline RespStep RecvEngine::get_req(Resp& r) {
   const ib::OpcodeInfo& op = r.op;
-  if (op.op == ib::Op::Send && !op.invalidate) r.kind = Resp::Kind::Send;
-  else if (op.op == ib::Op::RdmaWrite) r.kind = Resp::Kind::Write;
-  else if (op.op == ib::Op::RdmaReadRequest) r.kind = Resp::Kind::Read;
-  else if (op.atomic) r.kind = Resp::Kind::Atomic;
+  if (op.op == ib::Op::Send && !op.invalidate)
+    r.kind = Resp::Kind::Send;
+  else if (op.op == ib::Op::RdmaWrite)
+    r.kind = Resp::Kind::Write;
+  else if (op.op == ib::Op::RdmaReadRequest)
+    r.kind = Resp::Kind::Read;
+  else if (op.atomic)
+    r.kind = Resp::Kind::Atomic;
   return is_datagram(r.q.type) ? RespStep::ChkOpValid : RespStep::ChkPsn;
 }
 
@@ -71,15 +75,18 @@ inline RespStep RecvEngine::chk_op_valid(Resp& r) {
   if (is_datagram(q.type))
     return r.kind == Resp::Kind::Send && r.op.position == ib::Position::Only ? RespStep::ChkQkey : RespStep::Drop;
   switch (r.kind) {
-    case Resp::Kind::Send: return r.op.first() ? RespStep::ChkResource : RespStep::ChkLength;
+    case Resp::Kind::Send:
+      return r.op.first() ? RespStep::ChkResource : RespStep::ChkLength;
     case Resp::Kind::Write:
       if (!r.op.first()) return RespStep::ChkLength;
       return (q.access & mpt::kRemoteWrite) ? RespStep::ChkRkey : RespStep::ErrRemoteAccess;
-    case Resp::Kind::Read: return (q.access & mpt::kRemoteRead) ? RespStep::ChkResource : RespStep::ErrReadAccess;
+    case Resp::Kind::Read:
+      return (q.access & mpt::kRemoteRead) ? RespStep::ChkResource : RespStep::ErrReadAccess;
     case Resp::Kind::Atomic:
       if (atomic_.active) return RespStep::Execute;  // the atomic this packet started, resumed
       return (q.access & mpt::kRemoteAtomic) ? RespStep::ChkRkey : RespStep::ErrRemoteAccess;
-    case Resp::Kind::Other: break;
+    case Resp::Kind::Other:
+      break;
   }
   return RespStep::ErrInvalidRequest;
 }
@@ -190,9 +197,12 @@ inline RespStep RecvEngine::execute(Resp& r) {
       q.recv_offset += r.len;
       q.write_left -= r.len;
       return RespStep::Complete;
-    case Resp::Kind::Read: return execute_read(r);
-    case Resp::Kind::Atomic: return execute_atomic(r);
-    case Resp::Kind::Other: break;
+    case Resp::Kind::Read:
+      return execute_read(r);
+    case Resp::Kind::Atomic:
+      return execute_atomic(r);
+    case Resp::Kind::Other:
+      break;
   }
   return RespStep::ErrInvalidRequest;
 }
@@ -224,7 +234,8 @@ RespStep RecvEngine::execute_atomic(Resp& r) {
   const ib::AtomicEth& a = r.pk.h.ext.atomic_eth;
   std::uint64_t old;
   std::memcpy(&old, atomic_.old_value, 8);
-  const std::uint64_t result = r.op.op == ib::Op::CompareSwap ? (old == a.compare ? a.swap_add : old) : old + a.swap_add;
+  const std::uint64_t result =
+      r.op.op == ib::Op::CompareSwap ? (old == a.compare ? a.swap_add : old) : old + a.swap_add;
   // The write reads its source at completion time, after the next atomic
   // may have started: each result gets its own staging buffer.
   std::uint8_t* value = hca_.scratch();
@@ -310,8 +321,7 @@ RespStep RecvEngine::duplicate(Resp& r) {
   if (r.kind == Resp::Kind::Read) {
     const ib::Reth& reth = r.pk.h.ext.reth;
     std::vector<HostRange> ranges;
-    if (hca_.tpt().translate(reth.r_key, q.pd, reth.va, reth.dma_len, mpt::kRemoteRead, q.qpn, ranges) ==
-        TptResult::Ok)
+    if (hca_.tpt().translate(reth.r_key, q.pd, reth.va, reth.dma_len, mpt::kRemoteRead, q.qpn, ranges) == TptResult::Ok)
       se.send_read_response(q, r.psn, std::move(ranges), reth.dma_len);
     return RespStep::Done;
   }
@@ -385,7 +395,8 @@ RecvEngine::Step RecvEngine::respond(Pending& pk, QpCtx& q) {
       [&](RespStep step) {
         switch (step) {
           NICSIM_HCA_RESPONDER_STEPS(NICSIM_HCA_STEP_CASE)
-          default: return step;
+          default:
+            return step;
         }
       },
       [&](RespStep step) {

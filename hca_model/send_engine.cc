@@ -14,9 +14,16 @@ namespace {
 
 bool is_request_op(swqe::Op op) {
   switch (op) {
-    case swqe::Op::Send: case swqe::Op::SendImm: case swqe::Op::RdmaWrite: case swqe::Op::RdmaWriteImm:
-    case swqe::Op::RdmaRead: case swqe::Op::AtomicCs: case swqe::Op::AtomicFa: return true;
-    default: return false;
+    case swqe::Op::Send:
+    case swqe::Op::SendImm:
+    case swqe::Op::RdmaWrite:
+    case swqe::Op::RdmaWriteImm:
+    case swqe::Op::RdmaRead:
+    case swqe::Op::AtomicCs:
+    case swqe::Op::AtomicFa:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -123,8 +130,9 @@ SendEngine::Assembly& SendEngine::start_packet(QpCtx& q, const ib::PacketHeaders
   ++hca_.mutable_stats().tx_packets;
   hca_.mutable_stats().tx_bytes += payload;
   if (Sim::get().tracer().on(hca_.device_id(), Component::nic))
-    Sim::get().tracer().record(now(), hca_.device_id(), Component::nic, "tx_build",
-                               {{"qp", q.qpn}, {"op", ib::opcode_name(h.bth.opcode)}, {"psn", h.bth.psn}, {"len", payload}});
+    Sim::get().tracer().record(
+        now(), hca_.device_id(), Component::nic, "tx_build",
+        {{"qp", q.qpn}, {"op", ib::opcode_name(h.bth.opcode)}, {"psn", h.bth.psn}, {"len", payload}});
   return assembly_.back();
 }
 
@@ -157,9 +165,9 @@ bool SendEngine::gather(Assembly& a, QpCtx& q, const SendWqe& w, std::uint64_t o
   for (const HostRange& r : ranges) {
     ++a.reads_pending;
     ++reads_in_flight_;
-    hca_.bus().dma_read("hca.tx", r.addr, dst, r.len,
-                        host::DmaDone{member_fn<&SendEngine::payload_read_done>(), this,
-                                      reinterpret_cast<std::uint64_t>(&a)});
+    hca_.bus().dma_read(
+        "hca.tx", r.addr, dst, r.len,
+        host::DmaDone{member_fn<&SendEngine::payload_read_done>(), this, reinterpret_cast<std::uint64_t>(&a)});
     dst += r.len;
   }
   return true;
@@ -253,9 +261,15 @@ bool SendEngine::build_response() {
     h.bth.dest_qp = q->dest_qpn;
     h.ext.aeth.msn = r.msn;
     switch (r.kind) {
-      case Response::Kind::Ack: build_ack(*q, h, r); break;
-      case Response::Kind::AtomicAck: build_atomic_ack(*q, h, r); break;
-      case Response::Kind::ReadData: build_read_data(*q, h, r); break;
+      case Response::Kind::Ack:
+        build_ack(*q, h, r);
+        break;
+      case Response::Kind::AtomicAck:
+        build_atomic_ack(*q, h, r);
+        break;
+      case Response::Kind::ReadData:
+        build_read_data(*q, h, r);
+        break;
     }
     return true;
   }
@@ -306,9 +320,9 @@ void SendEngine::build_read_data(QpCtx& q, ib::PacketHeaders& h, Response& r) {
     const auto piece = static_cast<std::uint32_t>(std::min<std::uint64_t>(hr.len - skip, want));
     ++a.reads_pending;
     ++reads_in_flight_;
-    hca_.bus().dma_read("hca.read_resp", hr.addr + skip, dst, piece,
-                        host::DmaDone{member_fn<&SendEngine::payload_read_done>(), this,
-                                      reinterpret_cast<std::uint64_t>(&a)});
+    hca_.bus().dma_read(
+        "hca.read_resp", hr.addr + skip, dst, piece,
+        host::DmaDone{member_fn<&SendEngine::payload_read_done>(), this, reinterpret_cast<std::uint64_t>(&a)});
     dst += piece;
     want -= piece;
     skip = 0;
@@ -388,8 +402,9 @@ ReqStep SendEngine::read_request(Req& r) {
   SendWqe& w = *r.w;
   ib::PacketHeaders h = request_headers(q, w);
   const std::uint32_t mtu = mtu_bytes(q);
-  const std::uint32_t npsn =
-      w.op == swqe::Op::RdmaRead ? std::max<std::uint32_t>(1, static_cast<std::uint32_t>((w.length + mtu - 1) / mtu)) : 1;
+  const std::uint32_t npsn = w.op == swqe::Op::RdmaRead
+                                 ? std::max<std::uint32_t>(1, static_cast<std::uint32_t>((w.length + mtu - 1) / mtu))
+                                 : 1;
   w.first_psn = q.next_psn;
   w.last_psn = psn_add(q.next_psn, npsn - 1);
   w.read_done = 0;
@@ -425,14 +440,13 @@ inline ReqStep SendEngine::segment(Req& r) {
   r.last = r.offset + r.len == w.length;
   const bool write = w.op == swqe::Op::RdmaWrite || w.op == swqe::Op::RdmaWriteImm;
   const bool imm = r.last && (w.op == swqe::Op::SendImm || w.op == swqe::Op::RdmaWriteImm);
-  h.bth.opcode = static_cast<std::uint8_t>(ib::opcode_for(transport_of(q.type), write ? ib::Op::RdmaWrite : ib::Op::Send,
-                                                          ib::position_of(first, r.last), imm));
+  h.bth.opcode = static_cast<std::uint8_t>(ib::opcode_for(
+      transport_of(q.type), write ? ib::Op::RdmaWrite : ib::Op::Send, ib::position_of(first, r.last), imm));
   if (first) w.first_psn = q.next_psn;
   r.psn = q.next_psn;
   h.bth.psn = r.psn;
   h.bth.se = r.last && (w.flags & swqe::kSolicited);
-  h.bth.a = q.type == QpType::Rc &&
-            (r.last || (psn_diff(r.psn, w.first_psn) + 1) % hca_.params().ack_coalesce == 0);
+  h.bth.a = q.type == QpType::Rc && (r.last || (psn_diff(r.psn, w.first_psn) + 1) % hca_.params().ack_coalesce == 0);
   if (write && first)
     h.ext.reth = ib::Reth{.va = w.remote_va, .r_key = w.rkey, .dma_len = static_cast<std::uint32_t>(w.length)};
   if (imm) h.ext.imm_dt.imm = w.imm;
@@ -488,7 +502,8 @@ bool SendEngine::build_request(QpCtx& q) {
       [&](ReqStep step) {
         switch (step) {
           NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_CASE)
-          default: return step;
+          default:
+            return step;
         }
       },
       [&](ReqStep step) {
@@ -533,8 +548,10 @@ void SendEngine::wqe_fetched(QpCtx& q, std::uint8_t* b, bool ok) {
   q.wqes.push_back(std::move(w));
   if (Sim::get().tracer().on(hca_.device_id(), Component::nic))
     Sim::get().tracer().record(now(), hca_.device_id(), Component::nic, "wqe",
-                               {{"qp", q.qpn}, {"op", static_cast<unsigned>(q.wqes.back().op)},
-                                {"len", q.wqes.back().length}, {"status", cqe_status_name(static_cast<std::uint8_t>(status))}});
+                               {{"qp", q.qpn},
+                                {"op", static_cast<unsigned>(q.wqes.back().op)},
+                                {"len", q.wqes.back().length},
+                                {"status", cqe_status_name(static_cast<std::uint8_t>(status))}});
   if (bad && q.state() != QpState::Error) {
     fail_qp(q, q.wqes.back(), status);
     return;
@@ -557,14 +574,23 @@ CqeStatus SendEngine::parse_wqe(QpCtx& q, SendWqe& w, const std::uint8_t* b, boo
   CqeStatus status = ok ? CqeStatus::Success : CqeStatus::LocalQpOpError;
   const bool ud = is_datagram(q.type);
   switch (w.op) {
-    case swqe::Op::Send: case swqe::Op::SendImm: case swqe::Op::Nop: case swqe::Op::BindMw: break;
-    case swqe::Op::RdmaWrite: case swqe::Op::RdmaWriteImm:
+    case swqe::Op::Send:
+    case swqe::Op::SendImm:
+    case swqe::Op::Nop:
+    case swqe::Op::BindMw:
+      break;
+    case swqe::Op::RdmaWrite:
+    case swqe::Op::RdmaWriteImm:
       if (ud) status = CqeStatus::LocalQpOpError;
       break;
-    case swqe::Op::RdmaRead: case swqe::Op::AtomicCs: case swqe::Op::AtomicFa:
+    case swqe::Op::RdmaRead:
+    case swqe::Op::AtomicCs:
+    case swqe::Op::AtomicFa:
       if (q.type != QpType::Rc) status = CqeStatus::LocalQpOpError;
       break;
-    default: status = CqeStatus::LocalQpOpError; break;
+    default:
+      status = CqeStatus::LocalQpOpError;
+      break;
   }
   if (ud) {
     w.ud_dqpn = static_cast<std::uint32_t>(get(b, swqe::ud_dqpn)) & kMaxQpn;
@@ -694,9 +720,9 @@ void SendEngine::reset(QpCtx& q) {
   q.rnr_timer.cancel();
   q.ack_timer.cancel();
   ++q.epoch;
-  responses_.erase(std::remove_if(responses_.begin(), responses_.end(),
-                                  [&](const Response& r) { return r.qpn == q.qpn; }),
-                   responses_.end());
+  responses_.erase(
+      std::remove_if(responses_.begin(), responses_.end(), [&](const Response& r) { return r.qpn == q.qpn; }),
+      responses_.end());
 }
 
 }  // namespace nicsim::hca

@@ -26,48 +26,48 @@ namespace nicsim::hca {
 // the order a packet usually takes them, then where it stops.
 #define NICSIM_HCA_REQUESTER_STEPS(X)                                                          \
   X(ChkState, chk_state)          /* only RTS and SQD send, and not during an RNR wait */      \
-  X(Flush, flush_sq)              /* Error, SQE: fetched WQEs complete with a flush error */  \
-  X(GetWqe, get_wqe)              /* the WQE to packetise; fetch more when there is none */   \
-  X(ChkFence, chk_fence)          /* SQD starts no message; a fenced one waits for reads */   \
-  X(LocalOp, local_op)            /* NOP, window bind: complete in order without a packet */  \
+  X(Flush, flush_sq)              /* Error, SQE: fetched WQEs complete with a flush error */   \
+  X(GetWqe, get_wqe)              /* the WQE to packetise; fetch more when there is none */    \
+  X(ChkFence, chk_fence)          /* SQD starts no message; a fenced one waits for reads */    \
+  X(LocalOp, local_op)            /* NOP, window bind: complete in order without a packet */   \
   X(ChkReadLimit, chk_read_limit) /* reads and atomics in flight within the initiator depth */ \
-  X(ReadRequest, read_request)    /* an RDMA read or atomic request packet */                 \
-  X(Segment, segment)             /* the next MTU of a send or write: opcode, PSN, headers */ \
-  X(Gather, gather_payload)       /* its payload, by DMA through the TPT */                   \
-  X(Advance, advance)             /* PSN and bytes sent; a UC/UD message completes */         \
+  X(ReadRequest, read_request)    /* an RDMA read or atomic request packet */                  \
+  X(Segment, segment)             /* the next MTU of a send or write: opcode, PSN, headers */  \
+  X(Gather, gather_payload)       /* its payload, by DMA through the TPT */                    \
+  X(Advance, advance)             /* PSN and bytes sent; a UC/UD message completes */          \
   X(ArmTimer, arm_ack_timer)      /* RC: the ACK timer runs while requests are unanswered */
 #define NICSIM_HCA_REQUESTER_ENDS(E) E(Built) E(Idle)
 enum class ReqStep : std::uint8_t {
   NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_ENUM) NICSIM_HCA_REQUESTER_ENDS(NICSIM_HCA_END_ENUM)
 };
-inline constexpr const char* kReqStepNames[] = {
-    NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_NAME) NICSIM_HCA_REQUESTER_ENDS(NICSIM_HCA_END_NAME)};
+inline constexpr const char* kReqStepNames[] = {NICSIM_HCA_REQUESTER_STEPS(NICSIM_HCA_STEP_NAME)
+                                                    NICSIM_HCA_REQUESTER_ENDS(NICSIM_HCA_END_NAME)};
 
 // The completer's steps (SendEngine::on_response), X(Step, function), for a
 // response to the QP's requests: an ACK or NAK, a read response, an atomic
 // ACK.
-#define NICSIM_HCA_COMPLETER_STEPS(X)                                                               \
-  X(GetAck, get_ack)               /* RC QPs not in Error or Reset take responses; which kind */   \
-  X(AckWqes, ack_wqes)             /* an ACK or NAK acknowledges the WQEs before its PSN */        \
-  X(ChkAck, chk_ack)               /* its AETH: ACK, RNR NAK, PSN sequence NAK or another NAK */   \
-  X(ImplicitAck, implicit_ack)     /* a read response or atomic ACK acknowledges earlier sends */  \
-  X(ChkWqe, chk_wqe)               /* the oldest unfinished read or atomic is what it answers */   \
-  X(ChkPsn, chk_response_psn)      /* read responses in order; one ahead re-requests the read */   \
-  X(ChkLength, chk_read_length)    /* read data within the read's length */                       \
-  X(Read, read_data)               /* read data to the local buffers by DMA, through the TPT */    \
-  X(Atomic, atomic_data)           /* the original value to the local buffer */                   \
-  X(CompWqe, comp_wqe)             /* the read or atomic completes */                             \
-  X(UpdateComp, update_comp)       /* the ACK timer for what is still in flight; requester on */   \
-  X(RnrRetry, rnr_retry)           /* RNR NAK: wait out its timer, or fail with retries spent */   \
-  X(ErrorRetry, error_retry)       /* PSN sequence NAK: resend from there, or fail with retries spent */ \
-  X(Error, comp_error)             /* other NAKs fail the oldest WQE with their status */          \
-  X(Retire, retire)                /* CQEs for the completed WQEs at the head */
+#define NICSIM_HCA_COMPLETER_STEPS(X)                                                                 \
+  X(GetAck, get_ack)            /* RC QPs not in Error or Reset take responses; which kind */         \
+  X(AckWqes, ack_wqes)          /* an ACK or NAK acknowledges the WQEs before its PSN */              \
+  X(ChkAck, chk_ack)            /* its AETH: ACK, RNR NAK, PSN sequence NAK or another NAK */         \
+  X(ImplicitAck, implicit_ack)  /* a read response or atomic ACK acknowledges earlier sends */        \
+  X(ChkWqe, chk_wqe)            /* the oldest unfinished read or atomic is what it answers */         \
+  X(ChkPsn, chk_response_psn)   /* read responses in order; one ahead re-requests the read */         \
+  X(ChkLength, chk_read_length) /* read data within the read's length */                              \
+  X(Read, read_data)            /* read data to the local buffers by DMA, through the TPT */          \
+  X(Atomic, atomic_data)        /* the original value to the local buffer */                          \
+  X(CompWqe, comp_wqe)          /* the read or atomic completes */                                    \
+  X(UpdateComp, update_comp)    /* the ACK timer for what is still in flight; requester on */         \
+  X(RnrRetry, rnr_retry)        /* RNR NAK: wait out its timer, or fail with retries spent */         \
+  X(ErrorRetry, error_retry)    /* PSN sequence NAK: resend from there, or fail with retries spent */ \
+  X(Error, comp_error)          /* other NAKs fail the oldest WQE with their status */                \
+  X(Retire, retire)             /* CQEs for the completed WQEs at the head */
 #define NICSIM_HCA_COMPLETER_ENDS(E) E(Done)
 enum class CompStep : std::uint8_t {
   NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_ENUM) NICSIM_HCA_COMPLETER_ENDS(NICSIM_HCA_END_ENUM)
 };
-inline constexpr const char* kCompStepNames[] = {
-    NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_NAME) NICSIM_HCA_COMPLETER_ENDS(NICSIM_HCA_END_NAME)};
+inline constexpr const char* kCompStepNames[] = {NICSIM_HCA_COMPLETER_STEPS(NICSIM_HCA_STEP_NAME)
+                                                     NICSIM_HCA_COMPLETER_ENDS(NICSIM_HCA_END_NAME)};
 
 // The transport a QP's packets use (QP0 and QP1 send datagrams).
 inline ib::Transport transport_of(QpType t) {
@@ -96,7 +96,6 @@ class SendEngine {
   void send_read_response(QpCtx& q, std::uint32_t first_psn, std::vector<HostRange> ranges, std::uint64_t length);
   void send_atomic_ack(QpCtx& q, std::uint32_t psn, std::uint32_t msn, std::uint64_t original);
 
-
   // The QP's timers (QpCtx::ack_timer, rnr_timer) expired.
   void ack_timer_expired(std::uint64_t qpn);
   void rnr_wait_over(std::uint64_t qpn);
@@ -119,8 +118,8 @@ class SendEngine {
     std::uint32_t qpn = 0;
     std::uint8_t syndrome = 0;
     std::uint32_t psn = 0, msn = 0;
-    std::uint64_t value = 0;           // atomic original
-    std::vector<HostRange> ranges;     // read data still to send
+    std::uint64_t value = 0;        // atomic original
+    std::vector<HostRange> ranges;  // read data still to send
     std::uint64_t length = 0, offset = 0;
     std::uint32_t next_psn = 0;
   };
@@ -213,9 +212,9 @@ class SendEngine {
   std::uint32_t mtu_bytes(const QpCtx& q) const { return 128u << q.mtu; }
 
   Hca& hca_;
-  Ring<std::uint32_t> ready_;            // QPNs with requester work
-  std::deque<Response> responses_;       // responder output, FIFO
-  std::deque<Assembly> assembly_;        // packets in order of building
+  Ring<std::uint32_t> ready_;             // QPNs with requester work
+  std::deque<Response> responses_;        // responder output, FIFO
+  std::deque<Assembly> assembly_;         // packets in order of building
   std::vector<HostRange> gather_ranges_;  // gather()'s scratch: no allocation per packet
   std::uint32_t reads_in_flight_ = 0;
   Tick busy_until_ = 0;

@@ -37,18 +37,18 @@ void node_description(Hca& hca, std::uint8_t* d) {
 
 void node_info(Hca& hca, std::uint32_t port, std::uint8_t* d) {
   const std::uint64_t guid = hca.params().node_guid;
-  d[0] = 1;                                  // BaseVersion
-  d[1] = 1;                                  // ClassVersion
-  d[2] = 1;                                  // NodeType: channel adapter
+  d[0] = 1;  // BaseVersion
+  d[1] = 1;  // ClassVersion
+  d[2] = 1;  // NodeType: channel adapter
   d[3] = static_cast<std::uint8_t>(hca.params().ports);
-  be_put(d + 4, 8, guid);                    // SystemImageGUID
-  be_put(d + 12, 8, guid);                   // NodeGUID
-  be_put(d + 20, 8, guid + port);            // PortGUID
-  be_put(d + 28, 2, 64);                     // PartitionCap
-  be_put(d + 30, 2, 0x5a44);                 // DeviceID
-  be_put(d + 32, 4, 0xa1);                   // Revision
-  d[36] = static_cast<std::uint8_t>(port);   // LocalPortNum
-  be_put(d + 37, 3, 0x0002c9);               // VendorID
+  be_put(d + 4, 8, guid);                   // SystemImageGUID
+  be_put(d + 12, 8, guid);                  // NodeGUID
+  be_put(d + 20, 8, guid + port);           // PortGUID
+  be_put(d + 28, 2, 64);                    // PartitionCap
+  be_put(d + 30, 2, 0x5a44);                // DeviceID
+  be_put(d + 32, 4, 0xa1);                  // Revision
+  d[36] = static_cast<std::uint8_t>(port);  // LocalPortNum
+  be_put(d + 37, 3, 0x0002c9);              // VendorID
 }
 
 void port_info(Hca& hca, std::uint32_t port, std::uint8_t* d) {
@@ -57,28 +57,28 @@ void port_info(Hca& hca, std::uint32_t port, std::uint8_t* d) {
   const auto& ps = hca.port_state(port);
   const std::uint8_t state = hca.ib_port(port).code();
   std::memset(d, 0, 64);
-  be_put(d + 8, 8, 0xfe80000000000000ULL);   // GidPrefix: link-local
-  be_put(d + 16, 2, hca.port_lid(port));     // LID
-  be_put(d + 18, 2, ps.sm_lid);              // MasterSMLID
-  be_put(d + 20, 4, ps.cap_mask);            // CapabilityMask
-  d[28] = static_cast<std::uint8_t>(port);   // LocalPortNum
-  d[29] = 2;                                 // LinkWidthEnabled: 4X
-  d[30] = 3;                                 // LinkWidthSupported: 1X, 4X
-  d[31] = 2;                                 // LinkWidthActive: 4X
-  d[32] = static_cast<std::uint8_t>((1 << 4) | state);          // LinkSpeedSupported 2.5 Gb/s | PortState
+  be_put(d + 8, 8, 0xfe80000000000000ULL);              // GidPrefix: link-local
+  be_put(d + 16, 2, hca.port_lid(port));                // LID
+  be_put(d + 18, 2, ps.sm_lid);                         // MasterSMLID
+  be_put(d + 20, 4, ps.cap_mask);                       // CapabilityMask
+  d[28] = static_cast<std::uint8_t>(port);              // LocalPortNum
+  d[29] = 2;                                            // LinkWidthEnabled: 4X
+  d[30] = 3;                                            // LinkWidthSupported: 1X, 4X
+  d[31] = 2;                                            // LinkWidthActive: 4X
+  d[32] = static_cast<std::uint8_t>((1 << 4) | state);  // LinkSpeedSupported 2.5 Gb/s | PortState
   d[33] = static_cast<std::uint8_t>(((link ? kPhysLinkUp : kPhysPolling) << 4) | 2);  // PhysState | DownDefault
-  d[34] = ps.lmc & 7;                        // M_KeyProtectBits | LMC
-  d[35] = (1 << 4) | 1;                      // LinkSpeedActive | LinkSpeedEnabled: 2.5 Gb/s
+  d[34] = ps.lmc & 7;                                                                 // M_KeyProtectBits | LMC
+  d[35] = (1 << 4) | 1;                                          // LinkSpeedActive | LinkSpeedEnabled: 2.5 Gb/s
   d[36] = static_cast<std::uint8_t>(hca.params().max_mtu << 4);  // NeighborMTU | MasterSMSL
-  d[37] = static_cast<std::uint8_t>(1 << 4); // VLCap: VL0
+  d[37] = static_cast<std::uint8_t>(1 << 4);                     // VLCap: VL0
   d[41] = static_cast<std::uint8_t>(hca.params().max_mtu);       // InitTypeReply | MTUCap
-  d[42] = 0x1f & 19;                         // VLStallCount | HOQLife
-  d[43] = static_cast<std::uint8_t>(1 << 4); // OperationalVLs: 1
-  be_put(d + 46, 2, ps.pkey_violations);     // P_KeyViolations
-  be_put(d + 48, 2, ps.qkey_violations);     // Q_KeyViolations
-  d[50] = 1;                                 // GUIDCap
-  d[51] = 18;                                // SubnetTimeout
-  d[52] = 16;                                // RespTimeValue
+  d[42] = 0x1f & 19;                                             // VLStallCount | HOQLife
+  d[43] = static_cast<std::uint8_t>(1 << 4);                     // OperationalVLs: 1
+  be_put(d + 46, 2, ps.pkey_violations);                         // P_KeyViolations
+  be_put(d + 48, 2, ps.qkey_violations);                         // Q_KeyViolations
+  d[50] = 1;                                                     // GUIDCap
+  d[51] = 18;                                                    // SubnetTimeout
+  d[52] = 16;                                                    // RespTimeValue
 }
 
 std::uint16_t set_port_info(Hca& hca, std::uint32_t port, const std::uint8_t* d) {
@@ -126,9 +126,15 @@ bool process_local_mad(Hca& hca, std::uint32_t port, const std::uint8_t* in, std
       }
     } else {
       switch (attr) {
-        case mad::kAttrNodeDescription: node_description(hca, data); break;
-        case mad::kAttrNodeInfo: node_info(hca, port, data); break;
-        case mad::kAttrPortInfo: port_info(hca, target, data); break;
+        case mad::kAttrNodeDescription:
+          node_description(hca, data);
+          break;
+        case mad::kAttrNodeInfo:
+          node_info(hca, port, data);
+          break;
+        case mad::kAttrPortInfo:
+          port_info(hca, target, data);
+          break;
         case mad::kAttrGuidInfo:
           // Modifier: block of 8 GUIDs. Only GUID index 0 (block 0) is set.
           std::memset(data, 0, 64);
@@ -141,7 +147,9 @@ bool process_local_mad(Hca& hca, std::uint32_t port, const std::uint8_t* in, std
           if ((modifier & 0xffff) == 0) be_put(data, 2, 0xffff);
           if ((modifier & 0xffff) > 1) status = mad::kStatusBadValue;
           break;
-        default: status = mad::kStatusBadMethodAttr; break;
+        default:
+          status = mad::kStatusBadMethodAttr;
+          break;
       }
     }
   }

@@ -75,27 +75,30 @@ void Hca::sma_answer(std::uint32_t port, const fabric::SmpPacket& request) {
   using namespace fabric::smp;
   if (request.mad[kMethod] == kMethodTrapRepress) return;  // this SMA sends no traps to repress
   auto* job = in_flight_.add(new SmaJob{this, port, request});
-  Sim::get().calendar().after(p_.sma_latency, [](void* o, std::uint64_t) {
-    std::unique_ptr<SmaJob> j(static_cast<SmaJob*>(o));
-    Hca& h = *j->hca;
-    fabric::SmpPacket resp;
-    process_local_mad(h, j->port, j->request.mad, resp.mad);
-    std::uint32_t out = j->port;
-    if (j->request.mad[kMgmtClass] == kClassDirected) {
-      out = fabric::dr_turn_around(resp.mad);
-      resp.dlid = fabric::kPermissiveLid;
-      resp.slid = fabric::kPermissiveLid;
-    } else {
-      resp.dlid = j->request.slid;
-      resp.slid = h.port_lid(j->port);
-    }
-    if (out != j->port || h.ib_port(j->port).down()) {
-      ++h.mutable_stats().rx_dropped;
-      return;
-    }
-    ++h.mutable_stats().tx_packets;
-    h.port(j->port).send(fabric::make_smp_packet(h.fabric().pool(), h.device_id(), resp));
-  }, job);
+  Sim::get().calendar().after(
+      p_.sma_latency,
+      [](void* o, std::uint64_t) {
+        std::unique_ptr<SmaJob> j(static_cast<SmaJob*>(o));
+        Hca& h = *j->hca;
+        fabric::SmpPacket resp;
+        process_local_mad(h, j->port, j->request.mad, resp.mad);
+        std::uint32_t out = j->port;
+        if (j->request.mad[kMgmtClass] == kClassDirected) {
+          out = fabric::dr_turn_around(resp.mad);
+          resp.dlid = fabric::kPermissiveLid;
+          resp.slid = fabric::kPermissiveLid;
+        } else {
+          resp.dlid = j->request.slid;
+          resp.slid = h.port_lid(j->port);
+        }
+        if (out != j->port || h.ib_port(j->port).down()) {
+          ++h.mutable_stats().rx_dropped;
+          return;
+        }
+        ++h.mutable_stats().tx_packets;
+        h.port(j->port).send(fabric::make_smp_packet(h.fabric().pool(), h.device_id(), resp));
+      },
+      job);
 }
 
 }  // namespace nicsim::hca

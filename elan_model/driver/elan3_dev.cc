@@ -28,21 +28,25 @@ constexpr std::uint32_t kPoolPages = 16;
 constexpr Tick kSlotPoll = 1 * kUs;
 constexpr const char* kDriverName = "elan3";
 
-const bool registered = host::DriverRegistry::instance().add(host::Driver{
-    kDriverName,
-    {{static_cast<std::uint16_t>(reg::kVendorQuadrics), static_cast<std::uint16_t>(reg::kDeviceElan3)}},
-    [](const host::DriverContext& c) -> std::unique_ptr<host::BoundDriver> {
-      return std::make_unique<Elan3Dev>(c.host, c.bus, c.function);
-    }});
+const bool registered = host::DriverRegistry::instance().add(
+    host::Driver{kDriverName,
+                 {{static_cast<std::uint16_t>(reg::kVendorQuadrics), static_cast<std::uint16_t>(reg::kDeviceElan3)}},
+                 [](const host::DriverContext& c) -> std::unique_ptr<host::BoundDriver> {
+                   return std::make_unique<Elan3Dev>(c.host, c.bus, c.function);
+                 }});
 
 }  // namespace
 
 const char* dev_status_name(DevStatus s) {
   switch (s) {
-    case DevStatus::Ok: return "Ok";
-    case DevStatus::NoResource: return "NoResource";
-    case DevStatus::NoMapping: return "NoMapping";
-    case DevStatus::BadArgument: return "BadArgument";
+    case DevStatus::Ok:
+      return "Ok";
+    case DevStatus::NoResource:
+      return "NoResource";
+    case DevStatus::NoMapping:
+      return "NoMapping";
+    case DevStatus::BadArgument:
+      return "BadArgument";
   }
   return "?";
 }
@@ -176,7 +180,8 @@ bool Elan3Dev::block_for_space(bool wait) {
 DevStatus Elan3Dev::reserve(std::uint32_t npages, std::uint32_t perm, std::uint32_t attr, E3Addr want, bool wait,
                             ElanRange* out) {
   cpu("elan3_reserve");
-  if (!out || npages == 0 || npages >= pt_entries_ || (want % kPageSize) != 0 || (perm & ~perm::kAll)) return DevStatus::BadArgument;
+  if (!out || npages == 0 || npages >= pt_entries_ || (want % kPageSize) != 0 || (perm & ~perm::kAll))
+    return DevStatus::BadArgument;
   std::uint32_t first = 0;
   while (!alloc_pages(npages, want, first)) {
     if (!block_for_space(wait)) return DevStatus::NoResource;
@@ -190,7 +195,8 @@ DevStatus Elan3Dev::release(const ElanRange& r) {
   auto it = ranges_.find(r.base);
   if (it == ranges_.end() || it->second.npages != r.npages) {
     Sim::get().error(host_.name(), fmt::format("elan3 driver: release of E3_Addr range {:#x} ({} pages) that is "
-                                               "not a live reservation", r.base, r.npages));
+                                               "not a live reservation",
+                                               r.base, r.npages));
     return DevStatus::BadArgument;
   }
   unload(r, 0, r.npages);
@@ -223,8 +229,7 @@ void Elan3Dev::flush_tlb(E3Addr page_addr, std::uint32_t npages) {
   for (std::uint32_t i = 0; i < npages; ++i) mmio_write32(reg::tlb_flush.offset, page_addr + i * kPageSize);
 }
 
-DevStatus Elan3Dev::load(const ElanRange& r, std::uint32_t index, const void* host_addr, std::size_t len,
-                         E3Addr* out) {
+DevStatus Elan3Dev::load(const ElanRange& r, std::uint32_t index, const void* host_addr, std::size_t len, E3Addr* out) {
   auto it = ranges_.find(r.base);
   if (it == ranges_.end()) return DevStatus::NoMapping;
   const auto addr = reinterpret_cast<std::uint64_t>(host_addr);
@@ -356,8 +361,8 @@ void Elan3Dev::prime_event(const ElanMem& ev, std::int32_t count, event::Type ty
   put(b, event::ev_Count, static_cast<std::uint32_t>(count));
   // The store above makes the count visible to the CPU at once; the command
   // makes it stick against a set the Elan has in flight on this event.
-  mmio_write64(reg::prime_event.offset,
-               static_cast<std::uint64_t>(ev.elan) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
+  mmio_write64(reg::prime_event.offset, static_cast<std::uint64_t>(ev.elan) |
+                                            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
 }
 
 void Elan3Dev::event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie) {
@@ -395,9 +400,11 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
   const bool bcast = r.opcode == dma::OpCode::NormalBroadcast || r.opcode == dma::OpCode::QueuedBroadcast;
   if (r.size > dma::kMaxSize) return bad("dma size above the limit");
   if (r.dest_node >= num_nodes_) return bad("destination node id beyond the network");
-  if (bcast && (r.dest_node_last <= r.dest_node || r.dest_node_last >= num_nodes_ || r.direction != dma::Direction::Write))
+  if (bcast &&
+      (r.dest_node_last <= r.dest_node || r.dest_node_last >= num_nodes_ || r.direction != dma::Direction::Write))
     return bad("a broadcast is a write to a range of at least two nodes of the network");
-  if ((r.opcode == dma::OpCode::Queued || r.opcode == dma::OpCode::QueuedBroadcast) && (r.size == 0 || r.size > max_payload_))
+  if ((r.opcode == dma::OpCode::Queued || r.opcode == dma::OpCode::QueuedBroadcast) &&
+      (r.size == 0 || r.size > max_payload_))
     return bad("a queued DMA must carry 1 to max_packet_payload bytes");
   if (r.direction == dma::Direction::Read && r.opcode != dma::OpCode::Normal) return bad("a read DMA must be Normal");
   if (r.direction == dma::Direction::ReadRequeue) return bad("ReadRequeue is set by the hardware only");
@@ -457,14 +464,14 @@ void Elan3Dev::trapped(const std::uint8_t* e, std::uint32_t index) {
   ++stats_.dma_traps;
   Retry r;
   r.what = DmaFailure{intq::Cause::DmaTrap, static_cast<std::uint8_t>(get(e, intq::detail)),
-                      static_cast<std::uint32_t>(get(e, intq::node)),
-                      static_cast<std::uint16_t>(get(e, intq::cookie)), static_cast<E3Addr>(get(e, intq::data))};
+                      static_cast<std::uint32_t>(get(e, intq::node)), static_cast<std::uint16_t>(get(e, intq::cookie)),
+                      static_cast<E3Addr>(get(e, intq::data))};
   std::memcpy(r.desc.data(), trap_area_ + static_cast<std::size_t>(index % intq_entries_) * dma::kSize, dma::kSize);
-  const auto op = static_cast<dma::OpCode>(
-      dma::Type::decode(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_type))).opcode);
+  const auto op =
+      static_cast<dma::OpCode>(dma::Type::decode(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_type))).opcode);
   if (op == dma::OpCode::Normal || op == dma::OpCode::Queued)
-    r.what.dest_cookie =
-        static_cast<std::uint16_t>(dma::cookie_of(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_destCookieVProc))));
+    r.what.dest_cookie = static_cast<std::uint16_t>(
+        dma::cookie_of(static_cast<std::uint32_t>(get(r.desc.data(), dma::dma_destCookieVProc))));
   if (retry_filter_ && !retry_filter_(r.what)) {
     ++stats_.dma_retries_dropped;
     return;
@@ -658,7 +665,8 @@ void Elan3Dev::dispatch(const std::uint8_t* e, std::uint32_t index) {
       auto it = event_handlers_.find(cookie);
       if (it == event_handlers_.end()) {
         Sim::get().error(host_.name(), fmt::format("elan3 driver: event interrupt with cookie {:#x} (event {:#x}) "
-                                                   "that no handler registered", cookie, data));
+                                                   "that no handler registered",
+                                                   cookie, data));
         return;
       }
       auto fn = it->second;
@@ -686,7 +694,8 @@ void Elan3Dev::dispatch(const std::uint8_t* e, std::uint32_t index) {
       return;
     case intq::Cause::CommandError:
       Sim::get().error(host_.name(), fmt::format("elan3 driver: the Elan refused a command port access at "
-                                                 "offset {:#x}", data));
+                                                 "offset {:#x}",
+                                                 data));
       return;
   }
   Sim::get().error(host_.name(), fmt::format("elan3 driver: interrupt queue entry with unknown cause {}",

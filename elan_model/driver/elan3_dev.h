@@ -31,9 +31,8 @@
 // elan3.dma_retry_max. So a full queue delays only the DMAs it refuses; it
 // never holds back the others of this node. A refused DMA loses its place:
 // DMAs issued after it (to the same queue too) may land first. A DMA is
-// retried until it is taken or the retry filter (set_retry_filter) drops it. To wait for an event, prime it with irq = true
-// (any cookie, kWaitCookie if nobody else needs the interrupt) and call
-// wait_event; or poll it with event_fired.
+// retried until it is taken or the retry filter (set_retry_filter) drops it. To wait for an event, prime it with irq =
+// true (any cookie, kWaitCookie if nobody else needs the interrupt) and call wait_event; or poll it with event_fired.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -94,15 +93,15 @@ struct DmaRequest {
   dma::Direction direction = dma::Direction::Write;
   dma::OpCode opcode = dma::OpCode::Normal;
   dma::DataType data_type = dma::DataType::Byte;
-  std::uint32_t size = 0;     // bytes; 0 with Normal/Write = a remote set-event of dest_event
-  E3Addr source = 0;          // Write: local (LocalRead). Read: on dest_node (RemoteRead there)
-  E3Addr dest = 0;            // Write: on dest_node (RemoteWrite there; Queued: its E3_Queue).
-                              // Read: local landing address (RemoteWrite here)
-  E3Addr dest_event = 0;      // Write: an event on dest_node (RemoteEvent there), set after the
-                              // last byte landed. Read: a local event, set when the data is here
-                              // (it comes back as a remote write: RemoteEvent here too)
-  E3Addr src_event = 0;       // Write: a local event, set when every packet was acked Ok.
-                              // Read: an event on dest_node, set when it finished sending
+  std::uint32_t size = 0;            // bytes; 0 with Normal/Write = a remote set-event of dest_event
+  E3Addr source = 0;                 // Write: local (LocalRead). Read: on dest_node (RemoteRead there)
+  E3Addr dest = 0;                   // Write: on dest_node (RemoteWrite there; Queued: its E3_Queue).
+                                     // Read: local landing address (RemoteWrite here)
+  E3Addr dest_event = 0;             // Write: an event on dest_node (RemoteEvent there), set after the
+                                     // last byte landed. Read: a local event, set when the data is here
+                                     // (it comes back as a remote write: RemoteEvent here too)
+  E3Addr src_event = 0;              // Write: a local event, set when every packet was acked Ok.
+                                     // Read: an event on dest_node, set when it finished sending
   std::uint32_t dest_node = 0;       // destination (first node of a broadcast range)
   std::uint32_t dest_node_last = 0;  // broadcast opcodes only: last node of the range
   std::uint16_t dest_cookie = 0;     // carried to the destination (trace), unicast only
@@ -114,11 +113,11 @@ struct DmaRequest {
 // filter only).
 struct DmaFailure {
   intq::Cause cause = intq::Cause::NetworkError;
-  std::uint8_t detail = 0;     // NetworkError: pkt::Token of the last refusal, or intq::kDetailTimeout;
-                               // DmaError: Fault
-  std::uint32_t node = 0;      // destination node of the failed DMA
+  std::uint8_t detail = 0;  // NetworkError: pkt::Token of the last refusal, or intq::kDetailTimeout;
+                            // DmaError: Fault
+  std::uint32_t node = 0;   // destination node of the failed DMA
   std::uint16_t src_cookie = 0;
-  E3Addr addr = 0;             // NetworkError, DmaTrap: the descriptor's E3_Addr; DmaError: the faulting address
+  E3Addr addr = 0;                // NetworkError, DmaTrap: the descriptor's E3_Addr; DmaError: the faulting address
   std::uint16_t dest_cookie = 0;  // DmaTrap: the descriptor's destination cookie (broadcasts never trap)
 };
 
@@ -185,8 +184,8 @@ class Elan3Dev : public host::BoundDriver {
   DevStatus unload(const ElanRange& r, std::uint32_t index, std::uint32_t npages);
   // reserve + load in one: the range covers exactly the pages of the host
   // range. *addr = the E3_Addr of host_addr.
-  DevStatus map(const void* host_addr, std::size_t len, std::uint32_t perm, std::uint32_t attr, E3Addr want,
-                bool wait, ElanRange* out, E3Addr* addr);
+  DevStatus map(const void* host_addr, std::size_t len, std::uint32_t perm, std::uint32_t attr, E3Addr want, bool wait,
+                ElanRange* out, E3Addr* addr);
   DevStatus unmap(const ElanRange& r) { return release(r); }
 
   // ---- Elan-visible driver memory (events, queues, descriptors) ----------
@@ -210,8 +209,8 @@ class Elan3Dev : public host::BoundDriver {
   // (prime_event), so that a set the Elan had in flight when the CPU wrote
   // cannot overwrite the new count: sets issued before the prime do not
   // count against it, sets after it do. Any context.
-  void prime_event(const ElanMem& ev, std::int32_t count, event::Type type = event::Type::None,
-                   E3Addr source = 0, E3Addr dest = 0, bool irq = false, std::uint32_t cookie = kWaitCookie);
+  void prime_event(const ElanMem& ev, std::int32_t count, event::Type type = event::Type::None, E3Addr source = 0,
+                   E3Addr dest = 0, bool irq = false, std::uint32_t cookie = kWaitCookie);
   // Turn the interrupt of a primed event on (with `cookie`) or off without
   // touching its count or action (MMIO event_irq; cost.elan3_event): sets
   // the Elan has in flight are applied before the change, and an event
@@ -254,8 +253,7 @@ class Elan3Dev : public host::BoundDriver {
   // count 1, irq and a cookie whose handler drains the queue, re-primes the
   // event, then drains again (arrivals between firing and re-priming set no
   // interrupt). Charges cost.elan3_alloc.
-  DevStatus alloc_queue(std::uint32_t nslots, std::uint32_t slot_size, E3Addr event, InputQueue* out,
-                        bool wait = true);
+  DevStatus alloc_queue(std::uint32_t nslots, std::uint32_t slot_size, E3Addr event, InputQueue* out, bool wait = true);
   // The same with the E3_Queue descriptor in caller-owned memory `desc`
   // (32 bytes, 8-aligned, inside a mapping with RemoteWrite|LocalRead|
   // LocalWrite, e.g. a table of per-service queues at a fixed E3_Addr): the
@@ -296,8 +294,8 @@ class Elan3Dev : public host::BoundDriver {
 
   // ---- statistics (any context, no cost) ------------------------------------------
   struct Stats {
-    std::uint64_t dmas = 0, interrupts = 0, network_errors = 0, dma_errors = 0, event_irqs = 0,
-                  pages_loaded = 0, pages_unloaded = 0, tlb_flushes = 0;
+    std::uint64_t dmas = 0, interrupts = 0, network_errors = 0, dma_errors = 0, event_irqs = 0, pages_loaded = 0,
+                  pages_unloaded = 0, tlb_flushes = 0;
     std::uint64_t dma_traps = 0, dma_retries = 0, dma_retries_dropped = 0;
   };
   const Stats& stats() const { return stats_; }
@@ -339,8 +337,8 @@ class Elan3Dev : public host::BoundDriver {
   // Page table: one PTE per Elan page, in node memory.
   std::uint64_t* page_table_ = nullptr;
   std::uint32_t pt_entries_ = 0;
-  std::map<std::uint32_t, std::uint32_t> free_pages_;   // first page -> count
-  std::map<E3Addr, ElanRange> ranges_;                   // live ranges by base
+  std::map<std::uint32_t, std::uint32_t> free_pages_;  // first page -> count
+  std::map<E3Addr, ElanRange> ranges_;                 // live ranges by base
   std::unique_ptr<host::WaitQueue> space_waiters_;
   // Driver memory pools: per permission set, pages carved first-fit.
   struct Pool {

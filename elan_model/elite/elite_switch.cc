@@ -19,11 +19,26 @@ using fabric::Port;
 const ParamRegistration elite_switch_params(
     "switch.elite", "a Quadrics Elite switch: 8 ports (1-4 down, 5-8 up), 2 virtual channels, cut-through",
     {
-        {"hop_latency", UnitKind::Time, "35ns", "0ps", "100us", {},
+        {"hop_latency",
+         UnitKind::Time,
+         "35ns",
+         "0ps",
+         "100us",
+         {},
          "head in to head out through the crossbar (wormhole/cut-through)"},
-        {"adaptive", UnitKind::Bool, "true", "", "", {},
+        {"adaptive",
+         UnitKind::Bool,
+         "true",
+         "",
+         "",
+         {},
          "choose the up port by load (false: digit <level> of the destination, fixed)"},
-        {"sticky", UnitKind::Bool, "true", "", "", {},
+        {"sticky",
+         UnitKind::Bool,
+         "true",
+         "",
+         "",
+         {},
          "an Elan packet follows its (source, destination) pair's packets still queued here for an up port"},
     });
 
@@ -163,9 +178,7 @@ void EliteSwitch::broadcast_down(Port& in, Packet* p, Tick ready) {
   }
 }
 
-bool EliteSwitch::sticky_kind(const Packet& p) {
-  return p.meta.dlid_hi == 0 && p.meta.kind == fabric::kPacketElan;
-}
+bool EliteSwitch::sticky_kind(const Packet& p) { return p.meta.dlid_hi == 0 && p.meta.kind == fabric::kPacketElan; }
 
 std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   if (!adaptive_) {

@@ -64,14 +64,14 @@ namespace nicsim::elite {
 
 // The counters a forwarding decision updates fill the first cache line.
 struct EliteSwitchStats {
-  std::uint64_t forwarded = 0;       // unicast packets sent on
-  std::uint64_t sticky = 0;          // up packets that followed their pair's queued packets
-  std::uint64_t broadcasts = 0;      // broadcast packets handled (up or down)
+  std::uint64_t forwarded = 0;                     // unicast packets sent on
+  std::uint64_t sticky = 0;                        // up packets that followed their pair's queued packets
+  std::uint64_t broadcasts = 0;                    // broadcast packets handled (up or down)
   std::array<std::uint64_t, kArity> up_choices{};  // packets sent up, per up port 5..8
-  std::uint64_t broadcast_copies = 0;  // copies sent down
-  std::uint64_t unroutable = 0;      // destination or range outside the machine, or misrouted
-  std::uint64_t dead_route = 0;      // the route's link is down (or every up link is)
-  std::uint64_t broadcast_lost = 0;  // broadcast copies not sent for a dead down link
+  std::uint64_t broadcast_copies = 0;              // copies sent down
+  std::uint64_t unroutable = 0;                    // destination or range outside the machine, or misrouted
+  std::uint64_t dead_route = 0;                    // the route's link is down (or every up link is)
+  std::uint64_t broadcast_lost = 0;                // broadcast copies not sent for a dead down link
 };
 
 // 64-byte aligned and laid out by use, as the ports are (fabric/port.h): a
@@ -80,8 +80,8 @@ struct EliteSwitchStats {
 class alignas(64) EliteSwitch : public fabric::Device {
  public:
   // `place`: level and subtree base; `nodes`: N, the machine's node count.
-  EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params,
-              Place place, std::uint32_t nodes);
+  EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params, Place place,
+              std::uint32_t nodes);
 
   void receive(fabric::Port& in, fabric::Packet* p) override;
   void transmitted(fabric::Port& port, const fabric::Packet& p, Tick start, Tick end) override;
@@ -97,9 +97,7 @@ class alignas(64) EliteSwitch : public fabric::Device {
   std::uint32_t down_port(std::uint32_t d) const {
     return static_cast<std::uint32_t>((d - place_.base) >> (2 * place_.level)) + 1;  // / pow4(level)
   }
-  bool in_subtree(std::uint32_t lo, std::uint32_t hi) const {
-    return lo >= place_.base && hi < place_.base + span();
-  }
+  bool in_subtree(std::uint32_t lo, std::uint32_t hi) const { return lo >= place_.base && hi < place_.base + span(); }
 
  private:
   void unicast(fabric::Port& in, fabric::Packet* p, Tick ready);
@@ -141,8 +139,8 @@ class alignas(64) EliteSwitch : public fabric::Device {
     bool used = false;
     Flow flow;
   };
-  Flow& flow(std::uint32_t key);             // inserts {0, 0} when missing
-  Flow* find_flow(std::uint32_t key);        // nullptr when missing
+  Flow& flow(std::uint32_t key);       // inserts {0, 0} when missing
+  Flow* find_flow(std::uint32_t key);  // nullptr when missing
   std::size_t flow_slot(std::uint32_t key) const;
 
   // ---- a decision's fields: the rest of the line the Device's fields end in
@@ -152,8 +150,8 @@ class alignas(64) EliteSwitch : public fabric::Device {
   std::uint32_t flow_slots_ = 0;  // a power of two (or 0)
   std::uint32_t flow_count_ = 0;  // pairs in flows_
   std::uint32_t nodes_;
-  std::uint8_t alive_ = 0;     // bit n-1: port n is alive
-  std::uint8_t rotate_ = 0;    // up-port tie-break: prefer the one after the last choice
+  std::uint8_t alive_ = 0;   // bit n-1: port n is alive
+  std::uint8_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
   bool alive_known_ = false;
   bool adaptive_;
   bool sticky_;

@@ -90,7 +90,8 @@ class Placer {
         const std::uint32_t port = i + 1;
         const bool down = port < kFirstUpPort;
         switch (p.kind) {
-          case Peer::Kind::None: break;
+          case Peer::Kind::None:
+            break;
           case Peer::Kind::Other:
             return fail(PlaceError::Subject::Link, p.link,
                         fmt::format("Elite switch '{}' port {} is linked to an IB switch: an Elite network holds "
@@ -162,8 +163,8 @@ class Placer {
       if (has_up(s)) continue;
       if (static_cast<std::uint32_t>(level_[s]) != top)
         return fail(PlaceError::Subject::Switch, s,
-                    fmt::format("Elite switch '{}' at level {} has no up link, but the tree's top level is {}",
-                                sw_[s], level_[s], top));
+                    fmt::format("Elite switch '{}' at level {} has no up link, but the tree's top level is {}", sw_[s],
+                                level_[s], top));
       base[s] = 0;
       via[s] = s;
       queue.push_back(s);
@@ -180,8 +181,8 @@ class Placer {
           std::int64_t& id = out_->node_id[p.index];
           if (id >= 0 && id != child)
             return fail(PlaceError::Subject::Node, p.index,
-                        fmt::format("node '{}' sits at Elite position {} below '{}' and {} below '{}'",
-                                    node_[p.index], id, sw_[node_via[p.index]], child, sw_[s]));
+                        fmt::format("node '{}' sits at Elite position {} below '{}' and {} below '{}'", node_[p.index],
+                                    id, sw_[node_via[p.index]], child, sw_[s]));
           id = child;
           node_via[p.index] = s;
         } else if (p.kind == Peer::Kind::Elite) {

@@ -51,7 +51,7 @@ inline std::uint64_t pow4(std::uint32_t e) { return std::uint64_t{1} << (2 * e);
 
 // ------------------------------------------------------------ generated tree
 struct TreeSwitch {
-  std::string name;    // el<level>_<index>
+  std::string name;  // el<level>_<index>
   std::uint32_t level = 0;
   std::uint32_t index = 0;  // t: n-1 base-4 digits
 };
@@ -60,7 +60,7 @@ struct TreeLink {
   bool lower_is_node = false;  // lower end: node `lower`, else switch `lower`
   std::uint32_t lower = 0;
   std::uint32_t lower_port = 1;
-  std::uint32_t upper = 0;     // switch index into Tree::switches
+  std::uint32_t upper = 0;  // switch index into Tree::switches
   std::uint32_t upper_port = 1;
 };
 
@@ -94,7 +94,7 @@ struct Place {
 };
 
 struct Placement {
-  std::uint32_t nodes = 0;   // N: Elan node ids are 0..N-1
+  std::uint32_t nodes = 0;  // N: Elan node ids are 0..N-1
   std::uint32_t levels = 0;
   std::vector<Place> switches;        // per Elite switch
   std::vector<std::int64_t> node_id;  // per node; -1: not on the Elite network

@@ -17,7 +17,8 @@ namespace {
 Scenario elite_tree(std::uint32_t nodes, const std::string& program) {
   std::string text = "topology { elite_fat_tree { nodes: " + std::to_string(nodes) +
                      " } node_param { key: \"bus.profile\" value: \"pci-66\" } }\n"
-                     "workload { program: \"" + program + "\" nodes: \"*\" }\n";
+                     "workload { program: \"" +
+                     program + "\" nodes: \"*\" }\n";
   if (std::getenv("NICSIM_TEST_TRACE")) text += R"(outputs { trace { device: "*" component: "*" } })";
   return load_scenario_text(text, "test.textproto",
                             [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });

@@ -25,10 +25,10 @@ inline void fill(std::uint8_t* p, std::size_t n, std::uint32_t seed) {
 
 // Bootstrap record exchanged over the management network.
 struct Peer {
-  std::uint32_t node = 0;    // Elan node id
-  E3Addr buf = 0;            // a data buffer
-  E3Addr event = 0;          // an event the peer may set remotely
-  E3Addr queue = 0;          // an input queue
+  std::uint32_t node = 0;  // Elan node id
+  E3Addr buf = 0;          // a data buffer
+  E3Addr event = 0;        // an event the peer may set remotely
+  E3Addr queue = 0;        // an input queue
   E3Addr extra = 0;
 };
 
@@ -70,7 +70,5 @@ inline std::uint8_t* mapped(Elan3Dev& d, std::size_t bytes, std::uint32_t perm, 
   if (r) *r = range;
   return p;
 }
-
-
 
 }  // namespace nicsim::elan3::testing

@@ -68,14 +68,13 @@ TEST(Elan3Identity, ChangedRegistersAreWhatTheDriverReports) {
 }
 
 TEST(Elan3Identity, OnAnEliteTreeTheMachineSizeIsItsNodePositions) {
-  const Scenario sc = load_scenario_text(R"(
+  const Scenario sc = load_scenario_text(
+      R"(
     name: "identity"
     topology { elite_fat_tree { nodes: 5 } node_param { key: "bus.profile" value: "pci-66" } }
     workload { program: "elan3_test_identity" nodes: "h3" nodes: "h4" }
   )",
-                                         "identity.textproto", [](std::string_view n) {
-                                           return ProgramRegistry::instance().find(n) != nullptr;
-                                         });
+      "identity.textproto", [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   Sim sim(sc.seed);
   World world(sc);
   run(world);

@@ -189,7 +189,10 @@ int queue_backpressure(int, char**) {
       }
       std::uint32_t id = 0;
       std::memcpy(&id, m, 4);
-      if (id >= kMsgs) { ADD_FAILURE() << "bad id " << id; break; }
+      if (id >= kMsgs) {
+        ADD_FAILURE() << "bad id " << id;
+        break;
+      }
       EXPECT_FALSE(seen[id]) << "message " << id << " arrived twice";
       seen[id] = true;
       if (next < 3) {

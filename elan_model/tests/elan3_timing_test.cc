@@ -144,7 +144,8 @@ int pingpong(int, char**) {
       std::memcpy(buf, &i, 4);
       d->issue_dma(r);
     }
-    while (!d->event_fired(ev)) {}
+    while (!d->event_fired(ev)) {
+    }
     d->prime_event(ev, 1, event::Type::None, 0, 0, false);
     int got = -1;
     std::memcpy(&got, buf + 64, 4);
@@ -224,8 +225,9 @@ TEST(Elan3Timing, PolledPingPongHalfRoundTripExact) { run_ok(two_elans("t_elan_p
 TEST(Elan3Timing, OneMiBDmaBandwidth) { run_ok(two_elans("t_elan_bandwidth")); }
 
 TEST(Elan3Scenario, NicKindElan3LoadsFromScenarioFileBackToBack) {
-  const Scenario sc = load_scenario_file(std::string(NICSIM_SOURCE_DIR) + "/elan_model/tests/elan3_pair.textproto",
-                                         [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
+  const Scenario sc =
+      load_scenario_file(std::string(NICSIM_SOURCE_DIR) + "/elan_model/tests/elan3_pair.textproto",
+                         [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   ASSERT_EQ(sc.nodes.size(), 2u);
   run_ok(sc);
 }

@@ -14,22 +14,22 @@ namespace nicsim::ep {
 const FsmType& CircuitMachine::type() {
   using S = CircuitState;
   using E = CircuitEvent;
-  static const FsmType type = make_fsm_type<CircuitMachine>(
-      "ep.circuit", {
-                        {S::Disconnected, E::Connect, S::Connecting, "connect"},
-                        {S::Disconnected, E::ConnectSelf, S::Connected, "accepted"},
-                        {S::Disconnected, E::PeerConnect, S::Connected, "accepted"},
-                        {S::Connecting, E::PeerConnect, S::Connected, "accepted"},
-                        {S::Connecting, E::ConnectAck, S::Connected, "accepted"},
-                        {S::Connecting, E::NoAnswer, S::Disconnected, "refused"},
-                        {S::Connecting, E::Unreachable, S::Failed, "failure"},
-                        {S::Connected, E::Unreachable, S::Failed, "failure"},
-                        {S::Connecting, E::PeerReset, S::Failed, "failure"},
-                        {S::Connected, E::PeerReset, S::Failed, "failure"},
-                        {S::Connecting, E::ReplyFailed, S::Failed, "failure"},
-                        {S::Connected, E::ReplyFailed, S::Failed, "failure"},
-                        {S::Failed, E::ResetDone, S::Disconnected, "reset_done"},
-                    });
+  static const FsmType type =
+      make_fsm_type<CircuitMachine>("ep.circuit", {
+                                                      {S::Disconnected, E::Connect, S::Connecting, "connect"},
+                                                      {S::Disconnected, E::ConnectSelf, S::Connected, "accepted"},
+                                                      {S::Disconnected, E::PeerConnect, S::Connected, "accepted"},
+                                                      {S::Connecting, E::PeerConnect, S::Connected, "accepted"},
+                                                      {S::Connecting, E::ConnectAck, S::Connected, "accepted"},
+                                                      {S::Connecting, E::NoAnswer, S::Disconnected, "refused"},
+                                                      {S::Connecting, E::Unreachable, S::Failed, "failure"},
+                                                      {S::Connected, E::Unreachable, S::Failed, "failure"},
+                                                      {S::Connecting, E::PeerReset, S::Failed, "failure"},
+                                                      {S::Connected, E::PeerReset, S::Failed, "failure"},
+                                                      {S::Connecting, E::ReplyFailed, S::Failed, "failure"},
+                                                      {S::Connected, E::ReplyFailed, S::Failed, "failure"},
+                                                      {S::Failed, E::ResetDone, S::Disconnected, "reset_done"},
+                                                  });
   return type;
 }
 

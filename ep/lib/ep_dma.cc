@@ -15,13 +15,20 @@ std::uint32_t perm_bits(u_int perm) {
   using namespace elan3::perm;
   const std::uint32_t local = kLocalRead | kLocalWrite;
   switch (perm) {
-    case ELAN_PERM_NOREMOTE: return local;
-    case ELAN_PERM_LOCALREAD: return kLocalRead;
-    case ELAN_PERM_REMOTEREAD: return local | kRemoteRead;
-    case ELAN_PERM_REMOTEWRITE: return local | kRemoteRead | kRemoteWrite;
-    case ELAN_PERM_REMOTEEVENT: return local | kRemoteRead | kRemoteWrite | kRemoteEvent;
-    case ELAN_PERM_REMOTEALL: return kAll;
-    default: return 0;
+    case ELAN_PERM_NOREMOTE:
+      return local;
+    case ELAN_PERM_LOCALREAD:
+      return kLocalRead;
+    case ELAN_PERM_REMOTEREAD:
+      return local | kRemoteRead;
+    case ELAN_PERM_REMOTEWRITE:
+      return local | kRemoteRead | kRemoteWrite;
+    case ELAN_PERM_REMOTEEVENT:
+      return local | kRemoteRead | kRemoteWrite | kRemoteEvent;
+    case ELAN_PERM_REMOTEALL:
+      return kAll;
+    default:
+      return 0;
   }
 }
 
@@ -56,9 +63,7 @@ bool kept(const EpNode& n, const ELAN3_DMA_HANDLE* h) { return n.dma_handles.cou
 
 // DDI_DMA_SLEEP waits for resources (threads only); DDI_DMA_NOWAIT does
 // not; any other function is called back once and the call fails at once.
-bool may_wait(WaitFn w, const EpNode& n) {
-  return w == DDI_DMA_SLEEP && n.host.current() && !n.host.in_interrupt();
-}
+bool may_wait(WaitFn w, const EpNode& n) { return w == DDI_DMA_SLEEP && n.host.current() && !n.host.in_interrupt(); }
 void call_back(WaitFn w, caddr_t arg) {
   if (w != DDI_DMA_SLEEP && w != DDI_DMA_NOWAIT && w) w(arg);
 }
@@ -119,8 +124,7 @@ extern "C" E3_Addr elan3_dma_handle_to_addr(ELAN3_DMA_HANDLE* mp) {
 }
 
 extern "C" int elan3_dma_addr_setup(ELAN3_DMA_STATE* sp, void* as, caddr_t addr, u_int len, u_int perm, u_int attr,
-                                    E3_Addr eaddr, int (*waitfp)(caddr_t), caddr_t arg,
-                                    ELAN3_DMA_HANDLE** handlep) {
+                                    E3_Addr eaddr, int (*waitfp)(caddr_t), caddr_t arg, ELAN3_DMA_HANDLE** handlep) {
   EpNode* n = state_node(sp);
   if (!n || as) return DDI_DMA_NOMAPPING;
   return map_range(*n, addr, len, perm, attr, eaddr, waitfp, arg, handlep);
@@ -133,8 +137,7 @@ extern "C" int elan3_dma_buf_setup(ELAN3_DMA_STATE* sp, struct buf* bp, u_int pe
   return map_range(*n, bp->b_un.b_addr, bp->b_bcount, perm, attr, eaddr, waitfp, arg, handlep);
 }
 
-extern "C" int elan3_dma_reserve(ELAN3_DMA_STATE* sp, int npages, ELAN3_DMA_REQUEST* dmareq,
-                                 ELAN3_DMA_HANDLE** mpp) {
+extern "C" int elan3_dma_reserve(ELAN3_DMA_STATE* sp, int npages, ELAN3_DMA_REQUEST* dmareq, ELAN3_DMA_HANDLE** mpp) {
   EpNode* n = state_node(sp);
   if (!n || !dmareq || !mpp) return DDI_DMA_NOMAPPING;
   n->cpu("ep_map");
@@ -166,8 +169,8 @@ extern "C" void elan3_dma_release(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp) {
   n->dma_handles.erase(mp);
 }
 
-extern "C" void elan3_dvma_kaddr_load(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp, caddr_t addr, u_int len,
-                                      u_int index, E3_Addr* addrp) {
+extern "C" void elan3_dvma_kaddr_load(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp, caddr_t addr, u_int len, u_int index,
+                                      E3_Addr* addrp) {
   EpNode* n = state_node(sp);
   if (addrp) *addrp = 0;
   if (!n) return;

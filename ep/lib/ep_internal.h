@@ -22,12 +22,12 @@ struct EpNode;
 
 // Handle tags: a handle whose tag does not match is "a bad handle" (EINVAL
 // where the call returns a status, an error report where it returns void).
-inline constexpr std::uint32_t kRcvrTag = 0x52435652;   // "RCVR"
-inline constexpr std::uint32_t kXmtrTag = 0x584d5452;   // "XMTR"
-inline constexpr std::uint32_t kTxdTag = 0x54584420;    // "TXD "
-inline constexpr std::uint32_t kRxdTag = 0x52584420;    // "RXD "
-inline constexpr std::uint32_t kStateTag = 0x444d4153;  // "DMAS"
-inline constexpr std::uint32_t kHandleTag = 0x444d4148; // "DMAH"
+inline constexpr std::uint32_t kRcvrTag = 0x52435652;    // "RCVR"
+inline constexpr std::uint32_t kXmtrTag = 0x584d5452;    // "XMTR"
+inline constexpr std::uint32_t kTxdTag = 0x54584420;     // "TXD "
+inline constexpr std::uint32_t kRxdTag = 0x52584420;     // "RXD "
+inline constexpr std::uint32_t kStateTag = 0x444d4153;   // "DMAS"
+inline constexpr std::uint32_t kHandleTag = 0x444d4148;  // "DMAH"
 
 // The fixed Elan address of every node's service table: 256 E3_Queue
 // descriptors, one per service (docs/ep.md "Addresses").
@@ -38,18 +38,26 @@ inline elan3::E3Addr service_queue_addr(int service) {
 
 // Small-message slot header (16 bytes, little-endian).
 struct SmallHeader {
-  std::uint32_t magic;   // kSmallMagic | kind
-  std::uint16_t node;    // sender
-  std::uint16_t len;     // data bytes
-  std::uint32_t circuit; // sender's incarnation of the circuit (0 for special)
-  std::uint32_t seq;     // sender's message number (special: duplicate detection)
+  std::uint32_t magic;    // kSmallMagic | kind
+  std::uint16_t node;     // sender
+  std::uint16_t len;      // data bytes
+  std::uint32_t circuit;  // sender's incarnation of the circuit (0 for special)
+  std::uint32_t seq;      // sender's message number (special: duplicate detection)
 };
 static_assert(sizeof(SmallHeader) == 16);
 inline constexpr std::uint32_t kSmallMagic = 0x53000000u;  // 'S' << 24
 enum SmallKind : std::uint32_t { kSmallData = 1, kSpecialData = 2 };
 
 // Control messages on service EP_SVC_KCOMMS (special-message slots).
-enum class Control : std::uint32_t { Connect = 1, ConnectAck = 2, Heartbeat = 3, Probe = 4, ProbeAck = 5, Reset = 6, Abort = 7 };
+enum class Control : std::uint32_t {
+  Connect = 1,
+  ConnectAck = 2,
+  Heartbeat = 3,
+  Probe = 4,
+  ProbeAck = 5,
+  Reset = 6,
+  Abort = 7
+};
 struct ControlMsg {
   std::uint32_t op;
   std::uint32_t from;
@@ -66,9 +74,9 @@ struct ControlMsg {
 // Connect for a new circuit) or when a reply we ran for the peer failed
 // (ReplyFailed). ResetDone: a failed circuit may be used again.
 #define NICSIM_EP_CIRCUIT_STATES(X) X(Disconnected) X(Connecting) X(Connected) X(Failed)
-#define NICSIM_EP_CIRCUIT_EVENTS(X)                                                                   \
-  X(Connect) X(ConnectSelf) X(PeerConnect) X(ConnectAck) X(NoAnswer) X(Unreachable) X(PeerReset) \
-  X(ReplyFailed) X(ResetDone)
+#define NICSIM_EP_CIRCUIT_EVENTS(X) \
+  X(Connect)                        \
+  X(ConnectSelf) X(PeerConnect) X(ConnectAck) X(NoAnswer) X(Unreachable) X(PeerReset) X(ReplyFailed) X(ResetDone)
 NICSIM_FSM_ENUM(CircuitState, NICSIM_EP_CIRCUIT_STATES)
 NICSIM_FSM_ENUM(CircuitEvent, NICSIM_EP_CIRCUIT_EVENTS)
 struct CircuitMachine {
@@ -110,11 +118,11 @@ struct Fanout {
   elan3::ElanMem envs;               // per child envelope copies (kArity slots)
   std::uint32_t bytes = 0;           // envelope + bitmap bytes sent
   int service = 0;
-  std::uint16_t cookie = 0;          // DMA source cookie of the owner
-  std::uint32_t gen = 0;             // new per multicast: stale waiters do nothing
-  bool dirty = false;                // an edge failed: its memory may still be hit
-  struct ::ep_txd* txd = nullptr;    // owner: the root's transmit
-  struct ::ep_rxd* rxd = nullptr;    // owner: an interior node's receive
+  std::uint16_t cookie = 0;        // DMA source cookie of the owner
+  std::uint32_t gen = 0;           // new per multicast: stale waiters do nothing
+  bool dirty = false;              // an edge failed: its memory may still be hit
+  struct ::ep_txd* txd = nullptr;  // owner: the root's transmit
+  struct ::ep_rxd* rxd = nullptr;  // owner: an interior node's receive
   int slot_of(int child) const {
     for (std::size_t i = 0; i < children.size(); ++i)
       if (children[i] == child) return static_cast<int>(i);
@@ -146,27 +154,27 @@ struct ep_txd {
   std::uint32_t generation = 0;
   TxKind kind = TxKind::Small;
   bool active = false;
-  bool irq = false;           // its event interrupts on completion (no EP_NO_INTERRUPT, or txcallbacks)
-  bool polled = false;        // started with EP_NO_INTERRUPT
-  bool sent = false;          // envelope DMA issued
-  int status = ESUCCESS;      // set before completion (ENETRESET, ETIMEDOUT, ...)
-  bool forced = false;        // completed by software (failure/timeout), not by the event
-  bool finishing = false;     // finish() has begun (its CPU charge and handler may let others run)
+  bool irq = false;        // its event interrupts on completion (no EP_NO_INTERRUPT, or txcallbacks)
+  bool polled = false;     // started with EP_NO_INTERRUPT
+  bool sent = false;       // envelope DMA issued
+  int status = ESUCCESS;   // set before completion (ENETRESET, ETIMEDOUT, ...)
+  bool forced = false;     // completed by software (failure/timeout), not by the event
+  bool finishing = false;  // finish() has begun (its CPU charge and handler may let others run)
   int dest = 0;
   int service = 0;
   int flags = 0;
   EP_TXH* handler = nullptr;
   void* arg = nullptr;
-  nicsim::elan3::ElanMem done;    // TxdDone event (RemoteEvent)
-  nicsim::elan3::ElanMem buf;     // envelope or small message (LocalRead)
-  nicsim::elan3::ElanMem status_blk;  // RPC status block (RemoteWrite)
-  std::uint32_t buf_len = 0;      // bytes of buf to send
-  std::uint32_t circuit = 0;      // incarnation it was sent on
-  nicsim::Tick deadline = 0;              // special: absolute timeout (0 = none)
+  nicsim::elan3::ElanMem done;                 // TxdDone event (RemoteEvent)
+  nicsim::elan3::ElanMem buf;                  // envelope or small message (LocalRead)
+  nicsim::elan3::ElanMem status_blk;           // RPC status block (RemoteWrite)
+  std::uint32_t buf_len = 0;                   // bytes of buf to send
+  std::uint32_t circuit = 0;                   // incarnation it was sent on
+  nicsim::Tick deadline = 0;                   // special: absolute timeout (0 = none)
   std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
   std::unique_ptr<nicsim::host::Timer> retry;  // re-send of a special message lost on the network
-  std::vector<int> mcast_children;  // hardware-broadcast multicast: nodes this txd sent to
-  std::unique_ptr<nicsim::ep::Fanout> fan;  // tree multicast: edges to the root's children
+  std::vector<int> mcast_children;             // hardware-broadcast multicast: nodes this txd sent to
+  std::unique_ptr<nicsim::ep::Fanout> fan;     // tree multicast: edges to the root's children
   std::uint32_t id() const { return (generation << 16) | index; }
 };
 
@@ -174,13 +182,13 @@ struct ep_xmtr {
   std::uint32_t tag = nicsim::ep::kXmtrTag;
   nicsim::ep::EpNode* node = nullptr;
   bool large = false;
-  int type = 0;      // small: EP_SVC_TYPE_*
-  int msgsize = 0;   // small: max message bytes
+  int type = 0;              // small: EP_SVC_TYPE_*
+  int msgsize = 0;           // small: max message bytes
   std::uint32_t cookie = 0;  // event interrupts of this transmitter's txds
   std::vector<std::unique_ptr<ep_txd>> pool;
   std::deque<ep_txd*> free;
   std::vector<ep_txd*> active;
-  bool txcallbacks = false;   // ep_enable_txcallbacks in force
+  bool txcallbacks = false;  // ep_enable_txcallbacks in force
   std::unique_ptr<nicsim::host::WaitQueue> free_waiters;
   elan3_dma_state dma_state;
 };
@@ -200,15 +208,15 @@ struct ep_rxd {
   int node = -1;
   EP_ENVELOPE envelope{};
   std::vector<std::uint8_t> bitmap_trailer;  // multicast bitmap (network order)
-  nicsim::elan3::ElanMem done;    // data landed (count = fragments)
-  nicsim::elan3::ElanMem subtree; // multicast: children completed
-  nicsim::elan3::ElanMem reply_done;  // RPC: status block acknowledged
+  nicsim::elan3::ElanMem done;               // data landed (count = fragments)
+  nicsim::elan3::ElanMem subtree;            // multicast: children completed
+  nicsim::elan3::ElanMem reply_done;         // RPC: status block acknowledged
   EP_RXH* reply_handler = nullptr;
   void* reply_arg = nullptr;
-  nicsim::elan3::ElanMem reply_blk;   // RPC status block staging (LocalRead)
+  nicsim::elan3::ElanMem reply_blk;         // RPC status block staging (LocalRead)
   std::unique_ptr<nicsim::ep::Fanout> fan;  // multicast: edges to this node's children
-  std::uint32_t index = 0;  // cookie = kRxCookie | index
-  int pulls = 0;            // fragments being read
+  std::uint32_t index = 0;                  // cookie = kRxCookie | index
+  int pulls = 0;                            // fragments being read
 };
 
 struct ep_rcvr {
@@ -216,8 +224,8 @@ struct ep_rcvr {
   nicsim::ep::EpNode* node = nullptr;
   bool large = false;
   int service = 0;
-  int type = 0;          // small: EP_SVC_TYPE_*
-  int msgsize = 0;       // small
+  int type = 0;               // small: EP_SVC_TYPE_*
+  int msgsize = 0;            // small
   EP_RCV* handler = nullptr;  // small
   void* arg = nullptr;
   nicsim::elan3::InputQueue queue;
@@ -243,7 +251,7 @@ struct ep_rcvr {
 namespace nicsim::ep {
 
 // One node's Kernel Comms.
-inline constexpr std::uint16_t kRxCookie = 0x8000;  // DMA source cookies: rxd (else txd index)
+inline constexpr std::uint16_t kRxCookie = 0x8000;     // DMA source cookies: rxd (else txd index)
 inline constexpr std::uint32_t kLargeSlotBytes = 320;  // envelope + multicast bitmap (1024 nodes)
 std::uint32_t large_slot_size(const EpNode& node);
 

@@ -17,7 +17,7 @@ namespace elan3 = nicsim::elan3;
 namespace nicsim::ep {
 namespace {
 
-constexpr int kMaxEnvelopes = 1024;  // per receiver ("a maximum value", manual)
+constexpr int kMaxEnvelopes = 1024;              // per receiver ("a maximum value", manual)
 constexpr std::uint32_t kPullPiece = 64 * 1024;  // bytes per read DMA of a pull (8 Elan pages)
 
 int nonempty(const EP_ENVELOPE& env) {
@@ -244,7 +244,6 @@ ep_rxd* EpNode::new_rxd(ep_rcvr* r, int flags) {
 
 }  // namespace nicsim::ep
 
-
 namespace {
 
 bool valid_rcvr(const ep_rcvr* r, const EpNode* node) {
@@ -253,8 +252,8 @@ bool valid_rcvr(const ep_rcvr* r, const EpNode* node) {
 bool valid_rxd(const ep_rxd* d) { return d && d->tag == nicsim::ep::kRxdTag && d->rcvr; }
 
 // The common part of ep_transmit_large and ep_transmit_rpc.
-int send_large(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler, void* arg,
-               EP_RPC_PAYLOAD* payload, EP_IOVEC* iovec, int iovlen, bool rpc) {
+int send_large(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler, void* arg, EP_RPC_PAYLOAD* payload,
+               EP_IOVEC* iovec, int iovlen, bool rpc) {
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_call");
@@ -354,8 +353,7 @@ extern "C" int ep_transmit_rpc(EP_XMTR* xmtr, int dest, int service, int flags, 
   return send_large(xmtr, dest, service, flags, handler, arg, payload, iovec, iovlen, true);
 }
 
-extern "C" int ep_queue_receive(EP_RCVR* rcvr, EP_RXH* handler, void* arg, E3_Addr buffer, E3_uint32 size,
-                                int flags) {
+extern "C" int ep_queue_receive(EP_RCVR* rcvr, EP_RXH* handler, void* arg, E3_Addr buffer, E3_uint32 size, int flags) {
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_queue_receive");
@@ -379,8 +377,7 @@ extern "C" int ep_requeue_receive(EP_RXD* rxd, EP_RXH* handler, void* arg, E3_Ad
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_queue_receive");
-  if (!valid_rxd(rxd) || rxd->rcvr->node != node || rxd->state != RxState::Done || rxd->rcvr->removed)
-    return EINVAL;
+  if (!valid_rxd(rxd) || rxd->rcvr->node != node || rxd->state != RxState::Done || rxd->rcvr->removed) return EINVAL;
   rxd->state = RxState::Queued;
   rxd->handler = handler;
   rxd->arg = arg;

@@ -143,7 +143,8 @@ void EpNode::send_edge(Fanout& f, int i) {
   switch (c.state()) {
     case CircuitState::Connected: {
       const std::uint32_t slot = large_slot_size(*this);
-      auto* env = reinterpret_cast<EP_ENVELOPE*>(static_cast<std::uint8_t*>(f.envs.host) + static_cast<std::uint32_t>(i) * slot);
+      auto* env = reinterpret_cast<EP_ENVELOPE*>(static_cast<std::uint8_t*>(f.envs.host) +
+                                                 static_cast<std::uint32_t>(i) * slot);
       env->Circuit = c.incarnation;
       c.last_sent = Calendar::now();
       elan3::DmaRequest req;
@@ -173,8 +174,10 @@ void EpNode::send_edge(Fanout& f, int i) {
     case CircuitState::Connecting:
       c.waiting_edges.push_back([this, fp = &f, gen = f.gen, i](bool up) {
         if (fp->gen != gen) return;
-        if (up) send_edge(*fp, i);
-        else fail_edge(*fp, i);
+        if (up)
+          send_edge(*fp, i);
+        else
+          fail_edge(*fp, i);
       });
       return;
   }
@@ -281,7 +284,8 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   std::memset(t->status_blk.host, 0, EP_STATUSBLK_SIZE);
   // One hardware broadcast when the set is a whole contiguous range of more
   // than one node that does not contain the sender; else the tree.
-  const bool contiguous = members.size() > 1 && members.back() - members.front() + 1 == static_cast<int>(members.size());
+  const bool contiguous =
+      members.size() > 1 && members.back() - members.front() + 1 == static_cast<int>(members.size());
   const bool self_inside = members.size() > 0 && static_cast<int>(node->self) >= members.front() &&
                            static_cast<int>(node->self) <= members.back();
   const bool broadcast = node->hw_broadcast && contiguous && !self_inside;
@@ -305,7 +309,8 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   if (!broadcast) {
     std::vector<bitmap_t> net(set.size());
     bt_hton(set.data(), net.data(), span);
-    std::memcpy(static_cast<std::uint8_t*>(t->buf.host) + sizeof(EP_ENVELOPE), net.data(), net.size() * sizeof(bitmap_t));
+    std::memcpy(static_cast<std::uint8_t*>(t->buf.host) + sizeof(EP_ENVELOPE), net.data(),
+                net.size() * sizeof(bitmap_t));
     bytes += static_cast<std::uint32_t>(net.size() * sizeof(bitmap_t));
     bytes = (bytes + 7) & ~7u;
   }
@@ -351,6 +356,7 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
     node->put_txd(t);
     return ENOMEM;
   }
-  node->start_fanout(f, *env, static_cast<std::uint8_t*>(t->buf.host) + sizeof(EP_ENVELOPE), bytes - sizeof(EP_ENVELOPE));
+  node->start_fanout(f, *env, static_cast<std::uint8_t*>(t->buf.host) + sizeof(EP_ENVELOPE),
+                     bytes - sizeof(EP_ENVELOPE));
   return ESUCCESS;
 }

@@ -58,8 +58,7 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   }
   const std::uint32_t perms = elan3::perm::kLocalRead | elan3::perm::kLocalWrite | elan3::perm::kRemoteWrite;
   elan3::E3Addr at = 0;
-  if (dev.reserve(1, perms, elan3::attr::kLittleEndian, kServiceTable, true, &table_range) !=
-          elan3::DevStatus::Ok ||
+  if (dev.reserve(1, perms, elan3::attr::kLittleEndian, kServiceTable, true, &table_range) != elan3::DevStatus::Ok ||
       dev.load(table_range, 0, page, elan3::kPageSize, &at) != elan3::DevStatus::Ok || at != kServiceTable) {
     error(fmt::format("cannot map the service table at Elan address {:#x}", kServiceTable));
     host.memory().free(page);
@@ -211,8 +210,7 @@ bool EpNode::grow(ep_xmtr* x, bool wait) {
   t->xmtr = x;
   t->index = static_cast<std::uint32_t>(txd_table.size()) + 1;
   const std::uint32_t buf_bytes =
-      x->large ? large_slot_size(*this)
-               : static_cast<std::uint32_t>((sizeof(SmallHeader) + x->msgsize + 7) & ~7u);
+      x->large ? large_slot_size(*this) : static_cast<std::uint32_t>((sizeof(SmallHeader) + x->msgsize + 7) & ~7u);
   t->done = dev.alloc_event(true, wait);
   t->buf = dev.alloc_mem(buf_bytes, elan3::kBlockSize, 0, wait);
   if (x->large) t->status_blk = dev.alloc_mem(EP_STATUSBLK_SIZE, elan3::kBlockSize, elan3::perm::kRemoteWrite, wait);
@@ -438,8 +436,8 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
     return;
   }
   if (f.cause == elan3::intq::Cause::DmaError) {
-    error(fmt::format("local DMA fault {} at Elan address {:#x} (cookie {:#x})", elan3::fault_name(f.detail),
-                      f.addr, f.src_cookie));
+    error(fmt::format("local DMA fault {} at Elan address {:#x} (cookie {:#x})", elan3::fault_name(f.detail), f.addr,
+                      f.src_cookie));
     fail_cookie(f.src_cookie, ENETRESET);
     return;
   }

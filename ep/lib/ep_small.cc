@@ -117,8 +117,8 @@ extern "C" void ep_remove_small_rcvr(EP_RCVR* rcvr) {
   // by `removed`): a later use is a bad handle, not a use after free.
 }
 
-extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags, E3_uint64 timeout,
-                                 EP_TXH* handler, void* arg, caddr_t buffer, int len) {
+extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags, E3_uint64 timeout, EP_TXH* handler,
+                                 void* arg, caddr_t buffer, int len) {
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_call");
@@ -153,8 +153,7 @@ extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags
     // No circuit; the timeout completes it ETIMEDOUT if no ack came by then.
     t->deadline = nicsim::Calendar::now() + static_cast<nicsim::Tick>(timeout) * nicsim::kNs;
     t->timer = std::make_unique<nicsim::host::Timer>(node->host, "ep.special", [node, t, gen = t->generation] {
-      if (t->active && !t->forced && t->generation == gen && !node->dev.event_fired(t->done))
-        node->force(t, ETIMEDOUT);
+      if (t->active && !t->forced && t->generation == gen && !node->dev.event_fired(t->done)) node->force(t, ETIMEDOUT);
     });
     t->timer->start(static_cast<nicsim::Tick>(timeout) * nicsim::kNs);
     node->issue(t);
@@ -206,9 +205,10 @@ extern "C" void ep_consume_small_message(EP_RCVR* rcvr, caddr_t* msg) {
   const std::uint8_t* p = matches(reinterpret_cast<const std::uint8_t*>(msg));
   if (!p) p = matches(reinterpret_cast<const std::uint8_t*>(*msg));
   if (!p) {
-    node->error(fmt::format("ep_consume_small_message on service {}: not a message handed out by "
-                            "ep_waitfor_small_message",
-                            rcvr->service));
+    node->error(
+        fmt::format("ep_consume_small_message on service {}: not a message handed out by "
+                    "ep_waitfor_small_message",
+                    rcvr->service));
     return;
   }
   rcvr->taken.erase(std::find(rcvr->taken.begin(), rcvr->taken.end(), p));

@@ -8,9 +8,7 @@
 using nicsim::ep::EpNode;
 
 namespace {
-bool valid(const ep_xmtr* x, const EpNode* node) {
-  return x && x->tag == nicsim::ep::kXmtrTag && x->node == node;
-}
+bool valid(const ep_xmtr* x, const EpNode* node) { return x && x->tag == nicsim::ep::kXmtrTag && x->node == node; }
 }  // namespace
 
 extern "C" EP_XMTR* ep_alloc_small_xmtr(int instance, int type, int msgsize) {

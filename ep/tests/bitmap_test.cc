@@ -52,8 +52,7 @@ TEST(EpBitmap, LowbitAndNextbitWalkTheSetBits) {
   auto m = make(100, {3, 31, 32, 64, 99});
   EXPECT_EQ(bt_lowbit(m.data(), 100), 3);
   std::vector<int> seen;
-  for (int b = bt_lowbit(m.data(), 100); b != -1; b = bt_nextbit(m.data(), 100, b))
-    seen.push_back(b);
+  for (int b = bt_lowbit(m.data(), 100); b != -1; b = bt_nextbit(m.data(), 100, b)) seen.push_back(b);
   EXPECT_EQ(seen, (std::vector<int>{3, 31, 32, 64, 99}));
   EXPECT_EQ(bt_nextbit(m.data(), 100, 99), -1);
   EXPECT_EQ(bt_nextbit(m.data(), 64, 32), -1);  // bit 64 is outside 64 bits

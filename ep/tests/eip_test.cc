@@ -71,12 +71,12 @@ struct Shape {
   std::uint32_t skew;
 };
 const std::vector<Shape> kShapes = {
-    {1500, {1500}, 0},           // one block: mapped in place
-    {9000, {1000, 8000}, 0},     // two blocks, the second >= a block: two iovecs
-    {4000, {3960, 40}, 0},       // two blocks, the second < E3_BLK_SIZE: copied
+    {1500, {1500}, 0},             // one block: mapped in place
+    {9000, {1000, 8000}, 0},       // two blocks, the second >= a block: two iovecs
+    {4000, {3960, 40}, 0},         // two blocks, the second < E3_BLK_SIZE: copied
     {6000, {100, 2900, 3000}, 0},  // three blocks: copied
-    {777, {777}, 1},             // header at an odd address: read through a copy
-    {20000, {20000}, 4093},      // one block across three Elan pages
+    {777, {777}, 1},               // header at an odd address: read through a copy
+    {20000, {20000}, 4093},        // one block across three Elan pages
 };
 
 int shapes_prog(int, char**) {

@@ -34,8 +34,8 @@ void on_rx(EP_RXD* rxd) {
     g_rx.when[i] = nicsim_now_ns();
   }
   if (ep_rxd_status(rxd) == ESUCCESS || ep_rxd_status(rxd) == ENETRESET)
-    ep_requeue_receive(rxd, on_rx, ep_rxd_arg(rxd), static_cast<E3_Addr>(reinterpret_cast<std::uintptr_t>(ep_rxd_arg(rxd))),
-                       1 << 20);
+    ep_requeue_receive(rxd, on_rx, ep_rxd_arg(rxd),
+                       static_cast<E3_Addr>(reinterpret_cast<std::uintptr_t>(ep_rxd_arg(rxd))), 1 << 20);
 }
 
 // The link goes down at 1 ms (a 1 MiB message is then half way) and comes
@@ -102,9 +102,11 @@ const BuiltinProgram reg_reset("ep_test_circuit_reset", reset_prog, "test");
 
 // A special message with a timeout long enough to be delivered.
 int ep_transmit_special_ok(EP_XMTR* x, int peer, int svc, char* msg) {
-  const int rc = ep_transmit_small(x, peer, svc, 0, 1000000, on_tx, reinterpret_cast<void*>(0),
-                                   reinterpret_cast<caddr_t>(msg), 8);
-  if (rc == ESUCCESS) { EXPECT_TRUE(wait_until([] { return g_tx.done == 1; })); }
+  const int rc =
+      ep_transmit_small(x, peer, svc, 0, 1000000, on_tx, reinterpret_cast<void*>(0), reinterpret_cast<caddr_t>(msg), 8);
+  if (rc == ESUCCESS) {
+    EXPECT_TRUE(wait_until([] { return g_tx.done == 1; }));
+  }
   EXPECT_EQ(g_tx.status[0], ESUCCESS);
   return rc;
 }
@@ -134,9 +136,9 @@ int special_prog(int, char**) {
     }
     if (nicsim_barrier() != 0) return 1;  // all four consumed
     // To a service nobody installed: refused (test-fail) until the timeout.
-    EXPECT_EQ(ep_transmit_small(sx, peer, 99, 0, 50000, on_tx, reinterpret_cast<void*>(1),
-                                reinterpret_cast<caddr_t>(msg), 8),
-              ESUCCESS);
+    EXPECT_EQ(
+        ep_transmit_small(sx, peer, 99, 0, 50000, on_tx, reinterpret_cast<void*>(1), reinterpret_cast<caddr_t>(msg), 8),
+        ESUCCESS);
     const std::uint64_t t0 = nicsim_now_ns();
     EXPECT_TRUE(wait_until([] { return g_tx.done == 2; }));
     EXPECT_EQ(g_tx.status[1], ETIMEDOUT);

@@ -55,12 +55,13 @@ int dma_prog(int, char**) {
     EXPECT_NE(ea, 0u);
     EXPECT_GE(ea, elan3_dma_handle_to_addr(res));
     // A struct buf through elan3_dma_buf_setup, and a range through elan3_dma_map.
-    struct buf bp{};
+    struct buf bp {};
     bp.b_bcount = kLen;
     bp.b_un.b_addr = reinterpret_cast<caddr_t>(b);
     ELAN3_DMA_HANDLE *hb = nullptr, *hc = nullptr;
-    EXPECT_EQ(elan3_dma_buf_setup(sp, &bp, ELAN_PERM_REMOTEREAD, PTE_LOAD_LITTLE_ENDIAN, 0, DDI_DMA_SLEEP, nullptr, &hb),
-              DDI_DMA_MAPPED);
+    EXPECT_EQ(
+        elan3_dma_buf_setup(sp, &bp, ELAN_PERM_REMOTEREAD, PTE_LOAD_LITTLE_ENDIAN, 0, DDI_DMA_SLEEP, nullptr, &hb),
+        DDI_DMA_MAPPED);
     ELAN3_DMA_REQUEST mreq{};
     mreq.Object.Type = ELAN3_OTYPE_VADDR;
     mreq.Object.Data.Vaddr.As = nullptr;
@@ -123,7 +124,8 @@ int dma_prog(int, char**) {
     const std::uint32_t len = m == 0 ? kLen - 5 : kLen;
     EXPECT_EQ(ep_rxd_len(d), static_cast<int>(len));
     bool same = true;
-    for (std::uint32_t i = 0; i < len && same; ++i) same = bufs[m][i] == (m == 0 ? pattern(30, i + 5) : pattern(30 + m, i));
+    for (std::uint32_t i = 0; i < len && same; ++i)
+      same = bufs[m][i] == (m == 0 ? pattern(30, i + 5) : pattern(30 + m, i));
     EXPECT_TRUE(same) << "message " << m;
     // Swap in a fresh buffer at the same Elan address.
     elan3_dvma_unload(sp, res, 0, 3);

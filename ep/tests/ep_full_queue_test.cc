@@ -29,7 +29,8 @@ constexpr std::uint64_t kBaseAtNs = 200000, kFillAtNs = 300000;
 // Probe times between the retry rounds (the refused DMAs trap at about
 // 300-310 us, then run again 20, 40, 80, 160, 320, 320 us after each trap).
 constexpr int kProbes = 9;
-constexpr std::uint64_t kProbeAtNs[kProbes] = {600000, 650000, 680000, 800000, 850000, 900000, 950000, 1000000, 1150000};
+constexpr std::uint64_t kProbeAtNs[kProbes] = {600000, 650000, 680000,  800000, 850000,
+                                               900000, 950000, 1000000, 1150000};
 // The sweep: a probe pair every 17 us or so over the whole blockage.
 constexpr int kSweep = 60;
 constexpr std::uint64_t kSweepFromNs = 330000, kSweepStepNs = 15000;
@@ -186,13 +187,15 @@ int full_queue_prog(int argc, char** argv) {
   g_sweep = argc > 1 && std::strcmp(argv[1], "sweep") == 0;
   g_nofill = argc > 1 && std::strcmp(argv[1], "nofill") == 0;
   switch (ep_nodeid()) {
-    case 0: return sender();
-    case 1: return full_receiver();
-    default: return other_receiver();
+    case 0:
+      return sender();
+    case 1:
+      return full_receiver();
+    default:
+      return other_receiver();
   }
 }
 const BuiltinProgram reg("ep_test_full_queue", full_queue_prog, "test");
-
 
 std::string scenario(const std::string& args) {
   return R"(

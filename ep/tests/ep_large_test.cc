@@ -160,8 +160,7 @@ int waitfor_prog(int, char**) {
     const int peer = peer_id();
     if (nicsim_barrier() != 0) return 1;
     // Polled: the handler runs only when polled, on this thread.
-    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(0), &iov, 1),
-              ESUCCESS);
+    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(0), &iov, 1), ESUCCESS);
     nicsim_sleep_ns(2000000);  // long after the data landed
     EXPECT_EQ(g_tx.done, 0);   // no interrupt, not yet polled
     EXPECT_EQ(ep_poll_transmits(x), 1);
@@ -169,14 +168,12 @@ int waitfor_prog(int, char**) {
     EXPECT_EQ(g_tx.status[0], ESUCCESS);
     EXPECT_EQ(ep_poll_transmits(x), 0);
     // Polled, then callbacks enabled: the completion arrives by itself.
-    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(1), &iov, 1),
-              ESUCCESS);
+    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(1), &iov, 1), ESUCCESS);
     EXPECT_EQ(ep_enable_txcallbacks(x), 0);  // not complete yet
     EXPECT_TRUE(wait_until([] { return g_tx.done == 2; }));
     EXPECT_EQ(ep_disable_txcallbacks(x), 0);
     // Polled, collected by the next transmit.
-    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(2), &iov, 1),
-              ESUCCESS);
+    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(2), &iov, 1), ESUCCESS);
     nicsim_sleep_ns(2000000);
     EXPECT_EQ(g_tx.done, 2);
     EXPECT_EQ(ep_transmit_large(x, peer, kSvc, 0, on_tx, reinterpret_cast<void*>(3), &iov, 1), ESUCCESS);
@@ -186,8 +183,7 @@ int waitfor_prog(int, char**) {
     if (nicsim_barrier() != 0) return 1;
     // Freeing a transmitter with a transmit still active completes it
     // (ENETRESET: the receiver has no buffer queued any more).
-    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(4), &iov, 1),
-              ESUCCESS);
+    EXPECT_EQ(ep_transmit_large(x, peer, kSvc, EP_NO_INTERRUPT, on_tx, reinterpret_cast<void*>(4), &iov, 1), ESUCCESS);
     ep_free_large_xmtr(x);
     EXPECT_EQ(g_tx.done, 5);
     EXPECT_EQ(g_tx.status[4], ENETRESET);
@@ -212,8 +208,10 @@ int waitfor_prog(int, char**) {
     for (std::uint32_t i = 0; i < kLen && same; ++i) same = dst[i] == pattern(2, i);
     EXPECT_TRUE(same) << "message " << m;
     std::memset(dst, 0, kLen);
-    if (m < 3) EXPECT_EQ(ep_requeue_receive(d, nullptr, reinterpret_cast<void*>(7), e, kLen), ESUCCESS);
-    else ep_complete_receive(d);
+    if (m < 3)
+      EXPECT_EQ(ep_requeue_receive(d, nullptr, reinterpret_cast<void*>(7), e, kLen), ESUCCESS);
+    else
+      ep_complete_receive(d);
   }
   if (nicsim_barrier() != 0) return 1;
   if (nicsim_barrier() != 0) return 1;
@@ -318,9 +316,9 @@ int bad_args_prog(int, char**) {
   const bool sender = nicsim_workload_rank() == 0;
   EP_RCVR* r = ep_install_large_rcvr(0, kSvc, 4);
   EXPECT_NE(r, nullptr);
-  EXPECT_EQ(ep_install_large_rcvr(0, kSvc, 4), nullptr);            // service in use
-  EXPECT_EQ(ep_install_large_rcvr(0, EP_NUM_SERVICES, 4), nullptr); // unknown service
-  EXPECT_EQ(ep_install_large_rcvr(1, kSvc + 1, 4), nullptr);        // no multirail instance 1
+  EXPECT_EQ(ep_install_large_rcvr(0, kSvc, 4), nullptr);                                // service in use
+  EXPECT_EQ(ep_install_large_rcvr(0, EP_NUM_SERVICES, 4), nullptr);                     // unknown service
+  EXPECT_EQ(ep_install_large_rcvr(1, kSvc + 1, 4), nullptr);                            // no multirail instance 1
   EXPECT_EQ(ep_install_small_rcvr(0, kSvc + 2, 99, 64, 4, nullptr, nullptr), nullptr);  // bad type
   EXPECT_EQ(ep_install_small_rcvr(0, kSvc + 2, EP_SVC_TYPE_SMALL, 4096, 4, nullptr, nullptr), nullptr);  // > packet
   EP_XMTR* x = ep_alloc_large_xmtr(0);
@@ -383,7 +381,9 @@ int bad_args_prog(int, char**) {
     for (int i = 0; i < 32; ++i) EXPECT_EQ(ep_queue_receive(r, nullptr, nullptr, re + 64 * i, 64, 0), ESUCCESS);
   }
   nicsim_sleep_ns(2000000);
-  if (sender) { EXPECT_EQ(ep_poll_transmits(x), sent); }
+  if (sender) {
+    EXPECT_EQ(ep_poll_transmits(x), sent);
+  }
   if (nicsim_barrier() != 0) return 1;
   return 0;
 }

@@ -64,12 +64,18 @@ void check_round(int me, int r, const std::vector<bool>& cut) {
   if (me == 0) {
     EXPECT_EQ(g_root_done[r], 1) << "round " << r;
     for (int n = 1; n < kNodes; ++n) {
-      if (!cut[n]) { EXPECT_GE(g_root_when[r], g_node[n].when[r]) << "round " << r << ": root completed before node " << n; }
+      if (!cut[n]) {
+        EXPECT_GE(g_root_when[r], g_node[n].when[r]) << "round " << r << ": root completed before node " << n;
+      }
     }
   } else if (cut[me]) {
     EXPECT_LE(self.count[r], 1) << "node " << me << " round " << r;
-    if (self.count[r] == 1 && self.status[r] == ESUCCESS) { EXPECT_TRUE(self.bytes_ok[r]) << "node " << me; }
-    if (self.count[r] == 1 && self.status[r] != ESUCCESS) { EXPECT_EQ(self.status[r], ENETRESET) << "node " << me; }
+    if (self.count[r] == 1 && self.status[r] == ESUCCESS) {
+      EXPECT_TRUE(self.bytes_ok[r]) << "node " << me;
+    }
+    if (self.count[r] == 1 && self.status[r] != ESUCCESS) {
+      EXPECT_EQ(self.status[r], ENETRESET) << "node " << me;
+    }
   } else {
     EXPECT_EQ(self.count[r], 1) << "node " << me << " round " << r;
     EXPECT_EQ(self.status[r], ESUCCESS) << "node " << me << " round " << r;
@@ -155,8 +161,7 @@ std::string fault_scenario(int dead, const std::string& subtree, const std::stri
   return "name: \"ep_mcast_fault\"\nstop_time: \"100ms\"\ntopology { elite_fat_tree { nodes: " +
          std::to_string(kNodes) + " } node_param { key: \"bus.profile\" value: \"pci-66\" } }\n" +
          "workload { program: \"ep_test_multicast_fault\" nodes: \"h*\" args: \"" + std::to_string(dead) +
-         "\" args: \"" + subtree + "\" }\n" + "fault { at: \"" + at + "\" link: \"" + link +
-         "\" link_down: true }\n";
+         "\" args: \"" + subtree + "\" }\n" + "fault { at: \"" + at + "\" link: \"" + link + "\" link_down: true }\n";
 }
 
 }  // namespace

@@ -116,7 +116,8 @@ const BuiltinProgram reg("ep_test_multicast", mcast_prog, "test");
 
 std::string tree_scenario(int nodes, const std::string& args, const std::string& param = "") {
   return "name: \"ep_mcast\"\nstop_time: \"500ms\"\ntopology { elite_fat_tree { nodes: " + std::to_string(nodes) +
-         " } node_param { key: \"bus.profile\" value: \"pci-66\" } " + param + " }\n"
+         " } node_param { key: \"bus.profile\" value: \"pci-66\" } " + param +
+         " }\n"
          "workload { program: \"ep_test_multicast\" nodes: \"h*\" " +
          args + " }\n";
 }
@@ -134,6 +135,5 @@ TEST(EpMulticast, SixtyFourNodesBitmapFromANonZeroRootExactlyOnce) {
 TEST(EpMulticast, WholeRangeByHardwareBroadcastWhenEnabled) {
   // Nodes 1..7 from node 0 is one contiguous range without the sender: the
   // envelope goes out as one QueuedBroadcast and every node pulls from 0.
-  run_text(tree_scenario(8, "args: \"0\" args: \"all\"",
-                         "node_param { key: \"host.ep.hw_broadcast\" value: \"1\" }"));
+  run_text(tree_scenario(8, "args: \"0\" args: \"all\"", "node_param { key: \"host.ep.hw_broadcast\" value: \"1\" }"));
 }

@@ -15,7 +15,7 @@ struct SmallRx {
   int count = 0;
   unsigned char data[kMsgs][288];
 };
-SmallRx g_rx;        // node b's receive log (tests run one per process)
+SmallRx g_rx;  // node b's receive log (tests run one per process)
 int g_tx_status[kMsgs];
 int g_tx_done = 0;
 
@@ -86,6 +86,4 @@ const BuiltinProgram reg1("ep_test_small_handler", small_handler_prog, "test");
 
 }  // namespace
 
-TEST(EpSmall, HandlerReceivesEveryByteAndSenderBufferIsFreeAtOnce) {
-  run_text(pair_scenario("ep_test_small_handler"));
-}
+TEST(EpSmall, HandlerReceivesEveryByteAndSenderBufferIsFreeAtOnce) { run_text(pair_scenario("ep_test_small_handler")); }

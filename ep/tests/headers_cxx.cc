@@ -27,81 +27,77 @@ static_assert(sizeof(EP_DATAVEC) == 12);
 
 template <typename... T>
 constexpr bool all_standard_layout = (std::is_standard_layout_v<T> && ...);
-static_assert(all_standard_layout<EP_IOVEC, EP_DATAVEC, EP_STATUSBLK, EP_RPC_PAYLOAD,
-                                  EP_ENVELOPE, ELAN3_DMA_OBJ, ELAN3_DMA_REQUEST, struct buf>);
+static_assert(all_standard_layout<EP_IOVEC, EP_DATAVEC, EP_STATUSBLK, EP_RPC_PAYLOAD, EP_ENVELOPE, ELAN3_DMA_OBJ,
+                                  ELAN3_DMA_REQUEST, struct buf>);
 
 // Callback types, as the manual's typedefs.
-static_assert(std::is_same_v<EP_RCV, void(void *, caddr_t)>);
-static_assert(std::is_same_v<EP_TXH, void(struct ep_txd *, void *, int)>);
-static_assert(std::is_same_v<EP_RXH, void(struct ep_rxd *)>);
+static_assert(std::is_same_v<EP_RCV, void(void*, caddr_t)>);
+static_assert(std::is_same_v<EP_TXH, void(struct ep_txd*, void*, int)>);
+static_assert(std::is_same_v<EP_RXH, void(struct ep_rxd*)>);
 static_assert(std::is_same_v<decltype(ELAN3_DMA_REQUEST::Waitfn), int (*)(caddr_t)>);
 static_assert(std::is_same_v<decltype(DDI_DMA_SLEEP), int (*)(caddr_t)>);
 
 #define SIG(fn, type) static_assert(std::is_same_v<decltype(fn), type>, #fn)
-SIG(ep_install_small_rcvr, EP_RCVR *(int, int, int, int, int, EP_RCV *, void *));
-SIG(ep_remove_small_rcvr, void(EP_RCVR *));
-SIG(ep_alloc_small_xmtr, EP_XMTR *(int, int, int));
-SIG(ep_free_small_xmtr, void(EP_XMTR *));
-SIG(ep_transmit_small,
-    int(EP_XMTR *, int, int, int, E3_uint64, EP_TXH *, void *, caddr_t, int));
-SIG(ep_waitfor_small_message, int(EP_RCVR *, caddr_t *));
-SIG(ep_consume_small_message, void(EP_RCVR *, caddr_t *));
-SIG(ep_install_large_rcvr, EP_RCVR *(int, int, int));
-SIG(ep_remove_large_rcvr, void(EP_RCVR *));
-SIG(ep_alloc_large_xmtr, EP_XMTR *(int));
-SIG(ep_free_large_xmtr, void(EP_XMTR *));
-SIG(ep_transmit_large, int(EP_XMTR *, int, int, int, EP_TXH *, void *, EP_IOVEC *, int));
-SIG(ep_multicast_large,
-    int(EP_XMTR *, int, int, bitmap_t *, int, int, EP_TXH *, void *, EP_IOVEC *, int));
-SIG(ep_transmit_rpc,
-    int(EP_XMTR *, int, int, int, EP_TXH *, void *, EP_RPC_PAYLOAD *, EP_IOVEC *, int));
-SIG(ep_poll_transmits, int(EP_XMTR *));
-SIG(ep_queue_receive, int(EP_RCVR *, EP_RXH *, void *, E3_Addr, E3_uint32, int));
-SIG(ep_requeue_receive, int(EP_RXD *, EP_RXH *, void *, E3_Addr, E3_uint32));
-SIG(ep_waitfor_large_receive, EP_RXD *(EP_RCVR *));
-SIG(ep_complete_rpc, int(EP_RXD *, EP_RXH *, void *, EP_STATUSBLK *, EP_DATAVEC *, int));
-SIG(ep_complete_receive, void(EP_RXD *));
-SIG(ep_enable_txcallbacks, int(EP_XMTR *));
-SIG(ep_disable_txcallbacks, int(EP_XMTR *));
-SIG(ep_rxd_arg, void *(EP_RXD *));
-SIG(ep_rxd_status, int(EP_RXD *));
-SIG(ep_rxd_len, int(EP_RXD *));
-SIG(ep_rxd_node, int(EP_RXD *));
-SIG(ep_rxd_isrpc, int(EP_RXD *));
-SIG(ep_rxd_envelope, EP_ENVELOPE *(EP_RXD *));
-SIG(ep_txd_statusblk, EP_STATUSBLK *(EP_TXD *));
+SIG(ep_install_small_rcvr, EP_RCVR*(int, int, int, int, int, EP_RCV*, void*));
+SIG(ep_remove_small_rcvr, void(EP_RCVR*));
+SIG(ep_alloc_small_xmtr, EP_XMTR*(int, int, int));
+SIG(ep_free_small_xmtr, void(EP_XMTR*));
+SIG(ep_transmit_small, int(EP_XMTR*, int, int, int, E3_uint64, EP_TXH*, void*, caddr_t, int));
+SIG(ep_waitfor_small_message, int(EP_RCVR*, caddr_t*));
+SIG(ep_consume_small_message, void(EP_RCVR*, caddr_t*));
+SIG(ep_install_large_rcvr, EP_RCVR*(int, int, int));
+SIG(ep_remove_large_rcvr, void(EP_RCVR*));
+SIG(ep_alloc_large_xmtr, EP_XMTR*(int));
+SIG(ep_free_large_xmtr, void(EP_XMTR*));
+SIG(ep_transmit_large, int(EP_XMTR*, int, int, int, EP_TXH*, void*, EP_IOVEC*, int));
+SIG(ep_multicast_large, int(EP_XMTR*, int, int, bitmap_t*, int, int, EP_TXH*, void*, EP_IOVEC*, int));
+SIG(ep_transmit_rpc, int(EP_XMTR*, int, int, int, EP_TXH*, void*, EP_RPC_PAYLOAD*, EP_IOVEC*, int));
+SIG(ep_poll_transmits, int(EP_XMTR*));
+SIG(ep_queue_receive, int(EP_RCVR*, EP_RXH*, void*, E3_Addr, E3_uint32, int));
+SIG(ep_requeue_receive, int(EP_RXD*, EP_RXH*, void*, E3_Addr, E3_uint32));
+SIG(ep_waitfor_large_receive, EP_RXD*(EP_RCVR*));
+SIG(ep_complete_rpc, int(EP_RXD*, EP_RXH*, void*, EP_STATUSBLK*, EP_DATAVEC*, int));
+SIG(ep_complete_receive, void(EP_RXD*));
+SIG(ep_enable_txcallbacks, int(EP_XMTR*));
+SIG(ep_disable_txcallbacks, int(EP_XMTR*));
+SIG(ep_rxd_arg, void*(EP_RXD*));
+SIG(ep_rxd_status, int(EP_RXD*));
+SIG(ep_rxd_len, int(EP_RXD*));
+SIG(ep_rxd_node, int(EP_RXD*));
+SIG(ep_rxd_isrpc, int(EP_RXD*));
+SIG(ep_rxd_envelope, EP_ENVELOPE*(EP_RXD*));
+SIG(ep_txd_statusblk, EP_STATUSBLK*(EP_TXD*));
 SIG(ep_nodeid, int());
 SIG(ep_numnodes, int());
-SIG(ep_xmtr_dma_state, E3_DMA_STATE *(EP_XMTR *));
-SIG(ep_rcvr_dma_state, E3_DMA_STATE *(EP_RCVR *));
-SIG(elan3_dma_map, int(ELAN3_DMA_STATE *, ELAN3_DMA_REQUEST *, ELAN3_DMA_HANDLE **));
-SIG(elan3_dma_unmap, void(ELAN3_DMA_STATE *, ELAN3_DMA_HANDLE *));
-SIG(elan3_dma_handle_to_addr, E3_Addr(ELAN3_DMA_HANDLE *));
-SIG(elan3_dma_addr_setup, int(ELAN3_DMA_STATE *, void *, caddr_t, u_int, u_int, u_int,
-                              E3_Addr, int (*)(caddr_t), caddr_t, ELAN3_DMA_HANDLE **));
-SIG(elan3_dma_buf_setup, int(ELAN3_DMA_STATE *, struct buf *, u_int, u_int, E3_Addr,
-                             int (*)(caddr_t), caddr_t, ELAN3_DMA_HANDLE **));
-SIG(elan3_dma_reserve, int(ELAN3_DMA_STATE *, int, ELAN3_DMA_REQUEST *, ELAN3_DMA_HANDLE **));
-SIG(elan3_dma_release, void(ELAN3_DMA_STATE *, ELAN3_DMA_HANDLE *));
-SIG(elan3_dvma_kaddr_load,
-    void(ELAN3_DMA_STATE *, ELAN3_DMA_HANDLE *, caddr_t, u_int, u_int, E3_Addr *));
-SIG(elan3_dvma_unload, void(ELAN3_DMA_STATE *, ELAN3_DMA_HANDLE *, u_int, u_int));
-SIG(bt_freebit, int(bitmap_t *, int));
-SIG(bt_lowbit, int(bitmap_t *, int));
-SIG(bt_nextbit, int(bitmap_t *, int, int));
-SIG(bt_copy, void(bitmap_t *, bitmap_t *, int));
-SIG(bt_zero, void(bitmap_t *, int));
-SIG(bt_fill, void(bitmap_t *, int));
-SIG(bt_cmp, int(bitmap_t *, bitmap_t *, int));
-SIG(bt_intersect, void(bitmap_t *, bitmap_t *, int));
-SIG(bt_remove, void(bitmap_t *, bitmap_t *, int));
-SIG(bt_add, void(bitmap_t *, bitmap_t *, int));
-SIG(bt_spans, int(bitmap_t *, bitmap_t *, int));
-SIG(bt_hton, void(bitmap_t *, bitmap_t *, int));
-SIG(bt_ntoh, void(bitmap_t *, bitmap_t *, int));
-SIG(bt_up, void(bitmap_t *, bitmap_t *, bitmap_t *, int));
-SIG(bt_down, void(bitmap_t *, bitmap_t *, bitmap_t *, int));
-SIG(bt_nbits, int(bitmap_t *, int));
+SIG(ep_xmtr_dma_state, E3_DMA_STATE*(EP_XMTR*));
+SIG(ep_rcvr_dma_state, E3_DMA_STATE*(EP_RCVR*));
+SIG(elan3_dma_map, int(ELAN3_DMA_STATE*, ELAN3_DMA_REQUEST*, ELAN3_DMA_HANDLE**));
+SIG(elan3_dma_unmap, void(ELAN3_DMA_STATE*, ELAN3_DMA_HANDLE*));
+SIG(elan3_dma_handle_to_addr, E3_Addr(ELAN3_DMA_HANDLE*));
+SIG(elan3_dma_addr_setup,
+    int(ELAN3_DMA_STATE*, void*, caddr_t, u_int, u_int, u_int, E3_Addr, int (*)(caddr_t), caddr_t, ELAN3_DMA_HANDLE**));
+SIG(elan3_dma_buf_setup,
+    int(ELAN3_DMA_STATE*, struct buf*, u_int, u_int, E3_Addr, int (*)(caddr_t), caddr_t, ELAN3_DMA_HANDLE**));
+SIG(elan3_dma_reserve, int(ELAN3_DMA_STATE*, int, ELAN3_DMA_REQUEST*, ELAN3_DMA_HANDLE**));
+SIG(elan3_dma_release, void(ELAN3_DMA_STATE*, ELAN3_DMA_HANDLE*));
+SIG(elan3_dvma_kaddr_load, void(ELAN3_DMA_STATE*, ELAN3_DMA_HANDLE*, caddr_t, u_int, u_int, E3_Addr*));
+SIG(elan3_dvma_unload, void(ELAN3_DMA_STATE*, ELAN3_DMA_HANDLE*, u_int, u_int));
+SIG(bt_freebit, int(bitmap_t*, int));
+SIG(bt_lowbit, int(bitmap_t*, int));
+SIG(bt_nextbit, int(bitmap_t*, int, int));
+SIG(bt_copy, void(bitmap_t*, bitmap_t*, int));
+SIG(bt_zero, void(bitmap_t*, int));
+SIG(bt_fill, void(bitmap_t*, int));
+SIG(bt_cmp, int(bitmap_t*, bitmap_t*, int));
+SIG(bt_intersect, void(bitmap_t*, bitmap_t*, int));
+SIG(bt_remove, void(bitmap_t*, bitmap_t*, int));
+SIG(bt_add, void(bitmap_t*, bitmap_t*, int));
+SIG(bt_spans, int(bitmap_t*, bitmap_t*, int));
+SIG(bt_hton, void(bitmap_t*, bitmap_t*, int));
+SIG(bt_ntoh, void(bitmap_t*, bitmap_t*, int));
+SIG(bt_up, void(bitmap_t*, bitmap_t*, bitmap_t*, int));
+SIG(bt_down, void(bitmap_t*, bitmap_t*, bitmap_t*, int));
+SIG(bt_nbits, int(bitmap_t*, int));
 #undef SIG
 
 }  // namespace
@@ -118,6 +114,5 @@ int headers_cxx_touch() {
   BT_SET(map, 63);
   EP_IOVEC iov[EP_MAXFRAG] = {};
   iov[0].Len = 64;
-  return BT_TEST(map, 63) + static_cast<int>(dmareq.Perm + iov[0].Len) +
-         (dmareq.Waitfn == DDI_DMA_NOWAIT);
+  return BT_TEST(map, 63) + static_cast<int>(dmareq.Perm + iov[0].Len) + (dmareq.Waitfn == DDI_DMA_NOWAIT);
 }

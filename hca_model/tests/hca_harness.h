@@ -114,8 +114,8 @@ class Harness {
     std::memset(in_, 0, qpc::kSize);
     put(in_, qpc::from_state, static_cast<std::uint8_t>(QpState::Init));
     put(in_, qpc::to_state, static_cast<std::uint8_t>(QpState::Rtr));
-    put(in_, qpc::opt_mask, qp_mask::kAv | qp_mask::kMtu | qp_mask::kDestQpn | qp_mask::kRqPsn |
-                                qp_mask::kRespRes | qp_mask::kMinRnrTimer);
+    put(in_, qpc::opt_mask,
+        qp_mask::kAv | qp_mask::kMtu | qp_mask::kDestQpn | qp_mask::kRqPsn | qp_mask::kRespRes | qp_mask::kMinRnrTimer);
     put(in_, qpc::av_dlid, dlid);
     put(in_, qpc::mtu, mtu);
     put(in_, qpc::dest_qpn, dest_qpn);
@@ -126,8 +126,8 @@ class Harness {
     std::memset(in_, 0, qpc::kSize);
     put(in_, qpc::from_state, static_cast<std::uint8_t>(QpState::Rtr));
     put(in_, qpc::to_state, static_cast<std::uint8_t>(QpState::Rts));
-    put(in_, qpc::opt_mask, qp_mask::kSqPsn | qp_mask::kLocalAckTimeout | qp_mask::kRetryCnt |
-                                qp_mask::kRnrRetry | qp_mask::kInitDepth);
+    put(in_, qpc::opt_mask,
+        qp_mask::kSqPsn | qp_mask::kLocalAckTimeout | qp_mask::kRetryCnt | qp_mask::kRnrRetry | qp_mask::kInitDepth);
     put(in_, qpc::sq_psn, 100);
     put(in_, qpc::local_ack_timeout, timeout);
     put(in_, qpc::retry_cnt, retry);

@@ -106,7 +106,8 @@ const BuiltinProgram reg_bw("t_hca_write_bw", write_bw, "test");
 
 double run_and_get(const std::string& program, const char* result) {
   Scenario sc = load_scenario_text(R"(topology { star { hosts: 2 } nic: "hca" } subnet_manager { off: true }
-      workload { program: ")" + program + R"(" nodes: "*" })",
+      workload { program: ")" + program +
+                                       R"(" nodes: "*" })",
                                    "perf.textproto",
                                    [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   Sim sim(sc.seed);

@@ -376,7 +376,8 @@ Scenario two_hcas(const std::string& program, const std::string& extra = "", con
   std::string text = R"(
     topology { star { hosts: 2 } nic: "hca" }
     subnet_manager { off: true }  # register-level harness: static addressing
-    workload { program: ")" + program + R"(" nodes: "*" )" + args + R"( }
+    workload { program: ")" +
+                     program + R"(" nodes: "*" )" + args + R"( }
   )" + extra;
   // NICSIM_TEST_TRACE=FILE writes the full trace of the run there (debugging).
   if (std::getenv("NICSIM_TEST_TRACE")) text += R"(outputs { trace { device: "*" component: "*" } })";

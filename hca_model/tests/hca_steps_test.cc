@@ -41,8 +41,10 @@ Traced engine_runs(const std::string& program, const std::string& args, const st
   const std::string text = R"(
     topology { star { hosts: 2 } nic: "hca" }
     subnet_manager { off: true }
-    workload { program: ")" + program + R"(" nodes: "*" )" + args + R"( }
-    outputs { trace { device: "*" component: ")" + component + R"(" } })";
+    workload { program: ")" +
+                           program + R"(" nodes: "*" )" + args + R"( }
+    outputs { trace { device: "*" component: ")" +
+                           component + R"(" } })";
   const Scenario sc = load_scenario_text(
       text, "test.textproto", [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   const std::string path = "/tmp/nicsim_hca_steps_" + std::to_string(getpid()) + ".jsonl";

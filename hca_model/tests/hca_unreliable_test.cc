@@ -159,7 +159,8 @@ Scenario two_hcas(const std::string& program, const std::string& args = "") {
   return nicsim::testing::load_text(R"(
     topology { star { hosts: 2 } nic: "hca" }
     subnet_manager { off: true }  # register-level harness: static addressing
-    workload { program: ")" + program + R"(" nodes: "*" )" + args + R"( })");
+    workload { program: ")" + program +
+                                    R"(" nodes: "*" )" + args + R"( })");
 }
 
 // Runs the scenario. Simulation errors are failures, except when
@@ -180,8 +181,6 @@ TEST(HcaUc, BufferRefilledOnSendCompletionNeverChangesTheMessage) {
 TEST(HcaUd, BufferRefilledOnSendCompletionNeverChangesTheMessage) {
   run(two_hcas("t_unreliable_refill", R"(args: "ud")"));
 }
-TEST(HcaUc, FailedPayloadReadCompletesWithAnError) {
-  run(two_hcas("t_unreliable_read_fails"), "master abort");
-}
+TEST(HcaUc, FailedPayloadReadCompletesWithAnError) { run(two_hcas("t_unreliable_read_fails"), "master abort"); }
 
 }  // namespace

@@ -102,10 +102,8 @@ struct Sent {
 
 ib::PacketHeaders headers_for(const ib::OpcodeInfo& op, bool global, std::uint32_t n) {
   ib::PacketHeaders h;
-  h.lrh = {.vl = 0,
-           .sl = static_cast<std::uint8_t>(n % 16),
-           .dlid = static_cast<std::uint16_t>(0x10 + n),
-           .slid = 0x0042};
+  h.lrh = {
+      .vl = 0, .sl = static_cast<std::uint8_t>(n % 16), .dlid = static_cast<std::uint16_t>(0x10 + n), .slid = 0x0042};
   if (global) {
     ib::Grh g{.ipver = 6, .tclass = 0, .flow_label = n, .hop_lmt = 64};
     g.sgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x02, 0xc9, 0xff, 0xfe, 0, 0, 0x01};
@@ -141,12 +139,10 @@ std::vector<Sent> write_capture(const std::string& path, std::uint32_t linktype)
       Bytes payload;
       if (op.payload) {
         payload.resize(5 + n % 8);  // every PadCnt
-        for (std::size_t i = 0; i < payload.size(); ++i)
-          payload[i] = static_cast<std::uint8_t>(0x41 + (i + n) % 26);
+        for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(0x41 + (i + n) % 26);
       }
       Sent s;
-      EXPECT_EQ(ib::build_packet(headers_for(op, global, n), payload, s.wire), ib::BuildStatus::Ok)
-          << op.name;
+      EXPECT_EQ(ib::build_packet(headers_for(op, global, n), payload, s.wire), ib::BuildStatus::Ok) << op.name;
       s.time = 1000 + Tick{n} * 1'234'567;
       if (linktype == kLinktypeErf)
         w.write_erf(s.time, kErfTypeInfiniband, s.wire.data(), s.wire.size());
@@ -331,8 +327,7 @@ TEST(PcapWriter, SameInputGivesSameBytes) {
     PcapWriter w;
     ASSERT_TRUE(w.open(path, kLinktypeErf));
     const Bytes frame{9, 8, 7, 6};
-    for (Tick t = 0; t < 10; ++t)
-      w.write_erf(t * 333'333'333, kErfTypeInfiniband, frame.data(), frame.size());
+    for (Tick t = 0; t < 10; ++t) w.write_erf(t * 333'333'333, kErfTypeInfiniband, frame.data(), frame.size());
   }
   EXPECT_EQ(read_file(a), read_file(b));
   std::remove(a.c_str());

@@ -105,8 +105,7 @@ PacketHeaders sample_headers(std::uint8_t opcode, bool global) {
   h.ext.rdeth.ee_context = 0x00C0FE;
   h.ext.deth = {.q_key = 0x80010002, .src_qp = 0x000321};
   h.ext.reth = {.va = 0x0000'7F00'1234'5000ull, .r_key = 0xDEADBEEF, .dma_len = 0x10000};
-  h.ext.atomic_eth = {
-      .va = 0x1000, .r_key = 0x77, .swap_add = 0x1111222233334444ull, .compare = 0x5555666677778888ull};
+  h.ext.atomic_eth = {.va = 0x1000, .r_key = 0x77, .swap_add = 0x1111222233334444ull, .compare = 0x5555666677778888ull};
   h.ext.aeth = {.syndrome = 0x1F, .msn = 0x00FEED};
   h.ext.atomic_ack_eth.orig_remote_data = 0x0123456789ABCDEFull;
   h.ext.imm_dt.imm = 0xCAFEF00D;
@@ -187,7 +186,8 @@ TEST(IbCrc, IbaSpecSampleIcrc) {
 // and preset, and match the serial model.
 TEST(IbCrc, FoldedEngineEqualsTableAndSerialModel) {
   if (!crc_engines::folded_available()) GTEST_SKIP() << "no PCLMULQDQ on this CPU: only the table engine runs";
-  if (!crc_engines::wide_folded_available()) std::cout << "note: no VPCLMULQDQ/AVX-512 here; the 128-bit folding serves\n";
+  if (!crc_engines::wide_folded_available())
+    std::cout << "note: no VPCLMULQDQ/AVX-512 here; the 128-bit folding serves\n";
   std::mt19937 rng(20021);
   Bytes data(700 + 16);
   for (auto& b : data) b = static_cast<std::uint8_t>(rng());
@@ -433,8 +433,7 @@ TEST(IbHeaders, FieldsTileTheHeaderWithoutOverlap) {
   auto check = []<typename H>(H*, std::size_t reserved_bits) {
     std::array<int, H::kSize * 8> owner{};
     for (const FieldInfo& f : H::kFields)
-      for (unsigned b = f.bit; b < f.bit + f.width; ++b)
-        EXPECT_EQ(owner[b]++, 0) << H::kName << "." << f.name;
+      for (unsigned b = f.bit; b < f.bit + f.width; ++b) EXPECT_EQ(owner[b]++, 0) << H::kName << "." << f.name;
     std::size_t unowned = 0;
     for (int o : owner) unowned += o == 0;
     EXPECT_EQ(unowned, reserved_bits) << H::kName;
@@ -473,8 +472,7 @@ TEST(IbHeaders, LrhAndBthLayoutByHand) {
           .psn = 0xABCDEF};
   std::array<std::uint8_t, 12> b{};
   bth.encode(b);
-  EXPECT_EQ(b, (std::array<std::uint8_t, 12>{0x64, 0xB0, 0x80, 0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x80, 0xAB, 0xCD,
-                                             0xEF}));
+  EXPECT_EQ(b, (std::array<std::uint8_t, 12>{0x64, 0xB0, 0x80, 0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x80, 0xAB, 0xCD, 0xEF}));
 }
 
 TEST(IbHeaders, FitsRejectsValuesWiderThanTheField) {
@@ -662,8 +660,7 @@ TEST(IbPacket, EveryOpcodeRoundTrips) {
       EXPECT_EQ(r.hdr.ext.reth, op.has(Ext::Reth) ? h.ext.reth : none.reth);
       EXPECT_EQ(r.hdr.ext.atomic_eth, op.has(Ext::AtomicEth) ? h.ext.atomic_eth : none.atomic_eth);
       EXPECT_EQ(r.hdr.ext.aeth, op.has(Ext::Aeth) ? h.ext.aeth : none.aeth);
-      EXPECT_EQ(r.hdr.ext.atomic_ack_eth,
-                op.has(Ext::AtomicAckEth) ? h.ext.atomic_ack_eth : none.atomic_ack_eth);
+      EXPECT_EQ(r.hdr.ext.atomic_ack_eth, op.has(Ext::AtomicAckEth) ? h.ext.atomic_ack_eth : none.atomic_ack_eth);
       EXPECT_EQ(r.hdr.ext.imm_dt, op.has(Ext::ImmDt) ? h.ext.imm_dt : none.imm_dt);
       EXPECT_EQ(r.hdr.ext.ieth, op.has(Ext::Ieth) ? h.ext.ieth : none.ieth);
       EXPECT_EQ(r.icrc, compute_icrc(std::span<const std::uint8_t>(p).first(p.size() - 6)));
@@ -724,9 +721,8 @@ TEST(IbPacket, BuildRefusesBadInput) {
 
 TEST(IbPacket, EveryTruncationIsRejected) {
   for (bool global : {false, true}) {
-    const Bytes p =
-        build(sample_headers(static_cast<std::uint8_t>(Opcode::RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE), global),
-              payload_of(13));
+    const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE), global),
+                          payload_of(13));
     for (std::size_t n = 0; n < p.size(); ++n) {
       const Bytes cut(p.begin(),
                       p.begin() + static_cast<std::ptrdiff_t>(n));  // exact size: ASan sees over-reads
@@ -742,8 +738,7 @@ TEST(IbPacket, EveryTruncationIsRejected) {
 }
 
 TEST(IbPacket, EverySingleBitErrorIsCaught) {
-  const Bytes p =
-      build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_RDMA_WRITE_FIRST), true), payload_of(10));
+  const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_RDMA_WRITE_FIRST), true), payload_of(10));
   for (std::size_t at = 0; at < p.size(); ++at) {
     for (int bit = 0; bit < 8; ++bit) {
       Bytes q = p;
@@ -755,8 +750,7 @@ TEST(IbPacket, EverySingleBitErrorIsCaught) {
 }
 
 TEST(IbPacket, CrcVerdicts) {
-  const Bytes p =
-      build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_FIRST), false), payload_of(32));
+  const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_FIRST), false), payload_of(32));
   Bytes q = p;
   q[30] ^= 0x01;  // payload
   EXPECT_EQ(parse_packet(q).verdict, Verdict::BadVcrc);
@@ -780,8 +774,7 @@ TEST(IbPacket, CrcVerdicts) {
 }
 
 TEST(IbPacket, ReservedOpcodeWithGoodCrcs) {
-  const Bytes p =
-      build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_ONLY), false), payload_of(4));
+  const Bytes p = build(sample_headers(static_cast<std::uint8_t>(Opcode::RC_SEND_ONLY), false), payload_of(4));
   for (unsigned c = 0; c < 256; ++c) {
     if (opcode_info(static_cast<std::uint8_t>(c)) != nullptr) continue;
     Bytes q = p;

@@ -28,8 +28,7 @@ struct ReflectedCrc {
       t[0][i] = c;
     }
     for (unsigned k = 1; k < 8; ++k)
-      for (unsigned i = 0; i < 256; ++i)
-        t[k][i] = static_cast<Reg>((t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFFu]);
+      for (unsigned i = 0; i < 256; ++i) t[k][i] = static_cast<Reg>((t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFFu]);
     return t;
   }();
 
@@ -48,7 +47,7 @@ struct ReflectedCrc {
     while (n >= 8) {
       std::uint64_t w = 0;
       for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];  // little-endian load
-      w ^= reg;  // the register lines up with the first bytes of the block
+      w ^= reg;                                          // the register lines up with the first bytes of the block
       reg = block(w);
       p += 8;
       n -= 8;
@@ -114,10 +113,11 @@ using Crc16Fold = FoldedCrc<16, 0x100Bu>;
 // bytes instead of 34.
 #define NICSIM_FOLD_INLINE __attribute__((always_inline, target("pclmul,sse4.1"))) inline
 NICSIM_FOLD_INLINE __m128i fold(__m128i acc, __m128i k, __m128i next) {
-  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11)),
-                       next);
+  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11)), next);
 }
-NICSIM_FOLD_INLINE __m128i load128(const std::uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); }
+NICSIM_FOLD_INLINE __m128i load128(const std::uint8_t* q) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+}
 
 // Sixty-four zero bytes: the OR mask of a plain CRC (see fold_lanes).
 alignas(64) constexpr std::uint8_t kNoMask[64] = {};
@@ -138,14 +138,16 @@ NICSIM_FOLD_INLINE __m128i fold_lanes_body(Reg reg, const std::uint8_t* p, std::
   // Pointer loops against precomputed limits: one compare per step.
   const std::uint8_t* q = p + 64;
   const std::uint8_t* const last64 = p + n - 64;  // the last start of a whole 64-byte block
-  const __m128i k512 = _mm_set_epi64x(static_cast<long long>(Fold::kFold512Lo), static_cast<long long>(Fold::kFold512Hi));
+  const __m128i k512 =
+      _mm_set_epi64x(static_cast<long long>(Fold::kFold512Lo), static_cast<long long>(Fold::kFold512Hi));
   for (; q <= last64; q += 64) {
     x0 = fold(x0, k512, load128(q));
     x1 = fold(x1, k512, load128(q + 16));
     x2 = fold(x2, k512, load128(q + 32));
     x3 = fold(x3, k512, load128(q + 48));
   }
-  const __m128i k128 = _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
+  const __m128i k128 =
+      _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
   __m128i x = fold(fold(fold(x0, k128, x1), k128, x2), k128, x3);
   for (const std::uint8_t* const last16 = p + n - 16; q <= last16; q += 16) x = fold(x, k128, load128(q));
   *used = static_cast<std::size_t>(q - p);
@@ -154,12 +156,12 @@ NICSIM_FOLD_INLINE __m128i fold_lanes_body(Reg reg, const std::uint8_t* p, std::
 
 template <class Fold, typename Reg>
 __attribute__((target("pclmul,sse4.1"))) __m128i fold_lanes(Reg reg, const std::uint8_t* p, std::size_t n,
-                                                           const std::uint8_t* mask, std::size_t* used) {
+                                                            const std::uint8_t* mask, std::size_t* used) {
   return fold_lanes_body<Fold>(reg, p, n, mask, used);
 }
 template <class Fold, typename Reg>
 __attribute__((target("avx,pclmul,sse4.1"))) __m128i fold_lanes_vex(Reg reg, const std::uint8_t* p, std::size_t n,
-                                                                   const std::uint8_t* mask, std::size_t* used) {
+                                                                    const std::uint8_t* mask, std::size_t* used) {
   return fold_lanes_body<Fold>(reg, p, n, mask, used);
 }
 
@@ -175,8 +177,8 @@ NICSIM_WIDE_TARGET inline __m512i constant512(std::uint64_t hi, std::uint64_t lo
   return _mm512_set_epi64(l, h, l, h, l, h, l, h);
 }
 NICSIM_WIDE_TARGET inline __m512i fold512(__m512i acc, __m512i k, __m512i next) {
-  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(acc, k, 0x00), _mm512_clmulepi64_epi128(acc, k, 0x11),
-                                   next, 0x96);
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(acc, k, 0x00), _mm512_clmulepi64_epi128(acc, k, 0x11), next,
+                                   0x96);
 }
 
 template <class Fold, typename Reg>
@@ -198,7 +200,8 @@ NICSIM_WIDE_TARGET __m128i fold_lanes_wide(Reg reg, const std::uint8_t* p, std::
   const __m512i k512 = constant(Fold::kFold512Hi, Fold::kFold512Lo);
   __m512i x = fold512(fold512(fold512(x0, k512, x1), k512, x2), k512, x3);
   for (; n - at >= 64; at += 64) x = fold512(x, k512, load(p + at));
-  const __m128i k128 = _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
+  const __m128i k128 =
+      _mm_set_epi64x(static_cast<long long>(Fold::kFold128Lo), static_cast<long long>(Fold::kFold128Hi));
   alignas(64) __m128i lane[4];
   _mm512_store_si512(lane, x);
   __m128i r = fold(fold(fold(lane[0], k128, lane[1]), k128, lane[2]), k128, lane[3]);
@@ -258,10 +261,10 @@ Reg update_fast(Reg reg, const std::uint8_t* p, std::size_t n, FoldWidth width =
                 const std::uint8_t* mask = kNoMask) {
   if (n < 64 || !have_clmul()) return Table::update(reg, p, n);
   std::size_t used = 0;
-  const __m128i folded = width == FoldWidth::Best && n >= 256 && have_wide_clmul()
-                             ? fold_lanes_wide<Fold>(reg, p, n, mask, &used)
-                         : width != FoldWidth::NarrowSse && have_vex_clmul() ? fold_lanes_vex<Fold>(reg, p, n, mask, &used)
-                                                                            : fold_lanes<Fold>(reg, p, n, mask, &used);
+  const __m128i folded =
+      width == FoldWidth::Best && n >= 256 && have_wide_clmul() ? fold_lanes_wide<Fold>(reg, p, n, mask, &used)
+      : width != FoldWidth::NarrowSse && have_vex_clmul()       ? fold_lanes_vex<Fold>(reg, p, n, mask, &used)
+                                                                : fold_lanes<Fold>(reg, p, n, mask, &used);
   return Table::update(lane_register<Table, Fold, 8 * sizeof(Reg), Reg>(folded), p + used, n - used);
 }
 #endif
@@ -309,10 +312,18 @@ std::uint16_t crc16_folded(std::uint16_t reg, std::span<const std::uint8_t> byte
 #else
 bool folded_available() { return false; }
 bool wide_folded_available() { return false; }
-std::uint32_t crc32_folded_narrow(std::uint32_t reg, std::span<const std::uint8_t> bytes) { return crc32_table(reg, bytes); }
-std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_t> bytes) { return crc16_table(reg, bytes); }
-std::uint32_t crc32_folded_sse(std::uint32_t reg, std::span<const std::uint8_t> bytes) { return crc32_table(reg, bytes); }
-std::uint16_t crc16_folded_sse(std::uint16_t reg, std::span<const std::uint8_t> bytes) { return crc16_table(reg, bytes); }
+std::uint32_t crc32_folded_narrow(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
+  return crc32_table(reg, bytes);
+}
+std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_t> bytes) {
+  return crc16_table(reg, bytes);
+}
+std::uint32_t crc32_folded_sse(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
+  return crc32_table(reg, bytes);
+}
+std::uint16_t crc16_folded_sse(std::uint16_t reg, std::span<const std::uint8_t> bytes) {
+  return crc16_table(reg, bytes);
+}
 std::uint32_t crc32_folded(std::uint32_t reg, std::span<const std::uint8_t> bytes) { return crc32_table(reg, bytes); }
 std::uint16_t crc16_folded(std::uint16_t reg, std::span<const std::uint8_t> bytes) { return crc16_table(reg, bytes); }
 #endif

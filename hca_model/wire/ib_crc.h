@@ -98,9 +98,7 @@ inline void store_vcrc(std::uint8_t* p, std::uint16_t vcrc) {
   p[0] = static_cast<std::uint8_t>(vcrc >> 8);
   p[1] = static_cast<std::uint8_t>(vcrc);
 }
-inline std::uint16_t load_vcrc(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>(p[0] << 8 | p[1]);
-}
+inline std::uint16_t load_vcrc(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
 
 // Recomputes and stores the VCRC of a complete wire image (LRH through VCRC),
 // as a switch does after changing the VL (§7.8.2). False if shorter than a

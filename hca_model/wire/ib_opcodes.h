@@ -16,13 +16,13 @@ namespace nicsim::ib {
 
 #define NICSIM_IB_TRANSPORTS(X) X(RC) X(UC) X(RD) X(UD)
 #define NICSIM_IB_OPS(X) \
-  X(Send) X(RdmaWrite) X(RdmaReadRequest) X(RdmaReadResponse) X(Acknowledge) \
-  X(AtomicAcknowledge) X(CompareSwap) X(FetchAdd) X(Resync)
+  X(Send)                \
+  X(RdmaWrite)           \
+  X(RdmaReadRequest) X(RdmaReadResponse) X(Acknowledge) X(AtomicAcknowledge) X(CompareSwap) X(FetchAdd) X(Resync)
 #define NICSIM_IB_POSITIONS(X) X(First) X(Middle) X(Last) X(Only)
 // Extended transport headers in the order they follow the BTH whenever
 // several are present (IBA chapter 5 packet format; §9.3).
-#define NICSIM_IB_EXTS(X) \
-  X(Rdeth) X(Deth) X(Reth) X(AtomicEth) X(Aeth) X(AtomicAckEth) X(ImmDt) X(Ieth)
+#define NICSIM_IB_EXTS(X) X(Rdeth) X(Deth) X(Reth) X(AtomicEth) X(Aeth) X(AtomicAckEth) X(ImmDt) X(Ieth)
 
 #define NICSIM_IB_ENUMERATOR(name) name,
 enum class Transport : std::uint8_t { NICSIM_IB_TRANSPORTS(NICSIM_IB_ENUMERATOR) };
@@ -66,73 +66,70 @@ inline constexpr ExtMask IETH = 1u << static_cast<unsigned>(Ext::Ieth);
 // "Only" also marks single-packet operations (read request, ACKs, atomics).
 // Header sets are those of the IBA §9.2 OpCode table with the §9.3 header
 // descriptions (which packets carry each extended header).
-#define NICSIM_IB_OPCODES(X)                                                              \
-  /* Reliable Connection, 0x00-0x1F */                                                    \
-  X(RC_SEND_FIRST, 0x00, RC, Send, First, eh::NONE)                                       \
-  X(RC_SEND_MIDDLE, 0x01, RC, Send, Middle, eh::NONE)                                     \
-  X(RC_SEND_LAST, 0x02, RC, Send, Last, eh::NONE)                                         \
-  X(RC_SEND_LAST_WITH_IMMEDIATE, 0x03, RC, Send, Last, eh::IMMDT)                         \
-  X(RC_SEND_ONLY, 0x04, RC, Send, Only, eh::NONE)                                         \
-  X(RC_SEND_ONLY_WITH_IMMEDIATE, 0x05, RC, Send, Only, eh::IMMDT)                         \
-  X(RC_RDMA_WRITE_FIRST, 0x06, RC, RdmaWrite, First, eh::RETH)                            \
-  X(RC_RDMA_WRITE_MIDDLE, 0x07, RC, RdmaWrite, Middle, eh::NONE)                          \
-  X(RC_RDMA_WRITE_LAST, 0x08, RC, RdmaWrite, Last, eh::NONE)                              \
-  X(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x09, RC, RdmaWrite, Last, eh::IMMDT)              \
-  X(RC_RDMA_WRITE_ONLY, 0x0A, RC, RdmaWrite, Only, eh::RETH)                              \
-  X(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x0B, RC, RdmaWrite, Only, eh::RETH | eh::IMMDT)   \
-  X(RC_RDMA_READ_REQUEST, 0x0C, RC, RdmaReadRequest, Only, eh::RETH)                      \
-  X(RC_RDMA_READ_RESPONSE_FIRST, 0x0D, RC, RdmaReadResponse, First, eh::AETH)             \
-  X(RC_RDMA_READ_RESPONSE_MIDDLE, 0x0E, RC, RdmaReadResponse, Middle, eh::NONE)           \
-  X(RC_RDMA_READ_RESPONSE_LAST, 0x0F, RC, RdmaReadResponse, Last, eh::AETH)               \
-  X(RC_RDMA_READ_RESPONSE_ONLY, 0x10, RC, RdmaReadResponse, Only, eh::AETH)               \
-  X(RC_ACKNOWLEDGE, 0x11, RC, Acknowledge, Only, eh::AETH)                                \
-  X(RC_ATOMIC_ACKNOWLEDGE, 0x12, RC, AtomicAcknowledge, Only, eh::AETH | eh::ATOMIC_ACK_ETH) \
-  X(RC_COMPARE_SWAP, 0x13, RC, CompareSwap, Only, eh::ATOMIC_ETH)                         \
-  X(RC_FETCH_ADD, 0x14, RC, FetchAdd, Only, eh::ATOMIC_ETH)                               \
-  /* IBA 1.2 additions (send with invalidate), carried for completeness */                \
-  X(RC_SEND_LAST_WITH_INVALIDATE, 0x16, RC, Send, Last, eh::IETH)                         \
-  X(RC_SEND_ONLY_WITH_INVALIDATE, 0x17, RC, Send, Only, eh::IETH)                         \
-  /* Unreliable Connection, 0x20-0x3F: sends and RDMA writes only */                      \
-  X(UC_SEND_FIRST, 0x20, UC, Send, First, eh::NONE)                                       \
-  X(UC_SEND_MIDDLE, 0x21, UC, Send, Middle, eh::NONE)                                     \
-  X(UC_SEND_LAST, 0x22, UC, Send, Last, eh::NONE)                                         \
-  X(UC_SEND_LAST_WITH_IMMEDIATE, 0x23, UC, Send, Last, eh::IMMDT)                         \
-  X(UC_SEND_ONLY, 0x24, UC, Send, Only, eh::NONE)                                         \
-  X(UC_SEND_ONLY_WITH_IMMEDIATE, 0x25, UC, Send, Only, eh::IMMDT)                         \
-  X(UC_RDMA_WRITE_FIRST, 0x26, UC, RdmaWrite, First, eh::RETH)                            \
-  X(UC_RDMA_WRITE_MIDDLE, 0x27, UC, RdmaWrite, Middle, eh::NONE)                          \
-  X(UC_RDMA_WRITE_LAST, 0x28, UC, RdmaWrite, Last, eh::NONE)                              \
-  X(UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x29, UC, RdmaWrite, Last, eh::IMMDT)              \
-  X(UC_RDMA_WRITE_ONLY, 0x2A, UC, RdmaWrite, Only, eh::RETH)                              \
-  X(UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x2B, UC, RdmaWrite, Only, eh::RETH | eh::IMMDT)   \
-  /* Reliable Datagram, 0x40-0x5F: RDETH on every packet, DETH on requests */             \
-  X(RD_SEND_FIRST, 0x40, RD, Send, First, eh::RDETH | eh::DETH)                           \
-  X(RD_SEND_MIDDLE, 0x41, RD, Send, Middle, eh::RDETH | eh::DETH)                         \
-  X(RD_SEND_LAST, 0x42, RD, Send, Last, eh::RDETH | eh::DETH)                             \
-  X(RD_SEND_LAST_WITH_IMMEDIATE, 0x43, RD, Send, Last, eh::RDETH | eh::DETH | eh::IMMDT)  \
-  X(RD_SEND_ONLY, 0x44, RD, Send, Only, eh::RDETH | eh::DETH)                             \
-  X(RD_SEND_ONLY_WITH_IMMEDIATE, 0x45, RD, Send, Only, eh::RDETH | eh::DETH | eh::IMMDT)  \
-  X(RD_RDMA_WRITE_FIRST, 0x46, RD, RdmaWrite, First, eh::RDETH | eh::DETH | eh::RETH)     \
-  X(RD_RDMA_WRITE_MIDDLE, 0x47, RD, RdmaWrite, Middle, eh::RDETH | eh::DETH)              \
-  X(RD_RDMA_WRITE_LAST, 0x48, RD, RdmaWrite, Last, eh::RDETH | eh::DETH)                  \
-  X(RD_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x49, RD, RdmaWrite, Last,                         \
-    eh::RDETH | eh::DETH | eh::IMMDT)                                                     \
-  X(RD_RDMA_WRITE_ONLY, 0x4A, RD, RdmaWrite, Only, eh::RDETH | eh::DETH | eh::RETH)       \
-  X(RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x4B, RD, RdmaWrite, Only,                         \
-    eh::RDETH | eh::DETH | eh::RETH | eh::IMMDT)                                          \
-  X(RD_RDMA_READ_REQUEST, 0x4C, RD, RdmaReadRequest, Only, eh::RDETH | eh::DETH | eh::RETH) \
-  X(RD_RDMA_READ_RESPONSE_FIRST, 0x4D, RD, RdmaReadResponse, First, eh::RDETH | eh::AETH) \
-  X(RD_RDMA_READ_RESPONSE_MIDDLE, 0x4E, RD, RdmaReadResponse, Middle, eh::RDETH)          \
-  X(RD_RDMA_READ_RESPONSE_LAST, 0x4F, RD, RdmaReadResponse, Last, eh::RDETH | eh::AETH)   \
-  X(RD_RDMA_READ_RESPONSE_ONLY, 0x50, RD, RdmaReadResponse, Only, eh::RDETH | eh::AETH)   \
-  X(RD_ACKNOWLEDGE, 0x51, RD, Acknowledge, Only, eh::RDETH | eh::AETH)                    \
-  X(RD_ATOMIC_ACKNOWLEDGE, 0x52, RD, AtomicAcknowledge, Only,                             \
-    eh::RDETH | eh::AETH | eh::ATOMIC_ACK_ETH)                                            \
-  X(RD_COMPARE_SWAP, 0x53, RD, CompareSwap, Only, eh::RDETH | eh::DETH | eh::ATOMIC_ETH)  \
-  X(RD_FETCH_ADD, 0x54, RD, FetchAdd, Only, eh::RDETH | eh::DETH | eh::ATOMIC_ETH)        \
-  X(RD_RESYNC, 0x55, RD, Resync, Only, eh::RDETH | eh::DETH)                              \
-  /* Unreliable Datagram, 0x60-0x7F: single-packet sends */                               \
-  X(UD_SEND_ONLY, 0x64, UD, Send, Only, eh::DETH)                                         \
+#define NICSIM_IB_OPCODES(X)                                                                                   \
+  /* Reliable Connection, 0x00-0x1F */                                                                         \
+  X(RC_SEND_FIRST, 0x00, RC, Send, First, eh::NONE)                                                            \
+  X(RC_SEND_MIDDLE, 0x01, RC, Send, Middle, eh::NONE)                                                          \
+  X(RC_SEND_LAST, 0x02, RC, Send, Last, eh::NONE)                                                              \
+  X(RC_SEND_LAST_WITH_IMMEDIATE, 0x03, RC, Send, Last, eh::IMMDT)                                              \
+  X(RC_SEND_ONLY, 0x04, RC, Send, Only, eh::NONE)                                                              \
+  X(RC_SEND_ONLY_WITH_IMMEDIATE, 0x05, RC, Send, Only, eh::IMMDT)                                              \
+  X(RC_RDMA_WRITE_FIRST, 0x06, RC, RdmaWrite, First, eh::RETH)                                                 \
+  X(RC_RDMA_WRITE_MIDDLE, 0x07, RC, RdmaWrite, Middle, eh::NONE)                                               \
+  X(RC_RDMA_WRITE_LAST, 0x08, RC, RdmaWrite, Last, eh::NONE)                                                   \
+  X(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x09, RC, RdmaWrite, Last, eh::IMMDT)                                   \
+  X(RC_RDMA_WRITE_ONLY, 0x0A, RC, RdmaWrite, Only, eh::RETH)                                                   \
+  X(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x0B, RC, RdmaWrite, Only, eh::RETH | eh::IMMDT)                        \
+  X(RC_RDMA_READ_REQUEST, 0x0C, RC, RdmaReadRequest, Only, eh::RETH)                                           \
+  X(RC_RDMA_READ_RESPONSE_FIRST, 0x0D, RC, RdmaReadResponse, First, eh::AETH)                                  \
+  X(RC_RDMA_READ_RESPONSE_MIDDLE, 0x0E, RC, RdmaReadResponse, Middle, eh::NONE)                                \
+  X(RC_RDMA_READ_RESPONSE_LAST, 0x0F, RC, RdmaReadResponse, Last, eh::AETH)                                    \
+  X(RC_RDMA_READ_RESPONSE_ONLY, 0x10, RC, RdmaReadResponse, Only, eh::AETH)                                    \
+  X(RC_ACKNOWLEDGE, 0x11, RC, Acknowledge, Only, eh::AETH)                                                     \
+  X(RC_ATOMIC_ACKNOWLEDGE, 0x12, RC, AtomicAcknowledge, Only, eh::AETH | eh::ATOMIC_ACK_ETH)                   \
+  X(RC_COMPARE_SWAP, 0x13, RC, CompareSwap, Only, eh::ATOMIC_ETH)                                              \
+  X(RC_FETCH_ADD, 0x14, RC, FetchAdd, Only, eh::ATOMIC_ETH)                                                    \
+  /* IBA 1.2 additions (send with invalidate), carried for completeness */                                     \
+  X(RC_SEND_LAST_WITH_INVALIDATE, 0x16, RC, Send, Last, eh::IETH)                                              \
+  X(RC_SEND_ONLY_WITH_INVALIDATE, 0x17, RC, Send, Only, eh::IETH)                                              \
+  /* Unreliable Connection, 0x20-0x3F: sends and RDMA writes only */                                           \
+  X(UC_SEND_FIRST, 0x20, UC, Send, First, eh::NONE)                                                            \
+  X(UC_SEND_MIDDLE, 0x21, UC, Send, Middle, eh::NONE)                                                          \
+  X(UC_SEND_LAST, 0x22, UC, Send, Last, eh::NONE)                                                              \
+  X(UC_SEND_LAST_WITH_IMMEDIATE, 0x23, UC, Send, Last, eh::IMMDT)                                              \
+  X(UC_SEND_ONLY, 0x24, UC, Send, Only, eh::NONE)                                                              \
+  X(UC_SEND_ONLY_WITH_IMMEDIATE, 0x25, UC, Send, Only, eh::IMMDT)                                              \
+  X(UC_RDMA_WRITE_FIRST, 0x26, UC, RdmaWrite, First, eh::RETH)                                                 \
+  X(UC_RDMA_WRITE_MIDDLE, 0x27, UC, RdmaWrite, Middle, eh::NONE)                                               \
+  X(UC_RDMA_WRITE_LAST, 0x28, UC, RdmaWrite, Last, eh::NONE)                                                   \
+  X(UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x29, UC, RdmaWrite, Last, eh::IMMDT)                                   \
+  X(UC_RDMA_WRITE_ONLY, 0x2A, UC, RdmaWrite, Only, eh::RETH)                                                   \
+  X(UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x2B, UC, RdmaWrite, Only, eh::RETH | eh::IMMDT)                        \
+  /* Reliable Datagram, 0x40-0x5F: RDETH on every packet, DETH on requests */                                  \
+  X(RD_SEND_FIRST, 0x40, RD, Send, First, eh::RDETH | eh::DETH)                                                \
+  X(RD_SEND_MIDDLE, 0x41, RD, Send, Middle, eh::RDETH | eh::DETH)                                              \
+  X(RD_SEND_LAST, 0x42, RD, Send, Last, eh::RDETH | eh::DETH)                                                  \
+  X(RD_SEND_LAST_WITH_IMMEDIATE, 0x43, RD, Send, Last, eh::RDETH | eh::DETH | eh::IMMDT)                       \
+  X(RD_SEND_ONLY, 0x44, RD, Send, Only, eh::RDETH | eh::DETH)                                                  \
+  X(RD_SEND_ONLY_WITH_IMMEDIATE, 0x45, RD, Send, Only, eh::RDETH | eh::DETH | eh::IMMDT)                       \
+  X(RD_RDMA_WRITE_FIRST, 0x46, RD, RdmaWrite, First, eh::RDETH | eh::DETH | eh::RETH)                          \
+  X(RD_RDMA_WRITE_MIDDLE, 0x47, RD, RdmaWrite, Middle, eh::RDETH | eh::DETH)                                   \
+  X(RD_RDMA_WRITE_LAST, 0x48, RD, RdmaWrite, Last, eh::RDETH | eh::DETH)                                       \
+  X(RD_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x49, RD, RdmaWrite, Last, eh::RDETH | eh::DETH | eh::IMMDT)            \
+  X(RD_RDMA_WRITE_ONLY, 0x4A, RD, RdmaWrite, Only, eh::RDETH | eh::DETH | eh::RETH)                            \
+  X(RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x4B, RD, RdmaWrite, Only, eh::RDETH | eh::DETH | eh::RETH | eh::IMMDT) \
+  X(RD_RDMA_READ_REQUEST, 0x4C, RD, RdmaReadRequest, Only, eh::RDETH | eh::DETH | eh::RETH)                    \
+  X(RD_RDMA_READ_RESPONSE_FIRST, 0x4D, RD, RdmaReadResponse, First, eh::RDETH | eh::AETH)                      \
+  X(RD_RDMA_READ_RESPONSE_MIDDLE, 0x4E, RD, RdmaReadResponse, Middle, eh::RDETH)                               \
+  X(RD_RDMA_READ_RESPONSE_LAST, 0x4F, RD, RdmaReadResponse, Last, eh::RDETH | eh::AETH)                        \
+  X(RD_RDMA_READ_RESPONSE_ONLY, 0x50, RD, RdmaReadResponse, Only, eh::RDETH | eh::AETH)                        \
+  X(RD_ACKNOWLEDGE, 0x51, RD, Acknowledge, Only, eh::RDETH | eh::AETH)                                         \
+  X(RD_ATOMIC_ACKNOWLEDGE, 0x52, RD, AtomicAcknowledge, Only, eh::RDETH | eh::AETH | eh::ATOMIC_ACK_ETH)       \
+  X(RD_COMPARE_SWAP, 0x53, RD, CompareSwap, Only, eh::RDETH | eh::DETH | eh::ATOMIC_ETH)                       \
+  X(RD_FETCH_ADD, 0x54, RD, FetchAdd, Only, eh::RDETH | eh::DETH | eh::ATOMIC_ETH)                             \
+  X(RD_RESYNC, 0x55, RD, Resync, Only, eh::RDETH | eh::DETH)                                                   \
+  /* Unreliable Datagram, 0x60-0x7F: single-packet sends */                                                    \
+  X(UD_SEND_ONLY, 0x64, UD, Send, Only, eh::DETH)                                                              \
   X(UD_SEND_ONLY_WITH_IMMEDIATE, 0x65, UD, Send, Only, eh::DETH | eh::IMMDT)
 
 enum class Opcode : std::uint8_t {
@@ -150,19 +147,19 @@ struct OpcodeInfo {
   Transport transport;
   Op op;
   Position position;
-  ExtMask exts;                            // which extended headers follow the BTH
-  std::uint8_t num_exts;                   // how many
-  std::array<Ext, 4> order;                // the first num_exts entries, wire order
+  ExtMask exts;                              // which extended headers follow the BTH
+  std::uint8_t num_exts;                     // how many
+  std::array<Ext, 4> order;                  // the first num_exts entries, wire order
   std::array<std::uint8_t, kNumExt> offset;  // byte offset after the BTH, or kNoExt
-  std::uint8_t ext_len;                    // bytes of extended headers
-  bool payload;     // may carry payload (sends, RDMA writes, read responses)
-  bool request;     // sent by a requester (everything but responses and ACKs)
-  bool immediate;   // carries ImmDt
-  bool acked;       // reliable request: the responder acknowledges it (RC, RD)
-  bool atomic;      // CmpSwap / FetchAdd
-  bool rdma_read;   // read request or read response
-  bool rdma_write;  // RDMA write packet
-  bool invalidate;  // carries IETH
+  std::uint8_t ext_len;                      // bytes of extended headers
+  bool payload;                              // may carry payload (sends, RDMA writes, read responses)
+  bool request;                              // sent by a requester (everything but responses and ACKs)
+  bool immediate;                            // carries ImmDt
+  bool acked;                                // reliable request: the responder acknowledges it (RC, RD)
+  bool atomic;                               // CmpSwap / FetchAdd
+  bool rdma_read;                            // read request or read response
+  bool rdma_write;                           // RDMA write packet
+  bool invalidate;                           // carries IETH
 
   constexpr bool has(Ext e) const { return (exts >> static_cast<unsigned>(e)) & 1u; }
   constexpr bool first() const { return position == Position::First || position == Position::Only; }
@@ -170,8 +167,7 @@ struct OpcodeInfo {
 };
 
 namespace detail {
-constexpr OpcodeInfo make_opcode(std::uint8_t code, const char* name, Transport t, Op o,
-                                 Position p, ExtMask exts) {
+constexpr OpcodeInfo make_opcode(std::uint8_t code, const char* name, Transport t, Op o, Position p, ExtMask exts) {
   OpcodeInfo info{};
   info.code = code;
   info.name = name;

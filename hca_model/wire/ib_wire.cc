@@ -6,9 +6,10 @@ namespace nicsim::ib {
 namespace {
 
 // Which ExtHeaders member holds each extended header.
-#define NICSIM_IB_EXT_MEMBERS(X)                                                         \
-  X(Rdeth, rdeth) X(Deth, deth) X(Reth, reth) X(AtomicEth, atomic_eth) X(Aeth, aeth)     \
-  X(AtomicAckEth, atomic_ack_eth) X(ImmDt, imm_dt) X(Ieth, ieth)
+#define NICSIM_IB_EXT_MEMBERS(X) \
+  X(Rdeth, rdeth)                \
+  X(Deth, deth)                  \
+  X(Reth, reth) X(AtomicEth, atomic_eth) X(Aeth, aeth) X(AtomicAckEth, atomic_ack_eth) X(ImmDt, imm_dt) X(Ieth, ieth)
 
 void encode_ext(const ExtHeaders& ext, Ext e, std::uint8_t* out) {
   switch (e) {
@@ -135,8 +136,8 @@ BuildStatus build_headers(const PacketHeaders& h, std::size_t payload_len, std::
   return BuildStatus::Ok;
 }
 
-BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
-                         std::span<std::uint8_t> out, std::size_t* written, bool with_crcs) {
+BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
+                         std::size_t* written, bool with_crcs) {
   std::size_t payload_at = 0;
   const BuildStatus s = build_headers(h, payload.size(), out, written, &payload_at);
   if (s != BuildStatus::Ok) return s;

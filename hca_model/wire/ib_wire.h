@@ -56,25 +56,25 @@ struct PacketHeaders {
   bool operator==(const PacketHeaders&) const = default;
 };
 
-#define NICSIM_IB_BUILD_STATUSES(X)                                              \
-  X(Ok, "ok")                                                                    \
-  X(UnknownOpcode, "BTH opcode is reserved")                                     \
-  X(PayloadNotAllowed, "opcode carries no payload")                              \
-  X(PayloadTooLong, "payload longer than 4096 bytes")                            \
-  X(FieldOutOfRange, "a header field does not fit its bit width")                \
+#define NICSIM_IB_BUILD_STATUSES(X)                               \
+  X(Ok, "ok")                                                     \
+  X(UnknownOpcode, "BTH opcode is reserved")                      \
+  X(PayloadNotAllowed, "opcode carries no payload")               \
+  X(PayloadTooLong, "payload longer than 4096 bytes")             \
+  X(FieldOutOfRange, "a header field does not fit its bit width") \
   X(BufferTooSmall, "output buffer smaller than the packet")
 
-#define NICSIM_IB_VERDICTS(X)                                                       \
-  X(Ok, "ok")                                                                       \
-  X(Truncated, "fewer bytes than the minimum packet or than LRH PktLen says")       \
-  X(BadLength, "more bytes than LRH PktLen says, or PktLen below the minimum")      \
-  X(BadVcrc, "VCRC mismatch")                                                       \
-  X(NotIba, "raw packet (LNH raw, or GRH NxtHdr not IBA transport)")                \
-  X(BadVersion, "LRH LVer, GRH IPVer or BTH TVer not supported")                    \
-  X(BadGrhLength, "GRH PayLen disagrees with LRH PktLen")                           \
-  X(BadIcrc, "ICRC mismatch")                                                       \
-  X(UnknownOpcode, "BTH opcode is reserved")                                        \
-  X(ShortForOpcode, "packet too short for the extended headers of its opcode")      \
+#define NICSIM_IB_VERDICTS(X)                                                  \
+  X(Ok, "ok")                                                                  \
+  X(Truncated, "fewer bytes than the minimum packet or than LRH PktLen says")  \
+  X(BadLength, "more bytes than LRH PktLen says, or PktLen below the minimum") \
+  X(BadVcrc, "VCRC mismatch")                                                  \
+  X(NotIba, "raw packet (LNH raw, or GRH NxtHdr not IBA transport)")           \
+  X(BadVersion, "LRH LVer, GRH IPVer or BTH TVer not supported")               \
+  X(BadGrhLength, "GRH PayLen disagrees with LRH PktLen")                      \
+  X(BadIcrc, "ICRC mismatch")                                                  \
+  X(UnknownOpcode, "BTH opcode is reserved")                                   \
+  X(ShortForOpcode, "packet too short for the extended headers of its opcode") \
   X(BadPayloadLength, "payload on an opcode without payload, or PadCnt > payload")
 
 #define NICSIM_IB_STATUS_ENUM(name, text) name,
@@ -97,13 +97,12 @@ std::size_t packet_size(std::uint8_t opcode, bool global, std::size_t payload_le
 // The derived fields of `h` (LNH, PktLen, PayLen, NxtHdr, PadCnt) are
 // ignored and computed; every other field is taken as given, versions
 // included, so tests can build deliberately bad packets.
-BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
-                         std::vector<std::uint8_t>& out);
+BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload, std::vector<std::uint8_t>& out);
 // Same, into a caller buffer; `*written` gets the packet size on success.
 // `with_crcs` false leaves ICRC and VCRC zero, for a caller that fills the
 // payload later and then seals the packet (compute_icrc/compute_vcrc).
-BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload,
-                         std::span<std::uint8_t> out, std::size_t* written, bool with_crcs = true);
+BuildStatus build_packet(const PacketHeaders& h, std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
+                         std::size_t* written, bool with_crcs = true);
 
 // build_packet without the payload: every byte but the payload's (pad, ICRC
 // and VCRC zero), for a caller that writes the payload itself (e.g. by DMA)

@@ -99,8 +99,7 @@ class Progress {
         const double dt = std::chrono::duration<double>(t - last).count();
         std::fprintf(stderr, "\r\033[Knicsim: simulated %s, %.3g events/s, wall %.1f s",
                      format_time(Calendar::progress_ps.load(std::memory_order_relaxed)).c_str(),
-                     static_cast<double>(ev - last_events) / dt,
-                     std::chrono::duration<double>(t - start).count());
+                     static_cast<double>(ev - last_events) / dt, std::chrono::duration<double>(t - start).count());
         last_events = ev;
         last = t;
         shown = true;
@@ -165,8 +164,8 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose) {
 
 int sc_main(int argc, char** argv) {
   po::options_description opts;
-  opts.add_options()("help,h", "show this help")("version", "print the version")(
-      "seed", po::value<std::uint64_t>(), "override the scenario's seed")(
+  opts.add_options()("help,h", "show this help")("version", "print the version")("seed", po::value<std::uint64_t>(),
+                                                                                 "override the scenario's seed")(
       "out", po::value<std::string>(), "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json here")(
       "plugin", po::value<std::vector<std::string>>()->composing(), "load programs from a plugin (repeatable)")(
       "verbose,v", "echo program logs to stderr");

@@ -31,8 +31,8 @@ class InFlight {
   friend class InFlightList;
   InFlight* prev_ = nullptr;
   InFlight* next_ = nullptr;
-  void* object_ = nullptr;            // the object this link is a member of
-  void (*drop_)(void*) = nullptr;     // deletes it as its own type
+  void* object_ = nullptr;         // the object this link is a member of
+  void (*drop_)(void*) = nullptr;  // deletes it as its own type
 };
 
 class InFlightList {

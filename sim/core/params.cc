@@ -39,7 +39,8 @@ std::optional<Parsed> parse_kind(UnitKind kind, std::string_view text, std::stri
     case UnitKind::Bool:
       if (auto v = parse_bool(text, error)) return p.u = *v ? 1 : 0, p;
       return std::nullopt;
-    case UnitKind::Text: return p;
+    case UnitKind::Text:
+      return p;
   }
   return std::nullopt;
 }
@@ -140,8 +141,7 @@ ParamRegistry& ParamRegistry::instance() {
   return registry;
 }
 
-void ParamRegistry::add(std::string_view scope, std::string_view doc,
-                        std::initializer_list<ParamDef> defs) {
+void ParamRegistry::add(std::string_view scope, std::string_view doc, std::initializer_list<ParamDef> defs) {
   if (scope.empty()) throw std::logic_error("parameter scope with an empty name");
   // Validate everything before touching the registry so a bad registration
   // leaves no half-added scope behind.
@@ -149,11 +149,9 @@ void ParamRegistry::add(std::string_view scope, std::string_view doc,
   for (auto it = defs.begin(); it != defs.end(); ++it) {
     check_def(scope, *it);
     bool dup_registered = existing != scopes_.end() && existing->second.find(it->name);
-    bool dup_in_call =
-        std::any_of(defs.begin(), it, [&](const ParamDef& d) { return d.name == it->name; });
+    bool dup_in_call = std::any_of(defs.begin(), it, [&](const ParamDef& d) { return d.name == it->name; });
     if (dup_registered || dup_in_call) {
-      throw std::logic_error("parameter " + std::string(scope) + "." + it->name +
-                             " registered twice");
+      throw std::logic_error("parameter " + std::string(scope) + "." + it->name + " registered twice");
     }
   }
   auto [entry, created] = scopes_.try_emplace(std::string(scope));
@@ -202,21 +200,18 @@ std::string ParamSet::set(std::string_view param, std::string_view text) {
   std::string error;
   auto parsed = parse_kind(def->kind, text, &error);
   if (!parsed) {
-    return who + ": '" + std::string(text) + "' is not a valid " + unit_kind_name(def->kind) +
-           " (e.g. " + unit_kind_example(def->kind) + "): " + error;
+    return who + ": '" + std::string(text) + "' is not a valid " + unit_kind_name(def->kind) + " (e.g. " +
+           unit_kind_example(def->kind) + "): " + error;
   }
   if (has_order(def->kind)) {
-    if (!def->min.empty() &&
-        compare(def->kind, *parsed, *parse_kind(def->kind, def->min, nullptr)) < 0) {
+    if (!def->min.empty() && compare(def->kind, *parsed, *parse_kind(def->kind, def->min, nullptr)) < 0) {
       return who + ": " + std::string(text) + " is below the minimum " + def->min;
     }
-    if (!def->max.empty() &&
-        compare(def->kind, *parsed, *parse_kind(def->kind, def->max, nullptr)) > 0) {
+    if (!def->max.empty() && compare(def->kind, *parsed, *parse_kind(def->kind, def->max, nullptr)) > 0) {
       return who + ": " + std::string(text) + " is above the maximum " + def->max;
     }
   }
-  if (!def->choices.empty() &&
-      std::find(def->choices.begin(), def->choices.end(), text) == def->choices.end()) {
+  if (!def->choices.empty() && std::find(def->choices.begin(), def->choices.end(), text) == def->choices.end()) {
     return who + ": '" + std::string(text) + "' is not one of the choices: " + join(def->choices);
   }
   Value& v = values_[def->name];
@@ -236,38 +231,28 @@ const ParamSet::Value& ParamSet::get(std::string_view param, UnitKind kind) cons
   const ParamDef* def = scope_ ? scope_->find(param) : nullptr;
   if (!def) throw std::logic_error("ParamSet: no parameter " + qualified(scope_, param));
   if (def->kind != kind) {
-    throw std::logic_error("ParamSet: " + qualified(scope_, param) + " is a " +
-                           unit_kind_name(def->kind) + ", not a " + unit_kind_name(kind));
+    throw std::logic_error("ParamSet: " + qualified(scope_, param) + " is a " + unit_kind_name(def->kind) + ", not a " +
+                           unit_kind_name(kind));
   }
   auto it = values_.find(param);
   if (it == values_.end()) {
-    throw std::logic_error("ParamSet: " + qualified(scope_, param) +
-                           " was registered after this ParamSet was made");
+    throw std::logic_error("ParamSet: " + qualified(scope_, param) + " was registered after this ParamSet was made");
   }
   return it->second;
 }
 
 Tick ParamSet::time(std::string_view param) const { return get(param, UnitKind::Time).u; }
-std::uint64_t ParamSet::bandwidth(std::string_view param) const {
-  return get(param, UnitKind::Bandwidth).u;
-}
+std::uint64_t ParamSet::bandwidth(std::string_view param) const { return get(param, UnitKind::Bandwidth).u; }
 std::uint64_t ParamSet::size(std::string_view param) const { return get(param, UnitKind::Size).u; }
-std::uint64_t ParamSet::frequency(std::string_view param) const {
-  return get(param, UnitKind::Frequency).u;
-}
-std::uint64_t ParamSet::count(std::string_view param) const {
-  return get(param, UnitKind::Count).u;
-}
+std::uint64_t ParamSet::frequency(std::string_view param) const { return get(param, UnitKind::Frequency).u; }
+std::uint64_t ParamSet::count(std::string_view param) const { return get(param, UnitKind::Count).u; }
 double ParamSet::ratio(std::string_view param) const { return get(param, UnitKind::Ratio).d; }
 bool ParamSet::flag(std::string_view param) const { return get(param, UnitKind::Bool).u != 0; }
-const std::string& ParamSet::text(std::string_view param) const {
-  return get(param, UnitKind::Text).text;
-}
+const std::string& ParamSet::text(std::string_view param) const { return get(param, UnitKind::Text).text; }
 
 const std::string& ParamSet::raw(std::string_view param) const {
   auto it = values_.find(param);
-  if (it == values_.end())
-    throw std::logic_error("ParamSet: no parameter " + qualified(scope_, param));
+  if (it == values_.end()) throw std::logic_error("ParamSet: no parameter " + qualified(scope_, param));
   return it->second.text;
 }
 

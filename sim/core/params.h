@@ -17,11 +17,11 @@
 namespace nicsim {
 
 struct ParamDef {
-  std::string name;           // within its scope, e.g. "bandwidth", "cost.syscall"
+  std::string name;  // within its scope, e.g. "bandwidth", "cost.syscall"
   UnitKind kind;
-  std::string default_value;  // text in the kind's syntax, e.g. "8Gbps"
-  std::string min;            // inclusive lower bound, same syntax; empty = none
-  std::string max;            // inclusive upper bound; empty = none
+  std::string default_value;         // text in the kind's syntax, e.g. "8Gbps"
+  std::string min;                   // inclusive lower bound, same syntax; empty = none
+  std::string max;                   // inclusive upper bound; empty = none
   std::vector<std::string> choices;  // Text only: allowed values; empty = any
   std::string doc;
 };
@@ -51,8 +51,7 @@ class ParamRegistry {
 
 // Put one of these at namespace scope in the .cc that owns the parameters.
 struct ParamRegistration {
-  ParamRegistration(std::string_view scope, std::string_view doc,
-                    std::initializer_list<ParamDef> defs) {
+  ParamRegistration(std::string_view scope, std::string_view doc, std::initializer_list<ParamDef> defs) {
     ParamRegistry::instance().add(scope, doc, defs);
   }
 };

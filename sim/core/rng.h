@@ -16,7 +16,10 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
 
 inline std::uint64_t fnv1a64(std::string_view s) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) { h ^= c; h *= 0x100000001b3ULL; }
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
   return h;
 }
 
@@ -31,8 +34,12 @@ class Rng {
   std::uint64_t next() {
     const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
     const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0]; s_[3] ^= s_[1]; s_[1] ^= s_[2]; s_[0] ^= s_[3];
-    s_[2] ^= t; s_[3] = rotl(s_[3], 45);
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
     return result;
   }
   // Uniform in [0, n). n > 0.

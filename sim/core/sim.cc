@@ -34,9 +34,7 @@ void Sim::no_context() {
   std::abort();
 }
 
-void Sim::error(std::string where, std::string message) {
-  errors_.report(now(), std::move(where), std::move(message));
-}
+void Sim::error(std::string where, std::string message) { errors_.report(now(), std::move(where), std::move(message)); }
 
 void SimErrors::report(Tick time, std::string where, std::string message) {
   errors_.push_back(SimError{time, std::move(where), std::move(message)});

@@ -68,18 +68,12 @@ const UnitEntry kFrequencyUnits[] = {
     {"GHz", 1000000000},
 };
 
-const Family kTime{"time", "picoseconds", "ps, ns, us, ms, s",
-                   false,  kTimeUnits,    std::size(kTimeUnits)};
-const Family kBandwidth{"bandwidth",
-                        "bits per second",
-                        "bps, Kbps, Mbps, Gbps, Tbps, B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s",
-                        false,
-                        kBandwidthUnits,
-                        std::size(kBandwidthUnits)};
-const Family kSize{"size", "bytes",    "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB",
-                   true,   kSizeUnits, std::size(kSizeUnits)};
-const Family kFrequency{"frequency", "hertz",         "Hz, kHz, MHz, GHz",
-                        false,       kFrequencyUnits, std::size(kFrequencyUnits)};
+const Family kTime{"time", "picoseconds", "ps, ns, us, ms, s", false, kTimeUnits, std::size(kTimeUnits)};
+const Family kBandwidth{
+    "bandwidth", "bits per second", "bps, Kbps, Mbps, Gbps, Tbps, B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s",
+    false,       kBandwidthUnits,   std::size(kBandwidthUnits)};
+const Family kSize{"size", "bytes", "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB", true, kSizeUnits, std::size(kSizeUnits)};
+const Family kFrequency{"frequency", "hertz", "Hz, kHz, MHz, GHz", false, kFrequencyUnits, std::size(kFrequencyUnits)};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -107,13 +101,11 @@ std::string quoted(std::string_view s) {
 // Parses "<digits>[.<digits>]<spaces><unit>" exactly: the decimal is kept as
 // an integer mantissa and a count of fraction digits, so "4.096us" becomes
 // 4096 * 1e6 / 1e3 ps with no floating point anywhere.
-std::optional<std::uint64_t> parse_with_units(std::string_view original, const Family& f,
-                                              std::string* error) {
+std::optional<std::uint64_t> parse_with_units(std::string_view original, const Family& f, std::string* error) {
   std::string_view text = trim(original);
   if (text.empty()) return fail<std::uint64_t>(error, std::string("empty ") + f.what + " value");
   if (text.front() == '-') {
-    return fail<std::uint64_t>(
-        error, std::string("negative ") + f.what + " " + quoted(text) + " is not allowed");
+    return fail<std::uint64_t>(error, std::string("negative ") + f.what + " " + quoted(text) + " is not allowed");
   }
   std::size_t i = 0;
   std::string_view int_digits, frac_digits;
@@ -127,8 +119,8 @@ std::optional<std::uint64_t> parse_with_units(std::string_view original, const F
     frac_digits = text.substr(start, i - start);
   }
   if (int_digits.empty() && frac_digits.empty()) {
-    return fail<std::uint64_t>(error, quoted(text) + " is not a " + f.what +
-                                          " (expected a number and a unit: " + f.help + ")");
+    return fail<std::uint64_t>(
+        error, quoted(text) + " is not a " + f.what + " (expected a number and a unit: " + f.help + ")");
   }
   std::string_view unit = trim(text.substr(i));
 
@@ -141,12 +133,12 @@ std::optional<std::uint64_t> parse_with_units(std::string_view original, const F
     multiplier = entry->multiplier;
   } else if (unit.empty()) {
     if (!f.bare_is_base) {
-      return fail<std::uint64_t>(error, std::string("missing ") + f.what + " unit in " +
-                                            quoted(text) + " (use " + f.help + ")");
+      return fail<std::uint64_t>(
+          error, std::string("missing ") + f.what + " unit in " + quoted(text) + " (use " + f.help + ")");
     }
   } else {
-    return fail<std::uint64_t>(error, std::string("unknown ") + f.what + " unit " + quoted(unit) +
-                                          " (use " + f.help + ")");
+    return fail<std::uint64_t>(error,
+                               std::string("unknown ") + f.what + " unit " + quoted(unit) + " (use " + f.help + ")");
   }
 
   // Trailing fraction zeros carry no value; dropping them keeps the mantissa
@@ -162,14 +154,12 @@ std::optional<std::uint64_t> parse_with_units(std::string_view original, const F
     return true;
   };
   auto overflow = [&] {
-    return fail<std::uint64_t>(
-        error, "overflow: " + quoted(text) + " does not fit in 64 bits of " + f.base_name);
+    return fail<std::uint64_t>(error, "overflow: " + quoted(text) + " does not fit in 64 bits of " + f.base_name);
   };
   if (!accumulate(int_digits) || !accumulate(frac_digits)) return overflow();
   auto fractional = [&] {
-    return fail<std::uint64_t>(error, std::string("fractional ") + f.base_name + ": " +
-                                          quoted(text) + " is not a whole number of " +
-                                          f.base_name);
+    return fail<std::uint64_t>(error, std::string("fractional ") + f.base_name + ": " + quoted(text) +
+                                          " is not a whole number of " + f.base_name);
   };
   // Beyond 30 fraction digits no multiplier here (at most ~2^43) can make the
   // value whole, and 10^30 still fits in 128 bits.
@@ -195,9 +185,7 @@ std::string format_scaled(std::uint64_t value, const FormatUnit* units, std::siz
   for (std::size_t u = 0; u < count; ++u) {
     if (value >= units[u].size) pick = u;
   }
-  auto milli = [&](std::size_t u) {
-    return (static_cast<U128>(value) * 1000 + units[u].size / 2) / units[u].size;
-  };
+  auto milli = [&](std::size_t u) { return (static_cast<U128>(value) * 1000 + units[u].size / 2) / units[u].size; };
   U128 m = milli(pick);
   if (pick + 1 < count) {
     U128 next_in_milli = static_cast<U128>(units[pick + 1].size) / units[pick].size * 1000;
@@ -255,28 +243,44 @@ Tick ceil_div_saturating(U128 numerator, std::uint64_t denominator) {
 
 const char* unit_kind_name(UnitKind k) {
   switch (k) {
-    case UnitKind::Time: return "time";
-    case UnitKind::Bandwidth: return "bandwidth";
-    case UnitKind::Size: return "size";
-    case UnitKind::Frequency: return "frequency";
-    case UnitKind::Count: return "count";
-    case UnitKind::Ratio: return "ratio";
-    case UnitKind::Text: return "text";
-    case UnitKind::Bool: return "bool";
+    case UnitKind::Time:
+      return "time";
+    case UnitKind::Bandwidth:
+      return "bandwidth";
+    case UnitKind::Size:
+      return "size";
+    case UnitKind::Frequency:
+      return "frequency";
+    case UnitKind::Count:
+      return "count";
+    case UnitKind::Ratio:
+      return "ratio";
+    case UnitKind::Text:
+      return "text";
+    case UnitKind::Bool:
+      return "bool";
   }
   return "?";
 }
 
 const char* unit_kind_example(UnitKind k) {
   switch (k) {
-    case UnitKind::Time: return "100ns";
-    case UnitKind::Bandwidth: return "8Gbps";
-    case UnitKind::Size: return "2KiB";
-    case UnitKind::Frequency: return "133MHz";
-    case UnitKind::Count: return "16";
-    case UnitKind::Ratio: return "0.9";
-    case UnitKind::Text: return "pcix-133";
-    case UnitKind::Bool: return "true";
+    case UnitKind::Time:
+      return "100ns";
+    case UnitKind::Bandwidth:
+      return "8Gbps";
+    case UnitKind::Size:
+      return "2KiB";
+    case UnitKind::Frequency:
+      return "133MHz";
+    case UnitKind::Count:
+      return "16";
+    case UnitKind::Ratio:
+      return "0.9";
+    case UnitKind::Text:
+      return "pcix-133";
+    case UnitKind::Bool:
+      return "true";
   }
   return "?";
 }
@@ -306,8 +310,7 @@ std::optional<std::uint64_t> parse_count(std::string_view original, std::string*
   std::uint64_t value = 0;
   for (char c : text) {
     if (!is_digit(c)) {
-      return fail<std::uint64_t>(error,
-                                 quoted(text) + " is not a count (a whole number such as 16)");
+      return fail<std::uint64_t>(error, quoted(text) + " is not a count (a whole number such as 16)");
     }
     unsigned d = static_cast<unsigned>(c - '0');
     if (value > (kU64Max - d) / 10) {
@@ -330,8 +333,7 @@ std::optional<double> parse_ratio(std::string_view original, std::string* error)
     return fail<double>(error, "overflow: ratio " + quoted(text) + " is out of range");
   }
   if (ec != std::errc() || end != text.data() + text.size()) {
-    return fail<double>(error,
-                        quoted(text) + " is not a ratio (a real number such as 0.9 or 1e-9)");
+    return fail<double>(error, quoted(text) + " is not a ratio (a real number such as 0.9 or 1e-9)");
   }
   if (!std::isfinite(value)) {
     return fail<double>(error, "ratio " + quoted(text) + " is not a finite number");
@@ -352,9 +354,7 @@ std::string format_bandwidth(std::uint64_t bits_per_second) {
   return format_scaled(bits_per_second, kBandwidthFormat, std::size(kBandwidthFormat));
 }
 
-std::string format_size(std::uint64_t bytes) {
-  return format_scaled(bytes, kSizeFormat, std::size(kSizeFormat));
-}
+std::string format_size(std::uint64_t bytes) { return format_scaled(bytes, kSizeFormat, std::size(kSizeFormat)); }
 
 std::string format_frequency(std::uint64_t hz) {
   return format_scaled(hz, kFrequencyFormat, std::size(kFrequencyFormat));

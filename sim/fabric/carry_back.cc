@@ -13,9 +13,10 @@
 namespace nicsim::fabric {
 
 Tick Device::carry_through(Port& in, Port& out, const Packet& reply, Tick) {
-  throw std::logic_error(fmt::format("{}: a reply (packet {}) was carried back through this device from port {} "
-                                     "to port {}, but it does not carry replies (only Elite switches do)",
-                                     name(), reply.meta.id, in.number(), out.number()));
+  throw std::logic_error(
+      fmt::format("{}: a reply (packet {}) was carried back through this device from port {} "
+                  "to port {}, but it does not carry replies (only Elite switches do)",
+                  name(), reply.meta.id, in.number(), out.number()));
 }
 
 void Device::take_reply(Port& at, Packet* reply) {

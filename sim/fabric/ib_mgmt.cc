@@ -14,18 +14,18 @@ const FsmType& IbPortMachine::type() {
   using S = IbPortStateName;
   using E = IbPortEvent;
   // IBA 1.1 Figure 150 (logical port states), less the LinkInit details.
-  static const FsmType type = make_fsm_type<IbPortMachine>(
-      "ib.port", {{S::Down, E::LinkUp, S::Init, "link_up"},
-                  {S::Init, E::SmArm, S::Armed, "arm"},
-                  {S::Armed, E::SmActivate, S::Active, "activate"},
-                  {S::Init, E::StaticActivate, S::Armed, "arm"},
-                  {S::Armed, E::StaticActivate, S::Active, "activate"},
-                  {S::Init, E::LinkDown, S::Down, "down"},
-                  {S::Armed, E::LinkDown, S::Down, "down"},
-                  {S::Active, E::LinkDown, S::Down, "down"},
-                  {S::Init, E::SmDown, S::Down, "down"},
-                  {S::Armed, E::SmDown, S::Down, "down"},
-                  {S::Active, E::SmDown, S::Down, "down"}});
+  static const FsmType type =
+      make_fsm_type<IbPortMachine>("ib.port", {{S::Down, E::LinkUp, S::Init, "link_up"},
+                                               {S::Init, E::SmArm, S::Armed, "arm"},
+                                               {S::Armed, E::SmActivate, S::Active, "activate"},
+                                               {S::Init, E::StaticActivate, S::Armed, "arm"},
+                                               {S::Armed, E::StaticActivate, S::Active, "activate"},
+                                               {S::Init, E::LinkDown, S::Down, "down"},
+                                               {S::Armed, E::LinkDown, S::Down, "down"},
+                                               {S::Active, E::LinkDown, S::Down, "down"},
+                                               {S::Init, E::SmDown, S::Down, "down"},
+                                               {S::Armed, E::SmDown, S::Down, "down"},
+                                               {S::Active, E::SmDown, S::Down, "down"}});
   return type;
 }
 
@@ -47,7 +47,8 @@ void IbPortState::activate_static() {
 bool IbPortState::sm_set(std::uint8_t code_wanted) {
   const std::uint8_t now = code();
   switch (code_wanted) {
-    case kPortStateNoChange: return true;
+    case kPortStateNoChange:
+      return true;
     case kPortStateDown:
       // The SM takes the port down: the link retrains and comes back to Init.
       if (now == kPortStateDown) return true;
@@ -64,7 +65,8 @@ bool IbPortState::sm_set(std::uint8_t code_wanted) {
       if (now != kPortStateArmed) return false;
       fsm_.fire(IbPortEvent::SmActivate, "sm_active");
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -198,8 +200,8 @@ Packet* make_smp_packet(PacketPool& pool, std::uint32_t src_device, const SmpPac
   const std::size_t len = ib::packet_size(h, smp::kMadBytes);
   Packet* p = pool.get(len);
   std::size_t written = 0;
-  ib::build_packet(h, std::span<const std::uint8_t>(s.mad, smp::kMadBytes), std::span<std::uint8_t>(p->bytes.data(), len),
-                   &written, true);
+  ib::build_packet(h, std::span<const std::uint8_t>(s.mad, smp::kMadBytes),
+                   std::span<std::uint8_t>(p->bytes.data(), len), &written, true);
   p->meta.src_node = src_device;
   p->meta.slid = s.slid;
   p->meta.dlid = s.dlid;

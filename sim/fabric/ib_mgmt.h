@@ -32,8 +32,8 @@ struct IbPortMachine {
   static const FsmType& type();
 };
 
-inline constexpr std::uint8_t kPortStateNoChange = 0, kPortStateDown = 1, kPortStateInit = 2,
-                              kPortStateArmed = 3, kPortStateActive = 4;
+inline constexpr std::uint8_t kPortStateNoChange = 0, kPortStateDown = 1, kPortStateInit = 2, kPortStateArmed = 3,
+                              kPortStateActive = 4;
 
 // One port's logical state. Down until the link is up (and, on an HCA, the
 // driver enabled the port); then Init, where only VL15 SMPs pass; the subnet
@@ -74,8 +74,8 @@ inline constexpr std::uint16_t kAttrNotice = 0x0002, kAttrNodeDescription = 0x00
                                kAttrSwitchInfo = 0x0012, kAttrGuidInfo = 0x0014, kAttrPortInfo = 0x0015,
                                kAttrPkeyTable = 0x0016, kAttrLft = 0x0019, kAttrMft = 0x001b;
 // MAD status codes (invalid-field code in bits 4..2, IBA 13.4.7).
-inline constexpr std::uint16_t kStatusBadVersion = 1 << 2, kStatusBadMethod = 2 << 2,
-                               kStatusBadMethodAttr = 3 << 2, kStatusBadValue = 7 << 2;
+inline constexpr std::uint16_t kStatusBadVersion = 1 << 2, kStatusBadMethod = 2 << 2, kStatusBadMethodAttr = 3 << 2,
+                               kStatusBadValue = 7 << 2;
 inline constexpr std::uint8_t kNodeTypeCa = 1, kNodeTypeSwitch = 2;
 inline constexpr std::uint16_t kTrapLinkStateChange = 128;
 inline constexpr std::uint32_t kMaxHops = 63;

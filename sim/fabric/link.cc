@@ -13,13 +13,12 @@ namespace nicsim::fabric {
 const FsmType& LinkMachine::type() {
   using S = LinkState;
   using E = LinkEvent;
-  static const FsmType type = make_fsm_type<LinkMachine>(
-      "link", {{S::Up, E::Down, S::Down, "link_down"}, {S::Down, E::Up, S::Up, "link_up"}});
+  static const FsmType type =
+      make_fsm_type<LinkMachine>("link", {{S::Up, E::Down, S::Down, "link_down"}, {S::Down, E::Up, S::Up, "link_up"}});
   return type;
 }
 
-Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params,
-           std::uint64_t seed)
+Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params, std::uint64_t seed)
     : name_(std::move(name)),
       index_(index),
       a_(a),
@@ -104,8 +103,8 @@ void Fabric::add_device(Device* d) {
 }
 
 Link& Fabric::connect(std::string name, Port& a, Port& b, const ParamSet& params, std::uint64_t seed) {
-  links_.push_back(std::make_unique<Link>(std::move(name), static_cast<std::uint32_t>(links_.size()), a, b,
-                                          params, seed));
+  links_.push_back(
+      std::make_unique<Link>(std::move(name), static_cast<std::uint32_t>(links_.size()), a, b, params, seed));
   return *links_.back();
 }
 

@@ -28,8 +28,7 @@ struct LinkMachine {
 class Link {
  public:
   // Connects a and b with the "link" scope parameters.
-  Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params,
-       std::uint64_t seed);
+  Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params, std::uint64_t seed);
   const std::string& name() const { return name_; }
   std::uint32_t index() const { return index_; }
   Port& a() const { return a_; }

@@ -31,18 +31,18 @@ enum PacketKind : std::uint8_t {
 };
 
 struct PacketMeta {
-  std::uint64_t id = 0;      // unique per simulation, in creation order
+  std::uint64_t id = 0;  // unique per simulation, in creation order
   std::uint32_t src_node = 0;
-  std::uint16_t slid = 0;    // fabric source address
-  std::uint16_t dlid = 0;    // fabric destination; >= 0xC000 is multicast (IB)
-  std::uint16_t dlid_hi = 0; // Elite broadcast: last node id of the range [dlid, dlid_hi]; 0 = unicast
-  std::uint8_t vl = 0;       // virtual lane
+  std::uint16_t slid = 0;          // fabric source address
+  std::uint16_t dlid = 0;          // fabric destination; >= 0xC000 is multicast (IB)
+  std::uint16_t dlid_hi = 0;       // Elite broadcast: last node id of the range [dlid, dlid_hi]; 0 = unicast
+  std::uint8_t vl = 0;             // virtual lane
   std::uint8_t kind = kPacketRaw;  // PacketKind
-  std::uint16_t hops = 0;    // links crossed so far
-  bool keep_route = false;   // record the route (Packet::route) for a reply carried back
-  std::uint32_t bit_errors = 0;  // injected on the way (for statistics; NICs detect by CRC)
-  Tick created = 0;          // made by the source
-  Tick injected = 0;         // first bit on the first wire
+  std::uint16_t hops = 0;          // links crossed so far
+  bool keep_route = false;         // record the route (Packet::route) for a reply carried back
+  std::uint32_t bit_errors = 0;    // injected on the way (for statistics; NICs detect by CRC)
+  Tick created = 0;                // made by the source
+  Tick injected = 0;               // first bit on the first wire
 };
 
 // Laid out by use: a hop reads and writes the first two cache lines only
@@ -51,18 +51,18 @@ struct alignas(64) Packet {
   std::vector<std::uint8_t> bytes;  // the wire image; its size is the wire length
 
   // Forwarding state, owned by the fabric.
-  Packet* next = nullptr;       // intrusive queue link
-  Port* holder = nullptr;       // input buffer the packet occupies, if any
-  Tick ready_at = 0;            // earliest first bit out of the current holder
-  Tick tail_at = 0;             // when the tail reaches the current holder
-  Packet* parent = nullptr;     // multicast copy: the original holding the buffer
+  Packet* next = nullptr;    // intrusive queue link
+  Port* holder = nullptr;    // input buffer the packet occupies, if any
+  Tick ready_at = 0;         // earliest first bit out of the current holder
+  Tick tail_at = 0;          // when the tail reaches the current holder
+  Packet* parent = nullptr;  // multicast copy: the original holding the buffer
 
   PacketMeta meta;
-  std::uint8_t held_vl = 0;     // VL of the input buffer the packet occupies
+  std::uint8_t held_vl = 0;           // VL of the input buffer the packet occupies
   std::uint32_t wire_generation = 0;  // link generation when put on the wire
-  std::uint32_t copies_left = 0;  // multicast original: copies not yet sent
+  std::uint32_t copies_left = 0;      // multicast original: copies not yet sent
   std::uint32_t device_refs = 0;      // owner-defined: e.g. DMA transfers still reading the bytes
-  Tick release_at = 0;          // multicast original: latest copy tail-out so far
+  Tick release_at = 0;                // multicast original: latest copy tail-out so far
 
   // The route, for a reply carried back along it (Port::carry_back), when
   // meta.keep_route. route[i]: the port that put the packet on its i-th
@@ -79,9 +79,7 @@ struct alignas(64) Packet {
   std::uint64_t route_link_downs = 0;
   Port* route[kRouteSlots];
 
-  std::uint32_t blocks() const {
-    return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock);
-  }
+  std::uint32_t blocks() const { return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock); }
 };
 
 class PacketPool {

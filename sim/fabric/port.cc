@@ -151,8 +151,8 @@ namespace {
 // sender within the real buffer.
 [[gnu::cold, gnu::noinline]] void clamp_credits(const Port& port, int vl, std::uint32_t& credits,
                                                 std::uint32_t buffer_blocks) {
-  Sim::get().error(port.path(), fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits,
-                                            buffer_blocks));
+  Sim::get().error(port.path(),
+                   fmt::format("VL {} credits {} exceed the peer's buffer of {} blocks", vl, credits, buffer_blocks));
   credits = buffer_blocks;
 }
 
@@ -274,7 +274,7 @@ inline void Port::pump_fifo(Tick now, bool is_up) {
     if (!credits_by(0, vl_[0].head->blocks(), credit_at)) return;  // a credit return pumps again
     const Tick free = std::max(now, busy_until_);
     if (credit_at > free) ++credit_stalls_;  // the wire was free; credits were not
-    rr_next_ = vls_ > 1 ? 1 : 0;  // where the round robin would go next after VL 0
+    rr_next_ = vls_ > 1 ? 1 : 0;             // where the round robin would go next after VL 0
     transmit(pop(0), std::max(free, credit_at));
   }
 }
@@ -338,8 +338,12 @@ void Port::transmit(Packet* p, Tick earliest) {
   Sim& sim = Sim::get();
   if (trace_on)
     sim.tracer().record(start, owner_->device_id(), Component::fabric, "tx",
-                        {{"port", number_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
-                         {"vl", vl}, {"dlid", static_cast<unsigned>(p->meta.dlid)}, {"end", end}});
+                        {{"port", number_},
+                         {"pkt", p->meta.id},
+                         {"len", p->bytes.size()},
+                         {"vl", vl},
+                         {"dlid", static_cast<unsigned>(p->meta.dlid)},
+                         {"end", end}});
   if (sim.timeline().enabled())
     sim.timeline().span(owner_->device_id(), timeline_track, fmt::format("pkt {}", p->meta.id), start, ser,
                         fmt::format("{{\"len\":{},\"vl\":{},\"dlid\":{}}}", p->bytes.size(), vl, p->meta.dlid));
@@ -393,7 +397,9 @@ inline void Port::deliver(Packet* p) {
   p->held_vl = p->meta.vl;
   if (trace_on)
     Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "rx",
-                               {{"port", number_}, {"pkt", p->meta.id}, {"len", p->bytes.size()},
+                               {{"port", number_},
+                                {"pkt", p->meta.id},
+                                {"len", p->bytes.size()},
                                 {"hops", static_cast<unsigned>(p->meta.hops)}});
   owner_->receive(*this, p);
 }

@@ -98,7 +98,7 @@ class Device {
 struct PortStats {
   std::uint64_t rx_packets = 0, rx_bytes = 0;
   std::uint64_t tx_packets = 0, tx_bytes = 0;
-  Tick tx_busy = 0;              // time the serialiser was sending
+  Tick tx_busy = 0;                 // time the serialiser was sending
   std::uint64_t credit_stalls = 0;  // times a packet could not start for lack of credits
   std::uint64_t drops_link_down = 0, drops_injected = 0, bit_errors = 0;
   std::uint64_t drops_vl15_full = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
@@ -229,7 +229,7 @@ class alignas(64) Port {
   std::uint32_t generation_ = 0;     // the link's, bumped on every down transition
   std::uint32_t number_;
   std::uint32_t after_tail_ = kAtHead;  // deliver_after_tail's `extra`, in ps
-  bool up_ = false;  // connected and the link is up
+  bool up_ = false;                     // connected and the link is up
 
  public:
   bool trace_on = false;  // fabric tracing enabled for the owner
@@ -238,16 +238,16 @@ class alignas(64) Port {
   // ---- line 1: the transmit side's control word, transmit counters -------
   VlQueue* vl_ = inline_vl_;  // vls_ entries
   Tick busy_until_ = 0;
-  Tick wake_at_ = kTickMax;   // pending wake of a multi-VL port, if any
+  Tick wake_at_ = kTickMax;        // pending wake of a multi-VL port, if any
   std::uint32_t ps_per_byte_ = 0;  // serialisation time per byte when exact, else 0
   std::uint32_t queued_ = 0;
   std::uint32_t vl_blocks_ = 0;  // the peer's buffer per VL, in credit blocks
-  std::uint8_t vls_ = 0;  // data VLs; 0 until connected (so send() tests one thing)
-  bool injects_ = false;  // the link may drop packets or flip bits
+  std::uint8_t vls_ = 0;         // data VLs; 0 until connected (so send() tests one thing)
+  bool injects_ = false;         // the link may drop packets or flip bits
   bool tapped_ = false;
   bool pumping_ = false;
   bool stalled_ = false;
-  bool fifo_ = false;  // pumped as one FIFO: a single data VL, or only VL 0 used (send_vl0_only)
+  bool fifo_ = false;         // pumped as one FIFO: a single data VL, or only VL 0 used (send_vl0_only)
   std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
   std::uint64_t tx_packets_ = 0, tx_bytes_ = 0;
 
@@ -268,7 +268,7 @@ class alignas(64) Port {
   std::uint32_t vl15_slots_ = 2;  // receive side: VL15 buffer, in packets
   bool vl0_only_ = false;         // send_vl0_only() was asked and still holds
   Packet* vl15_tail_ = nullptr;
-  std::vector<Tick> vl15_busy_;  // receive side: when each held VL15 packet leaves the buffer
+  std::vector<Tick> vl15_busy_;          // receive side: when each held VL15 packet leaves the buffer
   std::unique_ptr<VlQueue[]> more_vls_;  // a link with more than kInlineVls VLs
   Tap tap_ = nullptr;
   void* tap_ctx_ = nullptr;

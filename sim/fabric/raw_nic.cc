@@ -60,8 +60,7 @@ std::uint64_t check_payload(const std::uint8_t* w, std::size_t words, std::uint6
 
 }  // namespace
 
-RawNic::RawNic(Fabric& fabric, std::uint32_t device_id, std::string name, std::uint32_t node,
-               const ParamSet& params)
+RawNic::RawNic(Fabric& fabric, std::uint32_t device_id, std::string name, std::uint32_t node, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)),
       node_(node),
       rx_rate_(params.bandwidth("rx_rate")),

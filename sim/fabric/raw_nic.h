@@ -29,9 +29,9 @@ inline constexpr std::size_t kRawHeaderBytes = 24;
 struct RawNicStats {
   std::uint64_t tx_packets = 0, tx_bytes = 0;
   std::uint64_t rx_packets = 0, rx_bytes = 0;
-  std::uint64_t rx_corrupt = 0;        // payload check failed (bit errors)
-  std::uint64_t rx_not_member = 0;     // multicast for a group not joined
-  std::uint64_t source_overflow = 0;   // generated while the source queue was full
+  std::uint64_t rx_corrupt = 0;       // payload check failed (bit errors)
+  std::uint64_t rx_not_member = 0;    // multicast for a group not joined
+  std::uint64_t source_overflow = 0;  // generated while the source queue was full
 };
 
 struct TrafficConfig {
@@ -46,8 +46,7 @@ struct TrafficConfig {
 
 class RawNic : public Device {
  public:
-  RawNic(Fabric& fabric, std::uint32_t device_id, std::string name, std::uint32_t node,
-         const ParamSet& params);
+  RawNic(Fabric& fabric, std::uint32_t device_id, std::string name, std::uint32_t node, const ParamSet& params);
 
   std::uint32_t node() const { return node_; }
   std::uint16_t lid(std::uint32_t port = 1) const { return lids_.at(port - 1); }

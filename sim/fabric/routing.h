@@ -18,8 +18,7 @@ struct EndpointAddress {
 
 // Programs every switch's linear forwarding table so that each endpoint LID
 // is reached by a shortest path. Returns the number of (switch, LID) entries.
-std::size_t program_unicast_routes(const std::vector<Switch*>& switches,
-                                   const std::vector<EndpointAddress>& endpoints);
+std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints);
 
 // Programs the multicast forwarding tables of the switches on a tree that
 // spans `members` (rooted at the switch of the first member).

@@ -54,8 +54,9 @@ const std::vector<std::uint32_t>& Switch::multicast_ports(std::uint16_t mlid) co
 void Switch::drop_unroutable(Port& in, Packet* p) {
   ++stats_.dropped_no_route;
   if (in.trace_on)
-    Sim::get().tracer().record(now(), device_id(), Component::fabric, "no_route",
-                               {{"port", in.number()}, {"pkt", p->meta.id}, {"dlid", static_cast<unsigned>(p->meta.dlid)}});
+    Sim::get().tracer().record(
+        now(), device_id(), Component::fabric, "no_route",
+        {{"port", in.number()}, {"pkt", p->meta.id}, {"dlid", static_cast<unsigned>(p->meta.dlid)}});
   in.release(*p, now());
   fabric().pool().put(p);
 }

@@ -17,16 +17,16 @@ using namespace smp;
 
 struct SwitchSma::Job {
   SwitchSma* sma;
-  bool trap;               // a trap to send, not an SMP to handle
-  std::uint32_t port;      // SMP: arrival port; trap: the port that changed
+  bool trap;           // a trap to send, not an SMP to handle
+  std::uint32_t port;  // SMP: arrival port; trap: the port that changed
   std::uint64_t pkt_id;
   SmpPacket smp;
   InFlight in_flight{};
 };
 
 namespace {
-constexpr std::uint16_t kLftCap = 0xc000;    // LinearFDBCap: every unicast LID
-constexpr std::uint16_t kMftCap = 1024;      // MulticastFDBCap
+constexpr std::uint16_t kLftCap = 0xc000;  // LinearFDBCap: every unicast LID
+constexpr std::uint16_t kMftCap = 1024;    // MulticastFDBCap
 constexpr unsigned kLftBlock = 64, kMftBlock = 32;
 
 bool is_request(std::uint8_t method) { return method == kMethodGet || method == kMethodSet; }
@@ -128,7 +128,8 @@ void SwitchSma::run(Job& j) {
     send_on(step.out_port, s);
     return;
   }
-  if (returning || !is_request(s.mad[kMethod])) return drop("directed-route SMP ends at a switch but is no request", j.pkt_id);
+  if (returning || !is_request(s.mad[kMethod]))
+    return drop("directed-route SMP ends at a switch but is no request", j.pkt_id);
   answer(j.port, s);
 }
 
@@ -180,21 +181,21 @@ std::uint16_t SwitchSma::get_attr(std::uint16_t attr, std::uint32_t mod, std::ui
       d[1] = 1;  // ClassVersion
       d[2] = kNodeTypeSwitch;
       d[3] = static_cast<std::uint8_t>(n);
-      put(d + 4, 8, guid_);   // SystemImageGUID
-      put(d + 12, 8, guid_);  // NodeGUID
-      put(d + 20, 8, guid_);  // PortGUID: a switch's ports share port 0's GUID
-      put(d + 28, 2, 64);     // PartitionCap
-      put(d + 30, 2, 0xa87c); // DeviceID: InfiniScale
-      put(d + 32, 4, 0xa0);   // Revision
+      put(d + 4, 8, guid_);                        // SystemImageGUID
+      put(d + 12, 8, guid_);                       // NodeGUID
+      put(d + 20, 8, guid_);                       // PortGUID: a switch's ports share port 0's GUID
+      put(d + 28, 2, 64);                          // PartitionCap
+      put(d + 30, 2, 0xa87c);                      // DeviceID: InfiniScale
+      put(d + 32, 4, 0xa0);                        // Revision
       d[36] = static_cast<std::uint8_t>(in_port);  // LocalPortNum
       put(d + 37, 3, 0x0002c9);
       return 0;
     case kAttrSwitchInfo:
-      put(d + 0, 2, kLftCap);   // LinearFDBCap
-      put(d + 2, 2, 0);         // RandomFDBCap
-      put(d + 4, 2, kMftCap);   // MulticastFDBCap
-      put(d + 6, 2, lft_top_);  // LinearFDBTop
-      d[8] = 0;                 // DefaultPort
+      put(d + 0, 2, kLftCap);                                                       // LinearFDBCap
+      put(d + 2, 2, 0);                                                             // RandomFDBCap
+      put(d + 4, 2, kMftCap);                                                       // MulticastFDBCap
+      put(d + 6, 2, lft_top_);                                                      // LinearFDBTop
+      d[8] = 0;                                                                     // DefaultPort
       d[11] = static_cast<std::uint8_t>((18 << 3) | (port_state_change_ ? 4 : 0));  // LifeTimeValue | PortStateChange
       return 0;
     case kAttrPortInfo: {
@@ -203,10 +204,10 @@ std::uint16_t SwitchSma::get_attr(std::uint16_t attr, std::uint32_t mod, std::ui
       put(d + 8, 8, 0xfe80000000000000ULL);  // GidPrefix
       put(d + 16, 2, lid_);
       put(d + 18, 2, sm_lid_);
-      d[28] = static_cast<std::uint8_t>(in_port);  // LocalPortNum
-      d[29] = 2;  // LinkWidthEnabled: 4X
-      d[30] = 3;  // LinkWidthSupported: 1X, 4X
-      d[31] = 2;  // LinkWidthActive: 4X
+      d[28] = static_cast<std::uint8_t>(in_port);                     // LocalPortNum
+      d[29] = 2;                                                      // LinkWidthEnabled: 4X
+      d[30] = 3;                                                      // LinkWidthSupported: 1X, 4X
+      d[31] = 2;                                                      // LinkWidthActive: 4X
       d[32] = static_cast<std::uint8_t>((1 << 4) | port_state(mod));  // LinkSpeedSupported | PortState
       d[33] = static_cast<std::uint8_t>(((up ? 5 : 2) << 4) | 2);     // PhysState LinkUp/Polling | DownDefault
       d[34] = lmc_ & 7;
@@ -233,13 +234,15 @@ std::uint16_t SwitchSma::get_attr(std::uint16_t attr, std::uint32_t mod, std::ui
       if (block >= kMftCap / kMftBlock) return kStatusBadValue;
       for (unsigned i = 0; i < kMftBlock; ++i) {
         std::uint16_t mask = 0;
-        for (std::uint32_t p : sw_.multicast_ports(static_cast<std::uint16_t>(kMulticastLidBase + block * kMftBlock + i)))
+        for (std::uint32_t p :
+             sw_.multicast_ports(static_cast<std::uint16_t>(kMulticastLidBase + block * kMftBlock + i)))
           if (p / 16 == pos) mask |= static_cast<std::uint16_t>(1u << (p % 16));
         put(d + 2 * i, 2, mask);
       }
       return 0;
     }
-    default: return kStatusBadMethodAttr;
+    default:
+      return kStatusBadMethodAttr;
   }
 }
 
@@ -292,7 +295,8 @@ std::uint16_t SwitchSma::set_attr(std::uint16_t attr, std::uint32_t mod, const s
       }
       return 0;
     }
-    default: return kStatusBadMethodAttr;
+    default:
+      return kStatusBadMethodAttr;
   }
 }
 
@@ -307,11 +311,11 @@ void SwitchSma::trap_link_change(std::uint32_t port) {
   put(m + kTid, 8, (static_cast<std::uint64_t>(sw_.device_id()) << 32) | ++trap_tid_);
   put(m + kAttrId, 2, kAttrNotice);
   std::uint8_t* d = m + kData;
-  d[0] = 0x80 | 1;                  // IsGeneric | Type: urgent
-  put(d + 1, 3, kNodeTypeSwitch);   // ProducerType
+  d[0] = 0x80 | 1;                 // IsGeneric | Type: urgent
+  put(d + 1, 3, kNodeTypeSwitch);  // ProducerType
   put(d + 4, 2, kTrapLinkStateChange);
-  put(d + 6, 2, lid_);              // IssuerLID
-  put(d + 10, 2, lid_);             // DataDetails: LIDADDR
+  put(d + 6, 2, lid_);                      // IssuerLID
+  put(d + 10, 2, lid_);                     // DataDetails: LIDADDR
   d[12] = static_cast<std::uint8_t>(port);  // (nicsim: the port that changed, in the reserved bytes)
   t.dlid = sm_lid_;
   t.slid = lid_;

@@ -20,9 +20,9 @@ namespace nicsim::fabric {
 class Switch;
 
 struct SwitchSmaStats {
-  std::uint64_t smps = 0;           // SMPs handled by port 0
-  std::uint64_t dr_forwarded = 0;   // directed-route SMPs sent on to the next hop
-  std::uint64_t smp_dropped = 0;    // malformed, or against the directed-route rules
+  std::uint64_t smps = 0;          // SMPs handled by port 0
+  std::uint64_t dr_forwarded = 0;  // directed-route SMPs sent on to the next hop
+  std::uint64_t smp_dropped = 0;   // malformed, or against the directed-route rules
   std::uint64_t traps_sent = 0;
 };
 

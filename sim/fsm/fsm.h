@@ -49,8 +49,7 @@ class FsmType {
  public:
   // Throws std::logic_error on a row out of range or a (state, event) pair
   // given twice: a machine's table is code, so that is a programming error.
-  FsmType(std::string name, std::vector<std::string> states, std::vector<std::string> events,
-          std::vector<FsmRow> rows);
+  FsmType(std::string name, std::vector<std::string> states, std::vector<std::string> events, std::vector<FsmRow> rows);
   const std::string& name() const { return name_; }
   const std::vector<std::string>& states() const { return states_; }
   const std::vector<std::string>& events() const { return events_; }
@@ -58,9 +57,7 @@ class FsmType {
   const std::string& state_name(int s) const { return states_.at(static_cast<std::size_t>(s)); }
   const std::string& event_name(int e) const { return events_.at(static_cast<std::size_t>(e)); }
   // Index into rows() of (state, event), or -1 when the state does not handle it.
-  int find(int state, int event) const {
-    return table_[static_cast<std::size_t>(state * n_events_ + event)];
-  }
+  int find(int state, int event) const { return table_[static_cast<std::size_t>(state * n_events_ + event)]; }
   // Dense and unique in the process, fixed at construction: the registry
   // indexes its coverage by it.
   std::uint32_t id() const { return id_; }
@@ -154,13 +151,21 @@ struct FsmTransitionEvent {
   Tick time;
   // Typed view for a listener that knows the machine: check is<M>() first.
   template <class M>
-  bool is() const { return &fsm.type() == &M::type(); }
+  bool is() const {
+    return &fsm.type() == &M::type();
+  }
   template <class M>
-  typename M::Event event_as() const { return static_cast<typename M::Event>(event); }
+  typename M::Event event_as() const {
+    return static_cast<typename M::Event>(event);
+  }
   template <class M>
-  typename M::State from_as() const { return static_cast<typename M::State>(from); }
+  typename M::State from_as() const {
+    return static_cast<typename M::State>(from);
+  }
   template <class M>
-  typename M::State to_as() const { return static_cast<typename M::State>(to); }
+  typename M::State to_as() const {
+    return static_cast<typename M::State>(to);
+  }
 };
 
 class FsmRegistry {
@@ -169,7 +174,9 @@ class FsmRegistry {
   // instance fires, so machines nothing fired show as 0/N.
   void declare(const FsmType& type) { coverage_of(type); }
   template <class Machine>
-  void declare() { declare(Machine::type()); }
+  void declare() {
+    declare(Machine::type());
+  }
   bool fire(FsmBase& fsm, int event, std::string_view cause);
   using Listener = std::function<void(const FsmTransitionEvent&)>;
   void listen(Listener l) { listeners_.push_back(std::move(l)); }
@@ -188,14 +195,14 @@ class FsmRegistry {
 };
 
 // Declares `enum class Name` from an X-macro list, with its names.
-#define NICSIM_FSM_ENUM(Name, LIST)                   \
+#define NICSIM_FSM_ENUM(Name, LIST)                     \
   enum class Name : int { LIST(NICSIM_FSM_ENUM_ITEM) }; \
   NICSIM_FSM_NAMES(Name, LIST)
 // Names for an enum declared elsewhere from the same X-macro list (a state
 // enum that is also a hardware encoding, say): fsm_names(Name{}) in Name's
 // namespace, found by argument-dependent lookup.
 #define NICSIM_FSM_NAMES(Name, LIST)                                      \
-  inline std::span<const char* const> fsm_names(Name) {                  \
+  inline std::span<const char* const> fsm_names(Name) {                   \
     static constexpr const char* kNames[] = {LIST(NICSIM_FSM_NAME_ITEM)}; \
     return kNames;                                                        \
   }

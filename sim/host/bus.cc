@@ -42,29 +42,26 @@ HostBus::HostBus(sc_core::sc_module_name name, Host& host, const ParamSet& param
   const BusProfile* p = find_bus_profile(profile_name);
   // The parameter's choices list the profiles, so this is a table mismatch.
   if (!p) throw std::logic_error("unknown bus profile " + profile_name);
-  std::uint64_t width_bits =
-      profile_value<std::uint64_t>(params, "width", p->width, &parse_count, &ParamSet::count);
+  std::uint64_t width_bits = profile_value<std::uint64_t>(params, "width", p->width, &parse_count, &ParamSet::count);
   if (width_bits % 8 != 0) {
     Sim::get().error(this->name(), fmt::format("bus width {} bits is not a whole number of bytes; "
                                                "using {} bits",
                                                width_bits, (width_bits + 7) / 8 * 8));
   }
   width_bytes_ = std::max<std::uint64_t>(1, (width_bits + 7) / 8);
-  clock_hz_ = profile_value<std::uint64_t>(params, "clock", p->clock, &parse_frequency,
-                                           &ParamSet::frequency);
-  double efficiency =
-      profile_value<double>(params, "efficiency", p->efficiency, &parse_ratio, &ParamSet::ratio);
+  clock_hz_ = profile_value<std::uint64_t>(params, "clock", p->clock, &parse_frequency, &ParamSet::frequency);
+  double efficiency = profile_value<double>(params, "efficiency", p->efficiency, &parse_ratio, &ParamSet::ratio);
   efficiency_ppm_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(efficiency * 1e6)));
-  overhead_cycles_ = profile_value<std::uint64_t>(params, "transaction_overhead",
-                                                  p->transaction_overhead, &parse_count, &ParamSet::count);
+  overhead_cycles_ = profile_value<std::uint64_t>(params, "transaction_overhead", p->transaction_overhead, &parse_count,
+                                                  &ParamSet::count);
   read_latency_ = profile_value<Tick>(params, "read_latency", p->read_latency, &parse_time, &ParamSet::time);
   write_latency_ = profile_value<Tick>(params, "write_latency", p->write_latency, &parse_time, &ParamSet::time);
-  mmio_write_latency_ = profile_value<Tick>(params, "mmio_write_latency", p->mmio_write_latency,
-                                            &parse_time, &ParamSet::time);
-  mmio_read_latency_ = profile_value<Tick>(params, "mmio_read_latency", p->mmio_read_latency,
-                                           &parse_time, &ParamSet::time);
-  max_read_request_ = profile_value<std::uint64_t>(params, "max_read_request", p->max_read_request, &parse_size,
-                                                   &ParamSet::size);
+  mmio_write_latency_ =
+      profile_value<Tick>(params, "mmio_write_latency", p->mmio_write_latency, &parse_time, &ParamSet::time);
+  mmio_read_latency_ =
+      profile_value<Tick>(params, "mmio_read_latency", p->mmio_read_latency, &parse_time, &ParamSet::time);
+  max_read_request_ =
+      profile_value<std::uint64_t>(params, "max_read_request", p->max_read_request, &parse_size, &ParamSet::size);
   probe_done_ = std::make_unique<WaitQueue>(host);
   host.bus_ = this;
 }
@@ -131,8 +128,8 @@ inline std::uint32_t HostBus::new_txn() {
 
 // --- DMA -------------------------------------------------------------------
 
-void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst,
-                  const void* src, std::size_t bytes, DmaDone done) {
+void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst, const void* src,
+                  std::size_t bytes, DmaDone done) {
   bool ok = memory_->contains(host_addr, bytes);
   // A master abort ends after the address phase: no data cycles, no latency.
   Tick occ = !ok ? occupancy(0) : is_read ? read_occupancy(bytes) : occupancy(bytes);
@@ -150,7 +147,10 @@ void HostBus::dma(bool is_read, const char* initiator, std::uint64_t host_addr, 
   Tracer& tr = Sim::get().tracer();
   if (tr.on(node_id_, Component::bus))
     tr.record(now(), node_id_, Component::bus, is_read ? "dma_read" : "dma_write",
-              {{"initiator", initiator ? initiator : "?"}, {"addr", memory_->describe(host_addr)}, {"bytes", bytes}, {"start", start},
+              {{"initiator", initiator ? initiator : "?"},
+               {"addr", memory_->describe(host_addr)},
+               {"bytes", bytes},
+               {"start", start},
                {"complete", complete}});
   Sim::get().calendar().at(complete, &HostBus::dma_complete, this, s);
 }
@@ -163,15 +163,16 @@ void HostBus::dma_complete(void* bus, std::uint64_t slot) {
   DmaDone done = x.done;
   std::uint64_t arg = done.arg;
   if (x.aborted) {
-    Sim::get().error(self->name(),
-                     fmt::format("master abort: {} DMA {} of {} bytes at host address {} is outside "
-                                 "the node's memory",
-                                 x.initiator ? x.initiator : "?", x.is_read ? "read" : "write", x.bytes,
-                                 self->memory_->describe(x.addr)));
+    Sim::get().error(self->name(), fmt::format("master abort: {} DMA {} of {} bytes at host address {} is outside "
+                                               "the node's memory",
+                                               x.initiator ? x.initiator : "?", x.is_read ? "read" : "write", x.bytes,
+                                               self->memory_->describe(x.addr)));
     Tracer& tr = Sim::get().tracer();
     if (tr.on(self->node_id_, Component::bus))
       tr.record(now(), self->node_id_, Component::bus, "master_abort",
-                {{"initiator", x.initiator ? x.initiator : "?"}, {"addr", self->memory_->describe(x.addr)}, {"bytes", x.bytes}});
+                {{"initiator", x.initiator ? x.initiator : "?"},
+                 {"addr", self->memory_->describe(x.addr)},
+                 {"bytes", x.bytes}});
     arg |= kDmaFailedBit;
   } else if (x.is_read) {
     std::memcpy(x.buf, reinterpret_cast<const void*>(x.addr), x.bytes);
@@ -190,13 +191,11 @@ void HostBus::dma_complete(void* bus, std::uint64_t slot) {
 
 // --- MMIO ------------------------------------------------------------------
 
-bool HostBus::map_device(std::string name, std::uint64_t base, std::uint64_t size,
-                         tlm::tlm_fw_transport_if<>& target) {
+bool HostBus::map_device(std::string name, std::uint64_t base, std::uint64_t size, tlm::tlm_fw_transport_if<>& target) {
   for (const Window& w : windows_) {
     if (base < w.base + w.size && w.base < base + size) {
-      Sim::get().error(this->name(),
-                       fmt::format("MMIO window {} [{:#x}, +{:#x}) overlaps {} [{:#x}, +{:#x})", name,
-                                   base, size, w.name, w.base, w.size));
+      Sim::get().error(this->name(), fmt::format("MMIO window {} [{:#x}, +{:#x}) overlaps {} [{:#x}, +{:#x})", name,
+                                                 base, size, w.name, w.base, w.size));
       return false;
     }
   }
@@ -214,8 +213,7 @@ bool HostBus::on_thread(const char* what, std::uint64_t addr) const {
   if (sc_core::sc_get_status() == sc_core::SC_RUNNING &&
       sc_core::sc_get_current_process_handle().proc_kind() == sc_core::SC_THREAD_PROC_ && !Calendar::dispatching())
     return true;
-  Sim::get().error(name(), fmt::format("{} at {:#x} outside a thread (the caller must wait for the bus)",
-                                       what, addr));
+  Sim::get().error(name(), fmt::format("{} at {:#x} outside a thread (the caller must wait for the bus)", what, addr));
   return false;
 }
 
@@ -245,8 +243,7 @@ bool HostBus::mmio_write(std::uint64_t addr, const void* data, std::size_t bytes
   Tracer& tr = Sim::get().tracer();
   if (tr.on(node_id_, Component::bus))
     tr.record(now(), node_id_, Component::bus, "mmio_write",
-              {{"device", w->name}, {"offset", x.offset}, {"bytes", bytes}, {"start", start},
-               {"arrive", arrive}});
+              {{"device", w->name}, {"offset", x.offset}, {"bytes", bytes}, {"start", start}, {"arrive", arrive}});
   Sim::get().calendar().at(arrive, &HostBus::mmio_arrive, this, s);
   BlockScope scope(host_, "mmio_write");
   Sim::get().calendar().thread_wait_until(start + occ);
@@ -273,8 +270,8 @@ void HostBus::mmio_arrive(void* bus, std::uint64_t slot) {
   w->target->b_transport(gp, delay);
   self->free_posts_.push_back(static_cast<std::uint32_t>(slot));
   if (gp.is_response_error())
-    Sim::get().error(self->name(), fmt::format("mmio_write to {} offset {:#x} failed: {}", w->name,
-                                               offset, gp.get_response_string()));
+    Sim::get().error(self->name(), fmt::format("mmio_write to {} offset {:#x} failed: {}", w->name, offset,
+                                               gp.get_response_string()));
 }
 
 bool HostBus::mmio_read(std::uint64_t addr, void* data, std::size_t bytes) {
@@ -292,8 +289,12 @@ bool HostBus::mmio_read(std::uint64_t addr, void* data, std::size_t bytes) {
   Tracer& tr = Sim::get().tracer();
   if (tr.on(node_id_, Component::bus))
     tr.record(now(), node_id_, Component::bus, "mmio_read",
-              {{"device", w->name}, {"offset", offset}, {"bytes", bytes}, {"start", start},
-               {"arrive", arrive}, {"return", back}});
+              {{"device", w->name},
+               {"offset", offset},
+               {"bytes", bytes},
+               {"start", start},
+               {"arrive", arrive},
+               {"return", back}});
   BlockScope scope(host_, "mmio_read");
   Sim::get().calendar().thread_wait_until(arrive);
   tlm::tlm_generic_payload gp;
@@ -310,8 +311,8 @@ bool HostBus::mmio_read(std::uint64_t addr, void* data, std::size_t bytes) {
   Tick n = now();  // a well-behaved target did not wait, but do not underflow if it did
   Sim::get().calendar().thread_wait_until(std::max(back, n) + delay.value());
   if (gp.is_response_error()) {
-    Sim::get().error(name(), fmt::format("mmio_read from {} offset {:#x} failed: {}", w->name, offset,
-                                         gp.get_response_string()));
+    Sim::get().error(
+        name(), fmt::format("mmio_read from {} offset {:#x} failed: {}", w->name, offset, gp.get_response_string()));
     return false;
   }
   return true;

@@ -110,8 +110,7 @@ class HostBus : public sc_core::sc_module {
   // (not a thread): b_transport must not wait(); for posted writes nobody
   // waits, so an annotated delay has no effect. Overlapping windows are
   // refused with an error (false).
-  bool map_device(std::string name, std::uint64_t base, std::uint64_t size,
-                  tlm::tlm_fw_transport_if<>& target);
+  bool map_device(std::string name, std::uint64_t base, std::uint64_t size, tlm::tlm_fw_transport_if<>& target);
   // Blocking, from a HostThread (or the interrupt thread: handlers touch
   // device registers; that stalls the handler, it is not a "blocking call"):
   // writes are posted (the thread waits only for the bus grant and
@@ -183,12 +182,10 @@ class HostBus : public sc_core::sc_module {
   // completion, so memory freed while a DMA is in flight aborts too. A
   // master abort holds the bus for the overhead cycles only and completes
   // at the end of that occupancy.
-  void dma_read(const char* initiator, std::uint64_t host_addr, void* buf, std::size_t bytes,
-                DmaDone done) {
+  void dma_read(const char* initiator, std::uint64_t host_addr, void* buf, std::size_t bytes, DmaDone done) {
     dma(true, initiator, host_addr, buf, nullptr, bytes, done);
   }
-  void dma_write(const char* initiator, std::uint64_t host_addr, const void* buf,
-                 std::size_t bytes, DmaDone done) {
+  void dma_write(const char* initiator, std::uint64_t host_addr, const void* buf, std::size_t bytes, DmaDone done) {
     dma(false, initiator, host_addr, nullptr, buf, bytes, done);
   }
   // The completion time a transaction requested now would get (no side effects).
@@ -228,8 +225,8 @@ class HostBus : public sc_core::sc_module {
   // One DMA in flight, in a reusable slot (one cache line); calendar events
   // carry the slot index. Free slots form a list through `next_free`.
   struct alignas(64) Txn {
-    std::uint64_t addr = 0;     // host address
-    void* buf = nullptr;        // read: the destination; write: the source
+    std::uint64_t addr = 0;  // host address
+    void* buf = nullptr;     // read: the destination; write: the source
     std::size_t bytes = 0;
     const char* initiator = nullptr;
     DmaDone done;
@@ -241,7 +238,7 @@ class HostBus : public sc_core::sc_module {
   // One posted MMIO write on its way to the device.
   struct Post {
     const Window* window = nullptr;
-    std::uint64_t offset = 0;  // within the window
+    std::uint64_t offset = 0;         // within the window
     std::vector<unsigned char> data;  // the caller's buffer may change before arrival
   };
   // The last transaction size asked for and its occupancy (most transfers
@@ -273,8 +270,8 @@ class HostBus : public sc_core::sc_module {
   std::uint32_t add_txn();
   const Window* find_window(std::uint64_t addr, std::size_t bytes) const;
   bool on_thread(const char* what, std::uint64_t addr) const;
-  void dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst,
-           const void* src, std::size_t bytes, DmaDone done);
+  void dma(bool is_read, const char* initiator, std::uint64_t host_addr, void* dst, const void* src, std::size_t bytes,
+           DmaDone done);
   static void dma_complete(void* bus, std::uint64_t slot);
   static void mmio_arrive(void* bus, std::uint64_t slot);
   Host& host_;

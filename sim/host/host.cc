@@ -31,8 +31,7 @@ std::unordered_map<const sc_core::sc_object*, Host*>& process_hosts() {
 // thread names come from programs and may repeat, so derive a legal unique one.
 std::string unique_process_name(std::string_view wanted) {
   std::string base;
-  for (char c : wanted)
-    base.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
+  for (char c : wanted) base.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
   if (base.empty()) base = "thread";
   sc_core::sc_object* parent = sc_core::sc_get_current_object();
   std::string prefix = parent ? std::string(parent->name()) + "." : std::string();
@@ -59,11 +58,10 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
   sc_core::sc_process_handle h = sc_core::sc_spawn(
       [this] {
         char top;
-        stack_guard_add(
-            this, &top, static_cast<std::size_t>(stack_bytes_),
-            fmt::format("nicsim: stack overflow in the interrupt handlers of node {} ({}): "
-                        "thread_stack is {} bytes; raise the host parameter thread_stack\n",
-                        node_id_, this->name(), stack_bytes_));
+        stack_guard_add(this, &top, static_cast<std::size_t>(stack_bytes_),
+                        fmt::format("nicsim: stack overflow in the interrupt handlers of node {} ({}): "
+                                    "thread_stack is {} bytes; raise the host parameter thread_stack\n",
+                                    node_id_, this->name(), stack_bytes_));
         irq_->thread_body();
       },
       unique_process_name("irq").c_str(), &opts);
@@ -218,13 +216,13 @@ void Host::forget_process(const sc_core::sc_object* p) {
 
 bool Host::may_block(const char* what, const std::source_location& where) {
   if (in_interrupt()) {
-    Sim::get().error(name(), fmt::format("blocking call {} in interrupt context at {}:{} (handler {})",
-                                         what, where.file_name(), where.line(), irq_->running()));
+    Sim::get().error(name(), fmt::format("blocking call {} in interrupt context at {}:{} (handler {})", what,
+                                         where.file_name(), where.line(), irq_->running()));
     return false;
   }
   if (!current()) {
-    Sim::get().error(name(), fmt::format("blocking call {} outside a thread of {} at {}:{}", what,
-                                         name(), where.file_name(), where.line()));
+    Sim::get().error(name(), fmt::format("blocking call {} outside a thread of {} at {}:{}", what, name(),
+                                         where.file_name(), where.line()));
     return false;
   }
   return true;
@@ -234,7 +232,7 @@ bool Host::join(HostThread* t, std::source_location where) {
   if (!may_block("join", where)) return false;
   if (!t || t->host_ != this || t == current()) {
     Sim::get().error(name(), fmt::format("join of {} at {}:{}",
-                                         !t ? "a null thread"
+                                         !t                 ? "a null thread"
                                          : t->host_ != this ? "another node's thread"
                                                             : "the calling thread itself",
                                          where.file_name(), where.line()));

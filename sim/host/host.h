@@ -111,8 +111,7 @@ class WaitQueue {
   // Releases `m`, waits for a notify (or the deadline), reacquires `m`.
   // Returns false on timeout or when called from interrupt context (error).
   bool wait(Mutex& m, std::source_location where = std::source_location::current());
-  bool wait_until(Mutex& m, Tick deadline,
-                  std::source_location where = std::source_location::current());
+  bool wait_until(Mutex& m, Tick deadline, std::source_location where = std::source_location::current());
   // Without a mutex (for code that tests a condition then sleeps).
   bool wait(std::source_location where = std::source_location::current());
   bool wait_until(Tick deadline, std::source_location where = std::source_location::current());
@@ -470,8 +469,8 @@ class Host : public sc_core::sc_module {
       hand_cpu_over();
     return true;
   }
-  void wait_for_cpu();   // all CPUs busy: queue FIFO for one
-  void hand_cpu_over();  // to the longest waiter
+  void wait_for_cpu();    // all CPUs busy: queue FIFO for one
+  void hand_cpu_over();   // to the longest waiter
   void stall(Tick cost);  // the running handler's CPU is busy for `cost`
   Tick cost_of_slow(const CostClass& cost_class, std::uint64_t bytes) const;
   void thread_main(HostThread* t, const std::function<void()>& body, bool pay_spawn);
@@ -502,7 +501,7 @@ class Host : public sc_core::sc_module {
   };
   mutable std::unordered_map<std::string, Tick, CostHash, std::equal_to<>> cost_cache_;
   struct RecentCost {
-    const char* chars = nullptr;       // where the caller's name was
+    const char* chars = nullptr;        // where the caller's name was
     const std::string* name = nullptr;  // the key in cost_cache_ (stable)
     Tick cost = 0;
   };

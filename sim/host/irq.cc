@@ -19,10 +19,11 @@ int InterruptController::attach(std::string name, Handler handler) {
 
 bool InterruptController::request(int vector, std::string name, Handler handler) {
   if (vector < 0 || static_cast<std::size_t>(vector) >= lines_.size() || lines_[vector].handler || !handler) {
-    Sim::get().error(host_.name(), fmt::format("request of interrupt line {} by {}: {}", vector, name,
-                                               vector < 0 || static_cast<std::size_t>(vector) >= lines_.size()
-                                                   ? "no such line"
-                                                   : handler ? "already taken" : "no handler"));
+    Sim::get().error(host_.name(),
+                     fmt::format("request of interrupt line {} by {}: {}", vector, name,
+                                 vector < 0 || static_cast<std::size_t>(vector) >= lines_.size() ? "no such line"
+                                 : handler                                                       ? "already taken"
+                                                                                                 : "no handler"));
     return false;
   }
   lines_[vector].name = std::move(name);
@@ -50,8 +51,7 @@ void InterruptController::raise(int vector) {
     // Hardware raising a line nobody listens to: a spurious interrupt. Not
     // an error of the simulation, but never silent.
     if (traced)
-      tr.record(now(), host_.node_id(), Component::host, "irq_spurious",
-                {{"vector", vector}, {"line", line.name}});
+      tr.record(now(), host_.node_id(), Component::host, "irq_spurious", {{"vector", vector}, {"line", line.name}});
     return;
   }
   if (traced)
@@ -111,8 +111,7 @@ void InterruptController::thread_body() {
     if (!line.handler) continue;  // detached while pending: the driver no longer wants it
     ++line.delivered;
     if (traced)
-      tr.record(now(), host_.node_id(), Component::host, "irq_deliver",
-                {{"vector", p.vector}, {"line", line.name}});
+      tr.record(now(), host_.node_id(), Component::host, "irq_deliver", {{"vector", p.vector}, {"line", line.name}});
     Handler handler = line.handler;  // detach() from inside the handler must not destroy it
     run_handler(line.name, handler);
   }

@@ -126,7 +126,11 @@ void HostBus::config_cycle(const char* what, std::uint32_t slot, std::uint32_t o
   Tracer& tr = Sim::get().tracer();
   if (tr.on(node_id_, Component::bus))
     tr.record(now(), node_id_, Component::bus, what,
-              {{"device", slot}, {"offset", offset}, {"bytes", width}, {"start", start}, {"return", back},
+              {{"device", slot},
+               {"offset", offset},
+               {"bytes", width},
+               {"start", start},
+               {"return", back},
                {"master_abort", present ? 0 : 1}});
   BlockScope scope(host_, what);
   Sim::get().calendar().thread_wait_until(back);
@@ -219,7 +223,9 @@ void HostBus::bind_found() {
     std::unique_ptr<BoundDriver> instance = d ? d->bind(DriverContext{*this, f, host_}) : nullptr;
     if (tr.on(node_id_, Component::bus))
       tr.record(now(), node_id_, Component::bus, instance ? "bind" : "unclaimed",
-                {{"device", f.slot}, {"name", f.name}, {"driver", d ? d->name : std::string()},
+                {{"device", f.slot},
+                 {"name", f.name},
+                 {"driver", d ? d->name : std::string()},
                  {"boot_probe_time", boot_probe_time_}});
     if (instance) bindings_.push_back(Binding{d->name, std::move(instance)});
   }

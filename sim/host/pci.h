@@ -36,27 +36,27 @@ namespace pci {
 
 // Type 0 configuration header (PCI Local Bus 2.2, section 6.1): the fields
 // this model keeps. Little-endian, as on the bus.
-#define NICSIM_PCI_HEADER(F)        \
-  F(vendor_id, 0x00, 2)             \
-  F(device_id, 0x02, 2)             \
-  F(command, 0x04, 2)               \
-  F(status, 0x06, 2)                \
-  F(revision_id, 0x08, 1)           \
-  F(class_code, 0x09, 3)            \
-  F(header_type, 0x0e, 1)           \
-  F(bar0, 0x10, 4)                  \
-  F(subsystem_vendor_id, 0x2c, 2)   \
-  F(subsystem_id, 0x2e, 2)          \
-  F(interrupt_line, 0x3c, 1)        \
+#define NICSIM_PCI_HEADER(F)      \
+  F(vendor_id, 0x00, 2)           \
+  F(device_id, 0x02, 2)           \
+  F(command, 0x04, 2)             \
+  F(status, 0x06, 2)              \
+  F(revision_id, 0x08, 1)         \
+  F(class_code, 0x09, 3)          \
+  F(header_type, 0x0e, 1)         \
+  F(bar0, 0x10, 4)                \
+  F(subsystem_vendor_id, 0x2c, 2) \
+  F(subsystem_id, 0x2e, 2)        \
+  F(interrupt_line, 0x3c, 1)      \
   F(interrupt_pin, 0x3d, 1)
 #define NICSIM_PCI_FIELD(name, offset, width) inline constexpr Field name{offset, width, #name};
 NICSIM_PCI_HEADER(NICSIM_PCI_FIELD)
 #undef NICSIM_PCI_FIELD
 
-inline constexpr std::uint32_t kConfigSize = 256;  // bytes of configuration space per function
-inline constexpr std::uint32_t kDevices = 32;      // device numbers on one bus (IDSEL lines)
-inline constexpr std::uint32_t kBars = 6;          // BARs of a type 0 header, 4 bytes apart from bar0
-inline constexpr std::uint16_t kNoVendor = 0xffff;  // what a read of an empty slot returns
+inline constexpr std::uint32_t kConfigSize = 256;         // bytes of configuration space per function
+inline constexpr std::uint32_t kDevices = 32;             // device numbers on one bus (IDSEL lines)
+inline constexpr std::uint32_t kBars = 6;                 // BARs of a type 0 header, 4 bytes apart from bar0
+inline constexpr std::uint16_t kNoVendor = 0xffff;        // what a read of an empty slot returns
 inline constexpr std::uint16_t kCommandMemory = 1u << 1;  // memory space decoding
 inline constexpr std::uint16_t kCommandMaster = 1u << 2;  // bus master (DMA)
 inline constexpr std::uint32_t kBarFlagsMask = 0xf;       // memory BAR: type and prefetch bits

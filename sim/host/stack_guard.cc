@@ -75,7 +75,7 @@ void install() {
   ss.ss_sp = alt.data();
   ss.ss_size = alt.size();
   sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = on_segv;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);

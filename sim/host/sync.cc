@@ -25,8 +25,8 @@ bool Mutex::lock(std::source_location where) {
   HostThread* me = host_.current();
   if (owner_ == me) {
     Sim::get().error(host_.name(),
-                     fmt::format("mutex_lock of a mutex thread '{}' already holds (self-deadlock) at {}:{}",
-                                 me->name(), where.file_name(), where.line()));
+                     fmt::format("mutex_lock of a mutex thread '{}' already holds (self-deadlock) at {}:{}", me->name(),
+                                 where.file_name(), where.line()));
     return false;
   }
   if (!owner_) {
@@ -84,23 +84,18 @@ void Mutex::unlock() {
 
 bool WaitQueue::wait(Mutex& m, std::source_location where) { return block(&m, kTickMax, where); }
 
-bool WaitQueue::wait_until(Mutex& m, Tick deadline, std::source_location where) {
-  return block(&m, deadline, where);
-}
+bool WaitQueue::wait_until(Mutex& m, Tick deadline, std::source_location where) { return block(&m, deadline, where); }
 
 bool WaitQueue::wait(std::source_location where) { return block(nullptr, kTickMax, where); }
 
-bool WaitQueue::wait_until(Tick deadline, std::source_location where) {
-  return block(nullptr, deadline, where);
-}
+bool WaitQueue::wait_until(Tick deadline, std::source_location where) { return block(nullptr, deadline, where); }
 
 bool WaitQueue::block(Mutex* m, Tick deadline, const std::source_location& where) {
   if (!host_.may_block("wait_queue_wait", where)) return false;
   HostThread* me = host_.current();
   if (m && m->owner_ != me) {
-    Sim::get().error(host_.name(),
-                     fmt::format("wait_queue_wait by thread '{}' without holding the mutex at {}:{}",
-                                 me->name(), where.file_name(), where.line()));
+    Sim::get().error(host_.name(), fmt::format("wait_queue_wait by thread '{}' without holding the mutex at {}:{}",
+                                               me->name(), where.file_name(), where.line()));
     return false;
   }
   if (deadline <= now()) return false;

@@ -59,7 +59,9 @@ void place_elite_network(Scenario& sc) {
     return;
   }
 
-  auto is_elite = [&](const LinkEnd& e) { return e.kind == LinkEnd::Kind::Switch && elite_index[e.index] != UINT32_MAX; };
+  auto is_elite = [&](const LinkEnd& e) {
+    return e.kind == LinkEnd::Kind::Switch && elite_index[e.index] != UINT32_MAX;
+  };
   auto end_name = [&](const LinkEnd& e) {
     return e.kind == LinkEnd::Kind::Switch ? sc.switches[e.index].name : sc.nodes[e.index].name;
   };
@@ -88,8 +90,8 @@ void place_elite_network(Scenario& sc) {
                                                "and raw NICs attach to an Elite network",
                                                n.name, n.nic, end_name(e)));
       if (n.ports != 1)
-        throw ScenarioError(n.loc, fmt::format("node '{}' on the Elite network has {} ports (an Elan node has one)",
-                                               n.name, n.ports));
+        throw ScenarioError(
+            n.loc, fmt::format("node '{}' on the Elite network has {} ports (an Elan node has one)", n.name, n.ports));
     }
     auto peer_of = [&](const LinkEnd& x) {
       elite::Peer p;
@@ -111,7 +113,8 @@ void place_elite_network(Scenario& sc) {
   elite::Placement placement;
   elite::PlaceError error;
   if (!elite::place(wiring, switch_names, node_names, &placement, &error)) {
-    const SourceLoc& loc = error.subject == elite::PlaceError::Subject::Switch ? sc.switches[elite_switches[error.index]].loc
+    const SourceLoc& loc = error.subject == elite::PlaceError::Subject::Switch
+                               ? sc.switches[elite_switches[error.index]].loc
                            : error.subject == elite::PlaceError::Subject::Link ? sc.links[error.index].loc
                                                                                : sc.nodes[error.index].loc;
     throw ScenarioError(loc, error.message);

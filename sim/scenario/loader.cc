@@ -40,15 +40,11 @@ std::optional<std::uint32_t> find_by_name(const std::vector<Spec>& items, std::s
 
 }  // namespace
 
-std::optional<std::uint32_t> Scenario::node_index(std::string_view name) const {
-  return find_by_name(nodes, name);
-}
+std::optional<std::uint32_t> Scenario::node_index(std::string_view name) const { return find_by_name(nodes, name); }
 std::optional<std::uint32_t> Scenario::switch_index(std::string_view name) const {
   return find_by_name(switches, name);
 }
-std::optional<std::uint32_t> Scenario::link_index(std::string_view name) const {
-  return find_by_name(links, name);
-}
+std::optional<std::uint32_t> Scenario::link_index(std::string_view name) const { return find_by_name(links, name); }
 
 namespace {
 
@@ -60,8 +56,7 @@ using scenario_detail::Locator;
 // Keeps the parser's first complaint; later ones are usually consequences.
 class FirstError : public google::protobuf::io::ErrorCollector {
  public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
     if (has_error) return;
     has_error = true;
     this->line = line;
@@ -142,29 +137,24 @@ struct PendingLink {
 };
 
 bool valid_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
 }
 
 class Loader {
  public:
-  Loader(std::string file, const ProgramLookup& programs)
-      : file_(std::move(file)), programs_(programs) {}
+  Loader(std::string file, const ProgramLookup& programs) : file_(std::move(file)), programs_(programs) {}
 
   Scenario load(const std::string& text);
 
  private:
-  [[noreturn]] void fail(const SourceLoc& loc, const std::string& message) const {
-    throw ScenarioError(loc, message);
-  }
+  [[noreturn]] void fail(const SourceLoc& loc, const std::string& message) const { throw ScenarioError(loc, message); }
   const ParamScope& scope(const std::string& name);
-  void apply_params(ParamSet& set, const RepeatedPtrField<pb::Param>& list, const Locator& parent,
-                    const char* field, std::set<std::string>* seen);
-  void apply_one(ParamSet& set, const std::string& key, const std::string& value,
-                 const SourceLoc& key_loc, const SourceLoc& value_loc, std::set<std::string>* seen);
-  NodeParams node_params(const std::string& nic, const SourceLoc& nic_loc,
-                         const RepeatedPtrField<pb::Param>& list, const Locator& parent,
-                         const char* field);
+  void apply_params(ParamSet& set, const RepeatedPtrField<pb::Param>& list, const Locator& parent, const char* field,
+                    std::set<std::string>* seen);
+  void apply_one(ParamSet& set, const std::string& key, const std::string& value, const SourceLoc& key_loc,
+                 const SourceLoc& value_loc, std::set<std::string>* seen);
+  NodeParams node_params(const std::string& nic, const SourceLoc& nic_loc, const RepeatedPtrField<pb::Param>& list,
+                         const Locator& parent, const char* field);
   void apply_ports_field(const pb::Node& n, NodeParams& p, const Locator& where);
   void check_name(const std::string& name, const char* what, const SourceLoc& loc) const;
   void add_device(const std::string& name, Device d, const SourceLoc& loc);
@@ -179,9 +169,8 @@ class Loader {
   void explicit_links(const pb::Scenario& msg, const Locator& root, const ParamSet& defaults);
   PendingEnd resolve_end(const std::string& text, const SourceLoc& loc);
   void place_links();
-  std::vector<std::uint32_t> match_nodes(const RepeatedPtrField<std::string>& patterns,
-                                         const Locator& parent, const char* field,
-                                         const char* what);
+  std::vector<std::uint32_t> match_nodes(const RepeatedPtrField<std::string>& patterns, const Locator& parent,
+                                         const char* field, const char* what);
   void workloads(const pb::Scenario& msg, const Locator& root);
   void faults(const pb::Scenario& msg, const Locator& root);
   void multicast(const pb::Scenario& msg, const Locator& root);
@@ -206,9 +195,8 @@ const ParamScope& Loader::scope(const std::string& name) {
   return empty;
 }
 
-void Loader::apply_one(ParamSet& set, const std::string& key, const std::string& value,
-                       const SourceLoc& key_loc, const SourceLoc& value_loc,
-                       std::set<std::string>* seen) {
+void Loader::apply_one(ParamSet& set, const std::string& key, const std::string& value, const SourceLoc& key_loc,
+                       const SourceLoc& value_loc, std::set<std::string>* seen) {
   if (seen && !seen->insert(key).second) {
     fail(key_loc, "parameter '" + key + "' is set twice");
   }
@@ -218,8 +206,8 @@ void Loader::apply_one(ParamSet& set, const std::string& key, const std::string&
   fail(known ? value_loc : key_loc, error);
 }
 
-void Loader::apply_params(ParamSet& set, const RepeatedPtrField<pb::Param>& list,
-                          const Locator& parent, const char* field, std::set<std::string>* seen) {
+void Loader::apply_params(ParamSet& set, const RepeatedPtrField<pb::Param>& list, const Locator& parent,
+                          const char* field, std::set<std::string>* seen) {
   std::set<std::string> local;
   if (!seen) seen = &local;
   for (int i = 0; i < list.size(); ++i) {
@@ -230,8 +218,7 @@ void Loader::apply_params(ParamSet& set, const RepeatedPtrField<pb::Param>& list
 }
 
 NodeParams Loader::node_params(const std::string& nic, const SourceLoc& nic_loc,
-                               const RepeatedPtrField<pb::Param>& list, const Locator& parent,
-                               const char* field) {
+                               const RepeatedPtrField<pb::Param>& list, const Locator& parent, const char* field) {
   NodeParams p;
   p.nic = nic.empty() ? "raw" : nic;
   const ParamScope* nic_scope = ParamRegistry::instance().find("nic." + p.nic);
@@ -241,8 +228,7 @@ NodeParams Loader::node_params(const std::string& nic, const SourceLoc& nic_loc,
       if (s->name.rfind("nic.", 0) != 0) continue;
       known += (known.empty() ? "" : ", ") + s->name.substr(4);
     }
-    fail(nic_loc,
-         "unknown NIC kind '" + p.nic + "' (known: " + (known.empty() ? "none" : known) + ")");
+    fail(nic_loc, "unknown NIC kind '" + p.nic + "' (known: " + (known.empty() ? "none" : known) + ")");
   }
   p.host = ParamSet(scope("host"));
   p.bus = ParamSet(scope("bus"));
@@ -259,12 +245,10 @@ NodeParams Loader::node_params(const std::string& nic, const SourceLoc& nic_loc,
                        : prefix == "nic" ? &p.nic_params
                                          : nullptr;
     if (!target) {
-      fail(where.at("key"),
-           "unknown parameter key '" + key + "' (node keys start with host., bus. or nic.)");
+      fail(where.at("key"), "unknown parameter key '" + key + "' (node keys start with host., bus. or nic.)");
     }
     if (!seen.insert(key).second) fail(where.at("key"), "parameter '" + key + "' is set twice");
-    apply_one(*target, key.substr(dot + 1), list[i].value(), where.at("key"), where.at("value"),
-              nullptr);
+    apply_one(*target, key.substr(dot + 1), list[i].value(), where.at("key"), where.at("value"), nullptr);
   }
   const ParamDef* ports = nic_scope->find("ports");
   if (ports && ports->kind == UnitKind::Count) {
@@ -279,8 +263,7 @@ NodeParams Loader::node_params(const std::string& nic, const SourceLoc& nic_loc,
 // kinds that have it.
 void Loader::apply_ports_field(const pb::Node& n, NodeParams& p, const Locator& where) {
   const ParamDef* def = p.nic_params.scope()->find("ports");
-  if (!def || def->kind != UnitKind::Count)
-    fail(where.at("ports"), "NIC kind '" + p.nic + "' has no ports setting");
+  if (!def || def->kind != UnitKind::Count) fail(where.at("ports"), "NIC kind '" + p.nic + "' has no ports setting");
   for (const pb::Param& q : n.param())
     if (q.key() == "nic.ports") fail(where.at("ports"), "ports is set twice (the field and parameter nic.ports)");
   apply_one(p.nic_params, "ports", std::to_string(n.ports()), where.at("ports"), where.at("ports"), nullptr);
@@ -291,8 +274,7 @@ void Loader::check_name(const std::string& name, const char* what, const SourceL
   if (name.empty()) fail(loc, std::string(what) + " has no name");
   for (char c : name) {
     if (!valid_name_char(c)) {
-      fail(loc, "invalid " + std::string(what) + " name '" + name +
-                    "' (use letters, digits, '_', '-' and '.')");
+      fail(loc, "invalid " + std::string(what) + " name '" + name + "' (use letters, digits, '_', '-' and '.')");
     }
   }
 }
@@ -337,8 +319,7 @@ void Loader::add_switch(const std::string& name, const ParamSet& params, const S
 
 // An Elite switch's keys are in scope "switch.elite"; IB-only keys there
 // get an error that says so.
-void Loader::check_elite_keys(const RepeatedPtrField<pb::Param>& list, const Locator& parent,
-                              const char* field) {
+void Loader::check_elite_keys(const RepeatedPtrField<pb::Param>& list, const Locator& parent, const char* field) {
   for (int i = 0; i < list.size(); ++i) {
     std::string error = scenario_detail::elite_switch_key_error(list[i].key());
     if (!error.empty()) fail(parent.in(field, i).at("key"), error);
@@ -350,9 +331,7 @@ std::uint32_t Loader::device_ports(Device d) const {
 }
 
 std::string Loader::device_label(Device d) const {
-  return (d.is_switch ? "switch '" + sc_.switches[d.index].name
-                      : "node '" + sc_.nodes[d.index].name) +
-         "'";
+  return (d.is_switch ? "switch '" + sc_.switches[d.index].name : "node '" + sc_.nodes[d.index].name) + "'";
 }
 
 void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
@@ -398,16 +377,14 @@ void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
     } else if (has_ports) {
       std::string err = params.set("ports", std::to_string(s.ports));
       if (!err.empty())
-        fail(shape.self(),
-             "switch '" + s.name + "' would need " + std::to_string(s.ports) + " ports: " + err);
+        fail(shape.self(), "switch '" + s.name + "' would need " + std::to_string(s.ports) + " ports: " + err);
     }
     add_switch(s.name, params, where.self(), elite ? "elite" : "ib");
   }
 
   for (const topology::Link& l : g.links) {
     auto end = [&](const topology::End& e) {
-      return PendingEnd{
-          {!e.host, (e.host ? node_base : switch_base) + e.index}, e.port, where.self()};
+      return PendingEnd{{!e.host, (e.host ? node_base : switch_base) + e.index}, e.port, where.self()};
     };
     PendingLink& p = pending_.emplace_back();
     p.name = l.name;
@@ -435,20 +412,18 @@ PendingEnd Loader::resolve_end(const std::string& text, const SourceLoc& loc) {
   }
   if (name.empty()) fail(loc, "link end is empty (use name or name:port)");
   auto it = devices_.find(name);
-  if (it == devices_.end())
-    fail(loc, "link end '" + text + "': no node or switch named '" + name + "'");
+  if (it == devices_.end()) fail(loc, "link end '" + text + "': no node or switch named '" + name + "'");
   PendingEnd end{it->second, port, loc};
   std::uint32_t count = device_ports(end.device);
   if (port > count) {
-    fail(loc, "port " + std::to_string(port) + " of " + device_label(end.device) +
-                  " is above its port count " + std::to_string(count));
+    fail(loc, "port " + std::to_string(port) + " of " + device_label(end.device) + " is above its port count " +
+                  std::to_string(count));
   }
   if (port == 0 && !end.device.is_switch) end.port = 1;
   return end;
 }
 
-void Loader::explicit_links(const pb::Scenario& msg, const Locator& root,
-                            const ParamSet& defaults) {
+void Loader::explicit_links(const pb::Scenario& msg, const Locator& root, const ParamSet& defaults) {
   for (int i = 0; i < msg.link_size(); ++i) {
     const pb::Link& l = msg.link(i);
     Locator where = root.in("link", i);
@@ -467,8 +442,7 @@ void Loader::explicit_links(const pb::Scenario& msg, const Locator& root,
     p.params = defaults;
     std::set<std::string> seen;
     if (!l.bandwidth().empty()) {
-      apply_one(p.params, "bandwidth", l.bandwidth(), where.at("bandwidth"), where.at("bandwidth"),
-                &seen);
+      apply_one(p.params, "bandwidth", l.bandwidth(), where.at("bandwidth"), where.at("bandwidth"), &seen);
     }
     if (!l.delay().empty()) {
       apply_one(p.params, "delay", l.delay(), where.at("delay"), where.at("delay"), &seen);
@@ -483,8 +457,7 @@ void Loader::explicit_links(const pb::Scenario& msg, const Locator& root,
 // later "s0:3" asked for.
 void Loader::place_links() {
   std::vector<std::vector<int>> node_owner(sc_.nodes.size()), switch_owner(sc_.switches.size());
-  for (std::size_t i = 0; i < sc_.nodes.size(); ++i)
-    node_owner[i].assign(sc_.nodes[i].ports + 1, -1);
+  for (std::size_t i = 0; i < sc_.nodes.size(); ++i) node_owner[i].assign(sc_.nodes[i].ports + 1, -1);
   for (std::size_t i = 0; i < sc_.switches.size(); ++i) {
     switch_owner[i].assign(sc_.switches[i].ports + 1, -1);
   }
@@ -498,10 +471,8 @@ void Loader::place_links() {
     int& owner = owners(e.device)[e.port];
     if (owner >= 0) {
       const PendingLink& other = pending_[static_cast<std::size_t>(owner)];
-      std::string who =
-          other.named ? "link '" + other.name + "'" : "the link at " + other.loc.str();
-      fail(e.loc, "port " + device_name(e.device) + ":" + std::to_string(e.port) +
-                      " is already used by " + who);
+      std::string who = other.named ? "link '" + other.name + "'" : "the link at " + other.loc.str();
+      fail(e.loc, "port " + device_name(e.device) + ":" + std::to_string(e.port) + " is already used by " + who);
     }
     owner = link;
   };
@@ -518,8 +489,7 @@ void Loader::place_links() {
         if (o[p] < 0) e->port = p;
       }
       if (e->port == 0) {
-        fail(e->loc, device_label(e->device) + " has no free port (all " +
-                         std::to_string(o.size() - 1) + " in use)");
+        fail(e->loc, device_label(e->device) + " has no free port (all " + std::to_string(o.size() - 1) + " in use)");
       }
       claim(*e, static_cast<int>(i));
     }
@@ -528,19 +498,18 @@ void Loader::place_links() {
   for (std::size_t i = 0; i < pending_.size(); ++i) {
     PendingLink& p = pending_[i];
     if (!p.named) {
-      p.name = device_name(p.a.device) + ":" + std::to_string(p.a.port) + "--" +
-               device_name(p.b.device) + ":" + std::to_string(p.b.port);
+      p.name = device_name(p.a.device) + ":" + std::to_string(p.a.port) + "--" + device_name(p.b.device) + ":" +
+               std::to_string(p.b.port);
     }
     auto [it, inserted] = names.try_emplace(p.name, i);
     if (!inserted) {
-      fail(p.named ? p.name_loc : p.loc, "duplicate link name '" + p.name + "' (first defined at " +
-                                             pending_[it->second].loc.str() + ")");
+      fail(p.named ? p.name_loc : p.loc,
+           "duplicate link name '" + p.name + "' (first defined at " + pending_[it->second].loc.str() + ")");
     }
     LinkSpec& l = sc_.links.emplace_back();
     l.name = p.name;
     auto end = [](const PendingEnd& e) {
-      return LinkEnd{e.device.is_switch ? LinkEnd::Kind::Switch : LinkEnd::Kind::Node,
-                     e.device.index, e.port};
+      return LinkEnd{e.device.is_switch ? LinkEnd::Kind::Switch : LinkEnd::Kind::Node, e.device.index, e.port};
     };
     l.a = end(p.a);
     l.b = end(p.b);
@@ -550,16 +519,15 @@ void Loader::place_links() {
   for (std::size_t n = 0; n < sc_.nodes.size(); ++n) {
     for (std::uint32_t port = 1; port <= sc_.nodes[n].ports; ++port) {
       if (node_owner[n][port] < 0) {
-        fail(sc_.nodes[n].loc, "unconnected port: node '" + sc_.nodes[n].name + "' port " +
-                                   std::to_string(port) + " is not connected to any link");
+        fail(sc_.nodes[n].loc, "unconnected port: node '" + sc_.nodes[n].name + "' port " + std::to_string(port) +
+                                   " is not connected to any link");
       }
     }
   }
 }
 
-std::vector<std::uint32_t> Loader::match_nodes(const RepeatedPtrField<std::string>& patterns,
-                                               const Locator& parent, const char* field,
-                                               const char* what) {
+std::vector<std::uint32_t> Loader::match_nodes(const RepeatedPtrField<std::string>& patterns, const Locator& parent,
+                                               const char* field, const char* what) {
   if (patterns.empty()) fail(parent.self(), std::string(what) + " lists no nodes");
   std::vector<bool> chosen(sc_.nodes.size(), false);
   for (int i = 0; i < patterns.size(); ++i) {
@@ -570,9 +538,8 @@ std::vector<std::uint32_t> Loader::match_nodes(const RepeatedPtrField<std::strin
     }
     if (any) continue;
     auto it = devices_.find(pattern);
-    std::string why = it != devices_.end() && it->second.is_switch
-                          ? "'" + pattern + "' is a switch, not a node"
-                          : "'" + pattern + "' matches no node";
+    std::string why = it != devices_.end() && it->second.is_switch ? "'" + pattern + "' is a switch, not a node"
+                                                                   : "'" + pattern + "' matches no node";
     fail(parent.at(field, i), std::string(what) + " node " + why);
   }
   std::vector<std::uint32_t> out;
@@ -637,13 +604,11 @@ void Loader::faults(const pb::Scenario& msg, const Locator& root) {
     };
     switch (f.action_case()) {
       case pb::Fault::kLinkDown:
-        if (!f.link_down())
-          fail(where.at("link_down"), "link_down: false does nothing (write link_down: true)");
+        if (!f.link_down()) fail(where.at("link_down"), "link_down: false does nothing (write link_down: true)");
         spec.kind = FaultSpec::Kind::LinkDown;
         break;
       case pb::Fault::kLinkUp:
-        if (!f.link_up())
-          fail(where.at("link_up"), "link_up: false does nothing (write link_up: true)");
+        if (!f.link_up()) fail(where.at("link_up"), "link_up: false does nothing (write link_up: true)");
         spec.kind = FaultSpec::Kind::LinkUp;
         break;
       case pb::Fault::kDropRate:
@@ -673,18 +638,17 @@ void Loader::multicast(const pb::Scenario& msg, const Locator& root) {
     if (!m.name().empty()) {
       auto [it, inserted] = names.try_emplace(m.name(), spec.loc);
       if (!inserted) {
-        fail(where.at("name"), "duplicate multicast group name '" + m.name() +
-                                   "' (first defined at " + it->second.str() + ")");
+        fail(where.at("name"),
+             "duplicate multicast group name '" + m.name() + "' (first defined at " + it->second.str() + ")");
       }
     }
     if (m.mlid() < 0xC000 || m.mlid() > 0xFFFE) {
-      fail(where.at("mlid"), "mlid " + std::to_string(m.mlid()) +
-                                 " is outside the multicast range 0xC000..0xFFFE (49152..65534)");
+      fail(where.at("mlid"),
+           "mlid " + std::to_string(m.mlid()) + " is outside the multicast range 0xC000..0xFFFE (49152..65534)");
     }
     auto [it, inserted] = mlids.try_emplace(m.mlid(), spec.loc);
     if (!inserted) {
-      fail(where.at("mlid"),
-           "mlid " + std::to_string(m.mlid()) + " is already used (at " + it->second.str() + ")");
+      fail(where.at("mlid"), "mlid " + std::to_string(m.mlid()) + " is already used (at " + it->second.str() + ")");
     }
     spec.mlid = m.mlid();
     spec.members = match_nodes(m.members(), where, "members", "multicast member");
@@ -715,8 +679,7 @@ void Loader::outputs(const pb::Scenario& msg, const Locator& root) {
       for (unsigned c = 0; c < static_cast<unsigned>(Component::count); ++c) {
         known += std::string(", ") + component_name(static_cast<Component>(c));
       }
-      fail(t.at("component"),
-           "unknown trace component '" + sel.component + "' (use " + known + ")");
+      fail(t.at("component"), "unknown trace component '" + sel.component + "' (use " + known + ")");
     }
     sc_.outputs.trace.push_back(sel);
   }
@@ -787,8 +750,7 @@ Scenario Loader::load(const std::string& text) {
     Locator where = root.in("link_defaults");
     std::set<std::string> seen;
     if (!d.bandwidth().empty()) {
-      apply_one(link_defaults, "bandwidth", d.bandwidth(), where.at("bandwidth"),
-                where.at("bandwidth"), &seen);
+      apply_one(link_defaults, "bandwidth", d.bandwidth(), where.at("bandwidth"), where.at("bandwidth"), &seen);
     }
     if (!d.delay().empty()) {
       apply_one(link_defaults, "delay", d.delay(), where.at("delay"), where.at("delay"), &seen);
@@ -837,8 +799,7 @@ Scenario Loader::load(const std::string& text) {
 
 }  // namespace
 
-Scenario load_scenario_text(const std::string& text, const std::string& file_name,
-                            const ProgramLookup& known_program) {
+Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program) {
   return Loader(file_name, known_program).load(text);
 }
 

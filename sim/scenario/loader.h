@@ -19,8 +19,8 @@ namespace nicsim {
 
 struct SourceLoc {
   std::string file;
-  int line = 0;    // 1-based; 0 = unknown
-  int column = 0;  // 1-based
+  int line = 0;             // 1-based; 0 = unknown
+  int column = 0;           // 1-based
   std::string str() const;  // "file:line:col"
 };
 
@@ -37,10 +37,10 @@ class ScenarioError : public std::runtime_error {
 
 struct NodeSpec {
   std::string name;
-  std::string nic;  // NIC kind; "nic.<kind>" is a registered param scope
-  ParamSet host;    // scope "host"   (keys "host.<name>" in the file)
-  ParamSet bus;     // scope "bus"    (keys "bus.<name>")
-  ParamSet nic_params;  // scope "nic.<kind>" (keys "nic.<name>")
+  std::string nic;          // NIC kind; "nic.<kind>" is a registered param scope
+  ParamSet host;            // scope "host"   (keys "host.<name>" in the file)
+  ParamSet bus;             // scope "bus"    (keys "bus.<name>")
+  ParamSet nic_params;      // scope "nic.<kind>" (keys "nic.<name>")
   std::uint32_t ports = 1;  // = nic_params.count("ports")
   SourceLoc loc;
   // Elan node id: the leaf position on the Elite network, or the scenario
@@ -50,7 +50,7 @@ struct NodeSpec {
 
 struct SwitchSpec {
   std::string name;
-  ParamSet params;  // scope "switch" ("switch.elite" for an Elite switch)
+  ParamSet params;          // scope "switch" ("switch.elite" for an Elite switch)
   std::uint32_t ports = 0;  // = params.count("ports"); 8 for an Elite switch
   SourceLoc loc;
   std::string kind = "ib";  // "ib" or "elite"
@@ -69,7 +69,7 @@ struct LinkEnd {
 struct LinkSpec {
   std::string name;  // explicit, or "<a>:<port>--<b>:<port>"
   LinkEnd a, b;
-  ParamSet params;   // scope "link": bandwidth, delay, vls, vl_buffer, drop_rate, ...
+  ParamSet params;  // scope "link": bandwidth, delay, vls, vl_buffer, drop_rate, ...
   SourceLoc loc;
 };
 
@@ -77,7 +77,7 @@ struct WorkloadSpec {
   std::string program;
   std::vector<std::uint32_t> nodes;  // node indices, in scenario order, no duplicates
   Tick start = 0;
-  std::vector<std::string> args;     // argv[1..]; argv[0] is the program name
+  std::vector<std::string> args;  // argv[1..]; argv[0] is the program name
   SourceLoc loc;
 };
 
@@ -86,7 +86,7 @@ struct FaultSpec {
   Tick at = 0;
   std::uint32_t link = 0;  // index into Scenario::links
   Kind kind = Kind::LinkDown;
-  double value = 0;        // the rate for DropRate / BitErrorRate
+  double value = 0;  // the rate for DropRate / BitErrorRate
   SourceLoc loc;
 };
 
@@ -111,7 +111,7 @@ struct TraceSelect {
 };
 
 struct OutputSpec {
-  std::vector<TraceSelect> trace;   // empty = no structured trace
+  std::vector<TraceSelect> trace;  // empty = no structured trace
   bool timeline = false;
   std::uint64_t timeline_max_events = 1000000;
   std::vector<std::string> pcap_links;  // globs over link names
@@ -150,7 +150,6 @@ struct Scenario {
 using ProgramLookup = std::function<bool(std::string_view)>;
 
 Scenario load_scenario_file(const std::string& path, const ProgramLookup& known_program);
-Scenario load_scenario_text(const std::string& text, const std::string& file_name,
-                            const ProgramLookup& known_program);
+Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program);
 
 }  // namespace nicsim

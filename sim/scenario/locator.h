@@ -18,8 +18,7 @@ class Locator {
 
   // `self` is where this message starts (its field name in the parent);
   // it is also the answer for fields the file did not write.
-  Locator(const std::string* file, const google::protobuf::Descriptor* type, const Tree* tree,
-          SourceLoc self)
+  Locator(const std::string* file, const google::protobuf::Descriptor* type, const Tree* tree, SourceLoc self)
       : file_(file), type_(type), tree_(tree), self_(std::move(self)) {}
 
   const SourceLoc& self() const { return self_; }

@@ -14,8 +14,10 @@ void load_subnet_manager(const nicsim::scenario::Scenario& msg, const Locator& r
   bool all_hca = !sc.nodes.empty();
   for (const NodeSpec& n : sc.nodes) all_hca = all_hca && n.nic == "hca";
   if (m.off()) {
-    if (!m.node().empty()) throw ScenarioError(where.at("node"), "subnet_manager: 'node' and 'off: true' exclude each other");
-    if (m.args_size()) throw ScenarioError(where.at("args"), "subnet_manager: 'args' and 'off: true' exclude each other");
+    if (!m.node().empty())
+      throw ScenarioError(where.at("node"), "subnet_manager: 'node' and 'off: true' exclude each other");
+    if (m.args_size())
+      throw ScenarioError(where.at("args"), "subnet_manager: 'args' and 'off: true' exclude each other");
     return;
   }
   if (!msg.has_subnet_manager() && !all_hca) return;  // default: only on all-HCA fabrics

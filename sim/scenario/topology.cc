@@ -19,9 +19,7 @@ std::string copy_suffix(std::uint32_t copy, std::uint32_t copies) {
   return suffix;
 }
 
-std::string end_name(const Generated& g, const End& e) {
-  return e.host ? g.hosts[e.index] : g.switches[e.index].name;
-}
+std::string end_name(const Generated& g, const End& e) { return e.host ? g.hosts[e.index] : g.switches[e.index].name; }
 
 void connect(Generated* g, End a, End b, const std::string& suffix) {
   g->links.push_back({end_name(*g, a) + "--" + end_name(*g, b) + suffix, a, b});
@@ -36,8 +34,7 @@ bool star(const pb::Star& s, const std::string& prefix, Generated* g, ShapeError
   if (s.hosts() == 0) return fail(error, "hosts", "star needs at least 1 host");
   if (s.hosts() > kMaxHosts) {
     return fail(error, "hosts",
-                "star has " + std::to_string(s.hosts()) + " hosts, more than the limit " +
-                    std::to_string(kMaxHosts));
+                "star has " + std::to_string(s.hosts()) + " hosts, more than the limit " + std::to_string(kMaxHosts));
   }
   add_hosts(g, prefix, s.hosts());
   g->switches.push_back({s.switch_name().empty() ? "sw0" : s.switch_name(), s.hosts()});
@@ -45,8 +42,7 @@ bool star(const pb::Star& s, const std::string& prefix, Generated* g, ShapeError
   return true;
 }
 
-bool leaf_spine(const pb::LeafSpine& s, const std::string& prefix, Generated* g,
-                ShapeError* error) {
+bool leaf_spine(const pb::LeafSpine& s, const std::string& prefix, Generated* g, ShapeError* error) {
   if (s.leaves() == 0) return fail(error, "leaves", "leaf_spine needs at least 1 leaf");
   if (s.hosts_per_leaf() == 0) {
     return fail(error, "hosts_per_leaf", "leaf_spine needs at least 1 host per leaf");
@@ -56,16 +52,14 @@ bool leaf_spine(const pb::LeafSpine& s, const std::string& prefix, Generated* g,
   const std::uint64_t hosts = std::uint64_t{s.leaves()} * s.hosts_per_leaf();
   if (hosts > kMaxHosts) {
     return fail(error, "",
-                "leaf_spine has " + std::to_string(hosts) + " hosts, more than the limit " +
-                    std::to_string(kMaxHosts));
+                "leaf_spine has " + std::to_string(hosts) + " hosts, more than the limit " + std::to_string(kMaxHosts));
   }
   // Port counts above any real switch are caught by the "switch" scope's
   // range check; this only keeps the arithmetic below in 32 bits.
   const std::uint64_t leaf_ports = s.hosts_per_leaf() + std::uint64_t{s.spines()} * copies;
   const std::uint64_t spine_ports = std::uint64_t{s.leaves()} * copies;
   if (leaf_ports > kMaxHosts || spine_ports > kMaxHosts || s.spines() > kMaxHosts) {
-    return fail(error, "",
-                "leaf_spine needs more than " + std::to_string(kMaxHosts) + " ports on a switch");
+    return fail(error, "", "leaf_spine needs more than " + std::to_string(kMaxHosts) + " ports on a switch");
   }
   add_hosts(g, prefix, hosts);
   for (std::uint32_t i = 0; i < s.leaves(); ++i) {
@@ -109,8 +103,8 @@ bool fat_tree(const pb::FatTree& t, const std::string& prefix, Generated* g, Sha
     hosts *= k;
     if (hosts > kMaxHosts) {
       return fail(error, "",
-                  "fat_tree with k=" + std::to_string(k) + " n=" + std::to_string(n) +
-                      " has more than the limit of " + std::to_string(kMaxHosts) + " hosts");
+                  "fat_tree with k=" + std::to_string(k) + " n=" + std::to_string(n) + " has more than the limit of " +
+                      std::to_string(kMaxHosts) + " hosts");
     }
   }
   const std::uint64_t per_level = hosts / k;  // k^(n-1)
@@ -118,8 +112,8 @@ bool fat_tree(const pb::FatTree& t, const std::string& prefix, Generated* g, Sha
   for (std::uint32_t level = 0; level < n; ++level) {
     const std::uint64_t ports = level + 1 < n ? 2 * k : k;
     for (std::uint64_t s = 0; s < per_level; ++s) {
-      g->switches.push_back({"sw" + std::to_string(level) + "_" + std::to_string(s),
-                             static_cast<std::uint32_t>(ports)});
+      g->switches.push_back(
+          {"sw" + std::to_string(level) + "_" + std::to_string(s), static_cast<std::uint32_t>(ports)});
     }
   }
   auto switch_at = [&](std::uint32_t level, std::uint64_t s) {
@@ -163,14 +157,18 @@ bool elite_fat_tree(const pb::EliteFatTree& t, const std::string& prefix, Genera
 
 }  // namespace
 
-bool expand(const pb::Topology& topo, const std::string& host_prefix, Generated* out,
-            ShapeError* error) {
+bool expand(const pb::Topology& topo, const std::string& host_prefix, Generated* out, ShapeError* error) {
   switch (topo.shape_case()) {
-    case pb::Topology::kStar: return star(topo.star(), host_prefix, out, error);
-    case pb::Topology::kLeafSpine: return leaf_spine(topo.leaf_spine(), host_prefix, out, error);
-    case pb::Topology::kFatTree: return fat_tree(topo.fat_tree(), host_prefix, out, error);
-    case pb::Topology::kEliteFatTree: return elite_fat_tree(topo.elite_fat_tree(), host_prefix, out, error);
-    case pb::Topology::SHAPE_NOT_SET: break;
+    case pb::Topology::kStar:
+      return star(topo.star(), host_prefix, out, error);
+    case pb::Topology::kLeafSpine:
+      return leaf_spine(topo.leaf_spine(), host_prefix, out, error);
+    case pb::Topology::kFatTree:
+      return fat_tree(topo.fat_tree(), host_prefix, out, error);
+    case pb::Topology::kEliteFatTree:
+      return elite_fat_tree(topo.elite_fat_tree(), host_prefix, out, error);
+    case pb::Topology::SHAPE_NOT_SET:
+      break;
   }
   return fail(error, "", "topology has no shape (use star, leaf_spine, fat_tree or elite_fat_tree)");
 }

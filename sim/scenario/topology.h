@@ -46,7 +46,6 @@ inline constexpr std::uint64_t kMaxHosts = 65536;
 
 // Fills `out` (host names use `host_prefix`). Returns false and sets *error
 // when the shape's numbers are out of range. The shape must be set.
-bool expand(const nicsim::scenario::Topology& topo, const std::string& host_prefix, Generated* out,
-            ShapeError* error);
+bool expand(const nicsim::scenario::Topology& topo, const std::string& host_prefix, Generated* out, ShapeError* error);
 
 }  // namespace nicsim::topology

@@ -34,9 +34,7 @@ std::string all_errors() {
 // Records completions: (time, arg) per callback.
 struct Completions {
   std::vector<std::pair<Tick, std::uint64_t>> seen;
-  static void on_done(void* self, std::uint64_t arg) {
-    static_cast<Completions*>(self)->seen.emplace_back(now(), arg);
-  }
+  static void on_done(void* self, std::uint64_t arg) { static_cast<Completions*>(self)->seen.emplace_back(now(), arg); }
   DmaDone done(std::uint64_t arg) { return DmaDone{&Completions::on_done, this, arg}; }
 };
 
@@ -60,13 +58,14 @@ class RegTarget : public tlm::tlm_fw_transport_if<> {
       gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    if (gp.is_write()) std::memcpy(regs + off, p, len);
-    else std::memcpy(p, regs + off, len);
+    if (gp.is_write())
+      std::memcpy(regs + off, p, len);
+    else
+      std::memcpy(p, regs + off, len);
     log.push_back(Access{now(), gp.get_command(), off, std::vector<unsigned char>(p, p + len)});
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
   }
-  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&,
-                                     sc_core::sc_time&) override {
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
     return tlm::TLM_COMPLETED;
   }
   bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
@@ -145,7 +144,7 @@ TEST(BusTest, ReadAndWriteLatenciesDiffer) {
   sc_core::sc_start();
   EXPECT_EQ(bus.occupancy(64), occ64);
   ASSERT_EQ(c.seen.size(), 2u);
-  EXPECT_EQ(c.seen[0].first, 750 * kNs + occ64);      // split read: latency, then data
+  EXPECT_EQ(c.seen[0].first, 750 * kNs + occ64);             // split read: latency, then data
   EXPECT_EQ(c.seen[1].first, 10 * kUs + occ64 + 200 * kNs);  // posted write
   EXPECT_EQ(rbuf[0], 100);
   EXPECT_EQ(rbuf[63], 163);
@@ -234,7 +233,7 @@ TEST(BusTest, UnmappedMmioAndTargetErrorsAreReported) {
     std::uint32_t v = 1;
     w = bus.mmio_write(0x9000, &v, 4);
     r = bus.mmio_read(0x9000, &v, 4);
-    tail = bus.mmio_write(0x1ffe, &v, 4);  // crosses the end of the window
+    tail = bus.mmio_write(0x1ffe, &v, 4);        // crosses the end of the window
     bad = bus.mmio_read(0x1000 + 0x200, &v, 4);  // inside the window, past the registers
   });
   sc_core::sc_start();

@@ -20,8 +20,8 @@ namespace {
 
 // Distances an event is scheduled ahead of now(): ties at now, hops, both
 // sides of the near/far boundary, bus completions, timeouts and timers.
-constexpr Tick kDistances[] = {0,        1,        7 * kNs,   100 * kNs, 249 * kNs, 250 * kNs, 251 * kNs,
-                               800 * kNs, 1 * kUs, 7 * kUs,   20 * kUs,  1 * kMs};
+constexpr Tick kDistances[] = {0,         1,         7 * kNs, 100 * kNs, 249 * kNs, 250 * kNs,
+                               251 * kNs, 800 * kNs, 1 * kUs, 7 * kUs,   20 * kUs,  1 * kMs};
 
 // Near-event bursts: many events due within the near distance (250 ns) at
 // once, more than the sorted run holds, so some wait in the heap among

@@ -46,8 +46,8 @@ struct Bench {
 
   RawNic& nic(std::map<std::string, std::string> p = {}) {
     const auto node = static_cast<std::uint32_t>(nics.size());
-    nics.push_back(std::make_unique<RawNic>(fabric, next_device++, "n" + std::to_string(node), node,
-                                            params("nic.raw", p)));
+    nics.push_back(
+        std::make_unique<RawNic>(fabric, next_device++, "n" + std::to_string(node), node, params("nic.raw", p)));
     nics.back()->set_lid(1, static_cast<std::uint16_t>(node + 1));
     received.emplace_back();
     auto* log = &received;
@@ -87,11 +87,14 @@ struct Bench {
   // Runs `fn` at simulated time `at` (from the calendar).
   void at(Tick t, std::function<void()> fn) {
     auto* f = new std::function<void()>(std::move(fn));
-    sim.calendar().at(t, [](void* p, std::uint64_t) {
-      auto* g = static_cast<std::function<void()>*>(p);
-      (*g)();
-      delete g;
-    }, f);
+    sim.calendar().at(
+        t,
+        [](void* p, std::uint64_t) {
+          auto* g = static_cast<std::function<void()>*>(p);
+          (*g)();
+          delete g;
+        },
+        f);
   }
 };
 
@@ -298,7 +301,7 @@ TEST(Fabric, InjectedDropsAndBitErrors) {
   const auto& tx = a.port(1).stats();
   const auto& rx = z.stats();
   EXPECT_EQ(tx.drops_injected + rx.rx_packets, 400u);
-  EXPECT_GT(tx.drops_injected, 60u);   // about 100 expected
+  EXPECT_GT(tx.drops_injected, 60u);  // about 100 expected
   EXPECT_LT(tx.drops_injected, 140u);
   // 8192 bits at 1e-5: about 8% of packets hit; every hit is caught.
   EXPECT_GT(rx.rx_corrupt, 5u);

@@ -103,8 +103,7 @@ TEST(HostTest, MutexHandsOffInFifoOrderAtUnlockTime) {
     EXPECT_FALSE(m.try_lock());
   });
   sc_core::sc_start();
-  std::vector<std::pair<std::string, Tick>> want = {
-      {"A", 0}, {"C", 100 * kNs}, {"B", 150 * kNs}, {"D", 200 * kNs}};
+  std::vector<std::pair<std::string, Tick>> want = {{"A", 0}, {"C", 100 * kNs}, {"B", 150 * kNs}, {"D", 200 * kNs}};
   EXPECT_EQ(acquired, want);
   ASSERT_NE(blocked_b_at_120, nullptr);
   EXPECT_STREQ(blocked_b_at_120, "mutex_lock");
@@ -242,14 +241,11 @@ TEST(HostTest, BlockingInInterruptContextIsReportedWithTheCallSite) {
   EXPECT_EQ(after, 101 * kUs);
   EXPECT_EQ(host.irq().delivered(vec), 1u);
   std::string file = __FILE__;
-  EXPECT_TRUE(has_error("blocking call sleep in interrupt context at " + file + ":" +
-                        std::to_string(sleep_line)))
+  EXPECT_TRUE(has_error("blocking call sleep in interrupt context at " + file + ":" + std::to_string(sleep_line)))
       << all_errors();
-  EXPECT_TRUE(has_error("blocking call mutex_lock in interrupt context at " + file + ":" +
-                        std::to_string(lock_line)))
+  EXPECT_TRUE(has_error("blocking call mutex_lock in interrupt context at " + file + ":" + std::to_string(lock_line)))
       << all_errors();
-  EXPECT_TRUE(has_error("blocking call charge in interrupt context at " + file + ":" +
-                        std::to_string(charge_line)))
+  EXPECT_TRUE(has_error("blocking call charge in interrupt context at " + file + ":" + std::to_string(charge_line)))
       << all_errors();
   EXPECT_TRUE(has_error("(handler nic0)")) << all_errors();
   ASSERT_EQ(sim.errors().all().size(), 3u) << all_errors();
@@ -393,7 +389,7 @@ TEST(HostTest, MemoryLimitContainsAndPin) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b) % 4096, 0u);
   EXPECT_EQ(static_cast<unsigned char*>(a)[1000], 0);  // zero-filled
   EXPECT_EQ(mem.bytes_in_use(), 1u << 20);
-  EXPECT_EQ(mem.alloc(64), nullptr);  // over the limit
+  EXPECT_EQ(mem.alloc(64), nullptr);      // over the limit
   EXPECT_EQ(mem.alloc(64, 48), nullptr);  // not a power of two
   auto addr = reinterpret_cast<std::uint64_t>(a);
   EXPECT_TRUE(mem.contains(addr, 512 * 1024));
@@ -413,7 +409,7 @@ TEST(HostTest, MemoryLimitContainsAndPin) {
   EXPECT_TRUE(mem.contains(sb + 16, 240));
   EXPECT_FALSE(mem.contains(sb + 16, 241));
   EXPECT_EQ(mem.bytes_in_use(), 512u * 1024 + 64);  // pins are not charged
-  EXPECT_FALSE(mem.free_checked(stack_buf));  // pinned, not allocated
+  EXPECT_FALSE(mem.free_checked(stack_buf));        // pinned, not allocated
   EXPECT_TRUE(mem.unpin(stack_buf));
   EXPECT_FALSE(mem.contains(sb, 16));
   EXPECT_FALSE(mem.unpin(b));  // allocated, not pinned

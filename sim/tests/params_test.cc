@@ -10,19 +10,18 @@ namespace {
 using K = UnitKind;
 
 // Registration is process-global; these scope names are used by no module.
-ParamRegistration test_scope(
-    "test.params", "parameters for params_test",
-    {
-        {"delay", K::Time, "10ns", "1ns", "1ms", {}, "a delay"},
-        {"rate", K::Bandwidth, "8Gbps", "", "100Gbps", {}, "a rate"},
-        {"buffer", K::Size, "8KiB", "64B", "", {}, "a buffer"},
-        {"clock", K::Frequency, "133MHz", "", "", {}, "a clock"},
-        {"ports", K::Count, "8", "1", "255", {}, "a count"},
-        {"load", K::Ratio, "0.5", "0", "1", {}, "a ratio"},
-        {"profile", K::Text, "pcix-133", "", "", {"pcix-133", "pci-33"}, "a choice"},
-        {"label", K::Text, "", "", "", {}, "free text"},
-        {"verbose", K::Bool, "false", "", "", {}, "a flag"},
-    });
+ParamRegistration test_scope("test.params", "parameters for params_test",
+                             {
+                                 {"delay", K::Time, "10ns", "1ns", "1ms", {}, "a delay"},
+                                 {"rate", K::Bandwidth, "8Gbps", "", "100Gbps", {}, "a rate"},
+                                 {"buffer", K::Size, "8KiB", "64B", "", {}, "a buffer"},
+                                 {"clock", K::Frequency, "133MHz", "", "", {}, "a clock"},
+                                 {"ports", K::Count, "8", "1", "255", {}, "a count"},
+                                 {"load", K::Ratio, "0.5", "0", "1", {}, "a ratio"},
+                                 {"profile", K::Text, "pcix-133", "", "", {"pcix-133", "pci-33"}, "a choice"},
+                                 {"label", K::Text, "", "", "", {}, "free text"},
+                                 {"verbose", K::Bool, "false", "", "", {}, "a flag"},
+                             });
 
 const ParamScope& scope() {
   const ParamScope* s = ParamRegistry::instance().find("test.params");
@@ -70,16 +69,14 @@ TEST(Params, Overrides) {
 
 TEST(Params, UnknownNameSuggestsCloseMatch) {
   ParamSet p(scope());
-  EXPECT_EQ(p.set("dealy", "1ns"),
-            "test.params.dealy: unknown parameter (did you mean test.params.delay?)");
+  EXPECT_EQ(p.set("dealy", "1ns"), "test.params.dealy: unknown parameter (did you mean test.params.delay?)");
   EXPECT_EQ(p.set("zzzzzzzzzzz", "1"), "test.params.zzzzzzzzzzz: unknown parameter");
 }
 
 TEST(Params, BadSyntaxNamesKindAndExample) {
   ParamSet p(scope());
   std::string m = p.set("rate", "8Gbs");
-  EXPECT_EQ(m.rfind("test.params.rate: '8Gbs' is not a valid bandwidth (e.g. 8Gbps): ", 0), 0u)
-      << m;
+  EXPECT_EQ(m.rfind("test.params.rate: '8Gbs' is not a valid bandwidth (e.g. 8Gbps): ", 0), 0u) << m;
   EXPECT_NE(m.find("unknown bandwidth unit 'Gbs'"), std::string::npos) << m;
   m = p.set("ports", "many");
   EXPECT_NE(m.find("is not a valid count (e.g. 16)"), std::string::npos) << m;
@@ -127,8 +124,7 @@ TEST(Params, RegistryRejectsBadDefinitions) {
   auto& r = ParamRegistry::instance();
   EXPECT_THROW(r.add("test.params", "", {{"delay", K::Time, "1ns", "", "", {}, ""}}),
                std::logic_error);  // duplicate of an existing name
-  EXPECT_THROW(r.add("test.bad1", "",
-                     {{"a", K::Count, "1", "", "", {}, ""}, {"a", K::Count, "2", "", "", {}, ""}}),
+  EXPECT_THROW(r.add("test.bad1", "", {{"a", K::Count, "1", "", "", {}, ""}, {"a", K::Count, "2", "", "", {}, ""}}),
                std::logic_error);  // duplicate within one call
   EXPECT_THROW(r.add("test.bad2", "", {{"a", K::Time, "10", "", "", {}, ""}}),
                std::logic_error);  // default does not parse

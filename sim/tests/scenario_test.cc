@@ -14,9 +14,7 @@ namespace {
 
 bool known_program(std::string_view name) { return name == "fabric_traffic" || name == "pingpong"; }
 
-Scenario load(const std::string& text) {
-  return load_scenario_text(text, "t.textproto", known_program);
-}
+Scenario load(const std::string& text) { return load_scenario_text(text, "t.textproto", known_program); }
 
 // The error a scenario text produces; fails the test if it loads.
 ScenarioError error_of(const std::string& text) {
@@ -186,8 +184,7 @@ link { a: "extra" b: "core" }
 }
 
 TEST(Scenario, LeafSpine) {
-  Scenario s = load(
-      R"(topology { leaf_spine { leaves: 2 hosts_per_leaf: 2 spines: 2 links_per_spine: 2 } })");
+  Scenario s = load(R"(topology { leaf_spine { leaves: 2 hosts_per_leaf: 2 spines: 2 links_per_spine: 2 } })");
   ASSERT_EQ(s.nodes.size(), 4u);
   ASSERT_EQ(s.switches.size(), 4u);
   ASSERT_EQ(s.links.size(), 4u + 2 * 2 * 2);
@@ -311,8 +308,7 @@ multicast { mlid: 65534 members: "c" members: "a" })");
 }
 
 TEST(Scenario, NullProgramLookupAcceptsAnyProgram) {
-  Scenario s =
-      load_scenario_text(pair_plus(R"(workload { program: "anything" nodes: "a" })"), "x", nullptr);
+  Scenario s = load_scenario_text(pair_plus(R"(workload { program: "anything" nodes: "a" })"), "x", nullptr);
   EXPECT_EQ(s.workloads[0].program, "anything");
 }
 
@@ -350,9 +346,7 @@ TEST(Scenario, LoadMissingFile) {
   }
 }
 
-TEST(Scenario, LoadDirectoryIsAnError) {
-  EXPECT_THROW(load_scenario_file("/tmp", known_program), ScenarioError);
-}
+TEST(Scenario, LoadDirectoryIsAnError) { EXPECT_THROW(load_scenario_file("/tmp", known_program), ScenarioError); }
 
 // ------------------------------------------------- errors, each with its location
 
@@ -380,26 +374,25 @@ node { name "b" })",
     {"TopologySpecifiedTwice", false, R"(topology { star { hosts: 2 } }
 topology { star { hosts: 3 } })",
      2, 1, "specified multiple times"},
-    {"FaultWithTwoActions", true,
-     R"(fault { at: "0ns" link: "a:1--b:1" link_down: true link_up: true })", 4, 52, "oneof"},
+    {"FaultWithTwoActions", true, R"(fault { at: "0ns" link: "a:1--b:1" link_down: true link_up: true })", 4, 52,
+     "oneof"},
     {"BadUnitInLinkDefaults", true, R"(link_defaults { bandwidth: "8Gbs" })", 4, 17,
      "link.bandwidth: '8Gbs' is not a valid bandwidth (e.g. 8Gbps): unknown bandwidth unit 'Gbs'"},
     {"BadUnitInLinkDelay", false, R"(node { name: "a" }
 node { name: "b" }
 link { a: "a" b: "b" delay: "5nx" })",
      3, 22, "unknown time unit 'nx' (use ps, ns, us, ms, s)"},
-    {"BadStopTime", true, R"(stop_time: "2 parsecs")", 4, 1,
-     "stop_time: unknown time unit 'parsecs'"},
+    {"BadStopTime", true, R"(stop_time: "2 parsecs")", 4, 1, "stop_time: unknown time unit 'parsecs'"},
     {"FractionalTime", true, R"(workload { program: "pingpong" nodes: "a" start: "0.1ps" })", 4, 43,
      "start: fractional picoseconds"},
-    {"OutOfRangeSwitchPorts", true, R"(switch { name: "s0" param { key: "ports" value: "300" } })",
-     4, 42, "switch.ports: 300 is above the maximum"},
-    {"OutOfRangeHostCpus", false, R"(node { name: "a" param { key: "host.cpus" value: "0" } })", 1,
-     43, "host.cpus: 0 is below the minimum 1"},
-    {"OutOfRangeLinkDropRate", true, R"(link_defaults { param { key: "drop_rate" value: "2" } })",
-     4, 42, "link.drop_rate: 2 is above the maximum 1"},
-    {"NotOneOfTheChoices", false, R"(node { name: "a" param { key: "bus.profile" value: "isa" } })",
-     1, 45, "bus.profile: 'isa' is not one of the choices: pcix-133, pcix-66, pci-66, pci-33"},
+    {"OutOfRangeSwitchPorts", true, R"(switch { name: "s0" param { key: "ports" value: "300" } })", 4, 42,
+     "switch.ports: 300 is above the maximum"},
+    {"OutOfRangeHostCpus", false, R"(node { name: "a" param { key: "host.cpus" value: "0" } })", 1, 43,
+     "host.cpus: 0 is below the minimum 1"},
+    {"OutOfRangeLinkDropRate", true, R"(link_defaults { param { key: "drop_rate" value: "2" } })", 4, 42,
+     "link.drop_rate: 2 is above the maximum 1"},
+    {"NotOneOfTheChoices", false, R"(node { name: "a" param { key: "bus.profile" value: "isa" } })", 1, 45,
+     "bus.profile: 'isa' is not one of the choices: pcix-133, pcix-66, pci-66, pci-33"},
     {"PortsAboveTheNicsMaximum", false, R"(node { name: "a" nic: "hca" ports: 3 })", 1, 29,
      "nic.hca.ports: 3 is above the maximum 2"},
     {"PortsSetTwice", false, R"(node { name: "a" ports: 2 param { key: "nic.ports" value: "2" } })", 1, 18,
@@ -416,20 +409,18 @@ link { a: "a" b: "b" delay: "5nx" })",
 node { name: "b" }
 link { a: "a" b: "b" param { key: "mtu" value: "2" } })",
      3, 30, "link.mtu: unknown parameter"},
-    {"UnknownSwitchParam", true,
-     R"(topology { star { hosts: 2 } switch_param { key: "hop_latncy" value: "1ns" } })", 4, 45,
-     "switch.hop_latncy: unknown parameter (did you mean switch.hop_latency?)"},
+    {"UnknownSwitchParam", true, R"(topology { star { hosts: 2 } switch_param { key: "hop_latncy" value: "1ns" } })", 4,
+     45, "switch.hop_latncy: unknown parameter (did you mean switch.hop_latency?)"},
     {"UnknownMgmtParam", true, R"(management { param { key: "latncy" value: "1us" } })", 4, 22,
      "mgmt.latncy: unknown parameter (did you mean mgmt.latency?)"},
     {"ParamSetTwice", true,
-     R"(switch { name: "s0" param { key: "ports" value: "4" } param { key: "ports" value: "5" } })",
-     4, 63, "parameter 'ports' is set twice"},
+     R"(switch { name: "s0" param { key: "ports" value: "4" } param { key: "ports" value: "5" } })", 4, 63,
+     "parameter 'ports' is set twice"},
     {"LinkFieldAndParamSetTwice", false, R"(node { name: "a" }
 node { name: "b" }
 link { a: "a" b: "b" bandwidth: "1Gbps" param { key: "bandwidth" value: "2Gbps" } })",
      3, 49, "parameter 'bandwidth' is set twice"},
-    {"ParamWithoutKey", true, R"(management { param { value: "1us" } })", 4, 14,
-     "parameter has no key"},
+    {"ParamWithoutKey", true, R"(management { param { value: "1us" } })", 4, 14, "parameter has no key"},
     {"DanglingLinkEnd", false, R"(node { name: "a" }
 node { name: "b" }
 link { a: "a" b: "c" })",
@@ -501,56 +492,48 @@ link { name: "h0--sw0" a: "x" b: "sw0" })",
      3, 8, "duplicate link name 'h0--sw0'"},
     {"InvalidName", false, R"(node { name: "a b" })", 1, 8, "invalid node name 'a b'"},
     {"NodeWithoutName", false, R"(node { nic: "raw" })", 1, 1, "node has no name"},
-    {"UnknownNicKind", false, R"(node { name: "a" nic: "elan9" })", 1, 18,
-     "unknown NIC kind 'elan9' (known: "},
-    {"UnknownProgram", true, R"(workload { program: "pongping" nodes: "a" })", 4, 12,
-     "unknown program 'pongping'"},
+    {"UnknownNicKind", false, R"(node { name: "a" nic: "elan9" })", 1, 18, "unknown NIC kind 'elan9' (known: "},
+    {"UnknownProgram", true, R"(workload { program: "pongping" nodes: "a" })", 4, 12, "unknown program 'pongping'"},
     {"WorkloadWithoutProgram", true, R"(workload { nodes: "a" })", 4, 1, "workload has no program"},
-    {"WorkloadPatternMatchesNothing", true,
-     R"(workload { program: "pingpong" nodes: "a" nodes: "z*" })", 4, 43,
+    {"WorkloadPatternMatchesNothing", true, R"(workload { program: "pingpong" nodes: "a" nodes: "z*" })", 4, 43,
      "workload node 'z*' matches no node"},
     {"WorkloadNamesASwitch", true, R"(switch { name: "s0" }
 workload { program: "pingpong" nodes: "s0" })",
      5, 32, "workload node 's0' is a switch, not a node"},
-    {"WorkloadWithoutNodes", true, R"(workload { program: "pingpong" })", 4, 1,
-     "workload lists no nodes"},
-    {"WorkloadBadStart", true, R"(workload { program: "pingpong" nodes: "a" start: "-1us" })", 4,
-     43, "start: negative time"},
+    {"WorkloadWithoutNodes", true, R"(workload { program: "pingpong" })", 4, 1, "workload lists no nodes"},
+    {"WorkloadBadStart", true, R"(workload { program: "pingpong" nodes: "a" start: "-1us" })", 4, 43,
+     "start: negative time"},
     {"FaultUnknownLink", true, R"(fault { at: "1us" link: "a--b" link_down: true })", 4, 19,
      "fault names unknown link 'a--b'"},
     {"FaultBadTime", true, R"(fault { at: "1 fortnight" link: "a:1--b:1" link_down: true })", 4, 9,
      "fault time 'at': unknown time unit 'fortnight'"},
     {"FaultWithoutTime", true, R"(fault { link: "a:1--b:1" link_down: true })", 4, 1,
      "fault time 'at': empty time value"},
-    {"FaultWithoutAction", true, R"(fault { at: "1us" link: "a:1--b:1" })", 4, 1,
-     "fault has no action"},
+    {"FaultWithoutAction", true, R"(fault { at: "1us" link: "a:1--b:1" })", 4, 1, "fault has no action"},
     {"FaultLinkDownFalse", true, R"(fault { at: "1us" link: "a:1--b:1" link_down: false })", 4, 36,
      "link_down: false does nothing"},
-    {"FaultDropRateAboveOne", true, R"(fault { at: "1us" link: "a:1--b:1" drop_rate: "1.5" })", 4,
-     36, "link.drop_rate: 1.5 is above the maximum 1"},
-    {"FaultBadBitErrorRate", true,
-     R"(fault { at: "1us" link: "a:1--b:1" bit_error_rate: "1e-9x" })", 4, 36,
+    {"FaultDropRateAboveOne", true, R"(fault { at: "1us" link: "a:1--b:1" drop_rate: "1.5" })", 4, 36,
+     "link.drop_rate: 1.5 is above the maximum 1"},
+    {"FaultBadBitErrorRate", true, R"(fault { at: "1us" link: "a:1--b:1" bit_error_rate: "1e-9x" })", 4, 36,
      "link.bit_error_rate: '1e-9x' is not a valid ratio"},
     {"MlidBelowRange", true, R"(multicast { mlid: 49151 members: "a" })", 4, 13,
      "mlid 49151 is outside the multicast range 0xC000..0xFFFE"},
     {"MlidAboveRange", true, R"(multicast { mlid: 65535 members: "a" })", 4, 13,
      "mlid 65535 is outside the multicast range"},
-    {"MlidMissing", true, R"(multicast { members: "a" })", 4, 1,
-     "mlid 0 is outside the multicast range"},
+    {"MlidMissing", true, R"(multicast { members: "a" })", 4, 1, "mlid 0 is outside the multicast range"},
     {"MlidUsedTwice", true, R"(multicast { mlid: 49152 members: "a" }
 multicast { mlid: 49152 members: "b" })",
      5, 13, "mlid 49152 is already used (at t.textproto:4:1)"},
     {"MulticastNameUsedTwice", true, R"(multicast { name: "g" mlid: 49152 members: "a" }
 multicast { name: "g" mlid: 49153 members: "b" })",
      5, 13, "duplicate multicast group name 'g'"},
-    {"MulticastMemberDangling", true, R"(multicast { mlid: 49152 members: "a" members: "zz" })", 4,
-     38, "multicast member node 'zz' matches no node"},
+    {"MulticastMemberDangling", true, R"(multicast { mlid: 49152 members: "a" members: "zz" })", 4, 38,
+     "multicast member node 'zz' matches no node"},
     {"TraceComponentUnknown", true, R"(outputs { trace { component: "fabrik" } })", 4, 19,
      "unknown trace component 'fabrik' (use *, fabric, host"},
-    {"TraceDeviceMatchesNothing", true, R"(outputs { trace { device: "x*" component: "fabric" } })",
-     4, 19, "trace device 'x*' matches no node or switch"},
-    {"TimelineMaxEventsNotACount", true,
-     R"(outputs { timeline: true timeline_max_events: "lots" })", 4, 26,
+    {"TraceDeviceMatchesNothing", true, R"(outputs { trace { device: "x*" component: "fabric" } })", 4, 19,
+     "trace device 'x*' matches no node or switch"},
+    {"TimelineMaxEventsNotACount", true, R"(outputs { timeline: true timeline_max_events: "lots" })", 4, 26,
      "timeline_max_events: 'lots' is not a count"},
     {"EmptyScenario", false, R"(name: "nothing"
 switch { name: "s0" })",
@@ -558,41 +541,32 @@ switch { name: "s0" })",
     {"EmptyText", false, R"()", 1, 1, "scenario has no nodes"},
     {"TopologyWithoutShape", false, R"(topology { host_prefix: "x" })", 1, 1,
      "topology has no shape (use star, leaf_spine, fat_tree or elite_fat_tree)"},
-    {"StarWithoutHosts", false, R"(topology { star { switch_name: "s" } })", 1, 12,
-     "star needs at least 1 host"},
+    {"StarWithoutHosts", false, R"(topology { star { switch_name: "s" } })", 1, 12, "star needs at least 1 host"},
     {"StarZeroHosts", false, R"(topology {
   star { hosts: 0 }
 })",
      2, 10, "star needs at least 1 host"},
     {"StarTooManyPortsForSwitch", false, R"(topology { star { hosts: 300 } })", 1, 12,
      "switch 'sw0' would need 300 ports: switch.ports: 300 is above the maximum"},
-    {"SwitchParamPortsTooFew", false,
-     R"(topology { star { hosts: 4 } switch_param { key: "ports" value: "3" } })", 1, 58,
-     "switch 'sw0' needs 4 ports but switch_param sets ports to 3"},
-    {"LeafSpineWithoutSpines", false,
-     R"(topology { leaf_spine { leaves: 2 hosts_per_leaf: 2 spines: 0 } })", 1, 53,
+    {"SwitchParamPortsTooFew", false, R"(topology { star { hosts: 4 } switch_param { key: "ports" value: "3" } })", 1,
+     58, "switch 'sw0' needs 4 ports but switch_param sets ports to 3"},
+    {"LeafSpineWithoutSpines", false, R"(topology { leaf_spine { leaves: 2 hosts_per_leaf: 2 spines: 0 } })", 1, 53,
      "leaf_spine needs at least 1 spine"},
-    {"LeafSpineWithoutLeaves", false,
-     R"(topology { leaf_spine { leaves: 0 hosts_per_leaf: 2 spines: 1 } })", 1, 25,
+    {"LeafSpineWithoutLeaves", false, R"(topology { leaf_spine { leaves: 0 hosts_per_leaf: 2 spines: 1 } })", 1, 25,
      "leaf_spine needs at least 1 leaf"},
-    {"LeafSpineWithoutHostsPerLeaf", false,
-     R"(topology { leaf_spine { leaves: 1 hosts_per_leaf: 0 spines: 1 } })", 1, 35,
-     "leaf_spine needs at least 1 host per leaf"},
-    {"LeafSpineTooManyHosts", false,
-     R"(topology { leaf_spine { leaves: 1000 hosts_per_leaf: 1000 spines: 1 } })", 1, 12,
-     "leaf_spine has 1000000 hosts, more than the limit 65536"},
-    {"FatTreeKTooSmall", false, R"(topology { fat_tree { k: 1 n: 2 } })", 1, 23,
-     "fat_tree needs k >= 2"},
-    {"FatTreeNZero", false, R"(topology { fat_tree { k: 2 n: 0 } })", 1, 28,
-     "fat_tree needs n >= 1"},
+    {"LeafSpineWithoutHostsPerLeaf", false, R"(topology { leaf_spine { leaves: 1 hosts_per_leaf: 0 spines: 1 } })", 1,
+     35, "leaf_spine needs at least 1 host per leaf"},
+    {"LeafSpineTooManyHosts", false, R"(topology { leaf_spine { leaves: 1000 hosts_per_leaf: 1000 spines: 1 } })", 1,
+     12, "leaf_spine has 1000000 hosts, more than the limit 65536"},
+    {"FatTreeKTooSmall", false, R"(topology { fat_tree { k: 1 n: 2 } })", 1, 23, "fat_tree needs k >= 2"},
+    {"FatTreeNZero", false, R"(topology { fat_tree { k: 2 n: 0 } })", 1, 28, "fat_tree needs n >= 1"},
     {"FatTreeTooBig", false, R"(topology { fat_tree { k: 16 n: 5 } })", 1, 12,
      "fat_tree with k=16 n=5 has more than the limit of 65536 hosts"},
     {"TopologyBadHostPrefix", false, R"(topology { star { hosts: 2 } host_prefix: "h*" })", 1, 30,
      "invalid host_prefix name 'h*'"},
     {"StarBadSwitchName", false, R"(topology { star { switch_name: "s:0" hosts: 2 } })", 1, 19,
      "invalid switch name 's:0'"},
-    {"TopologyUnknownNic", false, R"(topology { star { hosts: 2 } nic: "ib" })", 1, 30,
-     "unknown NIC kind 'ib'"},
+    {"TopologyUnknownNic", false, R"(topology { star { hosts: 2 } nic: "ib" })", 1, 30, "unknown NIC kind 'ib'"},
     // The tokenizer counts a tab as advancing to the next multiple of 8.
     {"UnknownFieldAfterTab", false, "node {\tnam: \"a\" }", 1, 9, "no field named \"nam\""},
 };
@@ -613,9 +587,7 @@ TEST_P(ScenarioErrors, ReportsRuleAndLocation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ScenarioErrors, ::testing::ValuesIn(kErrorCases),
-                         [](const ::testing::TestParamInfo<ErrorCase>& info) {
-                           return std::string(info.param.name);
-                         });
+                         [](const ::testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace nicsim

@@ -34,11 +34,14 @@ struct Probe {
 template <class F>
 void at(Calendar& c, Tick t, F fn) {
   auto* f = new F(std::move(fn));
-  c.at(t, [](void* p, std::uint64_t) {
-    auto* g = static_cast<F*>(p);
-    (*g)();
-    delete g;
-  }, f);
+  c.at(
+      t,
+      [](void* p, std::uint64_t) {
+        auto* g = static_cast<F*>(p);
+        (*g)();
+        delete g;
+      },
+      f);
 }
 
 TEST(Timer, FiresOnceAtItsDeadline) {
@@ -208,9 +211,13 @@ struct Shadowed {
     if (--budget <= 0) return;
     const std::size_t i = rng() % timers.size();
     switch (rng() % 4) {
-      case 0: arm(i, false); break;
+      case 0:
+        arm(i, false);
+        break;
       case 1:
-      case 2: arm(i, true); break;
+      case 2:
+        arm(i, true);
+        break;
       default:
         timers[i]->cancel();
         withdraw(i);

@@ -67,7 +67,7 @@ TEST(Trace, RecordsStampedAheadAreWrittenInTimeOrder) {
   t.set_devices({"h0"});
   t.enable("*", std::nullopt);
   ASSERT_TRUE(t.open(path.string()));
-  t.record(0, 0, Component::host, "a", {});     // now: written at once
+  t.record(0, 0, Component::host, "a", {});      // now: written at once
   t.record(500, 0, Component::fabric, "b", {});  // ahead of now (0): held
   t.record(300, 0, Component::fabric, "c", {});
   t.record(500, 0, Component::fabric, "d", {});  // same time as b: after it
@@ -116,8 +116,8 @@ TEST(Stats, HistogramPercentilesWithinBucketPrecision) {
   for (double p : {50.0, 90.0, 99.0, 99.9}) {
     const double exact = p / 100.0 * 10'000'000.0;
     const double got = static_cast<double>(h.percentile(p));
-    EXPECT_GE(got, exact) << p;           // an upper bucket bound...
-    EXPECT_LE(got, exact * 1.035) << p;   // ...within one sub-bucket (1/32)
+    EXPECT_GE(got, exact) << p;          // an upper bucket bound...
+    EXPECT_LE(got, exact * 1.035) << p;  // ...within one sub-bucket (1/32)
   }
   EXPECT_EQ(h.percentile(100), 10'000'000u);
   Histogram small;

@@ -108,8 +108,7 @@ TEST(Units, FrequencyEveryUnit) {
   EXPECT_EQ(parse_frequency("2.5GHz", nullptr), 2500000000u);
   std::string error;
   EXPECT_FALSE(parse_frequency("133mhz", &error));
-  EXPECT_NE(error.find("unknown frequency unit 'mhz' (use Hz, kHz, MHz, GHz)"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("unknown frequency unit 'mhz' (use Hz, kHz, MHz, GHz)"), std::string::npos) << error;
   EXPECT_FALSE(parse_frequency("0.5Hz", &error));
   EXPECT_NE(error.find("fractional hertz"), std::string::npos) << error;
 }
@@ -208,20 +207,35 @@ TEST(Units, KindNames) {
   EXPECT_STREQ(unit_kind_name(UnitKind::Time), "time");
   EXPECT_STREQ(unit_kind_name(UnitKind::Bool), "bool");
   EXPECT_STREQ(unit_kind_example(UnitKind::Bandwidth), "8Gbps");
-  for (UnitKind k : {UnitKind::Time, UnitKind::Bandwidth, UnitKind::Size, UnitKind::Frequency,
-                     UnitKind::Count, UnitKind::Ratio, UnitKind::Bool}) {
+  for (UnitKind k : {UnitKind::Time, UnitKind::Bandwidth, UnitKind::Size, UnitKind::Frequency, UnitKind::Count,
+                     UnitKind::Ratio, UnitKind::Bool}) {
     std::string error;
     bool ok = false;
     std::string_view ex = unit_kind_example(k);
     switch (k) {
-      case UnitKind::Time: ok = parse_time(ex, &error).has_value(); break;
-      case UnitKind::Bandwidth: ok = parse_bandwidth(ex, &error).has_value(); break;
-      case UnitKind::Size: ok = parse_size(ex, &error).has_value(); break;
-      case UnitKind::Frequency: ok = parse_frequency(ex, &error).has_value(); break;
-      case UnitKind::Count: ok = parse_count(ex, &error).has_value(); break;
-      case UnitKind::Ratio: ok = parse_ratio(ex, &error).has_value(); break;
-      case UnitKind::Bool: ok = parse_bool(ex, &error).has_value(); break;
-      default: break;
+      case UnitKind::Time:
+        ok = parse_time(ex, &error).has_value();
+        break;
+      case UnitKind::Bandwidth:
+        ok = parse_bandwidth(ex, &error).has_value();
+        break;
+      case UnitKind::Size:
+        ok = parse_size(ex, &error).has_value();
+        break;
+      case UnitKind::Frequency:
+        ok = parse_frequency(ex, &error).has_value();
+        break;
+      case UnitKind::Count:
+        ok = parse_count(ex, &error).has_value();
+        break;
+      case UnitKind::Ratio:
+        ok = parse_ratio(ex, &error).has_value();
+        break;
+      case UnitKind::Bool:
+        ok = parse_bool(ex, &error).has_value();
+        break;
+      default:
+        break;
     }
     EXPECT_TRUE(ok) << unit_kind_name(k) << ": " << error;
   }

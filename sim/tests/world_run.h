@@ -23,19 +23,19 @@
 namespace nicsim::testing {
 
 struct RunOptions {
-  std::string file = "test.textproto";  // the name errors locate in
-  bool expect_clean = true;             // every simulation error fails the test
-  bool expect_programs_ok = true;       // every program instance must end with exit code 0, not Failed
+  std::string file = "test.textproto";               // the name errors locate in
+  bool expect_clean = true;                          // every simulation error fails the test
+  bool expect_programs_ok = true;                    // every program instance must end with exit code 0, not Failed
   std::string trace_path, timeline_path, pcap_path;  // outputs to open (empty: none)
-  std::function<void(World&)> inspect;  // sees the world after the run, before it ends
+  std::function<void(World&)> inspect;               // sees the world after the run, before it ends
 };
 
 struct RunResult {
   RunStatus status;
   bool ok = false;  // = status.ok
   Tick end = 0;
-  std::vector<std::string> errors;   // "where: message"
-  std::vector<int> exit_codes;       // per program instance, in world order
+  std::vector<std::string> errors;        // "where: message"
+  std::vector<int> exit_codes;            // per program instance, in world order
   std::map<std::string, double> results;  // every program's results by name (a later rank's wins)
 };
 
@@ -77,9 +77,8 @@ inline RunResult run_scenario(const Scenario& sc, const RunOptions& o = {}) {
 // With NICSIM_TEST_TRACE set, every device and component is traced.
 inline RunResult run_text(const std::string& text, const RunOptions& o = {}) {
   const bool env_trace = std::getenv("NICSIM_TEST_TRACE") && o.trace_path.empty();
-  return run_scenario(load_text(env_trace ? text + R"(outputs { trace { device: "*" component: "*" } })" : text,
-                                o.file),
-                      o);
+  return run_scenario(
+      load_text(env_trace ? text + R"(outputs { trace { device: "*" component: "*" } })" : text, o.file), o);
 }
 
 }  // namespace nicsim::testing

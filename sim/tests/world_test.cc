@@ -94,7 +94,8 @@ TEST(World, DeadlockIsReportedWithTheBlockingCall) {
 }
 
 TEST(World, StopTimeEndsTheRunAndReportsUnfinishedPrograms) {
-  Scenario sc = scenario(std::string(kPair) + R"(stop_time: "1ms" workload { program: "test_sleeps_long" nodes: "a" })");
+  Scenario sc =
+      scenario(std::string(kPair) + R"(stop_time: "1ms" workload { program: "test_sleeps_long" nodes: "a" })");
   Sim sim(sc.seed);
   World world(sc);
   RunStatus st = world.run();

@@ -93,8 +93,7 @@ void PcapWriter::write_erf(Tick time_ps, std::uint8_t erf_type, const std::uint8
 
 void PcapWriter::close() {
   if (out_ == nullptr) return;
-  if (std::fclose(out_) != 0 && error_.empty())
-    error_ = "cannot write " + path_ + ": " + std::strerror(errno);
+  if (std::fclose(out_) != 0 && error_.empty()) error_ = "cannot write " + path_ + ": " + std::strerror(errno);
   out_ = nullptr;
 }
 

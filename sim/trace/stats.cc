@@ -63,22 +63,20 @@ void Histogram::merge(const Histogram& other) {
   }
 }
 
-void StatsRegistry::counter(std::string object, std::string name, std::string unit,
-                            const std::uint64_t* value, std::string doc) {
+void StatsRegistry::counter(std::string object, std::string name, std::string unit, const std::uint64_t* value,
+                            std::string doc) {
   scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc),
                             [value] { return static_cast<double>(*value); }});
 }
 
-void StatsRegistry::gauge(std::string object, std::string name, std::string unit,
-                          std::function<double()> read, std::string doc) {
-  scalars_.push_back(
-      Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read)});
+void StatsRegistry::gauge(std::string object, std::string name, std::string unit, std::function<double()> read,
+                          std::string doc) {
+  scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read)});
 }
 
-Histogram& StatsRegistry::histogram(std::string object, std::string name, std::string unit,
-                                    std::string doc) {
-  hists_.push_back(Hist{std::move(object), std::move(name), std::move(unit), std::move(doc),
-                        std::make_shared<Histogram>()});
+Histogram& StatsRegistry::histogram(std::string object, std::string name, std::string unit, std::string doc) {
+  hists_.push_back(
+      Hist{std::move(object), std::move(name), std::move(unit), std::move(doc), std::make_shared<Histogram>()});
   return *hists_.back().histogram;
 }
 

@@ -28,8 +28,8 @@ bool Timeline::open(const std::string& path, std::uint64_t max_events) {
   first_ = true;
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     begin_event();
-    std::fprintf(out_, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}",
-                 d, json_escape(devices_[d]).c_str());
+    std::fprintf(out_, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d,
+                 json_escape(devices_[d]).c_str());
   }
   write_tracks_metadata();
   return true;
@@ -73,8 +73,8 @@ std::uint32_t Timeline::track(std::uint32_t device, std::string_view name) {
   return id;
 }
 
-void Timeline::span(std::uint32_t device, std::uint32_t track, std::string_view name, Tick start,
-                    Tick duration, std::string_view args_json) {
+void Timeline::span(std::uint32_t device, std::uint32_t track, std::string_view name, Tick start, Tick duration,
+                    std::string_view args_json) {
   if (!out_) return;
   if (events_ >= max_events_) {
     ++dropped_;
@@ -82,9 +82,8 @@ void Timeline::span(std::uint32_t device, std::uint32_t track, std::string_view 
   }
   ++events_;
   begin_event();
-  std::string line = fmt::format(
-      "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":{},\"dur\":{}", device, track,
-      json_escape(name), ps_to_us_string(start), ps_to_us_string(duration));
+  std::string line = fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":{},\"dur\":{}", device,
+                                 track, json_escape(name), ps_to_us_string(start), ps_to_us_string(duration));
   if (!args_json.empty()) line += fmt::format(",\"args\":{}", args_json);
   line += "}";
   std::fwrite(line.data(), 1, line.size(), out_);
@@ -99,8 +98,8 @@ void Timeline::instant(std::uint32_t device, std::uint32_t track, std::string_vi
   }
   ++events_;
   begin_event();
-  std::string line = fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":{}",
-                                 device, track, json_escape(name), ps_to_us_string(t));
+  std::string line = fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":{}", device,
+                                 track, json_escape(name), ps_to_us_string(t));
   if (!args_json.empty()) line += fmt::format(",\"args\":{}", args_json);
   line += "}";
   std::fwrite(line.data(), 1, line.size(), out_);

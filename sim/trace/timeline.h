@@ -27,8 +27,8 @@ class Timeline {
   // A named track of a device; returns its id (stable in creation order).
   std::uint32_t track(std::uint32_t device, std::string_view name);
   // A duration event ("X") and an instant event ("i") on a track.
-  void span(std::uint32_t device, std::uint32_t track, std::string_view name, Tick start,
-            Tick duration, std::string_view args_json = {});
+  void span(std::uint32_t device, std::uint32_t track, std::string_view name, Tick start, Tick duration,
+            std::string_view args_json = {});
   void instant(std::uint32_t device, std::uint32_t track, std::string_view name, Tick t,
                std::string_view args_json = {});
   std::uint64_t events() const { return events_; }

@@ -23,10 +23,18 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20)
           fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
@@ -145,10 +153,18 @@ void Tracer::record(Tick t, std::uint32_t device, Component c, std::string_view 
     line_ += f.key;
     line_ += "\":";
     switch (f.type) {
-      case TraceField::Type::Int: fmt::format_to(std::back_inserter(line_), "{}", f.i); break;
-      case TraceField::Type::Uint: fmt::format_to(std::back_inserter(line_), "{}", f.u); break;
-      case TraceField::Type::Real: fmt::format_to(std::back_inserter(line_), "{}", f.d); break;
-      case TraceField::Type::Str: append_json_string(line_, f.s); break;
+      case TraceField::Type::Int:
+        fmt::format_to(std::back_inserter(line_), "{}", f.i);
+        break;
+      case TraceField::Type::Uint:
+        fmt::format_to(std::back_inserter(line_), "{}", f.u);
+        break;
+      case TraceField::Type::Real:
+        fmt::format_to(std::back_inserter(line_), "{}", f.d);
+        break;
+      case TraceField::Type::Str:
+        append_json_string(line_, f.s);
+        break;
     }
   }
   line_ += "}\n";

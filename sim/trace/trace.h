@@ -16,15 +16,15 @@
 
 namespace nicsim {
 
-#define NICSIM_TRACE_COMPONENTS(X)                                         \
-  X(fabric, "links and switches: packet tx, rx, forward, drop, credits")   \
-  X(host, "host threads, interrupts, timers")                               \
-  X(bus, "host bus: MMIO and DMA transactions")                             \
-  X(fsm, "state-machine transitions of every registered FSM")               \
-  X(api, "public API calls (verbs, ti, dat, ep)")                            \
-  X(program, "consumer programs: start, exit, log, results")                \
-  X(nic, "NIC engines (HCA, Elan)")                                         \
-  X(fault, "injected faults")                                               \
+#define NICSIM_TRACE_COMPONENTS(X)                                       \
+  X(fabric, "links and switches: packet tx, rx, forward, drop, credits") \
+  X(host, "host threads, interrupts, timers")                            \
+  X(bus, "host bus: MMIO and DMA transactions")                          \
+  X(fsm, "state-machine transitions of every registered FSM")            \
+  X(api, "public API calls (verbs, ti, dat, ep)")                        \
+  X(program, "consumer programs: start, exit, log, results")             \
+  X(nic, "NIC engines (HCA, Elan)")                                      \
+  X(fault, "injected faults")                                            \
   X(mgmt, "management network bootstrap messages")
 
 enum class Component : std::uint8_t {

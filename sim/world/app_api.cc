@@ -166,13 +166,12 @@ int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t le
   return World::current()->mgmt().send(p->node().id(), dst_node, tag, buf, len) ? 0 : -1;
 }
 
-long nicsim_mgmt_recv(uint32_t src_node, uint32_t tag, void* buf, size_t cap, uint32_t* from,
-                      uint64_t timeout_ns) {
+long nicsim_mgmt_recv(uint32_t src_node, uint32_t tag, void* buf, size_t cap, uint32_t* from, uint64_t timeout_ns) {
   ProgramInstance* p = self("nicsim_mgmt_recv");
   if (!p || (!buf && cap)) return -1;
   host::BlockScope blocked(p->node().host(), "nicsim_mgmt_recv");
-  long n = World::current()->mgmt().recv(p->node().id(), src_node, tag, buf, cap, from,
-                                         mul_saturating(timeout_ns, kNs));
+  long n =
+      World::current()->mgmt().recv(p->node().id(), src_node, tag, buf, cap, from, mul_saturating(timeout_ns, kNs));
   if (n > 0) charge(p, "nicsim_mgmt_recv", static_cast<std::uint64_t>(n));
   return n;
 }

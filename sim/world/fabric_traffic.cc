@@ -95,7 +95,8 @@ int fabric_traffic(int argc, char** argv) {
   Node& node = self->node();
   auto* nic = node.nic_as<fabric::RawNic>();
   if (!nic) {
-    nicsim_fail(fmt::format("node {} has a '{}' NIC; fabric_traffic needs 'raw'", node.name(), node.spec().nic).c_str());
+    nicsim_fail(
+        fmt::format("node {} has a '{}' NIC; fabric_traffic needs 'raw'", node.name(), node.spec().nic).c_str());
     return 2;
   }
   const auto& members = self->workload().nodes;

@@ -13,7 +13,12 @@ namespace {
 const ParamRegistration mgmt_params(
     "mgmt", "the out-of-band management network used for bootstrap exchanges",
     {
-        {"latency", UnitKind::Time, "50us", "0ps", "1s", {},
+        {"latency",
+         UnitKind::Time,
+         "50us",
+         "0ps",
+         "1s",
+         {},
          "one-way latency of a small message (Gigabit Ethernet switch + kernel TCP, circa 2003)"},
         {"bandwidth", UnitKind::Bandwidth, "1Gbps", "1Mbps", "100Gbps", {}, "management link rate"},
     });

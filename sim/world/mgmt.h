@@ -25,8 +25,8 @@ class MgmtNet {
   // From a host thread of node `src`. False for a bad node or size.
   bool send(std::uint32_t src, std::uint32_t dst, std::uint32_t tag, const void* data, std::size_t len);
   // Blocking receive on node `self`; returns the message length or -1 on timeout.
-  long recv(std::uint32_t self, std::uint32_t src, std::uint32_t tag, void* buf, std::size_t cap,
-            std::uint32_t* from, Tick timeout);
+  long recv(std::uint32_t self, std::uint32_t src, std::uint32_t tag, void* buf, std::size_t cap, std::uint32_t* from,
+            Tick timeout);
   std::uint64_t messages() const { return messages_; }
 
  private:

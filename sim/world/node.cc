@@ -41,15 +41,18 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric) : spe
   auto& stats = Sim::get().stats();
   host::HostBus* bus = bus_.get();
   const std::string bus_name = spec.name + ".bus";
-  stats.gauge(bus_name, "bytes_read", "bytes", [bus] { return static_cast<double>(bus->bytes_read()); },
-              "DMA reads of host memory");
-  stats.gauge(bus_name, "bytes_written", "bytes", [bus] { return static_cast<double>(bus->bytes_written()); },
-              "DMA writes to host memory");
-  stats.gauge(bus_name, "busy", "ps", [bus] { return static_cast<double>(bus->busy_time()); },
-              "time the bus was occupied");
+  stats.gauge(
+      bus_name, "bytes_read", "bytes", [bus] { return static_cast<double>(bus->bytes_read()); },
+      "DMA reads of host memory");
+  stats.gauge(
+      bus_name, "bytes_written", "bytes", [bus] { return static_cast<double>(bus->bytes_written()); },
+      "DMA writes to host memory");
+  stats.gauge(
+      bus_name, "busy", "ps", [bus] { return static_cast<double>(bus->busy_time()); }, "time the bus was occupied");
   host::HostMemory* mem = &host_->memory();
-  stats.gauge(spec.name + ".host", "memory_in_use", "bytes", [mem] { return static_cast<double>(mem->bytes_in_use()); },
-              "node memory allocated at the end of the run");
+  stats.gauge(
+      spec.name + ".host", "memory_in_use", "bytes", [mem] { return static_cast<double>(mem->bytes_in_use()); },
+      "node memory allocated at the end of the run");
 }
 
 // The node's software (drivers, protocol layers) goes first, while the NIC

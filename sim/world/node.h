@@ -47,7 +47,9 @@ class Node {
   host::HostBus& bus() { return *bus_; }
   fabric::Device& nic() { return *nic_; }
   template <class T>
-  T* nic_as() { return dynamic_cast<T*>(nic_.get()); }
+  T* nic_as() {
+    return dynamic_cast<T*>(nic_.get());
+  }
   std::uint16_t lid(std::uint32_t port = 1) const { return lids_.at(port - 1); }
   void set_lid(std::uint32_t port, std::uint16_t lid);
 

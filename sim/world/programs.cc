@@ -52,15 +52,15 @@ std::string ProgramRegistry::load_plugin(const std::string& path) {
 const FsmType& ProgramMachine::type() {
   using S = ProgramState;
   using E = ProgramEvent;
-  static const FsmType type = make_fsm_type<ProgramMachine>(
-      "program", {{S::Pending, E::Start, S::Running, "start"},
-                  {S::Running, E::Finish, S::Finished, "exit_ok"},
-                  {S::Running, E::Fail, S::Failed, "exit_failed"}});
+  static const FsmType type =
+      make_fsm_type<ProgramMachine>("program", {{S::Pending, E::Start, S::Running, "start"},
+                                                {S::Running, E::Finish, S::Finished, "exit_ok"},
+                                                {S::Running, E::Fail, S::Failed, "exit_failed"}});
   return type;
 }
 
-ProgramInstance::ProgramInstance(const ProgramInfo& info, const WorkloadSpec& workload,
-                                 std::uint32_t workload_index, std::uint32_t rank, Node& node)
+ProgramInstance::ProgramInstance(const ProgramInfo& info, const WorkloadSpec& workload, std::uint32_t workload_index,
+                                 std::uint32_t rank, Node& node)
     : info_(info),
       workload_(workload),
       workload_index_(workload_index),
@@ -95,7 +95,8 @@ void ProgramInstance::run() {
   else
     fsm_.fire(ProgramEvent::Fail, failure_);
   if (sim.tracer().on(node_.id(), Component::program))
-    sim.tracer().record(now(), node_.id(), Component::program, "exit", {{"program", info_.name}, {"status", exit_code_}});
+    sim.tracer().record(now(), node_.id(), Component::program, "exit",
+                        {{"program", info_.name}, {"status", exit_code_}});
   if (World* w = World::current()) w->program_finished();
 }
 

@@ -11,7 +11,9 @@
 
 namespace nicsim {
 
-namespace host { class HostThread; }
+namespace host {
+class HostThread;
+}
 class Node;
 struct WorkloadSpec;
 

@@ -153,7 +153,8 @@ results::WallClock collect_wall(World& world, double wall_seconds) {
   }
   if (hops > 0) w.set_wall_ns_per_packet_hop(wall_seconds * 1e9 / hops);
   w.set_peak_rss_bytes(peak_rss_bytes());
-  if (world.num_nodes()) w.set_rss_bytes_per_node(static_cast<double>(w.peak_rss_bytes()) / static_cast<double>(world.num_nodes()));
+  if (world.num_nodes())
+    w.set_rss_bytes_per_node(static_cast<double>(w.peak_rss_bytes()) / static_cast<double>(world.num_nodes()));
   return w;
 }
 
@@ -197,7 +198,8 @@ void print_summary(std::ostream& out, const results::Results& r, const results::
       if (vs.size() == 1)
         out << fmt::format("  {:<18} {:.6g} {}\n", name, lo, vs[0].second);
       else
-        out << fmt::format("  {:<18} min {:.6g}  mean {:.6g}  max {:.6g} {}\n", name, lo, sum / static_cast<double>(vs.size()), hi, vs[0].second);
+        out << fmt::format("  {:<18} min {:.6g}  mean {:.6g}  max {:.6g} {}\n", name, lo,
+                           sum / static_cast<double>(vs.size()), hi, vs[0].second);
     }
   }
   for (auto& d : r.distributions()) {
@@ -222,9 +224,11 @@ void print_summary(std::ostream& out, const results::Results& r, const results::
     const std::size_t show = dirs.size() <= 16 ? dirs.size() : 10;
     if (dirs.size() > 16)
       std::stable_sort(dirs.begin(), dirs.end(), [](const Dir& a, const Dir& b) { return a.util > b.util; });
-    out << fmt::format("link utilisation over {} ({} directions, mean {:.1f}%){}:\n", format_time(r.sim_time_ps()), dirs.size(),
-                       100.0 * total / static_cast<double>(dirs.size()), dirs.size() > 16 ? ", busiest 10" : "");
-    for (std::size_t i = 0; i < show; ++i) out << fmt::format("  {:<36} {:5.1f}%\n", dirs[i].label, 100.0 * dirs[i].util);
+    out << fmt::format("link utilisation over {} ({} directions, mean {:.1f}%){}:\n", format_time(r.sim_time_ps()),
+                       dirs.size(), 100.0 * total / static_cast<double>(dirs.size()),
+                       dirs.size() > 16 ? ", busiest 10" : "");
+    for (std::size_t i = 0; i < show; ++i)
+      out << fmt::format("  {:<36} {:5.1f}%\n", dirs[i].label, 100.0 * dirs[i].util);
   }
   std::string cov;
   for (auto& f : r.fsm()) cov += fmt::format("{}{} {}/{}", cov.empty() ? "" : ", ", f.type(), f.taken(), f.declared());
@@ -232,7 +236,8 @@ void print_summary(std::ostream& out, const results::Results& r, const results::
   if (r.errors_size()) {
     out << fmt::format("{} error(s):\n", r.errors_size());
     for (int i = 0; i < std::min(r.errors_size(), 10); ++i)
-      out << fmt::format("  {} {}: {}\n", format_time(r.errors(i).time_ps()), r.errors(i).where(), r.errors(i).message());
+      out << fmt::format("  {} {}: {}\n", format_time(r.errors(i).time_ps()), r.errors(i).where(),
+                         r.errors(i).message());
   }
   if (wall)
     out << fmt::format("wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}\n", wall->wall_seconds(),

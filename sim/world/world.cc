@@ -109,9 +109,10 @@ void World::assign_addresses_and_routes() {
     }
     for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
       if (next_lid >= fabric::kMulticastLidBase)
-        throw std::runtime_error(fmt::format("the scenario has more node ports than unicast LIDs ({}); "
-                                             "node '{}' port {} gets none",
-                                             fabric::kMulticastLidBase - 1, node->name(), p));
+        throw std::runtime_error(
+            fmt::format("the scenario has more node ports than unicast LIDs ({}); "
+                        "node '{}' port {} gets none",
+                        fabric::kMulticastLidBase - 1, node->name(), p));
       node->set_lid(p, next_lid);
       endpoints.push_back({&node->nic(), p, next_lid});
       ++next_lid;
@@ -150,16 +151,13 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
       if (!chosen) continue;
       for (fabric::Port* p : {&l->a(), &l->b()}) {
         if (elite)
-          p->set_tap(
-              [](void* w, const fabric::Packet& pkt, Tick start) {
-                static_cast<PcapWriter*>(w)->write(start, pkt.bytes.data(), pkt.bytes.size());
-              },
-              pcap_.get());
+          p->set_tap([](void* w, const fabric::Packet& pkt,
+                        Tick start) { static_cast<PcapWriter*>(w)->write(start, pkt.bytes.data(), pkt.bytes.size()); },
+                     pcap_.get());
         else
           p->set_tap(
               [](void* w, const fabric::Packet& pkt, Tick start) {
-                static_cast<PcapWriter*>(w)->write_erf(start, kErfTypeInfiniband, pkt.bytes.data(),
-                                                       pkt.bytes.size());
+                static_cast<PcapWriter*>(w)->write_erf(start, kErfTypeInfiniband, pkt.bytes.data(), pkt.bytes.size());
               },
               pcap_.get());
       }
@@ -188,15 +186,18 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
       const auto& type = ev.fsm.type();
       if (sim.tracer().on(ev.fsm.device(), Component::fsm))
         sim.tracer().record(ev.time, ev.fsm.device(), Component::fsm, "transition",
-                            {{"fsm", type.name()}, {"object", ev.fsm.object()},
-                             {"from", type.state_name(ev.from)}, {"to", type.state_name(ev.to)},
-                             {"event", type.event_name(ev.event)}, {"cause", ev.cause}});
+                            {{"fsm", type.name()},
+                             {"object", ev.fsm.object()},
+                             {"from", type.state_name(ev.from)},
+                             {"to", type.state_name(ev.to)},
+                             {"event", type.event_name(ev.event)},
+                             {"cause", ev.cause}});
       if (sim.timeline().enabled()) {
         auto track = sim.timeline().track(ev.fsm.device(), fmt::format("fsm {}", ev.fsm.object()));
-        sim.timeline().instant(ev.fsm.device(), track,
-                               fmt::format("{}: {} -> {}", type.event_name(ev.event), type.state_name(ev.from),
-                                           type.state_name(ev.to)),
-                               ev.time);
+        sim.timeline().instant(
+            ev.fsm.device(), track,
+            fmt::format("{}: {} -> {}", type.event_name(ev.event), type.state_name(ev.from), type.state_name(ev.to)),
+            ev.time);
       }
     });
   }
@@ -215,10 +216,22 @@ void World::fault_thunk(void* self, std::uint64_t index) {
   const std::uint32_t dev = link.a().owner().device_id();
   const char* what = "";
   switch (f.kind) {
-    case FaultSpec::Kind::LinkDown: link.set_up(false, "fault"); what = "link_down"; break;
-    case FaultSpec::Kind::LinkUp: link.set_up(true, "fault"); what = "link_up"; break;
-    case FaultSpec::Kind::DropRate: link.set_drop_rate(f.value); what = "drop_rate"; break;
-    case FaultSpec::Kind::BitErrorRate: link.set_bit_error_rate(f.value); what = "bit_error_rate"; break;
+    case FaultSpec::Kind::LinkDown:
+      link.set_up(false, "fault");
+      what = "link_down";
+      break;
+    case FaultSpec::Kind::LinkUp:
+      link.set_up(true, "fault");
+      what = "link_up";
+      break;
+    case FaultSpec::Kind::DropRate:
+      link.set_drop_rate(f.value);
+      what = "drop_rate";
+      break;
+    case FaultSpec::Kind::BitErrorRate:
+      link.set_bit_error_rate(f.value);
+      what = "bit_error_rate";
+      break;
   }
   if (sim.tracer().on(dev, Component::fault))
     sim.tracer().record(now(), dev, Component::fault, what, {{"link", link.name()}, {"value", f.value}});

@@ -50,8 +50,7 @@ class World {
 
   // Opens the structured trace, the timeline and the packet capture (paths
   // may be empty).
-  void open_outputs(const std::string& trace_path, const std::string& timeline_path,
-                    const std::string& pcap_path = {});
+  void open_outputs(const std::string& trace_path, const std::string& timeline_path, const std::string& pcap_path = {});
   void close_outputs();
   // Starts the programs, schedules the faults, runs the SystemC kernel until
   // the stop time or until nothing is left to do, and checks the outcome.
@@ -70,8 +69,10 @@ class World {
   // and no host bus has a transaction outstanding (stale timers and idle
   // generators do not keep the run alive).
   static void idle_check(void* self, std::uint64_t);
+
  public:
   void program_finished();
+
  private:
   void explain_unfinished(bool stopped_by_time);
 

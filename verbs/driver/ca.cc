@@ -44,8 +44,8 @@ constexpr std::uint16_t kVlCount[] = {0, 1, 2, 4, 8, 15};
 constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
 
 std::size_t ca_attr_size(const Caps& c) {
-  std::size_t n = align8(sizeof(ib_ca_attr_t)) + align8(sizeof(std::uint32_t)) +
-                  align8(sizeof(ib_port_attr_t) * c.num_ports);
+  std::size_t n =
+      align8(sizeof(ib_ca_attr_t)) + align8(sizeof(std::uint32_t)) + align8(sizeof(ib_port_attr_t) * c.num_ports);
   for (std::uint8_t p = 1; p <= c.num_ports; ++p)
     n += align8(sizeof(ib_gid_t) * c.guid_cap[p]) + align8(sizeof(ib_net16_t) * c.partition_cap);
   return n;
@@ -59,7 +59,7 @@ ib_api_status_t query_port(Device& d, std::uint8_t port, ib_port_attr_t& pa) {
   if (smp_get(d, port, mad_attr::kPortInfo, port, r) != IB_SUCCESS) return IB_ERROR;
   const std::uint8_t* pi = r + kSmpData;
   pa.port_num = port;
-  pa.mtu = pi[41] & 0x0f;  // InitTypeReply | MTUCap (IBA 14.2.5.6)
+  pa.mtu = pi[41] & 0x0f;        // InitTypeReply | MTUCap (IBA 14.2.5.6)
   pa.max_msg_size = 1ULL << 31;  // IBA: 2^31 bytes
   std::memcpy(&pa.lid, pi + 16, 2);
   pa.lmc = pi[34] & 7;
@@ -245,7 +245,9 @@ ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, siz
   }
   // Relocate the internal pointers to the caller's buffer and copy.
   auto* base = reinterpret_cast<std::uint8_t*>(p_ca_attr);
-  auto relocate = [&](auto* p) { return reinterpret_cast<decltype(p)>(base + (reinterpret_cast<std::uint8_t*>(p) - buf.data())); };
+  auto relocate = [&](auto* p) {
+    return reinterpret_cast<decltype(p)>(base + (reinterpret_cast<std::uint8_t*>(p) - buf.data()));
+  };
   for (std::uint8_t p = 0; p < c.num_ports; ++p) {
     ports[p].p_gid_table = relocate(ports[p].p_gid_table);
     ports[p].p_pkey_table = relocate(ports[p].p_pkey_table);
@@ -263,8 +265,8 @@ ib_api_status_t modify_ca(const ib_ca_handle_t h_ca, const uint8_t port_num, con
   if (!ca) return IB_INVALID_CA_HANDLE;
   Device& d = *ca->dev;
   if (!valid_port(d, port_num)) return IB_INVALID_PORT;
-  ib_ca_mod_t known = IB_CA_MOD_QKEY_CTR | IB_CA_MOD_PKEY_CTR | IB_CA_MOD_SHUTDOWN_PORT |
-                      IB_CA_MOD_INIT_TYPE_VALUE | IB_CA_MOD_SYSTEM_IMAGE_GUID;
+  ib_ca_mod_t known = IB_CA_MOD_QKEY_CTR | IB_CA_MOD_PKEY_CTR | IB_CA_MOD_SHUTDOWN_PORT | IB_CA_MOD_INIT_TYPE_VALUE |
+                      IB_CA_MOD_SYSTEM_IMAGE_GUID;
   ib_ca_mod_t cap_mods = 0;
   for (const CapBit& b : kCapBits) cap_mods |= b.mod;
   known |= cap_mods;

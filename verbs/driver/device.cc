@@ -20,17 +20,14 @@ constexpr const char* kDriverName = "verbs";
 
 // The driver drives the InfiniHost's PCI function; the node's bus probe
 // binds one instance to it, owned by the bus for the node's lifetime.
-const bool registered = host::DriverRegistry::instance().add(host::Driver{
-    kDriverName,
-    {{hca::reg::kVendorMellanox, hca::reg::kDeviceMt23108}},
-    [](const host::DriverContext& c) -> std::unique_ptr<host::BoundDriver> {
-      return std::make_unique<Device>(c.host, c.bus, c.function);
-    }});
+const bool registered = host::DriverRegistry::instance().add(
+    host::Driver{kDriverName,
+                 {{hca::reg::kVendorMellanox, hca::reg::kDeviceMt23108}},
+                 [](const host::DriverContext& c) -> std::unique_ptr<host::BoundDriver> {
+                   return std::make_unique<Device>(c.host, c.bus, c.function);
+                 }});
 
-Device* bound_device(const host::Host& h) {
-  return static_cast<Device*>(host::find_bound_driver(h, kDriverName));
-}
-
+Device* bound_device(const host::Host& h) { return static_cast<Device*>(host::find_bound_driver(h, kDriverName)); }
 
 // A command that does not finish within this much simulated time means the
 // HCA is wedged; the driver gives up on it as a real one would.
@@ -327,9 +324,9 @@ CmdResult Device::command(hca::Command op, std::uint32_t in_mod, const void* in,
     }
     if (!(v & reg::kHcrGo)) break;
     if (now() > deadline) {
-      Sim::get().error(host_.name(), fmt::format("verbs driver: command {} did not complete within {}",
-                                                 command_name(static_cast<std::uint16_t>(op)),
-                                                 format_time(kCommandTimeout)));
+      Sim::get().error(host_.name(),
+                       fmt::format("verbs driver: command {} did not complete within {}",
+                                   command_name(static_cast<std::uint16_t>(op)), format_time(kCommandTimeout)));
       bus_ok = false;
       break;
     }
@@ -444,8 +441,8 @@ constexpr struct {
   ib_qp_state_t ib;
   hca::QpState hw;
 } kStates[] = {
-    {IB_QPS_RESET, hca::QpState::Reset}, {IB_QPS_INIT, hca::QpState::Init},  {IB_QPS_RTR, hca::QpState::Rtr},
-    {IB_QPS_RTS, hca::QpState::Rts},     {IB_QPS_SQD, hca::QpState::Sqd},    {IB_QPS_SQERR, hca::QpState::Sqe},
+    {IB_QPS_RESET, hca::QpState::Reset}, {IB_QPS_INIT, hca::QpState::Init}, {IB_QPS_RTR, hca::QpState::Rtr},
+    {IB_QPS_RTS, hca::QpState::Rts},     {IB_QPS_SQD, hca::QpState::Sqd},   {IB_QPS_SQERR, hca::QpState::Sqe},
     {IB_QPS_ERROR, hca::QpState::Error},
 };
 }  // namespace

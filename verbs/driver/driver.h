@@ -47,7 +47,7 @@ struct Object {
   Object(ObjType t, Device& d) : type(t), dev(&d) {}
   virtual ~Object() = default;
   ObjType type;
-  Device* dev;                  // the node's driver instance that owns the object
+  Device* dev;                       // the node's driver instance that owns the object
   const void* handle_key = nullptr;  // the handle value consumers hold
 };
 
@@ -99,19 +99,19 @@ struct Cq : Object, _ib_cq {
   // poll reads one byte and compares.
   const std::uint8_t* next_cqe = nullptr;
   std::uint8_t next_owner = 0;
-  std::uint32_t qps = 0;       // QPs using this CQ
+  std::uint32_t qps = 0;  // QPs using this CQ
   bool resizing = false;
 };
 
 // One work queue ring in node memory and the driver's view of it.
 struct WorkQueue {
   std::uint8_t* ring = nullptr;
-  std::uint32_t entries = 0;     // ring slots, a power of two
+  std::uint32_t entries = 0;  // ring slots, a power of two
   std::uint8_t stride_log = 0;
-  std::uint32_t depth = 0;       // outstanding WRs the consumer asked for
+  std::uint32_t depth = 0;  // outstanding WRs the consumer asked for
   std::uint32_t max_sge = 0;
-  std::uint32_t head = 0;        // WQEs posted
-  std::uint32_t tail = 0;        // WQEs retired by completions polled
+  std::uint32_t head = 0;              // WQEs posted
+  std::uint32_t tail = 0;              // WQEs retired by completions polled
   std::vector<std::uint8_t> signaled;  // per slot (send queue only)
   std::vector<std::uint64_t> wr_ids;   // per slot (send queue only)
   std::uint8_t* slot(std::uint32_t count) const {
@@ -137,8 +137,8 @@ struct Qp : Object, _ib_qp {
   bool sq_signaled = false;
   WorkQueue sq, rq;
   hca::QpState state = hca::QpState::Reset;
-  bool has_context = false;    // the HCA has seen a RESET->INIT for it
-  std::uint32_t mcasts = 0;    // multicast attachments
+  bool has_context = false;  // the HCA has seen a RESET->INIT for it
+  std::uint32_t mcasts = 0;  // multicast attachments
   // Attributes as last set, for ib_qp_attr_t.
   ib_access_t access = 0;
   std::uint16_t pkey_index = 0;
@@ -157,8 +157,8 @@ struct Mr : Object, _ib_mr {
   ib_access_t access = 0;
   std::uint32_t key = 0;
   std::uint32_t mtt_first = 0, mtt_count = 0;
-  Mr* parent = nullptr;        // register_smr: the region whose pages we share
-  std::uint32_t sharers = 0;   // shared regions over our pages
+  Mr* parent = nullptr;          // register_smr: the region whose pages we share
+  std::uint32_t sharers = 0;     // shared regions over our pages
   const void* pinned = nullptr;  // start of the pin this region holds, if any
 };
 
@@ -183,14 +183,13 @@ struct Mcast : Object, _ib_mcast {
 
 // HCA capabilities (QUERY_HCA) and static port facts read at load.
 struct Caps {
-  std::uint32_t max_qp = 0, max_qp_wr = 0, max_sge = 0, max_cq = 0, max_cqe = 0, max_mpt = 0, max_mtt = 0,
-                max_pd = 0, max_init_rd_atom = 0, max_resp_rd_atom = 0, max_mcg = 0, max_qp_per_mcg = 0,
-                max_inline = 0, max_eq = 0;
+  std::uint32_t max_qp = 0, max_qp_wr = 0, max_sge = 0, max_cq = 0, max_cqe = 0, max_mpt = 0, max_mtt = 0, max_pd = 0,
+                max_init_rd_atom = 0, max_resp_rd_atom = 0, max_mcg = 0, max_qp_per_mcg = 0, max_inline = 0, max_eq = 0;
   std::uint8_t num_ports = 0, max_mtu = 0, local_ack_delay = 0, atomic_cap = 0, page_size_log = 12;
   std::uint64_t node_guid = 0;
-  std::uint16_t partition_cap = 1;  // NodeInfo:PartitionCap (P_Key table size)
-  std::vector<std::uint8_t> guid_cap;     // per port, PortInfo:GUIDCap
-  std::vector<ib_net64_t> port_guid;      // per port (GUIDInfo entry 0), network order
+  std::uint16_t partition_cap = 1;     // NodeInfo:PartitionCap (P_Key table size)
+  std::vector<std::uint8_t> guid_cap;  // per port, PortInfo:GUIDCap
+  std::vector<ib_net64_t> port_guid;   // per port (GUIDInfo entry 0), network order
 };
 
 // A free-list allocator of small integers in [first, limit).
@@ -460,8 +459,8 @@ ib_api_status_t modify_av(const ib_av_handle_t, const ib_av_attr_t*, ci_umv_buf_
 ib_api_status_t destroy_av(const ib_av_handle_t, ci_umv_buf_t*);
 ib_api_status_t create_qp(const ib_pd_handle_t, const void*, const ib_qp_create_t*, ib_qp_attr_t*, ib_qp_handle_t*,
                           ci_umv_buf_t*);
-ib_api_status_t create_spl_qp(const ib_pd_handle_t, const uint8_t, const void*, const ib_qp_create_t*,
-                              ib_qp_attr_t*, ib_qp_handle_t*);
+ib_api_status_t create_spl_qp(const ib_pd_handle_t, const uint8_t, const void*, const ib_qp_create_t*, ib_qp_attr_t*,
+                              ib_qp_handle_t*);
 ib_api_status_t modify_qp(const ib_qp_handle_t, const ib_qp_mod_t*, ib_qp_attr_t*, ci_umv_buf_t*);
 ib_api_status_t query_qp(const ib_qp_handle_t, ib_qp_attr_t* const, ci_umv_buf_t*);
 ib_api_status_t destroy_qp(const ib_qp_handle_t, ci_umv_buf_t*);

@@ -28,7 +28,6 @@ inline std::uint64_t be(const std::uint8_t* p, unsigned bytes) {
 // A LID-routed SubnGet(attr, modifier) to the local SMA of `port`; `resp`
 // gets the 256-byte response. IB_SUCCESS only if the SMA answered with
 // MAD status 0.
-ib_api_status_t smp_get(Device& dev, std::uint8_t port, std::uint16_t attr, std::uint32_t modifier,
-                        std::uint8_t* resp);
+ib_api_status_t smp_get(Device& dev, std::uint8_t port, std::uint16_t attr, std::uint32_t modifier, std::uint8_t* resp);
 
 }  // namespace nicsim::verbs

@@ -15,7 +15,8 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 constexpr unsigned kPageLog = 12;
 
-constexpr ib_access_t kAllAccess = IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_ATOMIC | IB_AC_LOCAL_WRITE | IB_AC_MW_BIND;
+constexpr ib_access_t kAllAccess =
+    IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_ATOMIC | IB_AC_LOCAL_WRITE | IB_AC_MW_BIND;
 constexpr ib_access_t kWindowAccess = IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_ATOMIC;
 
 // IBA 10.6.3.1: remote write and atomic access need local write access.
@@ -182,8 +183,7 @@ ib_api_status_t create_region(Pd* pd, Layout& l, ib_access_t access, Mr* share, 
 
 // Re-registration: a deregistration and registration in one, keeping the
 // handle. `l` (may be null) is the new layout, already prepared.
-ib_api_status_t reregister(Mr* mr, Pd* pd, ib_access_t access, Layout* l, uint32_t* p_lkey,
-                           uint32_t* p_rkey) {
+ib_api_status_t reregister(Mr* mr, Pd* pd, ib_access_t access, Layout* l, uint32_t* p_lkey, uint32_t* p_rkey) {
   Device& d = *mr->dev;
   std::uint32_t mtt_first = mr->mtt_first, count = mr->mtt_count;
   if (l) {
@@ -198,8 +198,10 @@ ib_api_status_t reregister(Mr* mr, Pd* pd, ib_access_t access, Layout* l, uint32
     d.mtts.release(mtt_first, count);
     cancel(d, *l);
   };
-  if (l) charge_pages(d, *l, "verbs_reg_mr");
-  else d.cpu("verbs_reg_mr");
+  if (l)
+    charge_pages(d, *l, "verbs_reg_mr");
+  else
+    d.cpu("verbs_reg_mr");
   const CmdResult r = hw2sw_mpt(d, mr->key);
   if (!r.ok()) {
     undo_new();
@@ -341,9 +343,8 @@ ib_api_status_t modify_mr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify
   Mr* mr;
   Pd* pd;
   const ib_access_t access = p_mr_create ? p_mr_create->access_ctrl : 0;
-  if (ib_api_status_t s =
-          check_modify(mr, h_mr, mr_modify_mask, p_mr_create != nullptr, access, h_pd, IB_INVALID_PD_HANDLE, p_lkey,
-                       p_rkey, pd);
+  if (ib_api_status_t s = check_modify(mr, h_mr, mr_modify_mask, p_mr_create != nullptr, access, h_pd,
+                                       IB_INVALID_PD_HANDLE, p_lkey, p_rkey, pd);
       s != IB_SUCCESS)
     return s;
   const ib_access_t new_access = (mr_modify_mask & IB_MR_MOD_ACCESS) ? access : mr->access;
@@ -352,8 +353,7 @@ ib_api_status_t modify_mr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify
     if (ib_api_status_t s = prepare_virtual(*mr->dev, p_mr_create->vaddr, p_mr_create->length, l); s != IB_SUCCESS)
       return s;
   }
-  return reregister(mr, pd, new_access, (mr_modify_mask & IB_MR_MOD_ADDR) ? &l : nullptr, p_lkey,
-                    p_rkey);
+  return reregister(mr, pd, new_access, (mr_modify_mask & IB_MR_MOD_ADDR) ? &l : nullptr, p_lkey, p_rkey);
 }
 
 ib_api_status_t modify_pmr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify_mask,
@@ -362,9 +362,8 @@ ib_api_status_t modify_pmr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modif
   Mr* mr;
   Pd* pd;
   const ib_access_t access = p_pmr_create ? p_pmr_create->access_ctrl : 0;
-  if (ib_api_status_t s =
-          check_modify(mr, h_mr, mr_modify_mask, p_pmr_create != nullptr, access, h_pd, IB_INVALID_PARAMETER, p_lkey,
-                       p_rkey, pd);
+  if (ib_api_status_t s = check_modify(mr, h_mr, mr_modify_mask, p_pmr_create != nullptr, access, h_pd,
+                                       IB_INVALID_PARAMETER, p_lkey, p_rkey, pd);
       s != IB_SUCCESS)
     return s;
   const ib_access_t new_access = (mr_modify_mask & IB_MR_MOD_ACCESS) ? access : mr->access;
@@ -375,8 +374,8 @@ ib_api_status_t modify_pmr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modif
         s != IB_SUCCESS)
       return s;
   }
-  const ib_api_status_t s = reregister(mr, pd, new_access,
-                                       (mr_modify_mask & IB_MR_MOD_ADDR) ? &l : nullptr, p_lkey, p_rkey);
+  const ib_api_status_t s =
+      reregister(mr, pd, new_access, (mr_modify_mask & IB_MR_MOD_ADDR) ? &l : nullptr, p_lkey, p_rkey);
   if (s == IB_SUCCESS && p_vaddr) *p_vaddr = reinterpret_cast<void*>(mr->start);
   return s;
 }

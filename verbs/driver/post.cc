@@ -18,10 +18,14 @@ constexpr std::uint8_t kRc = 1, kUc = 2, kUd = 4, kSpecial = 8;
 
 std::uint8_t type_bit(const Qp& qp) {
   switch (qp.type) {
-    case IB_QPT_RELIABLE_CONN: return kRc;
-    case IB_QPT_UNRELIABLE_CONN: return kUc;
-    case IB_QPT_UNRELIABLE_DGRM: return kUd;
-    default: return kSpecial;
+    case IB_QPT_RELIABLE_CONN:
+      return kRc;
+    case IB_QPT_UNRELIABLE_CONN:
+      return kUc;
+    case IB_QPT_UNRELIABLE_DGRM:
+      return kUd;
+    default:
+      return kSpecial;
   }
 }
 
@@ -83,8 +87,8 @@ void put_ds(std::uint8_t* seg, const ib_local_ds_t& ds) {
 ib_api_status_t check_send(const Qp& qp, const ib_send_wr_t& wr, Op& op, const Av*& av, bool& inl,
                            std::uint32_t& inline_len) {
   const auto type = raw_enum(wr.wr_type);
-  const auto* t = std::find_if(std::begin(kWrTypes), std::end(kWrTypes),
-                               [&](const auto& e) { return raw_enum(e.type) == type; });
+  const auto* t =
+      std::find_if(std::begin(kWrTypes), std::end(kWrTypes), [&](const auto& e) { return raw_enum(e.type) == type; });
   if (t == std::end(kWrTypes) || !(t->qp_types & type_bit(qp))) return IB_INVALID_WR_TYPE;
   const bool imm = wr.send_opt & IB_SEND_OPT_IMMEDIATE;
   if (imm && !t->imm) return IB_INVALID_WR_TYPE;
@@ -153,8 +157,7 @@ std::uint32_t write_send(Qp& qp, const ib_send_wr_t& wr, Op op, const Av* av, bo
     bytes += inline_len;
   } else {
     put(w, swqe::num_ds, wr.num_ds);
-    for (std::uint32_t i = 0; i < wr.num_ds; ++i)
-      put_ds(w + swqe::kHeaderBytes + i * ds::kSize, wr.ds_array[i]);
+    for (std::uint32_t i = 0; i < wr.num_ds; ++i) put_ds(w + swqe::kHeaderBytes + i * ds::kSize, wr.ds_array[i]);
     bytes += wr.num_ds * ds::kSize;
   }
   const std::uint32_t slot = sq.head & (sq.entries - 1);
@@ -180,9 +183,12 @@ ib_api_status_t post_send(const ib_qp_handle_t h_qp, ib_send_wr_t* const p_send_
     const Av* av;
     bool inl = false;
     std::uint32_t inline_len = 0;
-    if (!send_state_ok(qp->state)) status = IB_INVALID_QP_STATE;
-    else if (qp->sq.outstanding() >= qp->sq.depth) status = IB_INSUFFICIENT_RESOURCES;
-    else status = check_send(*qp, *wr, op, av, inl, inline_len);
+    if (!send_state_ok(qp->state))
+      status = IB_INVALID_QP_STATE;
+    else if (qp->sq.outstanding() >= qp->sq.depth)
+      status = IB_INSUFFICIENT_RESOURCES;
+    else
+      status = check_send(*qp, *wr, op, av, inl, inline_len);
     if (status != IB_SUCCESS) {
       if (pp_failed) *pp_failed = wr;
       break;
@@ -195,8 +201,7 @@ ib_api_status_t post_send(const ib_qp_handle_t h_qp, ib_send_wr_t* const p_send_
   // doorbell.
   static const host::CostClass kPostSend{"verbs_post_send"};
   d.cpu(kPostSend, bytes);
-  if (d.find<Qp>(h_qp) == qp)
-    d.doorbell(hca::reg::db_send, qp->qpn, qp->sq.head);
+  if (d.find<Qp>(h_qp) == qp) d.doorbell(hca::reg::db_send, qp->qpn, qp->sq.head);
   return status;
 }
 
@@ -211,10 +216,14 @@ ib_api_status_t post_recv(const ib_qp_handle_t h_qp, ib_recv_wr_t* const p_recv_
   std::uint64_t bytes = 0;
   std::uint32_t posted = 0;
   for (ib_recv_wr_t* wr = p_recv_wr; wr; wr = wr->p_next) {
-    if (!recv_state_ok(qp->state)) status = IB_INVALID_QP_STATE;
-    else if (rq.outstanding() >= rq.depth) status = IB_INSUFFICIENT_RESOURCES;
-    else if (wr->num_ds > rq.max_sge) status = IB_INVALID_MAX_SGE;
-    else if (wr->num_ds && !wr->ds_array) status = IB_INVALID_PARAMETER;
+    if (!recv_state_ok(qp->state))
+      status = IB_INVALID_QP_STATE;
+    else if (rq.outstanding() >= rq.depth)
+      status = IB_INSUFFICIENT_RESOURCES;
+    else if (wr->num_ds > rq.max_sge)
+      status = IB_INVALID_MAX_SGE;
+    else if (wr->num_ds && !wr->ds_array)
+      status = IB_INVALID_PARAMETER;
     if (status != IB_SUCCESS) {
       if (pp_failed) *pp_failed = wr;
       break;

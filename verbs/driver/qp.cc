@@ -12,15 +12,15 @@ namespace {
 // Send WQE: the header plus one 16-byte data segment per SGE, a power of
 // two of at least 128 bytes. Receive WQE: 16-byte header plus segments.
 std::uint8_t sq_stride_log(std::uint32_t sge) {
-  return static_cast<std::uint8_t>(log2_of(next_pow2(std::max<std::uint32_t>(128, hca::swqe::kHeaderBytes + 16 * sge))));
+  return static_cast<std::uint8_t>(
+      log2_of(next_pow2(std::max<std::uint32_t>(128, hca::swqe::kHeaderBytes + 16 * sge))));
 }
 std::uint8_t rq_stride_log(std::uint32_t sge) {
   return static_cast<std::uint8_t>(log2_of(next_pow2(std::max<std::uint32_t>(16, hca::rwqe::kHeaderBytes + 16 * sge))));
 }
 constexpr unsigned kMaxStrideLog = 12;  // the HCA's limit (4 KiB WQEs)
 
-bool alloc_queue(Device& d, WorkQueue& wq, std::uint32_t depth, std::uint32_t sge, std::uint8_t stride_log,
-                 bool send) {
+bool alloc_queue(Device& d, WorkQueue& wq, std::uint32_t depth, std::uint32_t sge, std::uint8_t stride_log, bool send) {
   wq.depth = depth;
   wq.max_sge = sge;
   wq.stride_log = stride_log;
@@ -114,11 +114,19 @@ ib_api_status_t create_qp(const ib_pd_handle_t h_pd, const void* qp_context, con
   const ib_qp_create_t& a = *p_create_attr;
   hca::QpType hw;
   switch (raw_enum(a.qp_type)) {
-    case IB_QPT_RELIABLE_CONN: hw = hca::QpType::Rc; break;
-    case IB_QPT_UNRELIABLE_CONN: hw = hca::QpType::Uc; break;
-    case IB_QPT_UNRELIABLE_DGRM: hw = hca::QpType::Ud; break;
-    case IB_QPT_RELIABLE_DGRM: return IB_UNSUPPORTED;  // no RD on this HCA
-    default: return IB_INVALID_SERVICE_TYPE;           // special QPs: create_spl_qp
+    case IB_QPT_RELIABLE_CONN:
+      hw = hca::QpType::Rc;
+      break;
+    case IB_QPT_UNRELIABLE_CONN:
+      hw = hca::QpType::Uc;
+      break;
+    case IB_QPT_UNRELIABLE_DGRM:
+      hw = hca::QpType::Ud;
+      break;
+    case IB_QPT_RELIABLE_DGRM:
+      return IB_UNSUPPORTED;  // no RD on this HCA
+    default:
+      return IB_INVALID_SERVICE_TYPE;  // special QPs: create_spl_qp
   }
   Device& d = *pd->dev;
   Cq *scq, *rcq;
@@ -149,11 +157,17 @@ ib_api_status_t create_spl_qp(const ib_pd_handle_t h_pd, const uint8_t port_num,
   const ib_qp_create_t& a = *p_create_attr;
   bool gsi;
   switch (raw_enum(a.qp_type)) {
-    case IB_QPT_QP0: gsi = false; break;
-    case IB_QPT_QP1: gsi = true; break;
+    case IB_QPT_QP0:
+      gsi = false;
+      break;
+    case IB_QPT_QP1:
+      gsi = true;
+      break;
     case IB_QPT_RAW_IPV6:
-    case IB_QPT_RAW_ETHER: return IB_UNSUPPORTED;
-    default: return IB_INVALID_PARAMETER;
+    case IB_QPT_RAW_ETHER:
+      return IB_UNSUPPORTED;
+    default:
+      return IB_INVALID_PARAMETER;
   }
   Cq *scq, *rcq;
   if (ib_api_status_t s = check_create(d, a, scq, rcq); s != IB_SUCCESS) return s;

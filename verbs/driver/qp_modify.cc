@@ -24,13 +24,13 @@ enum Attr : std::uint32_t {
   kMtu = 1u << 5,
   kDestQpn = 1u << 6,
   kRqPsn = 1u << 7,
-  kRespRes = 1u << 8,    // responder resources (max_dest_rd_atomic)
-  kMinRnr = 1u << 9,     // RNR NAK timer
+  kRespRes = 1u << 8,  // responder resources (max_dest_rd_atomic)
+  kMinRnr = 1u << 9,   // RNR NAK timer
   kSqPsn = 1u << 10,
-  kTimeout = 1u << 11,   // local ACK timeout
+  kTimeout = 1u << 11,  // local ACK timeout
   kRetry = 1u << 12,
   kRnrRetry = 1u << 13,
-  kInitDepth = 1u << 14, // initiator depth (max_rd_atomic)
+  kInitDepth = 1u << 14,  // initiator depth (max_rd_atomic)
   kAltPath = 1u << 15,
   kApm = 1u << 16,
   kCurState = 1u << 17,
@@ -98,11 +98,20 @@ constexpr struct {
   ib_qp_opts_t flag;
   std::uint32_t attr;
 } kOptAttrs[] = {
-    {IB_MOD_QP_PKEY, kPkey},           {IB_MOD_QP_PRIMARY_AV, kAv},         {IB_MOD_QP_RNR_NAK_TIMEOUT, kMinRnr},
-    {IB_MOD_QP_RESP_RES, kRespRes},    {IB_MOD_QP_INIT_DEPTH, kInitDepth},  {IB_MOD_QP_PRIMARY_PORT, kPort},
-    {IB_MOD_QP_ACCESS_CTRL, kAccess},  {IB_MOD_QP_QKEY, kQkey},             {IB_MOD_QP_CURRENT_STATE, kCurState},
-    {IB_MOD_QP_RETRY_CNT, kRetry},     {IB_MOD_QP_LOCAL_ACK_TIMEOUT, kTimeout},
-    {IB_MOD_QP_RNR_RETRY_CNT, kRnrRetry}, {IB_MOD_QP_ALTERNATE_AV, kAltPath}, {IB_MOD_QP_APM_STATE, kApm},
+    {IB_MOD_QP_PKEY, kPkey},
+    {IB_MOD_QP_PRIMARY_AV, kAv},
+    {IB_MOD_QP_RNR_NAK_TIMEOUT, kMinRnr},
+    {IB_MOD_QP_RESP_RES, kRespRes},
+    {IB_MOD_QP_INIT_DEPTH, kInitDepth},
+    {IB_MOD_QP_PRIMARY_PORT, kPort},
+    {IB_MOD_QP_ACCESS_CTRL, kAccess},
+    {IB_MOD_QP_QKEY, kQkey},
+    {IB_MOD_QP_CURRENT_STATE, kCurState},
+    {IB_MOD_QP_RETRY_CNT, kRetry},
+    {IB_MOD_QP_LOCAL_ACK_TIMEOUT, kTimeout},
+    {IB_MOD_QP_RNR_RETRY_CNT, kRnrRetry},
+    {IB_MOD_QP_ALTERNATE_AV, kAltPath},
+    {IB_MOD_QP_APM_STATE, kApm},
 };
 // The HCA has no alternate path (so no migration) and cannot resize work
 // queues (query_ca: apm_support and modify_wr_depth are FALSE).
@@ -115,23 +124,36 @@ constexpr struct {
   std::uint32_t attr;
   std::uint32_t mask;
 } kMaskOf[] = {
-    {kPort, hca::qp_mask::kPort},         {kPkey, hca::qp_mask::kPkeyIndex},
-    {kQkey, hca::qp_mask::kQkey},         {kAccess, hca::qp_mask::kAccess},
-    {kAv, hca::qp_mask::kAv},             {kMtu, hca::qp_mask::kMtu},
-    {kDestQpn, hca::qp_mask::kDestQpn},   {kRqPsn, hca::qp_mask::kRqPsn},
-    {kRespRes, hca::qp_mask::kRespRes},   {kMinRnr, hca::qp_mask::kMinRnrTimer},
-    {kSqPsn, hca::qp_mask::kSqPsn},       {kTimeout, hca::qp_mask::kLocalAckTimeout},
-    {kRetry, hca::qp_mask::kRetryCnt},    {kRnrRetry, hca::qp_mask::kRnrRetry},
-    {kInitDepth, hca::qp_mask::kInitDepth}, {kSqdEvent, hca::qp_mask::kSqDrainEvent},
+    {kPort, hca::qp_mask::kPort},
+    {kPkey, hca::qp_mask::kPkeyIndex},
+    {kQkey, hca::qp_mask::kQkey},
+    {kAccess, hca::qp_mask::kAccess},
+    {kAv, hca::qp_mask::kAv},
+    {kMtu, hca::qp_mask::kMtu},
+    {kDestQpn, hca::qp_mask::kDestQpn},
+    {kRqPsn, hca::qp_mask::kRqPsn},
+    {kRespRes, hca::qp_mask::kRespRes},
+    {kMinRnr, hca::qp_mask::kMinRnrTimer},
+    {kSqPsn, hca::qp_mask::kSqPsn},
+    {kTimeout, hca::qp_mask::kLocalAckTimeout},
+    {kRetry, hca::qp_mask::kRetryCnt},
+    {kRnrRetry, hca::qp_mask::kRnrRetry},
+    {kInitDepth, hca::qp_mask::kInitDepth},
+    {kSqdEvent, hca::qp_mask::kSqDrainEvent},
 };
 
 TypeClass class_of(const Qp& qp) {
   switch (qp.type) {
-    case IB_QPT_UNRELIABLE_DGRM: return kUd;
-    case IB_QPT_UNRELIABLE_CONN: return kUc;
-    case IB_QPT_QP0: return kSmi;
-    case IB_QPT_QP1: return kGsi;
-    default: return kRc;
+    case IB_QPT_UNRELIABLE_DGRM:
+      return kUd;
+    case IB_QPT_UNRELIABLE_CONN:
+      return kUc;
+    case IB_QPT_QP0:
+      return kSmi;
+    case IB_QPT_QP1:
+      return kGsi;
+    default:
+      return kRc;
   }
 }
 
@@ -194,8 +216,11 @@ void collect(const ib_qp_mod_t& m, QpState to, Values& v) {
       v.pkey_index = s.pkey_index;
       break;
     }
-    case QpState::Sqd: v.sqd_event = m.state.sqd.sqd_event != 0; break;
-    default: break;
+    case QpState::Sqd:
+      v.sqd_event = m.state.sqd.sqd_event != 0;
+      break;
+    default:
+      break;
   }
 }
 
@@ -204,8 +229,8 @@ ib_api_status_t check(const Device& d, std::uint32_t attrs, const Values& v) {
   const Caps& c = d.caps();
   if ((attrs & kPort) && (v.port < 1 || v.port > c.num_ports)) return IB_INVALID_PARAMETER;
   if ((attrs & kPkey) && v.pkey_index >= c.partition_cap) return IB_INVALID_PKEY;
-  if ((attrs & kAccess) && (v.access & ~(IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_ATOMIC | IB_AC_LOCAL_WRITE |
-                                         IB_AC_MW_BIND)))
+  if ((attrs & kAccess) &&
+      (v.access & ~(IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_ATOMIC | IB_AC_LOCAL_WRITE | IB_AC_MW_BIND)))
     return IB_INVALID_PARAMETER;
   if (attrs & (kAv | kMtu)) {
     if (!v.av) return IB_INVALID_PARAMETER;

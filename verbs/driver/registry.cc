@@ -34,7 +34,8 @@ using namespace nicsim::verbs;
 extern "C" ib_api_status_t ib_register_ca(const ci_interface_t* p_ci) {
   auto* list = calling_node();
   if (!p_ci || !list) return IB_INVALID_PARAMETER;
-  if (std::any_of(list->begin(), list->end(), [&](const ci_interface_t* c) { return c == p_ci || c->guid == p_ci->guid; }))
+  if (std::any_of(list->begin(), list->end(),
+                  [&](const ci_interface_t* c) { return c == p_ci || c->guid == p_ci->guid; }))
     return IB_DUPLICATE_CA;
   list->push_back(p_ci);
   return IB_SUCCESS;

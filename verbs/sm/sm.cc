@@ -19,8 +19,8 @@ namespace nicsim::sm {
 using namespace fabric::smp;
 
 namespace {
-constexpr std::uint32_t kSlots = 16;              // receive WRs kept posted on QP0
-constexpr std::uint32_t kGrh = 40;                // UD receive buffers start with room for a GRH
+constexpr std::uint32_t kSlots = 16;  // receive WRs kept posted on QP0
+constexpr std::uint32_t kGrh = 40;    // UD receive buffers start with room for a GRH
 constexpr std::uint32_t kSlotBytes = kGrh + kMadBytes;
 constexpr std::uint64_t kSendWrId = ~0ULL;
 }  // namespace
@@ -347,7 +347,8 @@ __attribute__((constructor)) void register_sm() {
   nicsim_register_program(
       "subnet_manager", sm_main,
       "InfiniBand subnet manager over QP0 (directed-route sweep, LIDs, min-hop LFTs, MFTs, port activation). "
-      "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0. As a workload it sweeps once and "
+      "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0. As a workload it "
+      "sweeps once and "
       "exits; the scenario's subnet_manager runs it as a daemon that resweeps on traps and port events");
 }
 

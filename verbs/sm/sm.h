@@ -52,22 +52,22 @@ struct SmOptions {
 // What the sweep learnt about one port of a node.
 struct SmPort {
   bool link_up = false;
-  std::uint8_t state = 0;      // PortInfo:PortState
+  std::uint8_t state = 0;  // PortInfo:PortState
   std::uint16_t lid = 0, sm_lid = 0;
-  int peer = -1;               // node index across the link
+  int peer = -1;  // node index across the link
   std::uint8_t peer_port = 0;
   std::uint8_t info[64] = {};  // the PortInfo as read (the base of Sets)
 };
 
 struct SmNode {
-  std::uint64_t guid = 0;       // switch: node GUID; CA: port GUID
+  std::uint64_t guid = 0;  // switch: node GUID; CA: port GUID
   bool is_switch = false;
   std::uint8_t num_ports = 0;
-  std::uint8_t ca_port = 0;     // CA: the port the sweep reached
-  std::string name;             // first word of NodeDescription
+  std::uint8_t ca_port = 0;        // CA: the port the sweep reached
+  std::string name;                // first word of NodeDescription
   std::vector<std::uint8_t> path;  // directed route from the SM's port (empty: the SM's own CA)
   std::uint16_t lid = 0;
-  std::vector<SmPort> ports;    // [0..num_ports]; [0] is a switch's management port
+  std::vector<SmPort> ports;  // [0..num_ports]; [0] is a switch's management port
 };
 
 struct SweepStats {
@@ -97,8 +97,8 @@ class SubnetManager {
            const std::uint8_t* data, std::uint8_t* resp);
   // The same, LID-routed (class 0x01) to `dlid`: for a fabric whose LFTs
   // are programmed.
-  bool smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
-               const std::uint8_t* data, std::uint8_t* resp);
+  bool smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16_t attr, std::uint32_t mod, const std::uint8_t* data,
+               std::uint8_t* resp);
 
  private:
   bool transact(std::uint8_t* mad, ib_av_handle_t av, std::uint8_t* resp);
@@ -140,7 +140,8 @@ class SubnetManager {
   std::uint16_t next_lid_ = 1;
   std::map<std::uint64_t, std::vector<std::uint8_t>> lft_;      // switch GUID -> wanted LFT
   std::map<std::uint64_t, std::vector<std::uint8_t>> lft_set_;  // switch GUID -> what it holds
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::vector<std::uint8_t>> mft_set_;  // (GUID, MFT modifier) -> block
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::vector<std::uint8_t>>
+      mft_set_;  // (GUID, MFT modifier) -> block
 };
 
 // Parses the program arguments; "" or an error naming the argument.

@@ -52,9 +52,8 @@ TEST(DriverBinding, EachDriverBindsOnlyItsOwnHardwareAndLookupsElsewhereFailClea
     subnet_manager { off: true }
     workload { program: "test_driver_lookups" nodes: "ib" nodes: "el" nodes: "raw" }
   )",
-                                   "binding.textproto", [](std::string_view n) {
-                                     return ProgramRegistry::instance().find(n) != nullptr;
-                                   });
+                                   "binding.textproto",
+                                   [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   Sim sim(sc.seed);
   World world(sc);
   const RunStatus st = world.run();

@@ -56,29 +56,23 @@ static_assert(offsetof(ib_mad_t, attr_id) == 16);
 static_assert(MAD_BLOCK_SIZE == 256);
 static_assert(sizeof(ci_interface_t::libname) == MAX_LIB_NAME);
 static_assert(offsetof(ci_interface_t, guid) == 0);
-static_assert(offsetof(ci_interface_t, open_ca) <
-              offsetof(ci_interface_t, local_mad));
+static_assert(offsetof(ci_interface_t, open_ca) < offsetof(ci_interface_t, local_mad));
 
 // Every type a consumer touches is plain C data.
 template <typename... T>
 constexpr bool all_standard_layout = (std::is_standard_layout_v<T> && ...);
-static_assert(all_standard_layout<
-              ib_gid_t, ib_grh_t, ib_mad_t, ib_event_rec_t, ib_port_cap_t,
-              ib_port_attr_mod_t, ib_port_attr_t, ib_ca_attr_t, ib_av_attr_t,
-              ib_qp_create_t, ib_qp_attr_t, ib_qp_mod_t, ib_eec_attr_t,
-              ib_eec_mod_t, ib_local_ds_t, ib_send_wr_t, ib_recv_wr_t,
-              ib_bind_wr_t, ib_wc_t, ib_mr_create_t, ib_phys_range_t,
-              ib_phys_create_t, ib_mr_attr_t, ib_async_event_rec_t,
-              ci_umv_buf_t, ci_interface_t, ib_ee_attr_t, ib_qp_query_t>);
+static_assert(all_standard_layout<ib_gid_t, ib_grh_t, ib_mad_t, ib_event_rec_t, ib_port_cap_t, ib_port_attr_mod_t,
+                                  ib_port_attr_t, ib_ca_attr_t, ib_av_attr_t, ib_qp_create_t, ib_qp_attr_t, ib_qp_mod_t,
+                                  ib_eec_attr_t, ib_eec_mod_t, ib_local_ds_t, ib_send_wr_t, ib_recv_wr_t, ib_bind_wr_t,
+                                  ib_wc_t, ib_mr_create_t, ib_phys_range_t, ib_phys_create_t, ib_mr_attr_t,
+                                  ib_async_event_rec_t, ci_umv_buf_t, ci_interface_t, ib_ee_attr_t, ib_qp_query_t>);
 static_assert(std::is_same_v<ib_access_ctrl_t, ib_access_t>);
 static_assert(std::is_same_v<ib_ee_handle_t, ib_eec_handle_t>);
 static_assert(std::is_same_v<ib_qp_state_t, std::uint32_t>);
-static_assert(std::is_same_v<ib_net16_t, std::uint16_t> &&
-              std::is_same_v<ib_net32_t, std::uint32_t> &&
+static_assert(std::is_same_v<ib_net16_t, std::uint16_t> && std::is_same_v<ib_net32_t, std::uint32_t> &&
               std::is_same_v<ib_net64_t, std::uint64_t>);
 static_assert(std::is_same_v<boolean_t, int>);
-static_assert(sizeof(uintn_t) == sizeof(void *) &&
-              sizeof(intn_t) == sizeof(void *));
+static_assert(sizeof(uintn_t) == sizeof(void*) && sizeof(intn_t) == sizeof(void*));
 
 // ---- verbs: a stub of the right type for any ci_* pointer ----
 template <typename F>
@@ -93,47 +87,30 @@ constexpr bool is_verb = false;
 template <typename... A>
 constexpr bool is_verb<ib_api_status_t (*)(A...)> = true;
 
-static_assert(is_verb<ci_open_ca> && is_verb<ci_query_ca> &&
-              is_verb<ci_modify_ca> && is_verb<ci_close_ca> &&
-              is_verb<ci_allocate_pd> && is_verb<ci_deallocate_pd> &&
-              is_verb<ci_allocate_rdd> && is_verb<ci_deallocate_rdd> &&
-              is_verb<ci_create_av> && is_verb<ci_query_av> &&
-              is_verb<ci_modify_av> && is_verb<ci_destroy_av> &&
-              is_verb<ci_create_qp> && is_verb<ci_create_spl_qp> &&
-              is_verb<ci_modify_qp> && is_verb<ci_query_qp> &&
-              is_verb<ci_destroy_qp> && is_verb<ci_create_cq> &&
-              is_verb<ci_resize_cq> && is_verb<ci_query_cq> &&
-              is_verb<ci_destroy_cq> && is_verb<ci_create_eec> &&
-              is_verb<ci_query_eec> && is_verb<ci_modify_eec> &&
-              is_verb<ci_destroy_eec> && is_verb<ci_register_mr> &&
-              is_verb<ci_register_pmr> && is_verb<ci_query_mr> &&
-              is_verb<ci_modify_mr> && is_verb<ci_modify_pmr> &&
-              is_verb<ci_register_smr> && is_verb<ci_deregister_mr> &&
-              is_verb<ci_create_mw> && is_verb<ci_query_mw> &&
-              is_verb<ci_bind_mw> && is_verb<ci_destroy_mw> &&
-              is_verb<ci_post_send> && is_verb<ci_post_recv> &&
-              is_verb<ci_poll_cq> && is_verb<ci_enable_cq_notify> &&
-              is_verb<ci_attach_mcast> && is_verb<ci_detach_mcast> &&
-              is_verb<ci_local_mad>);
+static_assert(is_verb<ci_open_ca> && is_verb<ci_query_ca> && is_verb<ci_modify_ca> && is_verb<ci_close_ca> &&
+              is_verb<ci_allocate_pd> && is_verb<ci_deallocate_pd> && is_verb<ci_allocate_rdd> &&
+              is_verb<ci_deallocate_rdd> && is_verb<ci_create_av> && is_verb<ci_query_av> && is_verb<ci_modify_av> &&
+              is_verb<ci_destroy_av> && is_verb<ci_create_qp> && is_verb<ci_create_spl_qp> && is_verb<ci_modify_qp> &&
+              is_verb<ci_query_qp> && is_verb<ci_destroy_qp> && is_verb<ci_create_cq> && is_verb<ci_resize_cq> &&
+              is_verb<ci_query_cq> && is_verb<ci_destroy_cq> && is_verb<ci_create_eec> && is_verb<ci_query_eec> &&
+              is_verb<ci_modify_eec> && is_verb<ci_destroy_eec> && is_verb<ci_register_mr> &&
+              is_verb<ci_register_pmr> && is_verb<ci_query_mr> && is_verb<ci_modify_mr> && is_verb<ci_modify_pmr> &&
+              is_verb<ci_register_smr> && is_verb<ci_deregister_mr> && is_verb<ci_create_mw> && is_verb<ci_query_mw> &&
+              is_verb<ci_bind_mw> && is_verb<ci_destroy_mw> && is_verb<ci_post_send> && is_verb<ci_post_recv> &&
+              is_verb<ci_poll_cq> && is_verb<ci_enable_cq_notify> && is_verb<ci_attach_mcast> &&
+              is_verb<ci_detach_mcast> && is_verb<ci_local_mad>);
 
 // A few exact signatures, as the seed writes them.
-static_assert(std::is_same_v<
-              ci_query_ca, ib_api_status_t (*)(ib_ca_handle_t, ib_ca_attr_t *,
-                                               std::size_t *, ci_umv_buf_t *)>);
-static_assert(std::is_same_v<
-              ci_create_cq,
-              ib_api_status_t (*)(ib_pd_handle_t, const void *, std::uint32_t *,
-                                  ib_cq_handle_t *, ci_umv_buf_t *)>);
-static_assert(std::is_same_v<
-              ci_poll_cq,
-              ib_api_status_t (*)(ib_cq_handle_t, ib_wc_t **, ib_wc_t **)>);
-static_assert(std::is_same_v<ci_async_event_cb_t,
-                             void (*)(const ib_event_rec_t *)>);
-static_assert(std::is_same_v<decltype(&ib_deregister_ca),
-                             ib_api_status_t (*)(const ci_interface_t *)>);
+static_assert(
+    std::is_same_v<ci_query_ca, ib_api_status_t (*)(ib_ca_handle_t, ib_ca_attr_t*, std::size_t*, ci_umv_buf_t*)>);
+static_assert(std::is_same_v<ci_create_cq, ib_api_status_t (*)(ib_pd_handle_t, const void*, std::uint32_t*,
+                                                               ib_cq_handle_t*, ci_umv_buf_t*)>);
+static_assert(std::is_same_v<ci_poll_cq, ib_api_status_t (*)(ib_cq_handle_t, ib_wc_t**, ib_wc_t**)>);
+static_assert(std::is_same_v<ci_async_event_cb_t, void (*)(const ib_event_rec_t*)>);
+static_assert(std::is_same_v<decltype(&ib_deregister_ca), ib_api_status_t (*)(const ci_interface_t*)>);
 
-void completion_cb(void *) {}
-void async_cb(const ib_event_rec_t *) {}
+void completion_cb(void*) {}
+void async_cb(const ib_event_rec_t*) {}
 
 // Every member named, in the seed's order.
 const ci_interface_t g_ci = {
@@ -203,10 +180,10 @@ std::size_t headers_cxx_touch() {
   wr.ds_array = &ds;
   wr.dgrm.ud.remote_qp = cl_hton32(2);
   wr.remote_ops.rkey = 0x1234;
-  ib_send_wr_t *failed = nullptr;
+  ib_send_wr_t* failed = nullptr;
   ib_recv_wr_t rwr{};
   rwr.ds_array = &ds;
-  ib_recv_wr_t *rfailed = nullptr;
+  ib_recv_wr_t* rfailed = nullptr;
   ib_qp_mod_t mod{};
   mod.req_state = IB_QPS_RTR;
   mod.state.rtr.dest_qp = cl_hton32(7);
@@ -216,8 +193,8 @@ std::size_t headers_cxx_touch() {
   ib_wc_t wc{};
   wc.status = IB_WCS_SUCCESS;
   wc.wc_type = IB_WC_RDMA_WRITE;
-  ib_wc_t *free_list = &wc;
-  ib_wc_t *done_list = nullptr;
+  ib_wc_t* free_list = &wc;
+  ib_wc_t* done_list = nullptr;
   ib_ca_attr_t ca{};
   std::size_t size = sizeof(ca);
   ib_event_rec_t ev{};
@@ -227,8 +204,8 @@ std::size_t headers_cxx_touch() {
   ib_async_event_rec_t rec{};
   rec.code = IB_AE_QP_COMM;
   rec.handle.h_qp = nullptr;
-  ib_pfn_event_cb_t on_event = [](ib_async_event_rec_t *) {};
-  ib_pfn_comp_cb_t on_comp = [](const ib_cq_handle_t, void *) {};
+  ib_pfn_event_cb_t on_event = [](ib_async_event_rec_t*) {};
+  ib_pfn_comp_cb_t on_comp = [](const ib_cq_handle_t, void*) {};
   on_event(&rec);
   on_comp(nullptr, nullptr);
   ci_completion_cb_t ccb = completion_cb;
@@ -248,6 +225,5 @@ std::size_t headers_cxx_touch() {
   n += ib_get_wc_status_str(wc.status)[0];
   n += ib_get_async_event_str(ev.type)[0];
   n += cl_ntoh16(cl_hton16(3)) + cl_ntoh64(cl_hton64(4));
-  return n + (failed != nullptr) + (done_list != nullptr) +
-         (rfailed != nullptr);
+  return n + (failed != nullptr) + (done_list != nullptr) + (rfailed != nullptr);
 }

@@ -34,12 +34,12 @@ Outcome run(const std::string& program, const std::vector<std::string>& args) {
     name: "perftest"
     topology { star { hosts: 2 } nic: "hca" }
     link_defaults { bandwidth: "8Gbps" delay: "5ns" }
-    workload { program: ")" + program + R"(" nodes: "h0" nodes: "h1")";
+    workload { program: ")" +
+                     program + R"(" nodes: "h0" nodes: "h1")";
   for (const auto& a : args) text += " args: \"" + a + "\"";
   text += " }";
-  Scenario sc = load_scenario_text(text, "perftest.textproto", [](std::string_view n) {
-    return ProgramRegistry::instance().find(n) != nullptr;
-  });
+  Scenario sc = load_scenario_text(text, "perftest.textproto",
+                                   [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   Sim sim(sc.seed);
   World world(sc);
   Outcome out;
@@ -107,13 +107,12 @@ TEST(PerftestPattern, DetectsCorruptionAndStaleMessages) {
     EXPECT_EQ(pt_check(buf.data(), 4096, 4096, 7), static_cast<long>(k));
     buf[k] ^= 0x10;
   }
-  EXPECT_NE(pt_check(buf.data(), 4096, 4096, 8), -1);                 // the previous iteration's data
-  EXPECT_NE(pt_check(buf.data(), 4096, 2048, 7), -1);                 // another size's
+  EXPECT_NE(pt_check(buf.data(), 4096, 4096, 8), -1);                // the previous iteration's data
+  EXPECT_NE(pt_check(buf.data(), 4096, 2048, 7), -1);                // another size's
   EXPECT_NE(pt_check(buf.data(), 4096, 4096, 7 | 0x80000000u), -1);  // the other sender's
   // Short messages too: a 2-byte message of the next iteration differs.
   for (uint32_t i = 0; i < 1000; ++i)
-    EXPECT_TRUE(pt_pattern(2, i, 0) != pt_pattern(2, i + 1, 0) || pt_pattern(2, i, 1) != pt_pattern(2, i + 1, 1))
-        << i;
+    EXPECT_TRUE(pt_pattern(2, i, 0) != pt_pattern(2, i + 1, 0) || pt_pattern(2, i, 1) != pt_pattern(2, i + 1, 1)) << i;
 }
 
 TEST(PerftestSendLat, PingPongLatencyIsSane) {
@@ -211,7 +210,9 @@ TEST(PerftestArgs, BadArgumentsAndLoneNodesFail) {
     topology { star { hosts: 2 } nic: "hca" }
     workload { program: "ib_send_lat" nodes: "h0" nodes: "h1" args: "--bogus=1" }
     workload { program: "ib_write_bw" nodes: "h0" }
-  )", "perftest.textproto", [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
+  )",
+                                   "perftest.textproto",
+                                   [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
   Sim sim(sc.seed);
   World world(sc);
   EXPECT_FALSE(world.run().ok);

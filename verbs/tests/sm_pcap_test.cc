@@ -63,8 +63,8 @@ TEST(SubnetManagerPcap, TsharkDissectsTheSweepAsValidSmps) {
   // (7 fields each); every PortInfo the SMAs send is valid.
   EXPECT_EQ(count_of(full, "Possible Error"), 7 * count_of(brief, "SubnGet(PortInfo)"));
   EXPECT_EQ(count_of(full, "Reserved MTUCap Value"), count_of(brief, "SubnGet(PortInfo)"));
-  EXPECT_GE(count_of(full, "NodeType: 0x02"), 1u);  // the switch
-  EXPECT_GE(count_of(full, "NodeType: 0x01"), 1u);  // the other HCA
+  EXPECT_GE(count_of(full, "NodeType: 0x02"), 1u);   // the switch
+  EXPECT_GE(count_of(full, "NodeType: 0x01"), 1u);   // the other HCA
   EXPECT_GE(count_of(full, "Hop Count: 0x02"), 1u);  // h1 is two hops from the SM
   std::remove(path.c_str());
 }

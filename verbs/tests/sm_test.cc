@@ -207,7 +207,9 @@ int all_pairs_main(int, char**) {
   Peer p;
   if (!setup(p)) return 1;
   EXPECT_EQ(p.events.size(), 1u) << nicsim_node_name();
-  if (!p.events.empty()) { EXPECT_EQ(p.events[0], IB_AE_PORT_ACTIVE) << nicsim_node_name(); }
+  if (!p.events.empty()) {
+    EXPECT_EQ(p.events[0], IB_AE_PORT_ACTIVE) << nicsim_node_name();
+  }
   // Lossy-link scenarios start the data after the losses end.
   if (nicsim_now_ps() < 3 * kMs) nicsim_sleep_ps(3 * kMs - nicsim_now_ps());
   all_pairs(p, 0);
@@ -259,8 +261,12 @@ int mcast_main(int, char**) {
   const std::uint32_t got = collect(p, me == "h3" ? 1 : 0, me == "h0" ? 1 : 0, 0, 200 * kUs);
   nicsim_sleep_ns(200000);
   nicsim_barrier();
-  if (me == "h3") { EXPECT_EQ(got, 1u); }
-  if (!member) { EXPECT_EQ(hca.stats().rx_packets, rx_before) << me << " is no member but a packet reached it"; }
+  if (me == "h3") {
+    EXPECT_EQ(got, 1u);
+  }
+  if (!member) {
+    EXPECT_EQ(hca.stats().rx_packets, rx_before) << me << " is no member but a packet reached it";
+  }
   return ::testing::Test::HasFailure() ? 1 : 0;
 }
 const BuiltinProgram reg_mcast("t_sm_mcast", mcast_main, "test");
@@ -318,7 +324,7 @@ int dr_main(int, char**) {
   EXPECT_TRUE(m.smp_lid(spine->lid, kMethodGet, kAttrPortInfo, 0, nullptr, r));
   EXPECT_EQ(r[kMgmtClass], kClassLid);
   EXPECT_EQ(r[kMethod], kMethodGetResp);
-  EXPECT_EQ(get(r + kData + 16, 2), spine->lid);  // port 0's LID
+  EXPECT_EQ(get(r + kData + 16, 2), spine->lid);        // port 0's LID
   EXPECT_EQ(get(r + kData + 18, 2), m.nodes()[0].lid);  // MasterSMLID
   EXPECT_EQ(r[kData + 32] & 0x0f, fabric::kPortStateActive);
   const sm::SmNode& far = m.nodes().back();  // a CA at the far end
@@ -361,7 +367,9 @@ Outcome run_ok(const std::string& text) {
     const std::uint16_t lid = world.node(i).nic_as<hca::Hca>()->port_lid(1);
     EXPECT_NE(lid, 0);
     for (fabric::Device* d : world.fabric().devices())
-      if (auto* sw = dynamic_cast<fabric::Switch*>(d)) { EXPECT_NE(sw->route(lid), 0u) << sw->name() << " LID " << lid; }
+      if (auto* sw = dynamic_cast<fabric::Switch*>(d)) {
+        EXPECT_NE(sw->route(lid), 0u) << sw->name() << " LID " << lid;
+      }
   }
   return o;
 }

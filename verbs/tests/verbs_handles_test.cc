@@ -94,43 +94,54 @@ std::vector<Row> verb_table(Env& e, const Handles& live, ib_qp_handle_t ud_qp, i
   // The lambdas run while this frame is alive (the caller loops over the
   // table before returning); locals are captured by reference.
   return {
-      {"query_ca", kCa, IB_INVALID_CA_HANDLE, [=, &csz](void* h) mutable { return ci->query_ca(ca(h), nullptr, &csz, nullptr); }},
-      {"modify_ca", kCa, IB_INVALID_CA_HANDLE, [=](void* h) { return ci->modify_ca(ca(h), 1, IB_CA_MOD_QKEY_CTR, &pmod); }},
+      {"query_ca", kCa, IB_INVALID_CA_HANDLE,
+       [=, &csz](void* h) mutable { return ci->query_ca(ca(h), nullptr, &csz, nullptr); }},
+      {"modify_ca", kCa, IB_INVALID_CA_HANDLE,
+       [=](void* h) { return ci->modify_ca(ca(h), 1, IB_CA_MOD_QKEY_CTR, &pmod); }},
       {"close_ca", kCa, IB_INVALID_CA_HANDLE, [=](void* h) { return ci->close_ca(ca(h)); }},
-      {"allocate_pd", kCa, IB_INVALID_CA_HANDLE, [=](void* h) mutable { return ci->allocate_pd(ca(h), &opd, nullptr); }},
-      {"allocate_rdd", kCa, IB_INVALID_CA_HANDLE, [=](void* h) mutable { return ci->allocate_rdd(ca(h), &ordd, nullptr); }},
+      {"allocate_pd", kCa, IB_INVALID_CA_HANDLE,
+       [=](void* h) mutable { return ci->allocate_pd(ca(h), &opd, nullptr); }},
+      {"allocate_rdd", kCa, IB_INVALID_CA_HANDLE,
+       [=](void* h) mutable { return ci->allocate_rdd(ca(h), &ordd, nullptr); }},
       {"local_mad", kCa, IB_INVALID_CA_HANDLE, [=](void* h) { return ci->local_mad(ca(h), 1, mad_in, mad_out); }},
       {"deallocate_pd", kPd, IB_INVALID_PD_HANDLE, [=](void* h) { return ci->deallocate_pd(pd(h), nullptr); }},
-      {"create_av", kPd, IB_INVALID_PD_HANDLE, [=](void* h) mutable { return ci->create_av(pd(h), &av_attr, &oav, nullptr); }},
+      {"create_av", kPd, IB_INVALID_PD_HANDLE,
+       [=](void* h) mutable { return ci->create_av(pd(h), &av_attr, &oav, nullptr); }},
       {"create_qp", kPd, IB_INVALID_PD_HANDLE,
        [=](void* h) mutable { return ci->create_qp(pd(h), nullptr, &qc, &qa, &oqp, nullptr); }},
-      {"create_spl_qp", kPd, IB_INVALID_PD, [=](void* h) mutable {
+      {"create_spl_qp", kPd, IB_INVALID_PD,
+       [=](void* h) mutable {
          ib_qp_create_t s = qc;
          s.qp_type = IB_QPT_QP1;
          return ci->create_spl_qp(pd(h), 1, nullptr, &s, &qa, &oqp);
        }},
       // The seed lists IB_INVALID_CA_HANDLE for create_cq's (PD) handle.
-      {"create_cq", kPd, IB_INVALID_CA_HANDLE, [=](void* h) mutable { return ci->create_cq(pd(h), nullptr, &sz, &ocq, nullptr); }},
+      {"create_cq", kPd, IB_INVALID_CA_HANDLE,
+       [=](void* h) mutable { return ci->create_cq(pd(h), nullptr, &sz, &ocq, nullptr); }},
       {"register_mr", kPd, IB_INVALID_PD_HANDLE,
        [=](void* h) mutable { return ci->register_mr(pd(h), &mc, &k1, &k2, &omr, nullptr); }},
       {"register_pmr", kPd, IB_INVALID_PD_HANDLE,
        [=](void* h) mutable { return ci->register_pmr(pd(h), &pc, &pv, &k1, &k2, &omr, nullptr); }},
-      {"register_smr(pd)", kPd, IB_INVALID_PD_HANDLE, [=](void* h) mutable {
+      {"register_smr(pd)", kPd, IB_INVALID_PD_HANDLE,
+       [=](void* h) mutable {
          return ci->register_smr(mr(live.h[kMr]), pd(h), IB_AC_LOCAL_WRITE, &pv, &k1, &k2, &omr, nullptr);
        }},
-      {"modify_mr(pd)", kPd, IB_INVALID_PD_HANDLE, [=](void* h) mutable {
-         return ci->modify_mr(mr(live.h[kMr]), IB_MR_MOD_PD, &mc, &k1, &k2, pd(h), nullptr);
-       }},
-      {"create_mw", kPd, IB_INVALID_PD_HANDLE, [=](void* h) mutable { return ci->create_mw(pd(h), &k1, &omw, nullptr); }},
-      {"query_av", kAv, IB_INVALID_AV_HANDLE, [=](void* h) mutable { return ci->query_av(av(h), &ava, &opd, nullptr); }},
+      {"modify_mr(pd)", kPd, IB_INVALID_PD_HANDLE,
+       [=](void* h) mutable { return ci->modify_mr(mr(live.h[kMr]), IB_MR_MOD_PD, &mc, &k1, &k2, pd(h), nullptr); }},
+      {"create_mw", kPd, IB_INVALID_PD_HANDLE,
+       [=](void* h) mutable { return ci->create_mw(pd(h), &k1, &omw, nullptr); }},
+      {"query_av", kAv, IB_INVALID_AV_HANDLE,
+       [=](void* h) mutable { return ci->query_av(av(h), &ava, &opd, nullptr); }},
       {"modify_av", kAv, IB_INVALID_AV_HANDLE, [=](void* h) { return ci->modify_av(av(h), &av_attr, nullptr); }},
       {"destroy_av", kAv, IB_INVALID_AV_HANDLE, [=](void* h) { return ci->destroy_av(av(h), nullptr); }},
-      {"post_send(av)", kAv, IB_INVALID_ADDR_HANDLE, [=](void* h) mutable {
+      {"post_send(av)", kAv, IB_INVALID_ADDR_HANDLE,
+       [=](void* h) mutable {
          ib_send_wr_t w = swr;
          w.dgrm.ud.h_av = av(h);
          return ci->post_send(ud_qp, &w, &sf);
        }},
-      {"create_qp(cq)", kCq, IB_INVALID_CQ_HANDLE, [=](void* h) mutable {
+      {"create_qp(cq)", kCq, IB_INVALID_CQ_HANDLE,
+       [=](void* h) mutable {
          ib_qp_create_t c = qc;
          c.h_rq_cq = cq(h);
          return ci->create_qp(e.pd, nullptr, &c, &qa, &oqp, nullptr);
@@ -140,7 +151,8 @@ std::vector<Row> verb_table(Env& e, const Handles& live, ib_qp_handle_t ud_qp, i
       {"destroy_cq", kCq, IB_INVALID_CQ_HANDLE, [=](void* h) { return ci->destroy_cq(cq(h), nullptr); }},
       {"poll_cq", kCq, IB_INVALID_CQ_HANDLE, [=](void* h) mutable { return ci->poll_cq(cq(h), &wl, &dl); }},
       {"enable_cq_notify", kCq, IB_INVALID_CQ_HANDLE, [=](void* h) { return ci->enable_cq_notify(cq(h), FALSE); }},
-      {"modify_qp", kQp, IB_INVALID_QP_HANDLE, [=](void* h) mutable { return ci->modify_qp(qp(h), &to_init, &qa, nullptr); }},
+      {"modify_qp", kQp, IB_INVALID_QP_HANDLE,
+       [=](void* h) mutable { return ci->modify_qp(qp(h), &to_init, &qa, nullptr); }},
       {"query_qp", kQp, IB_INVALID_QP_HANDLE, [=](void* h) mutable { return ci->query_qp(qp(h), &qa, nullptr); }},
       {"destroy_qp", kQp, IB_INVALID_QP_HANDLE, [=](void* h) { return ci->destroy_qp(qp(h), nullptr); }},
       {"post_send", kQp, IB_INVALID_QP_HANDLE, [=](void* h) mutable { return ci->post_send(qp(h), &swr, &sf); }},
@@ -154,9 +166,8 @@ std::vector<Row> verb_table(Env& e, const Handles& live, ib_qp_handle_t ud_qp, i
        [=](void* h) mutable { return ci->modify_mr(mr(h), IB_MR_MOD_ACCESS, &mc, &k1, &k2, nullptr, nullptr); }},
       {"modify_pmr", kMr, IB_INVALID_MR_HANDLE,
        [=](void* h) mutable { return ci->modify_pmr(mr(h), IB_MR_MOD_ACCESS, &pc, &pv, &k1, &k2, nullptr, nullptr); }},
-      {"register_smr", kMr, IB_INVALID_MR_HANDLE, [=](void* h) mutable {
-         return ci->register_smr(mr(h), e.pd, IB_AC_LOCAL_WRITE, &pv, &k1, &k2, &omr, nullptr);
-       }},
+      {"register_smr", kMr, IB_INVALID_MR_HANDLE,
+       [=](void* h) mutable { return ci->register_smr(mr(h), e.pd, IB_AC_LOCAL_WRITE, &pv, &k1, &k2, &omr, nullptr); }},
       {"deregister_mr", kMr, IB_INVALID_MR_HANDLE, [=](void* h) { return ci->deregister_mr(mr(h), nullptr); }},
       {"query_mw", kMw, IB_INVALID_MW_HANDLE, [=](void* h) mutable { return ci->query_mw(mw(h), &opd, &k1, nullptr); }},
       {"bind_mw", kMw, IB_INVALID_MW_HANDLE, [=](void* h) mutable { return ci->bind_mw(mw(h), rc_qp, &bind, &k1); }},
@@ -167,9 +178,8 @@ std::vector<Row> verb_table(Env& e, const Handles& live, ib_qp_handle_t ud_qp, i
       // handle is invalid (the seed's note on ci_deallocate_rdd).
       {"deallocate_rdd", kRdd, IB_INVALID_RDD_HANDLE,
        [=](void* h) { return ci->deallocate_rdd(static_cast<ib_rdd_handle_t>(h), nullptr); }},
-      {"create_eec", kRdd, IB_INVALID_RDD_HANDLE, [=](void* h) mutable {
-         return ci->create_eec(static_cast<ib_rdd_handle_t>(h), nullptr, &eea, &oeec, nullptr);
-       }},
+      {"create_eec", kRdd, IB_INVALID_RDD_HANDLE,
+       [=](void* h) mutable { return ci->create_eec(static_cast<ib_rdd_handle_t>(h), nullptr, &eea, &oeec, nullptr); }},
       {"query_eec", kEec, IB_INVALID_EEC_HANDLE,
        [=](void* h) mutable { return ci->query_eec(static_cast<ib_eec_handle_t>(h), &eea, nullptr); }},
       {"modify_eec", kEec, IB_INVALID_EEC_HANDLE,
@@ -256,9 +266,11 @@ int bad_handles(int, char**) {
   for (const Row& r : table) {
     // A live handle of another type: the CA's for non-CA verbs.
     void* wrong = r.kind == kCa ? live.h[kPd] : live.h[kCa];
-    const std::vector<std::pair<const char*, void*>> bad = {
-        {"NULL", nullptr}, {"stale", stale.h[r.kind]}, {"wrong type", wrong},
-        {"other node", g_foreign.h[r.kind]}, {"garbage", &garbage}};
+    const std::vector<std::pair<const char*, void*>> bad = {{"NULL", nullptr},
+                                                            {"stale", stale.h[r.kind]},
+                                                            {"wrong type", wrong},
+                                                            {"other node", g_foreign.h[r.kind]},
+                                                            {"garbage", &garbage}};
     for (const auto& [what, h] : bad) {
       if ((what == std::string("stale") || what == std::string("other node")) && !h) continue;  // none exists
       const ib_api_status_t got = r.call(h);

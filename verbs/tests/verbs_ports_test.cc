@@ -261,7 +261,6 @@ TEST(VerbsPorts, LoopbackConnectionBetweenTwoQpsOfOneHcaNeverTouchesTheWire) {
   std::remove(trace.c_str());
 }
 
-
 // ---- two ports ---------------------------------------------------------------
 
 namespace {
@@ -292,7 +291,8 @@ void cross_ports(Env& e, uint32_t rank, uint32_t peer, const std::vector<ib_port
       const uint32_t seed = 10 * sender + static_cast<uint32_t>(p == 0 ? 1 : 2);
       if (rank == sender) send_three_msgs(on_port[p], seed);
       // The receiver's QP on the other port checks what the sender's port-p QP sent.
-      else check_three_recvs(on_port[1 - p], seed);
+      else
+        check_three_recvs(on_port[1 - p], seed);
     }
     nicsim_barrier();
   }
@@ -451,7 +451,9 @@ void send_dgram(Env& e, UdQp& from, uint8_t* msg, uint32_t lkey, uint16_t dlid, 
   view.cq = from.cq;
   const auto wcs = wait_wcs(view, 1);
   EXPECT_EQ(wcs.size(), 1u);
-  if (!wcs.empty()) { EXPECT_EQ(wcs[0].status, IB_WCS_SUCCESS); }
+  if (!wcs.empty()) {
+    EXPECT_EQ(wcs[0].status, IB_WCS_SUCCESS);
+  }
   EXPECT_EQ(e.ci->destroy_av(av, nullptr), IB_SUCCESS);
 }
 

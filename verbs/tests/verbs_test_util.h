@@ -18,7 +18,6 @@ namespace nicsim::verbs::testing {
 
 using namespace nicsim;
 
-
 inline Scenario scenario(const std::string& text) { return nicsim::testing::load_text(text, "verbs.textproto"); }
 
 // Runs `program` on h0 (and h1) of two HCA nodes on one switch; every
@@ -28,7 +27,8 @@ inline void run_program(const std::string& program, bool both_nodes) {
     name: "verbs"
     topology { star { hosts: 2 } nic: "hca" }
     subnet_manager { off: true }  # driver unit tests: ports Active from INIT_IB
-    workload { program: ")") + program + "\" nodes: \"h0\"" + (both_nodes ? " nodes: \"h1\"" : "") + " }"));
+    workload { program: ")") + program + "\" nodes: \"h0\"" +
+                                         (both_nodes ? " nodes: \"h1\"" : "") + " }"));
 }
 
 // ---- consumer-side helpers ---------------------------------------------------------
@@ -78,8 +78,10 @@ inline ib_qp_mod_t init_mod(ib_qp_type_t type) {
   m.req_state = IB_QPS_INIT;
   m.state.init.primary_port = 1;
   m.state.init.pkey_index = 0;
-  if (type == IB_QPT_UNRELIABLE_DGRM) m.state.init.qkey = cl_hton32(0x11111111);
-  else m.state.init.access_ctrl = IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_LOCAL_WRITE;
+  if (type == IB_QPT_UNRELIABLE_DGRM)
+    m.state.init.qkey = cl_hton32(0x11111111);
+  else
+    m.state.init.access_ctrl = IB_AC_RDMA_READ | IB_AC_RDMA_WRITE | IB_AC_LOCAL_WRITE;
   return m;
 }
 
@@ -140,8 +142,10 @@ inline std::vector<ib_wc_t> wait_wcs(Env& e, size_t n, uint64_t timeout_ns = 2'0
     ib_wc_t wc{};
     ib_wc_t* free_list = &wc;
     ib_wc_t* done = nullptr;
-    if (e.ci->poll_cq(e.cq, &free_list, &done) == IB_SUCCESS) got.push_back(*done);
-    else nicsim_sleep_ns(1000);
+    if (e.ci->poll_cq(e.cq, &free_list, &done) == IB_SUCCESS)
+      got.push_back(*done);
+    else
+      nicsim_sleep_ns(1000);
   }
   return got;
 }
@@ -176,6 +180,5 @@ inline uint16_t ensure_lid(Env& e, uint16_t want) {
   EXPECT_EQ(e.ci->local_mad(e.ca, 1, in, out), IB_SUCCESS);
   return want;
 }
-
 
 }  // namespace nicsim::verbs::testing

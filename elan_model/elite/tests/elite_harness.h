@@ -44,8 +44,8 @@ class Endpoint : public fabric::Device {
 
   // Queues one frame of `bytes` (>= 8) to node `dlid` (or the range
   // [dlid, dlid_hi] when dlid_hi != 0).
-  void send(std::uint16_t dlid, std::uint32_t bytes, std::uint8_t vl = 0,
-            std::uint8_t kind = fabric::kPacketElan, std::uint16_t dlid_hi = 0) {
+  void send(std::uint16_t dlid, std::uint32_t bytes, std::uint8_t vl = 0, std::uint8_t kind = fabric::kPacketElan,
+            std::uint16_t dlid_hi = 0) {
     fabric::Packet* p = fabric().pool().get(bytes);
     const std::uint32_t seq = seq_++;
     p->meta.src_node = id_;
@@ -78,11 +78,14 @@ class Endpoint : public fabric::Device {
   // was still intact then.
   void take_reply(fabric::Port&, fabric::Packet* r) override {
     auto* ctx = new std::pair<Endpoint*, fabric::Packet*>(this, r);
-    Sim::get().calendar().at(r->tail_at, [](void* c, std::uint64_t) {
-      auto* pr = static_cast<std::pair<Endpoint*, fabric::Packet*>*>(c);
-      pr->first->record_reply(pr->second);
-      delete pr;
-    }, ctx);
+    Sim::get().calendar().at(
+        r->tail_at,
+        [](void* c, std::uint64_t) {
+          auto* pr = static_cast<std::pair<Endpoint*, fabric::Packet*>*>(c);
+          pr->first->record_reply(pr->second);
+          delete pr;
+        },
+        ctx);
   }
   std::vector<Arrival> replies;
 
@@ -118,11 +121,14 @@ class Endpoint : public fabric::Device {
     if (answering_ && p->meta.kind == fabric::kPacketElan) {
       // Answered when its tail is in.
       auto* ctx = new std::pair<Endpoint*, fabric::Packet*>(this, p);
-      Sim::get().calendar().at(done, [](void* c, std::uint64_t) {
-        auto* pr = static_cast<std::pair<Endpoint*, fabric::Packet*>*>(c);
-        pr->first->reply_to(pr->second);
-        delete pr;
-      }, ctx);
+      Sim::get().calendar().at(
+          done,
+          [](void* c, std::uint64_t) {
+            auto* pr = static_cast<std::pair<Endpoint*, fabric::Packet*>*>(c);
+            pr->first->reply_to(pr->second);
+            delete pr;
+          },
+          ctx);
       return;
     }
     fabric().pool().put(p);
@@ -193,8 +199,7 @@ struct EliteBench {
       const TreeLink& l = tree.links[i];
       wiring.ports[l.upper][l.upper_port - 1] = {l.lower_is_node ? Peer::Kind::Node : Peer::Kind::Elite, l.lower,
                                                  l.lower_port, i};
-      if (!l.lower_is_node)
-        wiring.ports[l.lower][l.lower_port - 1] = {Peer::Kind::Elite, l.upper, l.upper_port, i};
+      if (!l.lower_is_node) wiring.ports[l.lower][l.lower_port - 1] = {Peer::Kind::Elite, l.upper, l.upper_port, i};
     }
     std::vector<std::string> sw_names, node_names;
     for (auto& s : tree.switches) sw_names.push_back(s.name);
@@ -232,11 +237,14 @@ struct EliteBench {
   // Runs `fn` at simulated time `t`.
   void at(Tick t, std::function<void()> fn) {
     auto* f = new std::function<void()>(std::move(fn));
-    sim.calendar().at(t, [](void* p, std::uint64_t) {
-      auto* g = static_cast<std::function<void()>*>(p);
-      (*g)();
-      delete g;
-    }, f);
+    sim.calendar().at(
+        t,
+        [](void* p, std::uint64_t) {
+          auto* g = static_cast<std::function<void()>*>(p);
+          (*g)();
+          delete g;
+        },
+        f);
   }
 };
 

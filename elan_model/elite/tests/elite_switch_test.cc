@@ -165,11 +165,11 @@ TEST(EliteFabric, BroadcastReachesEveryNodeOfTheRangeOnce) {
     std::uint32_t sender, lo, hi;
   };
   const std::vector<Case> cases = {
-      {5, 4, 7},    // the sender's own leaf, itself included
-      {0, 5, 6},    // part of the next leaf, without the sender
-      {3, 2, 9},    // across three leaves of one level-1 subtree
-      {63, 10, 37}, // across level-1 and level-2 subtrees
-      {20, 0, 63},  // the whole machine
+      {5, 4, 7},     // the sender's own leaf, itself included
+      {0, 5, 6},     // part of the next leaf, without the sender
+      {3, 2, 9},     // across three leaves of one level-1 subtree
+      {63, 10, 37},  // across level-1 and level-2 subtrees
+      {20, 0, 63},   // the whole machine
       {40, 0, 63},
   };
   std::map<std::uint32_t, std::uint32_t> sent;  // sender -> sequence of its next frame
@@ -483,13 +483,13 @@ TEST(EliteFabric, UndeliverablePacketsAreCountedNotLost) {
     for (std::uint32_t p = 5; p <= 8; ++p) b.link_between("el0_3", p).set_up(false, "test");
   });
   b.at(1 * kUs, [&] {
-    b.nodes[0]->send(5, 64);                                  // node 5's own link is down
-    b.nodes[0]->send(16, 64);                                 // no node 16
-    b.nodes[0]->send(10, 64, 0, fabric::kPacketElan, 20);     // range beyond the machine
-    b.nodes[12]->send(0, 64);                                 // leaf 3 has no live up link
-    b.nodes[1]->send(13, 64);                                 // no live way down into leaf 3
-    b.nodes[0]->send(4, 64, 0, fabric::kPacketElan, 7);       // broadcast; node 5 unreachable
-    b.nodes[13]->send(12, 64);                                // inside leaf 3: fine
+    b.nodes[0]->send(5, 64);                               // node 5's own link is down
+    b.nodes[0]->send(16, 64);                              // no node 16
+    b.nodes[0]->send(10, 64, 0, fabric::kPacketElan, 20);  // range beyond the machine
+    b.nodes[12]->send(0, 64);                              // leaf 3 has no live up link
+    b.nodes[1]->send(13, 64);                              // no live way down into leaf 3
+    b.nodes[0]->send(4, 64, 0, fabric::kPacketElan, 7);    // broadcast; node 5 unreachable
+    b.nodes[13]->send(12, 64);                             // inside leaf 3: fine
   });
   sc_core::sc_start();
   EXPECT_EQ(b.nodes[5]->arrivals.size(), 0u);

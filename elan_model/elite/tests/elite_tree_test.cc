@@ -15,8 +15,8 @@ Wiring wiring_of(const Tree& t) {
   w.ports.resize(t.switches.size());
   for (std::uint32_t i = 0; i < t.links.size(); ++i) {
     const TreeLink& l = t.links[i];
-    w.ports[l.upper][l.upper_port - 1] = {l.lower_is_node ? Peer::Kind::Node : Peer::Kind::Elite, l.lower,
-                                          l.lower_port, i};
+    w.ports[l.upper][l.upper_port - 1] = {l.lower_is_node ? Peer::Kind::Node : Peer::Kind::Elite, l.lower, l.lower_port,
+                                          i};
     if (!l.lower_is_node) w.ports[l.lower][l.lower_port - 1] = {Peer::Kind::Elite, l.upper, l.upper_port, i};
   }
   return w;
@@ -101,8 +101,7 @@ std::string error_of(const Wiring& w) {
 
 TEST(EliteTree, WiringRules) {
   EXPECT_NE(error_of(leaf({1, 5}, 2)).find("node 'h1' is on up port 5 of Elite switch 's0'"), std::string::npos);
-  EXPECT_NE(error_of(leaf({1, 3}, 2)).find("node 'h1' is at position 2 but position 1 is empty"),
-            std::string::npos);
+  EXPECT_NE(error_of(leaf({1, 3}, 2)).find("node 'h1' is at position 2 but position 1 is empty"), std::string::npos);
   Wiring ib = leaf({1, 2}, 2);
   ib.ports[0][4] = {Peer::Kind::Other, 0, 1, 7};
   EXPECT_NE(error_of(ib).find("linked to an IB switch"), std::string::npos);
@@ -112,8 +111,7 @@ TEST(EliteTree, WiringRules) {
   dd.ports[1][0] = {Peer::Kind::Node, 1, 1, 1};
   dd.ports[0][3] = {Peer::Kind::Elite, 1, 4, 2};
   dd.ports[1][3] = {Peer::Kind::Elite, 0, 4, 2};
-  EXPECT_NE(error_of(dd).find("link joins down port 4 of Elite switch 's0' to down port 4 of 's1'"),
-            std::string::npos);
+  EXPECT_NE(error_of(dd).find("link joins down port 4 of Elite switch 's0' to down port 4 of 's1'"), std::string::npos);
   // Two separate leaves: both claim positions from 0.
   Wiring two = leaf({1}, 2);
   two.ports.resize(2);
