@@ -256,7 +256,9 @@ std::vector<Row> create_qp_rows(Fixture& f) {
          return ci->create_qp(pd, nullptr, &c, &f.qa, nullptr, nullptr);
        }},
       {"create_qp", "unknown service type", IB_INVALID_SERVICE_TYPE,
-       [&f, type] { return try_create_qp(f, type(static_cast<ib_qp_type_t>(0x77))); }},
+       // 15: no QP type, but within the enum's range (a value outside it
+       // would be undefined behaviour in the caller already).
+       [&f, type] { return try_create_qp(f, type(static_cast<ib_qp_type_t>(15))); }},
       {"create_qp", "special QP type (QP0)", IB_INVALID_SERVICE_TYPE,
        [&f, type] { return try_create_qp(f, type(IB_QPT_QP0)); }},
       {"create_qp", "reliable datagram", IB_UNSUPPORTED,
@@ -629,7 +631,8 @@ std::vector<Row> post_rows(Fixture& f) {
       {"post_send", "NULL p_send_wr", IB_INVALID_PARAMETER,
        [&f, ci] { return ci->post_send(f.rc_rts, nullptr, &f.send_failed); }},
       {"post_send", "unknown work request type", IB_INVALID_WR_TYPE,
-       [&f, type] { return try_send(f, f.rc_rts, type(static_cast<ib_wr_type_t>(99))); }},
+       // 7: no work request type, but within the enum's range.
+       [&f, type] { return try_send(f, f.rc_rts, type(static_cast<ib_wr_type_t>(7))); }},
       {"post_send", "RDMA read on a UD QP", IB_INVALID_WR_TYPE,
        [&f, type] { return try_send(f, f.ud_rts, type(WR_RDMA_READ)); }},
       {"post_send", "atomic on a UD QP", IB_INVALID_WR_TYPE,
