@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/in_flight.h"
+#include "elite/elite_packets.h"
 #include "core/params.h"
 #include "core/sim.h"
 #include "core/ring.h"
@@ -421,7 +422,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   Elan3Stats& mutable_stats() { return stats_; }
   std::uint64_t command_port() const { return p_.command_port; }
   std::uint32_t node_id() const { return node_id_; }
-  void assign_lid(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
+  void assign_address(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
   void assign_network_size(std::uint32_t addresses) override { machine_size_ = addresses; }
   bool link_up();
   fabric::Port& net_port() { return *net_port_; }  // port(1), without its lookup

@@ -8,6 +8,7 @@
 
 #include "core/params.h"
 #include "elan_model/elan3.h"
+#include "world/network_kinds.h"
 #include "world/node.h"
 
 namespace nicsim::elan3 {
@@ -119,6 +120,7 @@ const bool registered = [] {
   NicRegistry::instance().add("elan3", [](NicContext& c) -> std::unique_ptr<fabric::Device> {
     return std::make_unique<Elan3>(c.fabric, c.device_id, c.name, c.node.host(), c.node.bus(), c.params);
   });
+  NetworkKinds::instance().set_nic_pcap_format("elan3", "elan3");
   return true;
 }();
 

@@ -20,7 +20,7 @@
 
 #include "core/in_flight.h"
 #include "core/params.h"
-#include "fabric/ib_mgmt.h"
+#include "ib_fabric/ib_mgmt.h"
 #include "fabric/port.h"
 #include "fsm/fsm.h"
 #include "hca_model/hca_regs.h"
@@ -258,7 +258,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   host::HostBus& bus() { return bus_; }
   std::uint16_t port_lid(std::uint32_t port) const { return lids_.at(port - 1); }
   void set_port_lid(std::uint32_t port, std::uint16_t lid) { lids_.at(port - 1) = lid; }
-  void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_port_lid(port, lid); }
+  void assign_address(std::uint32_t port, std::uint16_t lid) override { set_port_lid(port, lid); }
   bool port_active(std::uint32_t port) const;
   // Where the send engine's finished packets go: out of `port`, or, when
   // addressed to the port's own LID, around its internal loopback; a
@@ -270,7 +270,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   // subnet management (VL15) only a link that is up.
   bool port_carries(std::uint32_t port, std::uint8_t vl) const;
   fabric::IbPortState& ib_port(std::uint32_t port) { return *ib_ports_.at(port - 1); }
-  void set_subnet_managed(bool managed) override {
+  void set_managed(bool managed) override {
     subnet_managed_ = managed;
     for (std::uint32_t p = 1; p <= p_.ports; ++p) port_changed(p, "power_on");
   }

@@ -1,11 +1,11 @@
-// The HCA engines' use of the IB wire layer (hca_model/wire): headers are
+// The HCA engines' use of the IB wire layer (ib_wire): headers are
 // ib::PacketHeaders, what an opcode carries is its ib::OpcodeInfo row, and
 // the exact bit layouts and CRCs are the wire layer's.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "hca_model/wire/ib_wire.h"
+#include "ib_wire/ib_wire.h"
 
 namespace nicsim::hca {
 

@@ -57,8 +57,8 @@ TEST(Elan3Identity, ChangedRegistersAreWhatTheDriverReports) {
   World world(sc);
   // As if the network had placed the two Elans at positions 5 and 9 of a
   // 12-node machine: only the Elans' own registers say so.
-  world.node(0).nic().assign_lid(1, 5);
-  world.node(1).nic().assign_lid(1, 9);
+  world.node(0).nic().assign_address(1, 5);
+  world.node(1).nic().assign_address(1, 9);
   for (std::uint32_t i = 0; i < 2; ++i) world.node(i).nic().assign_network_size(12);
   run(world);
   EXPECT_EQ(g_id[0].node, 5u);
@@ -82,4 +82,16 @@ TEST(Elan3Identity, OnAnEliteTreeTheMachineSizeIsItsNodePositions) {
   EXPECT_EQ(g_id[1].node, 4u);
   EXPECT_EQ(g_id[0].machine, 5u);
   EXPECT_EQ(g_id[1].machine, 5u);
+}
+
+// An Elan3 has one port and no `ports` setting: the field is bad input.
+TEST(Elan3Identity, ThePortsFieldIsAnErrorOnAnElan) {
+  try {
+    load_scenario_text(R"(node { name: "a" nic: "elan3" ports: 2 })", "ports.textproto", nullptr);
+    FAIL() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.loc().line, 1);
+    EXPECT_EQ(e.loc().column, 31);
+    EXPECT_EQ(e.message(), "NIC kind 'elan3' has no ports setting");
+  }
 }

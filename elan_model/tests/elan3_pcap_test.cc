@@ -15,6 +15,7 @@
 
 #include "core/sim.h"
 #include "scenario/loader.h"
+#include "elite/elite_packets.h"
 #include "trace/pcap.h"
 #include "world/programs.h"
 #include "sim/tests/test_shell.h"
@@ -55,7 +56,7 @@ class Elan3Pcap : public ::testing::Test {
       workload { program: "ep_small_lat" nodes: "h0" nodes: "h1" args: "--sizes=8,256" args: "--iters=4" }
       outputs { pcap: "h0--*" })",
                                      "elan3_pcap.textproto", known_program);
-    ASSERT_TRUE(sc.outputs.pcap_elite);
+    ASSERT_EQ(sc.outputs.pcap_format, "elan3");
     Sim sim(sc.seed);
     World world(sc);
     world.open_outputs("", "", path_);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "hca_model/tests/hca_harness.h"
+#include "ib_fabric/switch.h"
 #include "scenario/loader.h"
 
 using namespace nicsim;
@@ -89,7 +90,8 @@ TEST(HcaMulticast, EveryMemberGetsExactlyOneCopy) {
   for (auto& e : sim.errors().all()) ADD_FAILURE() << e.where << ": " << e.message;
   EXPECT_TRUE(st.ok);
   std::uint64_t replicated = 0;
-  for (std::uint32_t i = 0; i < world.num_switches(); ++i) replicated += world.switch_at(i).stats().replicated;
+  for (std::uint32_t i = 0; i < world.num_switches(); ++i)
+    replicated += world.switch_as<fabric::Switch>(i)->stats().replicated;
   // h0's leaf copies to h1 and up to a spine; that spine copies down to the
   // other leaf, which copies to h3.
   EXPECT_EQ(replicated, 4u);

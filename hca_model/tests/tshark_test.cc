@@ -29,8 +29,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hca_model/wire/ib_wire.h"
+#include "ib_wire/ib_wire.h"
 #include "sim/tests/test_shell.h"
+#include "ib_wire/ib_pcap.h"
 #include "trace/pcap.h"
 
 namespace nicsim {

@@ -1,8 +1,7 @@
 // Fields of registers, descriptors and mailboxes as data: a byte offset and
 // a width, read and written little-endian (the host's order, as the NIC
-// models' contracts define their in-memory layouts). Every register map and
-// descriptor table (hca_model/hca_regs.h, elan_model/elan3_regs.h) is a list
-// of these.
+// models' contracts define their in-memory layouts). Every NIC model's
+// register map and descriptor table is a list of these.
 #pragma once
 #include <cstdint>
 #include <cstring>

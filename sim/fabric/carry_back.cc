@@ -1,5 +1,5 @@
-// Replies carried back along a packet's route (Port::carry_back): the
-// Elan3's acknowledgement tokens. See port.h for the model.
+// Replies carried back along a packet's route (Port::carry_back), such as
+// acknowledgement tokens. See port.h for the model.
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -15,7 +15,7 @@ namespace nicsim::fabric {
 Tick Device::carry_through(Port& in, Port& out, const Packet& reply, Tick) {
   throw std::logic_error(
       fmt::format("{}: a reply (packet {}) was carried back through this device from port {} "
-                  "to port {}, but it does not carry replies (only Elite switches do)",
+                  "to port {}, but it does not carry replies",
                   name(), reply.meta.id, in.number(), out.number()));
 }
 

@@ -1,6 +1,6 @@
-// Parameters of links, switches and the raw NIC. Defaults describe a 4X SDR
-// InfiniBand fabric of the InfiniHost era: 10 Gb/s signalling is 8 Gb/s of
-// data after 8b/10b coding; about 5 ns per metre of copper.
+// Parameters of links and the raw NIC. Link defaults describe a 4X SDR-class
+// link: 10 Gb/s signalling is 8 Gb/s of data after 8b/10b coding; about
+// 5 ns per metre of copper.
 #include "core/params.h"
 
 namespace nicsim::fabric {
@@ -41,33 +41,6 @@ const ParamRegistration link_params(
          "0.001",
          {},
          "probability that any one bit is flipped (one flip per hit packet)"},
-    });
-
-const ParamRegistration switch_params(
-    "switch", "a fabric switch with linear and multicast forwarding tables",
-    {
-        {"ports", UnitKind::Count, "8", "1", "254", {}, "number of external ports"},
-        {"hop_latency",
-         UnitKind::Time,
-         "200ns",
-         "0ps",
-         "100us",
-         {},
-         "head in to head out, port to port (InfiniScale-class)"},
-        {"mode",
-         UnitKind::Text,
-         "cut_through",
-         "",
-         "",
-         {"cut_through", "store_and_forward"},
-         "forwarding: start output once the header is in, or once the whole packet is"},
-        {"sma_latency",
-         UnitKind::Time,
-         "1us",
-         "0ps",
-         "10ms",
-         {},
-         "management port 0: time the switch's SMA spends on one SMP (answer or directed-route hop)"},
     });
 
 const ParamRegistration raw_nic_params(

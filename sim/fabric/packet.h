@@ -17,27 +17,24 @@ class Port;
 inline constexpr std::uint16_t kMulticastLidBase = 0xC000;
 inline constexpr std::uint16_t kPermissiveLid = 0xFFFF;
 inline constexpr std::uint32_t kCreditBlock = 64;  // bytes per flow-control credit
-// Links a packet's route is recorded for (Packet::route): enough for an
-// Elite fat tree of 4^8 = 65,536 nodes (up and down 8 levels).
+// Links a packet's route is recorded for (Packet::route): up and down an
+// 8-level tree.
 inline constexpr int kRouteSlots = 16;
 inline constexpr std::uint32_t kRouteInexact = ~0u;
 
-// Who made a packet (PacketMeta::kind); NIC models and switches dispatch on it.
-enum PacketKind : std::uint8_t {
-  kPacketRaw = 0,      // RawNic traffic generator
-  kPacketIb = 1,       // InfiniBand (LRH...VCRC in bytes)
-  kPacketElan = 2,     // Elan3 network packet (route through Elite switches)
-  kPacketElanAck = 3,  // Elan3 acknowledgement token travelling back to the sender
-};
+// Who made a packet (PacketMeta::kind); NIC models and switches dispatch on
+// it. The core's own is the raw traffic generator's; each network layer
+// defines and registers its kinds (world/network_kinds.h).
+inline constexpr std::uint8_t kPacketRaw = 0;
 
 struct PacketMeta {
   std::uint64_t id = 0;  // unique per simulation, in creation order
   std::uint32_t src_node = 0;
   std::uint16_t slid = 0;          // fabric source address
-  std::uint16_t dlid = 0;          // fabric destination; >= 0xC000 is multicast (IB)
-  std::uint16_t dlid_hi = 0;       // Elite broadcast: last node id of the range [dlid, dlid_hi]; 0 = unicast
+  std::uint16_t dlid = 0;          // fabric destination; >= kMulticastLidBase is a multicast group
+  std::uint16_t dlid_hi = 0;       // broadcast to an address range [dlid, dlid_hi]; 0 = unicast
   std::uint8_t vl = 0;             // virtual lane
-  std::uint8_t kind = kPacketRaw;  // PacketKind
+  std::uint8_t kind = kPacketRaw;  // a registered packet kind
   std::uint16_t hops = 0;          // links crossed so far
   bool keep_route = false;         // record the route (Packet::route) for a reply carried back
   std::uint32_t bit_errors = 0;    // injected on the way (for statistics; NICs detect by CRC)

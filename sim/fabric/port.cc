@@ -383,7 +383,7 @@ inline void Port::deliver(Packet* p) {
     return;
   }
   if (p->meta.vl == kVl15 && !vl15_accept(Calendar::now())) {
-    // No credits protect VL15: a full buffer loses the packet (IBA 7.9.4).
+    // No credits protect VL15: a full buffer loses the packet.
     ++drops_vl15_full_;
     if (trace_on)
       Sim::get().tracer().record(Calendar::now(), owner_->device_id(), Component::fabric, "drop",

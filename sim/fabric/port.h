@@ -33,9 +33,8 @@ class Link;
 
 inline constexpr int kMaxVls = 15;
 inline constexpr std::uint32_t kAtHead = ~0u;  // Port::after_tail_: deliver at the head's arrival
-// VL15 carries subnet management packets only (IBA 7.6.4): it has priority
-// over the data VLs and no flow control; a receiver whose VL15 buffer is
-// full drops the packet.
+// VL15 is the management lane: it has priority over the data VLs and no
+// flow control; a receiver whose VL15 buffer is full drops the packet.
 inline constexpr int kVl15 = 15;
 
 // Anything with fabric ports: a switch or a NIC.
@@ -55,15 +54,15 @@ class Device {
   // or release and free it.
   virtual void receive(Port& in, Packet* p) = 0;
   // The fabric address of one of this device's ports (assigned by the world's
-  // static addressing, or later by a subnet manager).
-  virtual void assign_lid(std::uint32_t port, std::uint16_t lid) {}
+  // static addressing, or later on the wire by a management agent).
+  virtual void assign_address(std::uint32_t port, std::uint16_t address) {}
   // How many addresses the device's network has, for a network that numbers
   // its endpoints densely from 0 and tells each device the count (assigned
   // by the world's static addressing with the address).
   virtual void assign_network_size(std::uint32_t addresses) {}
-  // A subnet manager runs on the fabric: IB ports stay in Init until it
-  // activates them (otherwise they go Active as soon as the link is up).
-  virtual void set_subnet_managed(bool managed) {}
+  // A management agent configures the fabric on the wire: ports wait for
+  // it to activate them (otherwise they go active as soon as the link is up).
+  virtual void set_managed(bool managed) {}
   // The link behind `port` changed state (up or down).
   virtual void link_state_changed(Port& port, bool up) {}
   // `port` committed `p` to the wire: its first bit leaves at `start`, its
@@ -73,9 +72,9 @@ class Device {
   virtual void transmitted(Port& port, const Packet& p, Tick start, Tick end) {}
   // A reply carried back along a route (Port::carry_back) passes through
   // this device, its head arriving on `in` at `at` and leaving by `out`:
-  // the time it spends here, head in to head out. Switches of fabrics whose NICs carry replies
-  // (Elite) implement it; on any other device a route through it is a
-  // wiring error (std::logic_error).
+  // the time it spends here, head in to head out. Switches of fabrics whose
+  // NICs carry replies implement it; on any other device a route through it
+  // is a wiring error (std::logic_error).
   virtual Tick carry_through(Port& in, Port& out, const Packet& reply, Tick at);
   // A carried reply reached this device on `at`, its tail at
   // reply->tail_at (>= now); the device owns it from here. NICs that answer
@@ -106,8 +105,8 @@ struct PortStats {
 
 // A Port's fields are laid out by the roles a port plays in a hop (the
 // multicast's 448 ports do not fit a 32 KiB L1, so each line a hop touches
-// is a likely miss): receiving a packet reads line 0 only (and the Elite and
-// IB switches read number() there); the transmit side reads lines 0-3;
+// is a likely miss): receiving a packet reads line 0 only (and the switches
+// read number() there); the transmit side reads lines 0-3;
 // taking back a credit reads lines 1 and 3. Neither the Link nor anything
 // below line 3 is read on a hop. The link's state, fault injection and
 // generation are mirrored here by the Link when they change.
@@ -126,8 +125,8 @@ class alignas(64) Port {
   // Transmit side. Queues `p` on VL p->meta.vl; it leaves no earlier than
   // p->ready_at and, cut-through, not before its tail could have arrived.
   void send(Packet* p);
-  // The owner sends data on VL 0 only (an Elan3's port on an Elite link
-  // with two virtual channels): with nothing to arbitrate the port commits
+  // The owner sends data on VL 0 only (a NIC whose link has a second
+  // virtual channel it never uses for data): with nothing to arbitrate the port commits
   // each packet's start as it queues, as on a one-VL link, with no wake-up
   // when the wire frees. The first packet on another VL makes it arbitrate
   // from then on (packets committed before it keep their places).
@@ -150,8 +149,8 @@ class alignas(64) Port {
 
   // Replies carried back along a route: a NIC answering a packet with a
   // short reply that travels the packet's route backwards, through the same
-  // links and switches (the Elan3's acknowledgement token, which the Elite
-  // switches return along the route the packet opened), calls carry_back;
+  // links and switches (an acknowledgement token that the switches return
+  // along the route the packet opened), calls carry_back;
   // the packet must have been sent with meta.keep_route.
   // The reply's head leaves the answering NIC's port at `start` and reaches
   // the packet's source after each link's propagation delay and each

@@ -1,7 +1,6 @@
 // The "raw" NIC kind: a bare fabric endpoint with no host interface beyond
 // a send call and a receive hook, plus a hardware-style traffic generator.
-// It lets the fabric be used and measured before (and independently of) the
-// HCA and Elan models.
+// It lets the fabric be used and measured independently of any NIC model.
 //
 // Raw frame on the wire (little-endian):
 //   0  u32 magic 0x5752534e ("NSRW")   4  u32 source node
@@ -51,7 +50,7 @@ class RawNic : public Device {
   std::uint32_t node() const { return node_; }
   std::uint16_t lid(std::uint32_t port = 1) const { return lids_.at(port - 1); }
   void set_lid(std::uint32_t port, std::uint16_t lid) { lids_.at(port - 1) = lid; }
-  void assign_lid(std::uint32_t port, std::uint16_t lid) override { set_lid(port, lid); }
+  void assign_address(std::uint32_t port, std::uint16_t lid) override { set_lid(port, lid); }
   void join_multicast(std::uint16_t mlid) { groups_.push_back(mlid); }
 
   // Builds a raw frame of `packet_bytes` and queues it; false (and counted)

@@ -393,8 +393,7 @@ class Host : public sc_core::sc_module {
         cost_class.id() >= cost_by_id_.size())
       return false;
     // The cost table read directly, not through cost_of(): its lookup of a
-    // class not seen yet is a call, and a call on this path makes every poll
-    // save and restore registers (measured: 57 instructions per IB packet).
+    // class not seen yet is a call, and this runs on every poll.
     const Tick cost = cost_by_id_[cost_class.id()];
     return cost != kTickMax && cost != 0 && Calendar::try_run_ahead(cost);
   }

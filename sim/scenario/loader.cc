@@ -10,12 +10,11 @@
 #include <set>
 
 #include "scenario.pb.h"
-#include "scenario/elite_layout.h"
 #include "scenario/locator.h"
-#include "scenario/subnet_manager_spec.h"
-#include "scenario/topology.h"
-#include "elan_model/elite/elite_tree.h"
+#include "scenario/schema.h"
+#include "scenario/shapes.h"
 #include "trace/trace.h"
+#include "world/network_kinds.h"
 
 namespace nicsim {
 
@@ -51,7 +50,7 @@ namespace {
 namespace pb = nicsim::scenario;
 using google::protobuf::RepeatedPtrField;
 using google::protobuf::TextFormat;
-using scenario_detail::Locator;
+namespace gp = google::protobuf;
 
 // Keeps the parser's first complaint; later ones are usually consequences.
 class FirstError : public google::protobuf::io::ErrorCollector {
@@ -159,13 +158,16 @@ class Loader {
   void check_name(const std::string& name, const char* what, const SourceLoc& loc) const;
   void add_device(const std::string& name, Device d, const SourceLoc& loc);
   void add_node(const std::string& name, const NodeParams& p, const SourceLoc& loc);
-  void add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc,
-                  const std::string& kind = "ib");
-  void check_elite_keys(const RepeatedPtrField<pb::Param>& list, const Locator& parent, const char* field);
+  void add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc, const SwitchKind& kind);
+  const SwitchKind& switch_kind(const std::string& name, const SourceLoc& loc);
+  void check_kind_keys(const SwitchKind& kind, const RepeatedPtrField<pb::Param>& list, const Locator& parent,
+                       const char* field);
   std::uint32_t device_ports(Device d) const;
   std::string device_label(Device d) const;
 
-  void expand_topology(const pb::Topology& t, const Locator& where);
+  void expand_topology(const pb::Topology& t, const gp::Message& file_topology, const Locator& where);
+  const TopologyHelper* topology_helper(const gp::Message& file_topology, const gp::Message** shape) const;
+  void run_rules(ScenarioRule::Stage stage, const gp::Message& file, const Locator& root);
   void explicit_links(const pb::Scenario& msg, const Locator& root, const ParamSet& defaults);
   PendingEnd resolve_end(const std::string& text, const SourceLoc& loc);
   void place_links();
@@ -175,7 +177,7 @@ class Loader {
   void faults(const pb::Scenario& msg, const Locator& root);
   void multicast(const pb::Scenario& msg, const Locator& root);
   void outputs(const pb::Scenario& msg, const Locator& root);
-  bool on_elite_network(const LinkSpec& l) const;
+  std::string link_pcap_format(const LinkSpec& l) const;
 
   std::string file_;
   const ProgramLookup& programs_;
@@ -300,14 +302,13 @@ void Loader::add_node(const std::string& name, const NodeParams& p, const Source
   n.loc = loc;
 }
 
-void Loader::add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc,
-                        const std::string& kind) {
+void Loader::add_switch(const std::string& name, const ParamSet& params, const SourceLoc& loc, const SwitchKind& kind) {
   add_device(name, {true, static_cast<std::uint32_t>(sc_.switches.size())}, loc);
   SwitchSpec& s = sc_.switches.emplace_back();
   s.name = name;
   s.params = params;
-  s.kind = kind;
-  if (kind == "elite") s.ports = elite::kPorts;
+  s.kind = kind.name;
+  s.ports = kind.fixed_ports;
   const ParamDef* ports = params.scope()->find("ports");
   if (ports && ports->kind == UnitKind::Count) {
     std::uint64_t n = params.count("ports");
@@ -317,11 +318,20 @@ void Loader::add_switch(const std::string& name, const ParamSet& params, const S
   s.loc = loc;
 }
 
-// An Elite switch's keys are in scope "switch.elite"; IB-only keys there
-// get an error that says so.
-void Loader::check_elite_keys(const RepeatedPtrField<pb::Param>& list, const Locator& parent, const char* field) {
+const SwitchKind& Loader::switch_kind(const std::string& name, const SourceLoc& loc) {
+  const NetworkKinds& kinds = NetworkKinds::instance();
+  const SwitchKind* kind = name.empty() ? kinds.default_switch_kind() : kinds.switch_kind(name);
+  if (!kind) fail(loc, "unknown switch kind '" + name + "' (use " + kinds.switch_kind_names() + ")");
+  return *kind;
+}
+
+// Keys a kind rejects with its own explanation (one carried over from
+// another kind); the rest are checked against the kind's scope.
+void Loader::check_kind_keys(const SwitchKind& kind, const RepeatedPtrField<pb::Param>& list, const Locator& parent,
+                             const char* field) {
+  if (!kind.key_error) return;
   for (int i = 0; i < list.size(); ++i) {
-    std::string error = scenario_detail::elite_switch_key_error(list[i].key());
+    std::string error = kind.key_error(list[i].key());
     if (!error.empty()) fail(parent.in(field, i).at("key"), error);
   }
 }
@@ -334,29 +344,49 @@ std::string Loader::device_label(Device d) const {
   return (d.is_switch ? "switch '" + sc_.switches[d.index].name : "node '" + sc_.nodes[d.index].name) + "'";
 }
 
-void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
+// The network kind's helper whose field is the topology's shape, if any.
+const TopologyHelper* Loader::topology_helper(const gp::Message& file_topology, const gp::Message** shape) const {
+  const gp::OneofDescriptor* oneof = file_topology.GetDescriptor()->FindOneofByName("shape");
+  const gp::FieldDescriptor* set =
+      oneof ? file_topology.GetReflection()->GetOneofFieldDescriptor(file_topology, oneof) : nullptr;
+  const TopologyHelper* helper = set ? NetworkKinds::instance().topology_helper(set->name()) : nullptr;
+  if (helper) *shape = &file_topology.GetReflection()->GetMessage(file_topology, set);
+  return helper;
+}
+
+void Loader::expand_topology(const pb::Topology& t, const gp::Message& file_topology, const Locator& where) {
   const std::string prefix = t.host_prefix().empty() ? "h" : t.host_prefix();
   check_name(prefix, "host_prefix", where.at("host_prefix"));
   if (t.has_star() && !t.star().switch_name().empty()) {
     check_name(t.star().switch_name(), "switch", where.in("star").at("switch_name"));
   }
-  const bool elite = t.has_elite_fat_tree();
-  const std::string nic = elite && t.nic().empty() ? "elan3" : t.nic();
+  const gp::Message* helper_shape = nullptr;
+  const TopologyHelper* helper = topology_helper(file_topology, &helper_shape);
+  const std::string nic = helper && t.nic().empty() ? helper->default_nic : t.nic();
   NodeParams hosts = node_params(nic, where.at("nic"), t.node_param(), where, "node_param");
-  if (elite) check_elite_keys(t.switch_param(), where, "switch_param");
-  ParamSet switch_params(scope(elite ? "switch.elite" : "switch"));
+  const SwitchKind& kind = switch_kind(helper ? helper->switch_kind : std::string(), where.self());
+  check_kind_keys(kind, t.switch_param(), where, "switch_param");
+  ParamSet switch_params(scope(kind.param_scope));
   apply_params(switch_params, t.switch_param(), where, "switch_param", nullptr);
 
   const char* shape_field = t.has_star()         ? "star"
                             : t.has_leaf_spine() ? "leaf_spine"
-                            : elite              ? "elite_fat_tree"
+                            : helper             ? helper->field.c_str()
                                                  : "fat_tree";
-  Locator shape = t.shape_case() == pb::Topology::SHAPE_NOT_SET ? where : where.in(shape_field);
+  const bool has_shape = helper || t.shape_case() != pb::Topology::SHAPE_NOT_SET;
+  Locator shape = has_shape ? where.in(shape_field) : where;
+  if (!has_shape) {
+    std::string names = "star, leaf_spine";
+    const auto& helpers = NetworkKinds::instance().topology_helpers();
+    for (std::size_t i = 0; i <= helpers.size(); ++i)
+      names += (i == helpers.size() ? " or " : ", ") + (i == 0 ? std::string("fat_tree") : helpers[i - 1].field);
+    fail(where.self(), "topology has no shape (use " + names + ")");
+  }
   topology::Generated g;
   topology::ShapeError error;
-  if (!topology::expand(t, prefix, &g, &error)) {
-    fail(error.field.empty() ? shape.self() : shape.at(error.field), error.message);
-  }
+  const bool expanded =
+      helper ? helper->expand(*helper_shape, prefix, &g, &error) : topology::expand(t, prefix, &g, &error);
+  if (!expanded) fail(error.field.empty() ? shape.self() : shape.at(error.field), error.message);
 
   const auto node_base = static_cast<std::uint32_t>(sc_.nodes.size());
   const auto switch_base = static_cast<std::uint32_t>(sc_.switches.size());
@@ -379,7 +409,7 @@ void Loader::expand_topology(const pb::Topology& t, const Locator& where) {
       if (!err.empty())
         fail(shape.self(), "switch '" + s.name + "' would need " + std::to_string(s.ports) + " ports: " + err);
     }
-    add_switch(s.name, params, where.self(), elite ? "elite" : "ib");
+    add_switch(s.name, params, where.self(), kind);
   }
 
   for (const topology::Link& l : g.links) {
@@ -652,13 +682,6 @@ void Loader::multicast(const pb::Scenario& msg, const Locator& root) {
     }
     spec.mlid = m.mlid();
     spec.members = match_nodes(m.members(), where, "members", "multicast member");
-    for (std::uint32_t n : spec.members) {
-      if (sc_.elite_nodes > 0 && sc_.nodes[n].elan_id >= 0) {
-        fail(where.self(), "multicast group member '" + sc_.nodes[n].name +
-                               "' is on the Elite network, which has no multicast tables (Elite "
-                               "broadcasts to a node range instead)");
-      }
-    }
     sc_.multicast.push_back(std::move(spec));
   }
 }
@@ -690,48 +713,70 @@ void Loader::outputs(const pb::Scenario& msg, const Locator& root) {
     if (!n) fail(where.at("timeline_max_events"), "timeline_max_events: " + error);
     sc_.outputs.timeline_max_events = *n;
   }
-  const LinkSpec* first_ib = nullptr;
-  const LinkSpec* first_elite = nullptr;
+  std::map<std::string, const LinkSpec*> first_of_format;
   for (int i = 0; i < o.pcap_size(); ++i) {
     bool any = false;
     for (const LinkSpec& l : sc_.links) {
       if (!glob_match(o.pcap(i), l.name)) continue;
       any = true;
-      const LinkSpec*& first = on_elite_network(l) ? first_elite : first_ib;
-      if (first == nullptr) first = &l;
+      const std::string format = link_pcap_format(l);
+      if (format.empty() || !NetworkKinds::instance().pcap_format(format))
+        fail(where.at("pcap", i), "pcap link '" + l.name + "' carries packets no capture format is registered for");
+      first_of_format.try_emplace(format, &l);
+      if (first_of_format.size() > 1) {
+        const auto& [first_format, first] = *first_of_format.begin();
+        const auto& [other_format, other] = *std::next(first_of_format.begin());
+        fail(where.at("pcap", i), "pcap links '" + first->name + "' (" + first_format + " packets) and '" +
+                                      other->name + "' (" + other_format +
+                                      " packets) cannot share one capture file: a pcap file has one link type; "
+                                      "capture the links of one network");
+      }
     }
     if (!any) fail(where.at("pcap", i), "pcap link '" + o.pcap(i) + "' matches no link");
-    if (first_ib && first_elite)
-      fail(where.at("pcap", i), "pcap links '" + first_elite->name + "' (Elite network, Elan3 packets) and '" +
-                                    first_ib->name +
-                                    "' (InfiniBand network) cannot share one capture file: a pcap file has one "
-                                    "link type; capture the links of one network");
     sc_.outputs.pcap_links.push_back(o.pcap(i));
   }
-  sc_.outputs.pcap_elite = first_elite != nullptr;
+  if (!first_of_format.empty()) sc_.outputs.pcap_format = first_of_format.begin()->first;
 }
 
-bool Loader::on_elite_network(const LinkSpec& l) const {
+// The format of the packets a link carries: its NIC's, else its switch
+// kind's; a link between two NICs that name none carries the default switch
+// kind's.
+std::string Loader::link_pcap_format(const LinkSpec& l) const {
+  const NetworkKinds& kinds = NetworkKinds::instance();
   for (const LinkEnd& e : {l.a, l.b}) {
-    if (e.kind == LinkEnd::Kind::Node && sc_.nodes.at(e.index).nic == "elan3") return true;
-    if (e.kind == LinkEnd::Kind::Switch && sc_.switches.at(e.index).kind == "elite") return true;
+    std::string format = e.kind == LinkEnd::Kind::Node ? kinds.nic_pcap_format(sc_.nodes.at(e.index).nic)
+                                                       : kinds.switch_kind(sc_.switches.at(e.index).kind)->pcap_format;
+    if (!format.empty()) return format;
   }
-  return false;
+  const SwitchKind* fallback = kinds.default_switch_kind();
+  return fallback ? fallback->pcap_format : std::string();
 }
 
+void Loader::run_rules(ScenarioRule::Stage stage, const gp::Message& file, const Locator& root) {
+  ScenarioContext context{sc_, file, root};
+  for (const ScenarioRule& r : NetworkKinds::instance().scenario_rules())
+    if (r.stage == stage) r.apply(context);
+}
+
+// The file is parsed against the schema with every network kind's fields;
+// the core reads its own fields from a copy in the generated message type
+// (the kinds' fields ride along there as unknown fields).
 Scenario Loader::load(const std::string& text) {
-  pb::Scenario msg;
+  ScenarioSchema schema;
+  std::unique_ptr<gp::Message> file = schema.new_scenario();
   TextFormat::ParseInfoTree tree;
   FirstError errors;
   TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   parser.WriteLocationsTo(&tree);
-  if (!parser.ParseFromString(text, &msg) || errors.has_error) {
+  if (!parser.ParseFromString(text, file.get()) || errors.has_error) {
     int column = field_error_column(text, errors.line, errors.column, errors.message);
     fail({file_, errors.line + 1, column + 1},
          errors.has_error ? errors.message : std::string("cannot parse scenario"));
   }
-  const Locator root(&file_, pb::Scenario::descriptor(), &tree, {file_, 1, 1});
+  pb::Scenario msg;
+  if (!msg.ParseFromString(file->SerializeAsString())) fail({file_, 1, 1}, "cannot parse scenario");
+  const Locator root(&file_, schema.scenario(), &tree, {file_, 1, 1});
 
   sc_.file = file_;
   sc_.name = msg.name();
@@ -758,7 +803,10 @@ Scenario Loader::load(const std::string& text) {
     apply_params(link_defaults, d.param(), where, "param", &seen);
   }
 
-  if (msg.has_topology()) expand_topology(msg.topology(), root.in("topology"));
+  if (msg.has_topology()) {
+    const gp::FieldDescriptor* topology = schema.scenario()->FindFieldByName("topology");
+    expand_topology(msg.topology(), file->GetReflection()->GetMessage(*file, topology), root.in("topology"));
+  }
   for (int i = 0; i < msg.node_size(); ++i) {
     const pb::Node& n = msg.node(i);
     Locator where = root.in("node", i);
@@ -771,11 +819,9 @@ Scenario Loader::load(const std::string& text) {
     const pb::Switch& s = msg.switch_(i);
     Locator where = root.in("switch", i);
     check_name(s.name(), "switch", s.name().empty() ? where.self() : where.at("name"));
-    const std::string kind = s.kind().empty() ? "ib" : s.kind();
-    if (kind != "ib" && kind != "elite")
-      fail(where.at("kind"), "unknown switch kind '" + s.kind() + "' (use ib or elite)");
-    if (kind == "elite") check_elite_keys(s.param(), where, "param");
-    ParamSet params(scope(kind == "elite" ? "switch.elite" : "switch"));
+    const SwitchKind& kind = switch_kind(s.kind(), where.at("kind"));
+    check_kind_keys(kind, s.param(), where, "param");
+    ParamSet params(scope(kind.param_scope));
     apply_params(params, s.param(), where, "param", nullptr);
     add_switch(s.name(), params, where.at("name"), kind);
   }
@@ -785,12 +831,12 @@ Scenario Loader::load(const std::string& text) {
   for (PendingLink& p : pending_) p.params = link_defaults;
   explicit_links(msg, root, link_defaults);
   place_links();
-  scenario_detail::place_elite_network(sc_);
+  run_rules(ScenarioRule::Stage::LinksPlaced, *file, root);
 
   workloads(msg, root);
   faults(msg, root);
   multicast(msg, root);
-  scenario_detail::load_subnet_manager(msg, root, sc_);
+  run_rules(ScenarioRule::Stage::Parsed, *file, root);
   sc_.mgmt = ParamSet(scope("mgmt"));
   apply_params(sc_.mgmt, msg.management().param(), root.in("management"), "param", nullptr);
   outputs(msg, root);

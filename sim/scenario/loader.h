@@ -5,7 +5,9 @@
 // what() is "file:line:col: message" (1-based line and column) and the CLI
 // exits 2 on it. Nothing here touches SystemC.
 #pragma once
+#include <any>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -43,20 +45,20 @@ struct NodeSpec {
   ParamSet nic_params;      // scope "nic.<kind>" (keys "nic.<name>")
   std::uint32_t ports = 1;  // = nic_params.count("ports")
   SourceLoc loc;
-  // Elan node id: the leaf position on the Elite network, or the scenario
-  // order of elan3 nodes when there is no Elite switch; -1: none.
-  std::int64_t elan_id = -1;
+  // A fixed address its network kind gave it (a position that network
+  // numbers densely from 0, with network_size positions); -1: the world's
+  // sequential addressing.
+  std::int64_t address = -1;
+  std::uint32_t network_size = 0;
 };
 
 struct SwitchSpec {
   std::string name;
-  ParamSet params;          // scope "switch" ("switch.elite" for an Elite switch)
-  std::uint32_t ports = 0;  // = params.count("ports"); 8 for an Elite switch
+  ParamSet params;          // the scope of its kind
+  std::uint32_t ports = 0;  // = params.count("ports"), or the kind's fixed count
   SourceLoc loc;
-  std::string kind = "ib";  // "ib" or "elite"
-  // Elite switches: place in the quaternary fat tree (elan_model/elite/elite_tree.h).
-  std::uint32_t elite_level = 0;
-  std::uint32_t elite_base = 0;  // first node position of its subtree
+  std::string kind;    // a registered switch kind (world/network_kinds.h)
+  std::any kind_data;  // what the kind's scenario rules worked out for it
 };
 
 // One end of a link: a node's or a switch's port (ports are numbered from 1).
@@ -97,14 +99,6 @@ struct MulticastGroupSpec {
   SourceLoc loc;
 };
 
-// The subnet manager the world starts (see scenario.proto SubnetManager).
-struct SubnetManagerSpec {
-  bool enabled = false;
-  std::uint32_t node = 0;         // node index
-  std::vector<std::string> args;  // argv[1..] (scenario args, then one --mcast per group)
-  SourceLoc loc;
-};
-
 struct TraceSelect {
   std::string device = "*";     // glob over node and switch names
   std::string component = "*";  // "*" or a trace component name (see trace/trace.h)
@@ -115,10 +109,9 @@ struct OutputSpec {
   bool timeline = false;
   std::uint64_t timeline_max_events = 1000000;
   std::vector<std::string> pcap_links;  // globs over link names
-  // The chosen links are on the Elite network (Elan3 packets, written raw
-  // under LINKTYPE_USER1) rather than the InfiniBand one (ERF records); one
-  // capture file holds one link type, so a capture never mixes the two.
-  bool pcap_elite = false;
+  // The capture format of the chosen links (world/network_kinds.h
+  // PcapFormat): one file holds one link type, so they share one format.
+  std::string pcap_format;
 };
 
 struct Scenario {
@@ -133,13 +126,10 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;
   std::vector<FaultSpec> faults;
   std::vector<MulticastGroupSpec> multicast;
-  SubnetManagerSpec subnet_manager;
   ParamSet mgmt;  // scope "mgmt": the management network
   OutputSpec outputs;
-  std::uint32_t elite_nodes = 0;  // nodes on the Elite network (0: no Elite switch)
-  // Elan node ids are 0..elan_ids-1: the Elite network's node positions, or
-  // the elan3 nodes when there is no Elite switch. Each Elan holds it.
-  std::uint32_t elan_ids = 0;
+  // What network kinds' scenario rules worked out, by the rule's name.
+  std::map<std::string, std::any, std::less<>> extensions;
 
   std::optional<std::uint32_t> node_index(std::string_view name) const;
   std::optional<std::uint32_t> switch_index(std::string_view name) const;

@@ -1,6 +1,6 @@
 // Maps fields of a parsed scenario message back to file:line:col, using the
-// location tree the protobuf text-format parser fills in. Internal to the
-// scenario loader.
+// location tree the protobuf text-format parser fills in. The loader and the
+// network kinds' scenario rules (world/network_kinds.h) name fields by it.
 #pragma once
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
@@ -10,7 +10,7 @@
 
 #include "scenario/loader.h"
 
-namespace nicsim::scenario_detail {
+namespace nicsim {
 
 class Locator {
  public:
@@ -51,4 +51,4 @@ class Locator {
   SourceLoc self_;
 };
 
-}  // namespace nicsim::scenario_detail
+}  // namespace nicsim

@@ -1,6 +1,4 @@
-#include "scenario/topology.h"
-
-#include "elan_model/elite/elite_tree.h"
+#include "scenario/shapes.h"
 
 namespace nicsim::topology {
 
@@ -17,17 +15,6 @@ std::string copy_suffix(std::uint32_t copy, std::uint32_t copies) {
   std::string suffix;
   if (copies > 1) suffix.append("#").append(std::to_string(copy));
   return suffix;
-}
-
-std::string end_name(const Generated& g, const End& e) { return e.host ? g.hosts[e.index] : g.switches[e.index].name; }
-
-void connect(Generated* g, End a, End b, const std::string& suffix) {
-  g->links.push_back({end_name(*g, a) + "--" + end_name(*g, b) + suffix, a, b});
-}
-
-void add_hosts(Generated* g, const std::string& prefix, std::uint64_t count) {
-  g->hosts.reserve(count);
-  for (std::uint64_t i = 0; i < count; ++i) g->hosts.push_back(prefix + std::to_string(i));
 }
 
 bool star(const pb::Star& s, const std::string& prefix, Generated* g, ShapeError* error) {
@@ -139,23 +126,21 @@ bool fat_tree(const pb::FatTree& t, const std::string& prefix, Generated* g, Sha
   return true;
 }
 
-// The Elite helper: the tree of elan_model/elite/elite_tree.h.
-bool elite_fat_tree(const pb::EliteFatTree& t, const std::string& prefix, Generated* g, ShapeError* error) {
-  if (t.nodes() == 0) return fail(error, "nodes", "elite_fat_tree needs at least 1 node");
-  if (t.nodes() > elite::kMaxNodes) {
-    return fail(error, "nodes",
-                "elite_fat_tree has " + std::to_string(t.nodes()) + " nodes, more than the Elite limit of " +
-                    std::to_string(elite::kMaxNodes));
-  }
-  const elite::Tree tree = elite::build_tree(t.nodes());
-  add_hosts(g, prefix, tree.nodes);
-  for (const elite::TreeSwitch& s : tree.switches) g->switches.push_back({s.name, elite::kPorts});
-  for (const elite::TreeLink& l : tree.links)
-    connect(g, {l.lower_is_node, l.lower, l.lower_port}, {false, l.upper, l.upper_port}, "");
-  return true;
-}
+}  // namespace
+
+namespace {
+std::string end_name(const Generated& g, const End& e) { return e.host ? g.hosts[e.index] : g.switches[e.index].name; }
 
 }  // namespace
+
+void connect(Generated* g, End a, End b, const std::string& suffix) {
+  g->links.push_back({end_name(*g, a) + "--" + end_name(*g, b) + suffix, a, b});
+}
+
+void add_hosts(Generated* g, const std::string& prefix, std::uint64_t count) {
+  g->hosts.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) g->hosts.push_back(prefix + std::to_string(i));
+}
 
 bool expand(const pb::Topology& topo, const std::string& host_prefix, Generated* out, ShapeError* error) {
   switch (topo.shape_case()) {
@@ -165,12 +150,10 @@ bool expand(const pb::Topology& topo, const std::string& host_prefix, Generated*
       return leaf_spine(topo.leaf_spine(), host_prefix, out, error);
     case pb::Topology::kFatTree:
       return fat_tree(topo.fat_tree(), host_prefix, out, error);
-    case pb::Topology::kEliteFatTree:
-      return elite_fat_tree(topo.elite_fat_tree(), host_prefix, out, error);
     case pb::Topology::SHAPE_NOT_SET:
       break;
   }
-  return fail(error, "", "topology has no shape (use star, leaf_spine, fat_tree or elite_fat_tree)");
+  return fail(error, "", "topology has no shape");
 }
 
 }  // namespace nicsim::topology

@@ -1,12 +1,10 @@
-// Topology helpers of scenario files (star, leaf_spine, fat_tree): turns a
-// shape into named hosts, switches and port-to-port links. Internal to the
-// scenario loader; it knows nothing of parameters or source locations.
+// Topology helpers of scenario files (star, leaf_spine, fat_tree, and those
+// network kinds register): turns a shape into named hosts, switches and
+// port-to-port links. It knows nothing of parameters or source locations.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "scenario.pb.h"
 
 namespace nicsim::topology {
 
@@ -40,12 +38,13 @@ struct ShapeError {
   std::string message;
 };
 
+// For topology helpers: hosts prefix0..prefix<count-1>, and a link from `a`
+// (the lower end) to `b` named "<a>--<b><suffix>".
+void add_hosts(Generated* g, const std::string& prefix, std::uint64_t count);
+void connect(Generated* g, End a, End b, const std::string& suffix);
+
 // Hard cap on generated hosts, so that a typo like `k: 40 n: 6` is an error
 // rather than an attempt to allocate billions of devices.
 inline constexpr std::uint64_t kMaxHosts = 65536;
-
-// Fills `out` (host names use `host_prefix`). Returns false and sets *error
-// when the shape's numbers are out of range. The shape must be set.
-bool expand(const nicsim::scenario::Topology& topo, const std::string& host_prefix, Generated* out, ShapeError* error);
 
 }  // namespace nicsim::topology

@@ -191,7 +191,7 @@ TEST(BusTest, MmioReadRoundTripAndOrderingAfterPostedWrites) {
   HostBus bus("bus", host, scope_params("bus"));
   RegTarget dev;
   constexpr std::uint64_t kBase = 0xf000'0000;
-  bus.map_device("elan0.regs", kBase, 0x100, dev);
+  bus.map_device("nic0.regs", kBase, 0x100, dev);
   std::uint32_t got = 0, got_after_write = 0;
   Tick t_read = 0, t_start2 = 0, t_read2 = 0;
   host.spawn("driver", [&] {

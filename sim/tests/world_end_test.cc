@@ -1,10 +1,9 @@
 // The end of a world, whatever state its programs left it in. Threads left
 // blocked: Host::end_threads unwinds them wherever they wait (the
 // destructors of their frames run, the queues they waited in forget them,
-// SystemC frees their stacks), and a World does it when it ends. Runs cut
-// by the stop time with traffic in flight: what is pending then (packets,
-// continuations, DMAs, driver objects) goes with the world; the sanitizer
-// build's leak check is what proves it.
+// SystemC frees their stacks), and a World does it when it ends. (Runs cut
+// by the stop time with traffic in flight are each stack's own tests, with
+// testing::run_cuts.)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -117,50 +116,6 @@ TEST(ThreadEnd, AWorldEndsTheThreadsItsProgramsLeftBlocked) {
   EXPECT_EQ(g_unwound, 2);
   EXPECT_EQ(g_processes.size(), 2u);
   EXPECT_FALSE(any_process_left());
-}
-
-// Runs `scenario_text` cut at each of `stop_times` with the nicsim command,
-// each in a process of its own: the sanitizer build checks for leaks when
-// that process exits (and exits with LeakSanitizer's status, not 1, if it
-// finds one). What is pending at a cut depends on its exact time, hence
-// several.
-void run_cuts(const std::string& name, const std::string& scenario_text,
-              std::initializer_list<const char*> stop_times) {
-  const std::string path = ::testing::TempDir() + "nicsim_world_end_" + name + "_" + std::to_string(getpid());
-  for (const char* t : stop_times) {
-    std::ofstream(path) << scenario_text << "\nstop_time: \"" << t << "\"\n";
-    const testing::CommandResult r = testing::run_command(std::string(NICSIM_BIN) + " run " + path + " 2>&1");
-    EXPECT_EQ(r.status, 1) << "cut at " << t << ":\n" << r.output;
-    EXPECT_NE(r.output.find("did not finish by stop_time"), std::string::npos) << r.output;
-  }
-  std::remove(path.c_str());
-}
-
-// Sends of 8 bytes complete every microsecond or so (a completion write on
-// the bus at most cuts) from about 1.2 ms, after the subnet manager's sweep
-// and the connection set-up; RDMA writes of 64 KiB fill the links.
-TEST(WorldEnd, InfinibandRunsCutMidTransferEndWithNothingLeft) {
-  const std::string topology = R"(topology { star { hosts: 2 } nic: "hca" })";
-  run_cuts("ib_send", topology + R"(
-    workload { program: "ib_send_bw" nodes: "h0" nodes: "h1" args: "--sizes=8" args: "--iters=100000" }
-  )",
-           {"1300us", "1307777ns", "1315554ns", "1323331ns"});
-  run_cuts("ib_write", topology + R"(
-    workload { program: "ib_write_bw" nodes: "h0" nodes: "h1"
-               args: "--sizes=65536" args: "--iters=1000" args: "--tx-depth=64" }
-  )",
-           {"1500us", "1703us"});
-}
-
-// The IP driver streams datagrams over Kernel Comms large messages: MMU
-// walks, event updates and bus transfers under way at the cut.
-TEST(WorldEnd, ElanRunsCutMidTransferEndWithNothingLeft) {
-  run_cuts("elan", R"(
-    name: "elan_cut"
-    topology { elite_fat_tree { nodes: 2 } node_param { key: "bus.profile" value: "pci-66" } }
-    workload { program: "eip_stream" nodes: "h0" nodes: "h1" args: "--sizes=1500,9000,65000" args: "--iters=200" }
-  )",
-           {"100us", "1ms", "1100us", "1234567ns", "2ms"});
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ TEST(World, LinkFaultsFromTheScenario) {
   auto* h1 = world.node(1).nic_as<fabric::RawNic>();
   // h1's packets for h0 were discarded at the switch while h0's link was
   // down (about 20 us / 4.096 us of them); everything else arrived.
-  const auto dropped = world.switch_at(0).port(1).stats().drops_link_down;
+  const auto dropped = world.switch_device(0).port(1).stats().drops_link_down;
   EXPECT_GE(dropped, 4u);
   EXPECT_LE(dropped, 6u);
   EXPECT_EQ(h0->stats().rx_packets + dropped, h1->stats().tx_packets);

@@ -23,7 +23,7 @@ namespace nicsim {
   X(fsm, "state-machine transitions of every registered FSM")            \
   X(api, "public API calls (verbs, ti, dat, ep)")                        \
   X(program, "consumer programs: start, exit, log, results")             \
-  X(nic, "NIC engines (HCA, Elan)")                                      \
+  X(nic, "NIC engines")                                                  \
   X(fault, "injected faults")                                            \
   X(mgmt, "management network bootstrap messages")
 

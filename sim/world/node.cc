@@ -61,7 +61,7 @@ Node::~Node() { host_->release_software(); }
 
 void Node::set_lid(std::uint32_t port, std::uint16_t lid) {
   lids_.at(port - 1) = lid;
-  nic_->assign_lid(port, lid);
+  nic_->assign_address(port, lid);
 }
 
 }  // namespace nicsim

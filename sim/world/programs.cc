@@ -36,7 +36,7 @@ std::vector<const ProgramInfo*> ProgramRegistry::all() const {
 
 std::string ProgramRegistry::load_plugin(const std::string& path) {
   // RTLD_GLOBAL is not needed: plugins resolve nicsim symbols against the
-  // already-loaded libnicsim_core.
+  // already-loaded libnicsim.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return fmt::format("{}: cannot load plugin: {}", path, dlerror());
   using InitFn = int (*)();

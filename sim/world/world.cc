@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "core/sanitizer.h"
 #include "core/sim.h"
-#include "elan_model/elite/elite_switch.h"
 #include "fabric/raw_nic.h"
-#include "fabric/routing.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
 
@@ -49,16 +49,6 @@ World::~World() {
   g_world = nullptr;
 }
 
-fabric::Switch& World::switch_at(std::uint32_t i) {
-  auto* s = dynamic_cast<fabric::Switch*>(switches_.at(i).get());
-  if (!s) throw std::logic_error(fmt::format("switch '{}' is not an IB switch", switches_[i]->name()));
-  return *s;
-}
-
-elite::EliteSwitch* World::elite_switch_at(std::uint32_t i) {
-  return dynamic_cast<elite::EliteSwitch*>(switches_.at(i).get());
-}
-
 void World::build_devices() {
   const auto n = static_cast<std::uint32_t>(scenario_.nodes.size());
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -67,14 +57,9 @@ void World::build_devices() {
   }
   for (std::uint32_t j = 0; j < scenario_.switches.size(); ++j) {
     const SwitchSpec& s = scenario_.switches[j];
-    if (s.kind == "elite") {
-      switches_.push_back(std::make_unique<elite::EliteSwitch>(
-          fabric_, n + j, s.name, s.params, elite::Place{s.elite_level, s.elite_base}, scenario_.elite_nodes));
-    } else {
-      auto ib = std::make_unique<fabric::Switch>(fabric_, n + j, s.name, s.params);
-      ib_switches_.push_back(ib.get());
-      switches_.push_back(std::move(ib));
-    }
+    const SwitchKind* kind = NetworkKinds::instance().switch_kind(s.kind);
+    if (!kind) throw std::logic_error(fmt::format("switch kind '{}' vanished after validation", s.kind));
+    switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
     device_names_.push_back(s.name);
   }
   Sim& sim = Sim::get();
@@ -91,44 +76,71 @@ void World::build_links() {
     links_.push_back(&fabric_.connect(l.name, port_of(l.a), port_of(l.b), l.params, Sim::get().seed()));
 }
 
+// A network kind that manages its fabric (a subnet manager) addresses and
+// routes it on the wire. Otherwise: addresses in scenario order (node 0
+// port 1 is 1, then its other ports, then the next node), except for nodes
+// whose network gave them a fixed address; then static routes.
 void World::assign_addresses_and_routes() {
-  if (scenario_.subnet_manager.enabled) {
-    start_subnet_manager();
-    return;
-  }
-  // LIDs in scenario order: node 0 port 1 is LID 1, then its other ports,
-  // then the next node. (An IB subnet manager reassigns them when present.)
-  // Elan nodes instead get their Elan node id (scenario.nodes[i].elan_id).
-  std::vector<fabric::EndpointAddress> endpoints;
-  std::uint16_t next_lid = 1;
+  for (const WorldHook& h : NetworkKinds::instance().world_hooks())
+    if (h.manage_fabric && h.manage_fabric(*this)) return;
+  std::vector<EndpointAddress> endpoints;
+  std::uint16_t next = 1;
   for (auto& node : nodes_) {
-    if (node->spec().elan_id >= 0) {
-      node->set_lid(1, static_cast<std::uint16_t>(node->spec().elan_id));
-      node->nic().assign_network_size(scenario_.elan_ids);
+    if (node->spec().address >= 0) {
+      node->set_lid(1, static_cast<std::uint16_t>(node->spec().address));
+      node->nic().assign_network_size(node->spec().network_size);
       continue;
     }
     for (std::uint32_t p = 1; p <= node->nic().num_ports(); ++p) {
-      if (next_lid >= fabric::kMulticastLidBase)
+      if (next >= fabric::kMulticastLidBase)
         throw std::runtime_error(
-            fmt::format("the scenario has more node ports than unicast LIDs ({}); "
-                        "node '{}' port {} gets none",
+            fmt::format("the scenario has more node ports than unicast addresses ({}); node '{}' port {} gets none",
                         fabric::kMulticastLidBase - 1, node->name(), p));
-      node->set_lid(p, next_lid);
-      endpoints.push_back({&node->nic(), p, next_lid});
-      ++next_lid;
+      node->set_lid(p, next);
+      endpoints.push_back({&node->nic(), p, next});
+      ++next;
     }
   }
-  const std::vector<fabric::Switch*>& switches = ib_switches_;
-  fabric::program_unicast_routes(switches, endpoints);
+  program_static_routes(endpoints);
+}
+
+// Each switch kind programs its own switches; multicast groups span the
+// members' first ports.
+void World::program_static_routes(const std::vector<EndpointAddress>& endpoints) {
+  std::map<std::string, std::vector<fabric::Device*>> by_kind;
+  for (std::uint32_t j = 0; j < switches_.size(); ++j)
+    by_kind[scenario_.switches[j].kind].push_back(switches_[j].get());
+  for (const auto& [name, switches] : by_kind) {
+    const SwitchKind* kind = NetworkKinds::instance().switch_kind(name);
+    if (kind->program_routes) kind->program_routes(switches, endpoints);
+  }
   for (const MulticastGroupSpec& g : scenario_.multicast) {
-    std::vector<fabric::EndpointAddress> members;
+    std::vector<EndpointAddress> members;
     for (std::uint32_t m : g.members) {
       Node& node = *nodes_[m];
       members.push_back({&node.nic(), 1, node.lid(1)});
       if (auto* raw = node.nic_as<fabric::RawNic>()) raw->join_multicast(static_cast<std::uint16_t>(g.mlid));
     }
-    fabric::program_multicast_tree(switches, static_cast<std::uint16_t>(g.mlid), members);
+    for (const auto& [name, switches] : by_kind) {
+      const SwitchKind* kind = NetworkKinds::instance().switch_kind(name);
+      if (kind->program_multicast) kind->program_multicast(switches, static_cast<std::uint16_t>(g.mlid), members);
+    }
   }
+}
+
+void World::start_daemon(const std::string& program, std::uint32_t node, std::vector<std::string> args,
+                         const SourceLoc& loc) {
+  const ProgramInfo* info = ProgramRegistry::instance().find(program);
+  if (!info) throw std::logic_error(fmt::format("the {} program is not registered", program));
+  WorkloadSpec& spec = daemon_workloads_.emplace_back();
+  spec.program = program;
+  spec.nodes = {node};
+  spec.start = 0;
+  spec.args = std::move(args);
+  spec.loc = loc;
+  const auto index = static_cast<std::uint32_t>(scenario_.workloads.size() + daemon_workloads_.size() - 1);
+  programs_.push_back(std::make_unique<ProgramInstance>(*info, spec, index, 0, *nodes_[node]));
+  programs_.back()->daemon = true;
 }
 
 void World::close_outputs() {
@@ -142,24 +154,27 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
   Sim& sim = Sim::get();
   if (!pcap_path.empty() && !scenario_.outputs.pcap_links.empty()) {
     pcap_ = std::make_unique<PcapWriter>();
-    const bool elite = scenario_.outputs.pcap_elite;
-    if (!pcap_->open(pcap_path, elite ? kLinktypeElan3 : kLinktypeErf))
-      throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
+    const PcapFormat* format = NetworkKinds::instance().pcap_format(scenario_.outputs.pcap_format);
+    if (!format) throw std::logic_error(fmt::format("capture format '{}' vanished", scenario_.outputs.pcap_format));
+    if (!pcap_->open(pcap_path, format->link_type)) throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
+    pcap_erf_type_ = format->erf_type;
     for (auto& l : fabric_.links()) {
       bool chosen = false;
       for (const auto& g : scenario_.outputs.pcap_links) chosen = chosen || glob_match(g, l->name());
       if (!chosen) continue;
       for (fabric::Port* p : {&l->a(), &l->b()}) {
-        if (elite)
+        if (pcap_erf_type_ < 0)
           p->set_tap([](void* w, const fabric::Packet& pkt,
                         Tick start) { static_cast<PcapWriter*>(w)->write(start, pkt.bytes.data(), pkt.bytes.size()); },
                      pcap_.get());
         else
           p->set_tap(
-              [](void* w, const fabric::Packet& pkt, Tick start) {
-                static_cast<PcapWriter*>(w)->write_erf(start, kErfTypeInfiniband, pkt.bytes.data(), pkt.bytes.size());
+              [](void* self, const fabric::Packet& pkt, Tick start) {
+                auto* w = static_cast<World*>(self);
+                w->pcap_->write_erf(start, static_cast<std::uint8_t>(w->pcap_erf_type_), pkt.bytes.data(),
+                                    pkt.bytes.size());
               },
-              pcap_.get());
+              this);
       }
     }
   }

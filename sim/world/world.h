@@ -7,18 +7,14 @@
 #include <vector>
 
 #include "fabric/fabric.h"
-#include "fabric/switch.h"
 #include "scenario/loader.h"
 #include "trace/pcap.h"
 #include "world/mgmt.h"
 #include "world/node.h"
+#include "world/network_kinds.h"
 #include "world/programs.h"
 
 namespace nicsim {
-
-namespace elite {
-class EliteSwitch;
-}
 
 struct RunStatus {
   Tick end_time = 0;
@@ -37,16 +33,22 @@ class World {
   fabric::Fabric& fabric() { return fabric_; }
   std::size_t num_nodes() const { return nodes_.size(); }
   Node& node(std::uint32_t i) { return *nodes_.at(i); }
-  // Switch i in scenario order, of either kind; switch_at() is for IB
-  // switches (std::logic_error for an Elite one).
+  // Switch i in scenario order, of any kind; switch_as<T>() is nullptr when
+  // it is not a T.
   fabric::Device& switch_device(std::uint32_t i) { return *switches_.at(i); }
-  fabric::Switch& switch_at(std::uint32_t i);
-  elite::EliteSwitch* elite_switch_at(std::uint32_t i);
+  template <class T>
+  T* switch_as(std::uint32_t i) {
+    return dynamic_cast<T*>(switches_.at(i).get());
+  }
   std::size_t num_switches() const { return switches_.size(); }
   fabric::Link& link(std::uint32_t scenario_index) { return *links_.at(scenario_index); }
   MgmtNet& mgmt() { return *mgmt_; }
   const std::vector<std::unique_ptr<ProgramInstance>>& programs() const { return programs_; }
   const std::vector<std::string>& device_names() const { return device_names_; }
+  // Starts `program` on node `node` at time 0 as a daemon the run does not
+  // wait for (a management agent: a network kind's WorldHook calls it).
+  void start_daemon(const std::string& program, std::uint32_t node, std::vector<std::string> args,
+                    const SourceLoc& loc);
 
   // Opens the structured trace, the timeline and the packet capture (paths
   // may be empty).
@@ -60,9 +62,7 @@ class World {
   void build_devices();
   void build_links();
   void assign_addresses_and_routes();
-  // The scenario's subnet manager: IB devices wait for it, and its program
-  // runs as a daemon on its node (world_sm.cc).
-  void start_subnet_manager();
+  void program_static_routes(const std::vector<EndpointAddress>& endpoints);
   void schedule_faults();
   static void fault_thunk(void* self, std::uint64_t index);
   // When every program has finished: stop as soon as no packet is in flight
@@ -79,14 +79,14 @@ class World {
   const Scenario& scenario_;
   fabric::Fabric fabric_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  std::vector<std::unique_ptr<fabric::Device>> switches_;  // IB and Elite switches
-  std::vector<fabric::Switch*> ib_switches_;               // the IB ones, for IB routing
+  std::vector<std::unique_ptr<fabric::Device>> switches_;  // of every kind, scenario order
   std::vector<fabric::Link*> links_;
   std::vector<std::string> device_names_;
   std::unique_ptr<MgmtNet> mgmt_;
   std::vector<std::unique_ptr<ProgramInstance>> programs_;
-  WorkloadSpec sm_workload_;
+  std::deque<WorkloadSpec> daemon_workloads_;  // the daemons' (ProgramInstance keeps a reference)
   std::unique_ptr<PcapWriter> pcap_;
+  int pcap_erf_type_ = -1;  // the capture format's ERF record type, or -1: raw frames
 };
 
 }  // namespace nicsim

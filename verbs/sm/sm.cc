@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/sim.h"
-#include "fabric/ib_mgmt.h"
+#include "ib_fabric/ib_mgmt.h"
 #include "host/host.h"
 #include "iba/nicsim_ca.h"
 #include "nicsim/app.h"

@@ -6,7 +6,7 @@
 #include <deque>
 
 #include "core/sim.h"
-#include "fabric/ib_mgmt.h"
+#include "ib_fabric/ib_mgmt.h"
 #include "nicsim/app.h"
 #include "verbs/sm/sm.h"
 

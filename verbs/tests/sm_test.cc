@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "core/sim.h"
-#include "fabric/ib_mgmt.h"
-#include "fabric/switch.h"
+#include "ib_fabric/ib_mgmt.h"
+#include "ib_fabric/switch.h"
 #include "hca_model/hca.h"
 #include "iba/nicsim_ca.h"
 #include "nicsim/app.h"
 #include "sim/tests/test_shell.h"
 #include "verbs/sm/sm.h"
+#include "verbs/sm/sm_scenario.h"
 #include "world/programs.h"
 #include "world/world.h"
 
@@ -512,16 +513,20 @@ TEST(SubnetManager, CliExitsTwoOnABadSetting) {
 }
 
 TEST(SubnetManager, DefaultIsOnForHcaFabricsOnly) {
-  EXPECT_TRUE(load("topology { star { hosts: 2 } nic: \"hca\" }").subnet_manager.enabled);
-  EXPECT_EQ(load("topology { star { hosts: 2 } nic: \"hca\" }").subnet_manager.node, 0u);
-  EXPECT_FALSE(load("topology { star { hosts: 2 } nic: \"raw\" }").subnet_manager.enabled);
-  EXPECT_FALSE(load("topology { star { hosts: 2 } nic: \"hca\" } subnet_manager { off: true }").subnet_manager.enabled);
+  const Scenario hca = load("topology { star { hosts: 2 } nic: \"hca\" }");
+  ASSERT_NE(sm::scenario_spec(hca), nullptr);
+  EXPECT_EQ(sm::scenario_spec(hca)->node, 0u);
+  EXPECT_EQ(sm::scenario_spec(load("topology { star { hosts: 2 } nic: \"raw\" }")), nullptr);
+  EXPECT_EQ(sm::scenario_spec(load("topology { star { hosts: 2 } nic: \"hca\" } subnet_manager { off: true }")),
+            nullptr);
   const Scenario sc = load(
       "topology { star { hosts: 3 } nic: \"hca\" } subnet_manager { node: \"h2\" }\n"
       "multicast { mlid: 49153 members: \"h[0-1]\" }");
-  EXPECT_EQ(sc.subnet_manager.node, 2u);
-  ASSERT_EQ(sc.subnet_manager.args.size(), 1u);
-  EXPECT_EQ(sc.subnet_manager.args[0], "--mcast=49153:h0,h1");
+  const sm::ScenarioSpec* spec = sm::scenario_spec(sc);
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->node, 2u);
+  ASSERT_EQ(spec->args.size(), 1u);
+  EXPECT_EQ(spec->args[0], "--mcast=49153:h0,h1");
 }
 
 }  // namespace

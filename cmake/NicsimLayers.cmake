@@ -1,0 +1,59 @@
+# The simulator is built as layers: one OBJECT library per layer, with its
+# sources listed explicitly, its include root, and the layers below it as
+# dependencies. libnicsim (shared) is assembled from every layer's objects;
+# each layer's tests are one executable linked against it. Layers register
+# kinds and programs from static initialisers, so their objects are linked
+# whole (an object library never drops an unreferenced object).
+include_guard(GLOBAL)
+
+# nicsim_layer(NAME SOURCES file... [DEPENDS layer...] [INCLUDE_ROOTS dir...]
+#              [PROTOS file... [PROTO_ROOT dir]] [LIBS lib...])
+# PROTOS are compiled relative to PROTO_ROOT (default: the project root): a
+# layer includes the generated header by its path from there,
+# "<folder>/<name>.pb.h".
+function(nicsim_layer name)
+  cmake_parse_arguments(L "" "PROTO_ROOT" "SOURCES;DEPENDS;INCLUDE_ROOTS;PROTOS;LIBS" ${ARGN})
+  set(target layer_${name})
+  add_library(${target} OBJECT ${L_SOURCES})
+  if(NOT L_PROTO_ROOT)
+    set(L_PROTO_ROOT ${PROJECT_SOURCE_DIR})
+  endif()
+  set(generated ${PROJECT_BINARY_DIR}/generated)
+  foreach(proto IN LISTS L_PROTOS)
+    get_filename_component(abs ${proto} ABSOLUTE)
+    file(RELATIVE_PATH rel ${L_PROTO_ROOT} ${abs})
+    string(REGEX REPLACE "[.]proto$" "" stem ${rel})
+    file(MAKE_DIRECTORY ${generated})
+    add_custom_command(OUTPUT ${generated}/${stem}.pb.cc ${generated}/${stem}.pb.h
+      COMMAND protobuf::protoc --cpp_out=${generated} -I ${L_PROTO_ROOT} ${abs}
+      DEPENDS ${abs} protobuf::protoc
+      COMMENT "protoc ${rel}")
+    target_sources(${target} PRIVATE ${generated}/${stem}.pb.cc ${generated}/${stem}.pb.h)
+  endforeach()
+  if(L_PROTOS)
+    target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${generated}>)
+  endif()
+  foreach(root IN LISTS L_INCLUDE_ROOTS)
+    target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${root}>)
+  endforeach()
+  foreach(dep IN LISTS L_DEPENDS)
+    target_link_libraries(${target} PUBLIC layer_${dep})
+  endforeach()
+  target_link_libraries(${target} PUBLIC ${L_LIBS})
+  # Calls inside the library need not go through the PLT, and functions it
+  # exports may be inlined into its own callers: nothing interposes them
+  # (plugins call into the library, they do not replace its functions).
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX,C>:-fno-semantic-interposition>)
+  set_property(GLOBAL APPEND PROPERTY NICSIM_LAYERS ${target})
+endfunction()
+
+# nicsim_layer_tests(NAME SOURCES file...): the layer's tests, one process
+# per test (a fresh SystemC kernel each).
+function(nicsim_layer_tests name)
+  cmake_parse_arguments(T "" "" "SOURCES" ${ARGN})
+  set(target tests_${name})
+  add_executable(${target} ${T_SOURCES})
+  target_link_libraries(${target} PRIVATE nicsim_test_fixture)
+  add_dependencies(${target} nicsim)
+  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+endfunction()

@@ -1,0 +1,123 @@
+#include "ib_fabric/switch.h"
+
+#include <fmt/format.h>
+
+#include "core/sim.h"
+#include "fabric/fabric.h"
+#include "ib_fabric/switch_sma.h"
+#include "trace/stats.h"
+#include "trace/trace.h"
+
+namespace nicsim::fabric {
+
+Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params)
+    : Device(fabric, device_id, std::move(name)),
+      hop_latency_(params.time("hop_latency")),
+      store_and_forward_(params.text("mode") == "store_and_forward") {
+  add_ports(static_cast<std::uint32_t>(params.count("ports")));
+  sma_ = std::make_unique<SwitchSma>(*this, params.time("sma_latency"));
+  auto& stats = Sim::get().stats();
+  stats.counter(this->name(), "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
+  stats.counter(this->name(), "replicated", "packets", &stats_.replicated, "multicast copies made");
+  stats.counter(this->name(), "dropped_no_route", "packets", &stats_.dropped_no_route,
+                "no forwarding entry, or routed back out of its input port");
+  stats.counter(this->name(), "dropped_port_state", "packets", &stats_.dropped_port_state,
+                "data through a port that is not Active (subnet manager not done)");
+}
+
+Switch::~Switch() = default;
+
+void Switch::link_state_changed(Port& port, bool up) { sma_->link_changed(port.number(), up); }
+
+void Switch::set_managed(bool managed) { sma_->set_managed(managed); }
+
+void Switch::set_route(std::uint16_t dlid, std::uint32_t port) {
+  if (dlid >= kMulticastLidBase) throw std::logic_error("unicast route for a multicast LID");
+  if (port > num_ports()) throw std::logic_error(fmt::format("{}: route to port {} of {}", name(), port, num_ports()));
+  if (lft_.size() <= dlid) lft_.resize(dlid + 1u, 0);
+  lft_[dlid] = static_cast<std::uint8_t>(port);
+}
+
+void Switch::set_multicast(std::uint16_t mlid, std::vector<std::uint32_t> ports) {
+  if (mlid < kMulticastLidBase) throw std::logic_error("multicast route for a unicast LID");
+  std::size_t i = mlid - kMulticastLidBase;
+  if (mft_.size() <= i) mft_.resize(i + 1);
+  mft_[i] = std::move(ports);
+}
+
+const std::vector<std::uint32_t>& Switch::multicast_ports(std::uint16_t mlid) const {
+  static const std::vector<std::uint32_t> none;
+  std::size_t i = mlid - kMulticastLidBase;
+  return mlid >= kMulticastLidBase && i < mft_.size() ? mft_[i] : none;
+}
+
+void Switch::drop_unroutable(Port& in, Packet* p) {
+  ++stats_.dropped_no_route;
+  if (in.trace_on)
+    Sim::get().tracer().record(
+        now(), device_id(), Component::fabric, "no_route",
+        {{"port", in.number()}, {"pkt", p->meta.id}, {"dlid", static_cast<unsigned>(p->meta.dlid)}});
+  in.release(*p, now());
+  fabric().pool().put(p);
+}
+
+void Switch::receive(Port& in, Packet* p) {
+  if (p->meta.vl == kVl15) {
+    sma_->receive(in, p);  // subnet management: the SMA's business
+    return;
+  }
+  const bool managed = sma_->managed();
+  if (managed && !sma_->port_active(in.number())) {
+    ++stats_.dropped_port_state;
+    in.release(*p, now());
+    fabric().pool().put(p);
+    return;
+  }
+  const Tick ready = (store_and_forward_ ? p->tail_at : now()) + hop_latency_;
+  const std::uint16_t dlid = p->meta.dlid;
+  if (dlid < kMulticastLidBase) {
+    const std::uint32_t out = route(dlid);
+    if (out == 0 || out == in.number()) {
+      drop_unroutable(in, p);
+      return;
+    }
+    if (managed && !sma_->port_active(out)) {
+      ++stats_.dropped_port_state;
+      in.release(*p, now());
+      fabric().pool().put(p);
+      return;
+    }
+    ++stats_.forwarded;
+    p->ready_at = ready;
+    if (in.trace_on)
+      Sim::get().tracer().record(now(), device_id(), Component::fabric, "forward",
+                                 {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
+    port(out).send(p);
+    return;
+  }
+  // Multicast: one copy per member port except the one it came in on; the
+  // original keeps the input buffer until the last copy has left.
+  const auto& ports = multicast_ports(dlid);
+  std::uint32_t copies = 0;
+  for (std::uint32_t out : ports)
+    if (out != in.number() && (!managed || sma_->port_active(out))) ++copies;
+  if (copies == 0) {
+    drop_unroutable(in, p);
+    return;
+  }
+  p->copies_left = copies;
+  for (std::uint32_t out : ports) {
+    if (out == in.number() || (managed && !sma_->port_active(out))) continue;
+    Packet* c = fabric().pool().clone(*p);
+    c->parent = p;
+    c->ready_at = ready;
+    c->tail_at = p->tail_at;
+    ++stats_.replicated;
+    if (in.trace_on)
+      Sim::get().tracer().record(now(), device_id(), Component::fabric, "replicate",
+                                 {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
+    port(out).send(c);
+  }
+}
+
+}  // namespace nicsim::fabric

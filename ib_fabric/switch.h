@@ -1,0 +1,53 @@
+// A fabric switch: N ports, a linear forwarding table by destination LID, a
+// multicast forwarding table (port list per MLID), per-hop latency, and
+// cut-through (default) or store-and-forward operation. Output queueing with
+// back-pressure: a packet waiting for an output keeps its input buffer, so a
+// congested output stalls the upstream links by withholding credits.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "fabric/port.h"
+
+namespace nicsim::fabric {
+
+struct SwitchStats {
+  std::uint64_t forwarded = 0;           // unicast packets sent on
+  std::uint64_t replicated = 0;          // multicast copies made
+  std::uint64_t dropped_no_route = 0;    // no LFT/MFT entry, or routed back out its input
+  std::uint64_t dropped_port_state = 0;  // data through a port the SM has not made Active
+};
+
+class Switch : public Device {
+ public:
+  Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params);
+  ~Switch() override;
+
+  void set_route(std::uint16_t dlid, std::uint32_t port);  // port 0 = no route
+  std::uint32_t route(std::uint16_t dlid) const { return dlid < lft_.size() ? lft_[dlid] : 0; }
+  void set_multicast(std::uint16_t mlid, std::vector<std::uint32_t> ports);
+  const std::vector<std::uint32_t>& multicast_ports(std::uint16_t mlid) const;
+
+  void receive(Port& in, Packet* p) override;
+  void link_state_changed(Port& port, bool up) override;
+  void set_managed(bool managed) override;
+  class SwitchSma& sma() {
+    return *sma_;
+  }
+  const SwitchStats& stats() const { return stats_; }
+  Tick hop_latency() const { return hop_latency_; }
+
+ private:
+  void drop_unroutable(Port& in, Packet* p);
+  Tick hop_latency_;
+  bool store_and_forward_;
+  std::vector<std::uint8_t> lft_;                // indexed by DLID
+  std::vector<std::vector<std::uint32_t>> mft_;  // indexed by MLID - 0xC000
+  SwitchStats stats_;
+  std::unique_ptr<class SwitchSma> sma_;  // management port 0
+};
+
+}  // namespace nicsim::fabric
