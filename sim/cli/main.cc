@@ -23,6 +23,7 @@
 #include "scenario/loader.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
+#include "world/network_kinds.h"
 #include "world/programs.h"
 #include "world/report.h"
 #include "world/world.h"
@@ -40,7 +41,7 @@ const char* kUsage =
     "  run SCENARIO       simulate a scenario and print a summary\n"
     "  validate SCENARIO  check a scenario file without running it\n"
     "  params             list every parameter: scope, name, unit, default, range, doc\n"
-    "  list               list the registered programs and NIC kinds\n"
+    "  list               list the registered programs, NIC and switch kinds, topology helpers\n"
     "options:\n";
 
 bool write_file(const std::filesystem::path& p, const std::string& text) {
@@ -78,6 +79,16 @@ int print_list() {
   std::cout << "nic kinds:\n";
   for (const ParamScope* scope : ParamRegistry::instance().scopes())
     if (scope->name.rfind("nic.", 0) == 0) std::cout << fmt::format("  {:<20} {}\n", scope->name.substr(4), scope->doc);
+  const NetworkKinds& kinds = NetworkKinds::instance();
+  std::cout << "switch kinds:\n";
+  for (const SwitchKind& k : kinds.switch_kinds()) {
+    const ParamScope* scope = ParamRegistry::instance().find(k.param_scope);
+    std::cout << fmt::format("  {:<20} {}{} (parameters: scope {})\n", k.name, scope ? scope->doc : "",
+                             k.is_default ? ", the default" : "", k.param_scope);
+  }
+  std::cout << "topology helpers:\n  star, leaf_spine, fat_tree";
+  for (const TopologyHelper& h : kinds.topology_helpers()) std::cout << ", " << h.field;
+  std::cout << "\n";
   return kExitOk;
 }
 

@@ -135,6 +135,7 @@ class NetworkKinds {
   void add_pcap_format(PcapFormat f);
   void set_nic_pcap_format(const std::string& nic_kind, const std::string& format);
 
+  const std::vector<SwitchKind>& switch_kinds() const { return switch_kinds_; }
   const SwitchKind* switch_kind(const std::string& name) const;
   const SwitchKind* default_switch_kind() const;
   std::string switch_kind_names() const;  // "a, b or c": the default first, then by name
