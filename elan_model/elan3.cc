@@ -82,8 +82,6 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
              const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
-  net_port_ = &port(1);
-  if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare<DmaMachine>();
   Sim::get().fsm().declare<StreamMachine>();
@@ -97,8 +95,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   rx_ = std::make_unique<RxEngine>(*this);
   // The receiver does nothing with a packet before its tail is in; all
   // data goes on virtual channel 0 (tokens return as link symbols).
-  net_port_->deliver_after_tail(cycles(p_.rx_packet_cycles));
-  net_port_->send_vl0_only();
+  net_port().deliver_after_tail(cycles(p_.rx_packet_cycles));
+  net_port().send_vl0_only();
   events_ = std::make_unique<EventEngine>(*this);
   auto& st = Sim::get().stats();
   auto c = [&](const char* n, const char* unit, const std::uint64_t* v, const char* doc = "") {

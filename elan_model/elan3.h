@@ -55,7 +55,6 @@ struct Elan3Params {
 Elan3Params elan3_params_from(const ParamSet& p);
 
 struct Elan3Stats {
-  // Counted for (nearly) every packet: one cache line.
   std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, acks_sent = 0, acks_received = 0;
   std::uint64_t tlb_hits = 0, retransmits = 0;
   std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0, dmas_trapped = 0;
@@ -87,7 +86,7 @@ enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 // page table in host memory. Every page looked up costs tlb_cycles; a miss
 // adds an 8-byte DMA read of the PTE and walk_cycles. Lookups of one
 // request run page by page in order; requests are independent.
-class alignas(64) Mmu {
+class Mmu {
  public:
   explicit Mmu(Elan3& elan);
   void translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k);
@@ -120,12 +119,11 @@ class alignas(64) Mmu {
   void recount_twice();  // sets may_hold_twice_ from what the TLB holds
   Elan3& elan_;
   std::vector<Entry> tlb_;
-  // Where each page was last found, by vpn modulo kHints (a hint, checked
-  // against the entry before use): most lookups are of the page the one
-  // before was on, and a search of all of tlb_ touches every cache line of
-  // it. Used only while no page is in twice (`may_hold_twice_`: set when a
-  // refill finds its page already in, counted again when an entry goes).
-  // Kept in the object, on the line of tlb_'s pointer.
+  // Hot: every page looked up. Where each page was last found, by vpn
+  // modulo kHints (a hint, checked against the entry before use), so that a
+  // lookup seldom searches tlb_. Used only while no page is in twice
+  // (`may_hold_twice_`: set when a refill finds its page already in, counted
+  // again when an entry goes).
   static constexpr std::uint32_t kHints = 16;
   std::array<std::uint16_t, kHints> where_{};
   bool may_hold_twice_ = false;
@@ -185,7 +183,7 @@ struct Desc {
 
 // The sender: descriptors in order, packets of the active one in a window,
 // tokens, retransmission, requeue on test-fail, network errors.
-class alignas(64) DmaEngine {
+class DmaEngine {
  public:
   explicit DmaEngine(Elan3& elan);
   ~DmaEngine();
@@ -198,7 +196,6 @@ class alignas(64) DmaEngine {
   std::uint32_t fetched() const { return fetched_; }
 
  private:
-  // 48 bytes, widest fields first: a window of 4 is 3 cache lines.
   struct TxPkt {
     Calendar::Place timeout;        // sent: where its ack timeout falls
     fabric::Packet* pkt = nullptr;  // built and not yet sent
@@ -247,16 +244,12 @@ class alignas(64) DmaEngine {
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
   Stream& stream(std::uint32_t node) {
-    if (node < streams_.size() && streams_[node].fsm) [[likely]]
-      return streams_[node];
+    if (node < streams_.size() && streams_[node].fsm) return streams_[node];
     return new_stream(node);
   }
   Stream& new_stream(std::uint32_t node);
   void schedule_pump(Tick at);
   Elan3& elan_;
-  // What every packet and token touches comes first, together: in a
-  // many-node run each engine is cold when its next packet comes, so every
-  // cache line here is a miss.
   std::unique_ptr<Desc> active_;
   // Packets of the active DMA in order (a ring: no allocation per packet;
   // references into it hold only until the next push_back).
@@ -293,7 +286,6 @@ class alignas(64) DmaEngine {
     bool ok = true;
   };
   Read read_{};  // the one read in flight (read_busy_), reused
-  // Once per DMA or rarer.
   std::deque<std::unique_ptr<Fetch>> fetches_;
   std::uint32_t fetched_ = 0;
   std::deque<std::unique_ptr<Desc>> runq_;
@@ -309,7 +301,7 @@ class alignas(64) DmaEngine {
 };
 
 // The receiver: one packet at a time, in arrival order.
-class alignas(64) RxEngine {
+class RxEngine {
  public:
   explicit RxEngine(Elan3& elan);
   void packet(fabric::Port* in, fabric::Packet* p);
@@ -333,7 +325,6 @@ class alignas(64) RxEngine {
   void payload_written(std::uint64_t arg);
   void refuse() { done(Token::Error); }
   void release(fabric::Packet* p);
-  // Every packet's fields first, together (see DmaEngine's).
   Elan3& elan_;
   struct Pending {
     fabric::Port* in;
@@ -424,16 +415,15 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void assign_lid(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
   void assign_network_size(std::uint32_t addresses) override { machine_size_ = addresses; }
   bool link_up();
-  fabric::Port& net_port() { return *net_port_; }  // port(1), without its lookup
+  fabric::Port& net_port() { return port(1); }
   bool enabled() const { return control_ & reg::kControlEnable; }
   host::Host& host() { return host_; }
   host::HostBus& bus() { return bus_; }
   Mmu& mmu() { return *mmu_; }
   DmaEngine& dma() { return *dma_; }
   EventEngine& events() { return *events_; }
-  // n Elan cycles (cycles_time's rounding; a whole number of picoseconds
-  // per cycle, as at 100 MHz, needs no division).
-  Tick cycles(std::uint32_t n) const { return cycle_ps_ ? n * cycle_ps_ : cycles_time(n, p_.clock_hz); }
+  // n Elan cycles.
+  Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
   const std::string& obj() const { return obj_; }
 
   // TLM-2.0 target: MMIO from the host bus (offset within the command port).
@@ -479,10 +469,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void command(std::uint64_t offset, std::uint64_t value);
   void loop_back(std::uint64_t packet);
   void raise_if_pending();
-  // What the engines read for every packet first (see DmaEngine's fields).
   Elan3Params p_;
-  Tick cycle_ps_ = 0;  // picoseconds per cycle when exact, else 0
-  fabric::Port* net_port_ = nullptr;
   host::Host& host_;
   host::HostBus& bus_;
   std::unique_ptr<Mmu> mmu_;

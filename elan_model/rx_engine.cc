@@ -16,8 +16,7 @@ namespace nicsim::elan3 {
 namespace {
 bool seq_before(std::uint16_t a, std::uint16_t b) { return static_cast<std::int16_t>(a - b) < 0; }
 // The CRC in the last bytes of a packet or token of `size` bytes (at least
-// the CRC's) is that of the bytes before it. Read only when checked: the
-// last bytes of a data packet are a cache line of their own.
+// the CRC's) is that of the bytes before it.
 bool crc_matches(const std::uint8_t* b, std::size_t size) {
   std::uint32_t crc;
   std::memcpy(&crc, b + size - pkt::kCrcSize, pkt::kCrcSize);
