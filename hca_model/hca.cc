@@ -140,11 +140,8 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
 Hca::~Hca() = default;
 
 QpCtx* Hca::qp(std::uint32_t qpn) {
-  if (last_qp_ && last_qp_->qpn == qpn) return last_qp_;
   auto it = qps_.find(qpn);
-  if (it == qps_.end()) return nullptr;
-  last_qp_ = it->second.get();
-  return last_qp_;
+  return it == qps_.end() ? nullptr : it->second.get();
 }
 
 bool Hca::port_active(std::uint32_t port) const {

@@ -361,9 +361,6 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::unique_ptr<class RecvEngine> recv_;
   Tpt tpt_;
   std::map<std::uint32_t, std::unique_ptr<QpCtx>> qps_;
-  // The last QP qp() found. QPs are never removed from qps_ (a destroyed QP
-  // goes back to Reset and stays), so a found context stays valid.
-  QpCtx* last_qp_ = nullptr;
   std::map<std::uint32_t, CqCtx> cqs_;
   std::map<std::uint32_t, EqCtx> eqs_;
   std::map<std::uint16_t, std::vector<std::uint32_t>> mcgs_;  // MLID -> QPNs
