@@ -354,17 +354,14 @@ void Device::free_dma(void* p) {
   if (p) host_.memory().free(p);
 }
 
-Object* Device::find_slow(const void* handle, ObjType type) {
+Object* Device::find_object(const void* handle, ObjType type) {
   if (!handle) return nullptr;
   auto it = live_.find(handle);
   if (it == live_.end() || it->second->type != type) return nullptr;
-  found_[static_cast<std::size_t>(type)] = {handle, it->second};
   return it->second;
 }
 
 void Device::kill(Object* o) {
-  Found& f = found_[static_cast<std::size_t>(o->type)];
-  if (f.object == o) f = {};
   if (last_poll_.cq == o) last_poll_ = {};
   live_.erase(o->handle_key);
   quarantine_.emplace_back(o);

@@ -288,13 +288,7 @@ class Device : public host::BoundDriver {
   // ---- handle registry ----------------------------------------------------
   template <class T>
   T* find(const void* handle) {
-    // The last handle of each type found is checked first: a polling loop
-    // asks for the same CQ on every call. kill() forgets it. An entry holds
-    // a non-null handle or none ({nullptr, nullptr}), so a null handle
-    // matches only an empty entry and gets nullptr, as find_slow gives it.
-    const Found& f = found_[static_cast<std::size_t>(T::kType)];
-    if (handle == f.handle) return static_cast<T*>(f.object);
-    return static_cast<T*>(find_slow(handle, T::kType));
+    return static_cast<T*>(find_object(handle, T::kType));
   }
   template <class T>
   T* make() {
@@ -391,13 +385,8 @@ class Device : public host::BoundDriver {
   std::uint32_t eq_entries_ = 0, eq_consumer_ = 0;
   int irq_vector_ = -1;
   Ca* ca_ = nullptr;
-  Object* find_slow(const void* handle, ObjType type);
+  Object* find_object(const void* handle, ObjType type);
   std::unordered_map<const void*, Object*> live_;
-  struct Found {
-    const void* handle = nullptr;
-    Object* object = nullptr;
-  };
-  std::array<Found, static_cast<std::size_t>(ObjType::Mcast) + 1> found_{};
   std::deque<std::unique_ptr<Object>> quarantine_;
   std::uint32_t qpn_cursor_ = kFirstQpn;
   std::set<std::uint32_t> used_qpns_;
