@@ -234,18 +234,14 @@ class Device : public host::BoundDriver {
   // The driver instance of the calling thread's node (nullptr if the node
   // has no HCA, the driver is not loaded, or the caller is no host thread).
   static Device* current();
-  // The same, also giving the calling process for cpu_as(). Inline: a
-  // polling loop asks on every call.
+  // The same, also giving the calling process for cpu_as().
   static Device* current(const sc_core::sc_object*& process) { return of_host(host::Host::current_host(process)); }
   // The driver instance of host `h` (nullptr: none ready, or no host).
-  static Device* of_host(host::Host* h) {
-    if (h && h == last_device_.host && h->serial() == last_device_.serial) return last_device_.dev;
-    return current_slow(h);
-  }
+  static Device* of_host(host::Host* h);
   // poll_cq's lookup: the CQ `handle` names on the driver of the caller's
-  // host `h` (and that driver in `dev`), or nullptr. The last one found is
-  // remembered with its host: a busy loop polls the same CQ from the same
-  // thread again and again. Forgotten when the CQ is destroyed or its
+  // host `h` (and that driver in `dev`), or nullptr. Hot: a busy loop polls
+  // the same CQ from the same thread again and again, so the last one found
+  // is remembered with its host. Forgotten when the CQ is destroyed or its
   // driver goes; a host of a later world has another serial number.
   static Cq* polled_cq(const void* handle, host::Host* h, Device*& dev) {
     const LastPoll& p = last_poll_;
@@ -344,15 +340,6 @@ class Device : public host::BoundDriver {
   static constexpr std::uint32_t kSpecialQpBase = 0x10;
 
  private:
-  static Device* current_slow(host::Host* h);
-  // The last ready driver found, by host: a loaded driver stays with its host
-  // for the host's life (a host of a later world has another serial number).
-  struct LastDevice {
-    const host::Host* host;
-    std::uint64_t serial;
-    Device* dev;
-  };
-  static inline LastDevice last_device_{};
   static Cq* polled_cq_slow(const void* handle, host::Host* h, Device*& dev);
   struct LastPoll {
     const host::Host* host;
