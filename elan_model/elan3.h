@@ -13,12 +13,10 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/in_flight.h"
 #include "core/params.h"
 #include "core/sim.h"
 #include "core/ring.h"
@@ -78,6 +76,11 @@ struct Translation {
 
 class Elan3;
 
+// A continuation, typed as calendar events and bus transfers name theirs:
+// fn(obj, arg), e.g. Then{member_fn<&RxEngine::queue_read>(), this}. A bus
+// transfer's continuation gets arg | host::kDmaFailedBit when it failed.
+using Then = host::DmaDone;
+
 // What became of a DMA the engine handed back (Elan3::trap_dma). QueueFull:
 // the interrupt queue has no room (the engine keeps the DMA, tries again).
 enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
@@ -89,7 +92,10 @@ enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 class Mmu {
  public:
   explicit Mmu(Elan3& elan);
-  void translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k);
+  ~Mmu();
+  // Translates [va, va + len) for an access needing `need` into `out`, which
+  // must live until `done` runs: when the lookups (and walks) are over.
+  void translate(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Then done);
   // The fast path: if every page of the range is in the TLB, translates at
   // once (stats and LRU as translate) and gives the lookup time in `cost`;
   // false, with nothing changed, if any page would miss.
@@ -104,6 +110,7 @@ class Mmu {
     std::uint64_t pte = 0;
     std::uint64_t used = 0;  // LRU stamp; 0 = empty
   };
+  Walk* new_walk();
   void step(Walk* w);
   void read_pte(std::uint64_t walk);
   void pte_read(std::uint64_t arg);
@@ -131,7 +138,8 @@ class Mmu {
   std::uint64_t stamp_ = 0, generation_ = 0;
   std::uint64_t pt_base_ = 0;
   std::uint32_t pt_entries_ = 0;
-  InFlightList walks_;  // walks under way
+  std::vector<std::unique_ptr<Walk>> walks_;  // every walk made; those not under way in free_walks_
+  std::vector<Walk*> free_walks_;
 };
 
 // FSM "elan3.dma", one per descriptor: Start (the engine takes it from the
@@ -216,9 +224,12 @@ class DmaEngine {
   struct Fetch {
     E3Addr addr;
     bool done = false, ok = false, from_command = false;
+    Translation t;
     std::array<std::uint8_t, dma::kSize> bytes{};
   };
   void read_descriptor(std::uint64_t fetch);
+  void descriptor_translated(std::uint64_t fetch);
+  void descriptor_read(std::uint64_t arg);
   void fetch_done();
   bool accept(const std::uint8_t* d, E3Addr addr, bool remote);
   void pump();
@@ -231,6 +242,7 @@ class DmaEngine {
   // DMA buffer, packets built from it.
   void fill_packets();
   void read_more();
+  void read_translated();
   void issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at);
   void start_read();
   void read_done(std::uint64_t arg);
@@ -241,6 +253,7 @@ class DmaEngine {
   void timeout(TxPkt& pk);
   void follow_oldest_sent();
   void maybe_resolve();
+  void resend(std::uint64_t desc);
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
   Stream& stream(std::uint32_t node) {
@@ -313,11 +326,27 @@ class RxEngine {
   void process(fabric::Packet* p);
   void done(Token t);
   void answer(const fabric::Packet& p, Token t);
-  void write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
-  void queued_write(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
+  void write_block(const std::uint8_t* h, std::uint32_t len);
+  void queued_write(const std::uint8_t* h, std::uint32_t len);
   void read_request(const std::uint8_t* payload, std::uint32_t len);
   void remote_event(E3Addr ev);
-  void check_event(E3Addr ev, std::function<void(bool)> k);
+  // What a packet's execution goes on with once its destination event is
+  // checked (check_event).
+  enum class AfterEvent : std::uint8_t { WriteBlock, QueuedWrite, SetEvent };
+  // The destination event `ev` (0: none) must allow remote setting; then
+  // `then` (event_checked).
+  void check_event(E3Addr ev, AfterEvent then);
+  void event_translated();
+  void event_checked(bool ok);
+  void block_translated();
+  void block_event();
+  void queue_translated();
+  void queue_read(std::uint64_t arg);
+  void queue_decide();
+  void slot_translated();
+  void queue_put();
+  void request_translated();
+  void post_payload();
   void schedule_run(Tick at);
   void start_next();  // the engine is free: starts the next queued packet, if any
   void token_in(std::uint64_t token);
@@ -336,12 +365,24 @@ class RxEngine {
   bool replay_ = false;    // the packet being answered was executed before
   bool bcast_ = false;     // the packet being handled is a broadcast
   std::uint16_t seq_ = 0;  // and its number
-  // The write_block fast path: what to do when the lookups are paid for.
+  // The packet being executed: its payload's host pieces and destination
+  // event, and where check_event goes on.
   E3Addr pending_event_ = 0;
   std::vector<HostPiece> pieces_;
+  AfterEvent after_event_ = AfterEvent::WriteBlock;
+  // A queued write: the input queue, its descriptor as read, the slot.
+  struct QueueWrite {
+    E3Addr addr = 0, ev = 0;
+    std::uint32_t len = 0;
+    std::uint64_t host = 0;
+    std::uint32_t state = 0, qsize = 0;
+    E3Addr bptr = 0, fptr = 0, base = 0, top = 0, qev = 0, next = 0;
+  };
+  QueueWrite qw_;
+  std::array<std::uint8_t, queue::kSize> qdesc_{};
   std::vector<std::uint16_t> expected_;   // per source node
   std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
-  Translation t_, te_;                    // reused by the fast path's lookups
+  Translation t_, te_;                    // the payload's and the event's lookups
 };
 
 // The event engine: sets are serialised (read-modify-write of ev_Count).
@@ -367,7 +408,13 @@ class EventEngine {
     std::uint32_t irq_word = 0;
   };
   void retype(const Op& op, std::uint64_t host);
+  void retype_read(std::uint64_t arg);
+  void retype_write(std::uint32_t type, std::int32_t count);
+  void retype_written();
   void run();
+  void translated();
+  void prime_read(std::uint64_t arg);
+  void set_read(std::uint64_t arg);
   // An event held on the card: its count lives here (written through to
   // node memory for the CPU's polls), with the action words read once when
   // it was primed.
@@ -392,11 +439,38 @@ class EventEngine {
   };
   Update update_;
   void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);
+  // The fired event whose action is under way, and the block it copies.
+  struct Fired {
+    E3Addr ev = 0;
+    std::uint32_t type = 0;
+    E3Addr src = 0, dst = 0;
+  };
+  Fired fired_;
+  std::array<std::uint8_t, kBlockSize> block_{};
+  void done_word_translated();
+  void copy_from_translated();
+  void copy_read(std::uint64_t arg);
+  void copy_to_translated();
+  // The interrupt of a fired event with kEvIrq (type's flag and cookie).
+  void raise(E3Addr ev, std::uint32_t type);
+  // The same once an action's write has landed: a continuation for that
+  // write ({} without kEvIrq). Pending ones wait in irqs_ by slot.
+  Then irq_after(const Fired& f);
+  void irq_written(std::uint64_t arg);
+  struct Irq {
+    E3Addr ev = 0;
+    std::uint32_t type = 0;
+  };
+  std::vector<Irq> irqs_;
+  std::vector<std::uint32_t> free_irqs_;
   void next();
   void fault(Fault f, E3Addr at);
   Elan3& elan_;
   std::deque<Op> queue_;
   bool busy_ = false;
+  Translation t_;                                // the lookup of the op at the head of the queue
+  std::uint64_t host_ = 0;                       // and its event's host address
+  std::array<std::uint8_t, event::kSize> ev_{};  // the event as read
   std::vector<Held> held_;
   std::uint64_t stamp_ = 0;
 };
@@ -439,16 +513,15 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void take_reply(fabric::Port& at, fabric::Packet* reply) override;
   void link_state_changed(fabric::Port& port, bool up) override;
 
-  // Services for the engines.
-  void at(Tick t, std::function<void()> k);
-  void after(Tick dt, std::function<void()> k) { at(add_saturating(now(), dt), std::move(k)); }
-  // DMA over the host bus; the data is copied (write) or handed to k (read).
-  void bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool ok, const std::uint8_t*)> k);
-  void bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool ok)> k = {});
-  // Scatter/gather over translated pieces.
-  void read_pieces(const std::vector<HostPiece>& pieces, std::function<void(bool ok, std::vector<std::uint8_t>&)> k);
-  void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
-                    std::function<void(bool ok)> k = {});
+  // Services for the engines: DMA over the host bus, `done` (if any) run
+  // when the transfer is over. A write takes a copy of `data`; a read fills
+  // `to`, which must live until then.
+  void bus_read(std::uint64_t addr, void* to, std::uint32_t len, Then done);
+  void bus_write(std::uint64_t addr, const void* data, std::uint32_t len, Then done = {});
+  // Scatter/gather over translated pieces: `done` once every piece is over
+  // (failed if any failed).
+  void read_pieces(const std::vector<HostPiece>& pieces, std::uint8_t* to, Then done);
+  void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data, Then done = {});
   // Puts a packet on the wire (or loops it back to ourselves), now or at `t`.
   // transmit_at queues a packet for the network on the port at once, ready
   // at `t` (the port starts it then or when its wire frees), so it costs
@@ -467,7 +540,22 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
+  void set_event_command(std::uint64_t ev);
+  void prime_event_command(std::uint64_t value);
+  void event_irq_command(std::uint64_t value);
   void loop_back(std::uint64_t packet);
+  void loop_in(std::uint64_t packet);
+  // The copy of a bus write's data, kept until it has landed.
+  struct Staged;
+  void staged_written(std::uint64_t staged);
+  // The pieces of one read_pieces or write_pieces still to come, by slot.
+  struct Group {
+    std::uint32_t left = 0;
+    bool failed = false;
+    Then done;
+  };
+  Then group(std::size_t pieces, Then done);
+  void piece_done(std::uint64_t arg);
   void raise_if_pending();
   Elan3Params p_;
   host::Host& host_;
@@ -485,9 +573,10 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::uint32_t pt_entries_ = 0, intq_entries_ = 0, intq_producer_ = 0, intq_consumer_ = 0, int_status_ = 0;
   std::int32_t irq_vector_ = -1;
   bool irq_armed_ = true;
-  // Continuations and bus transfers on the calendar or the host bus (last:
-  // they go first).
-  InFlightList in_flight_;
+  std::vector<std::unique_ptr<Staged>> staged_;  // every one made; those not in use in free_staged_
+  std::vector<Staged*> free_staged_;
+  std::vector<Group> groups_;
+  std::vector<std::uint32_t> free_groups_;
   friend class RxEngine;
 };
 
