@@ -115,7 +115,7 @@ NICSIM_FOLD_INLINE __m128i load128(const std::uint8_t* q) {
 }
 
 // Sixty-four zero bytes: the OR mask of a plain CRC (see fold_lanes).
-alignas(64) constexpr std::uint8_t kNoMask[64] = {};
+constexpr std::uint8_t kNoMask[64] = {};
 
 // Folds p[0..n) (n >= 64, any alignment) starting from register `reg` and
 // returns the 16 bytes of the folded lane (to be run through the tables from a
@@ -357,7 +357,7 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> packet) {
 
   // The variant fields live in the first 60 bytes at most: they are read as
   // ones through a 64-byte OR mask, applied as the bytes are loaded.
-  alignas(64) std::array<std::uint8_t, 64> mask{};
+  std::array<std::uint8_t, 64> mask{};
   if (global) {
     std::fill_n(mask.begin(), Lrh::kSize, 0xFF);  // a router rewrites all of the LRH
     std::uint8_t* grh = mask.data() + Lrh::kSize;
