@@ -89,24 +89,31 @@ void DmaEngine::read_descriptor(std::uint64_t fetch) {
     fetch_done();
     return;
   }
-  elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, [this, f](Translation& t) {
-    if (t.fault != Fault::None) {
-      elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(t.fault), elan_.node_id(), 0, t.fault_addr);
-      f->done = true;
-      fetch_done();
-      return;
-    }
-    elan_.read_pieces(t.pieces, [this, f](bool ok, std::vector<std::uint8_t>& d) {
-      if (ok)
-        std::memcpy(f->bytes.data(), d.data(), dma::kSize);
-      else
-        elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
-                             f->addr);
-      f->ok = ok;
-      f->done = true;
-      fetch_done();
-    });
-  });
+  elan_.mmu().translate(f->addr, dma::kSize, perm::kLocalRead, f->t,
+                        {member_fn<&DmaEngine::descriptor_translated>(), this, fetch});
+}
+
+void DmaEngine::descriptor_translated(std::uint64_t fetch) {
+  auto* f = reinterpret_cast<Fetch*>(fetch);
+  if (f->t.fault != Fault::None) {
+    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(f->t.fault), elan_.node_id(), 0,
+                         f->t.fault_addr);
+    f->done = true;
+    fetch_done();
+    return;
+  }
+  elan_.read_pieces(f->t.pieces, f->bytes.data(), {member_fn<&DmaEngine::descriptor_read>(), this, fetch});
+}
+
+void DmaEngine::descriptor_read(std::uint64_t arg) {
+  auto* f = reinterpret_cast<Fetch*>(arg & ~host::kDmaFailedBit);
+  const bool ok = !(arg & host::kDmaFailedBit);
+  if (!ok)
+    elan_.post_interrupt(intq::Cause::DmaError, static_cast<std::uint8_t>(Fault::BusError), elan_.node_id(), 0,
+                         f->addr);
+  f->ok = ok;
+  f->done = true;
+  fetch_done();
 }
 
 void DmaEngine::fetch_done() {
@@ -322,9 +329,14 @@ void DmaEngine::read_more() {
     issue_read(gen, off, n, read_t_, std::max(now + cost, read_free_));
     return;
   }
-  elan_.mmu().translate(va, n, need, [this, gen, off, n](Translation& t) {
-    issue_read(gen, off, n, t, std::max(Elan3::now(), read_free_));
-  });
+  read_.gen = gen;
+  read_.off = off;
+  read_.n = n;
+  elan_.mmu().translate(va, n, need, read_t_, {member_fn<&DmaEngine::read_translated>(), this});
+}
+
+void DmaEngine::read_translated() {
+  issue_read(read_.gen, read_.off, read_.n, read_t_, std::max(Elan3::now(), read_free_));
 }
 
 void DmaEngine::issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at) {
@@ -690,14 +702,21 @@ void DmaEngine::maybe_resolve() {
     return;
   }
   d->fsm.fire(DmaFsmEvent::Retry, "resend_later");
-  elan_.after(elan_.params().retry_backoff * d->retries, [this, d] {
-    if (active_.get() != d) return;
-    d->fsm.fire(DmaFsmEvent::Resend, "resend");
-    draining_ = false;
-    next_offset_ = d->done;
-    sent_empty_ = false;
-    build_next();
-  });
+  Sim::get().calendar().at_member<&DmaEngine::resend>(
+      add_saturating(Elan3::now(), elan_.params().retry_backoff * d->retries), this,
+      reinterpret_cast<std::uint64_t>(d));
+}
+
+// The backoff of the DMA `desc` is over: it resends from its first
+// unacknowledged byte, if it is still the active one.
+void DmaEngine::resend(std::uint64_t desc) {
+  Desc* d = active_.get();
+  if (reinterpret_cast<std::uint64_t>(d) != desc) return;
+  d->fsm.fire(DmaFsmEvent::Resend, "resend");
+  draining_ = false;
+  next_offset_ = d->done;
+  sent_empty_ = false;
+  build_next();
 }
 
 // The descriptor as it stands (what is left of it, failCount 0) goes to the

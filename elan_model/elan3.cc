@@ -7,28 +7,14 @@
 #include <cstring>
 
 #include "core/sim.h"
-#include "elan_model/recycled.h"
 #include "trace/stats.h"
 
 namespace nicsim::elan3 {
 
 namespace {
 
-// A heap-held continuation scheduled on the calendar.
-struct Deferred : Recycled<Deferred> {
-  explicit Deferred(std::function<void()> f) : k(std::move(f)) {}
-  std::function<void()> k;
-  InFlight in_flight{};
-  static void fire(void* self, std::uint64_t) {
-    auto* d = static_cast<Deferred*>(self);
-    auto k = std::move(d->k);
-    delete d;
-    k();
-  }
-};
-
-// The data of a bus read or write: most are a few words (events, PTEs,
-// queue pointers, interrupt entries) and stay in the object itself.
+// The data of a bus write: most are a few words (events, PTEs, queue
+// pointers, interrupt entries) and stay in the object itself.
 class BusData {
  public:
   void assign(const void* from, std::uint32_t len) {
@@ -37,13 +23,6 @@ class BusData {
       large_.assign(static_cast<const std::uint8_t*>(from), static_cast<const std::uint8_t*>(from) + len);
     else if (len)
       std::memcpy(inline_.data(), from, len);
-  }
-  void resize(std::uint32_t len) {  // zero-filled
-    len_ = len;
-    if (len > kInline)
-      large_.assign(len, 0);
-    else
-      std::memset(inline_.data(), 0, len);
   }
   std::uint8_t* data() { return len_ > kInline ? large_.data() : inline_.data(); }
 
@@ -54,36 +33,17 @@ class BusData {
   std::vector<std::uint8_t> large_;
 };
 
-struct BusRead : Recycled<BusRead> {
-  BusData buf;
-  std::function<void(bool, const std::uint8_t*)> k;
-  InFlight in_flight{};
-  static void done(void* self, std::uint64_t arg) {
-    auto* r = static_cast<BusRead*>(self);
-    r->k(!(arg & host::kDmaFailedBit), r->buf.data());
-    delete r;
-  }
-};
-
-struct BusWrite : Recycled<BusWrite> {
-  BusData buf;
-  std::function<void(bool)> k;
-  InFlight in_flight{};
-  static void done(void* self, std::uint64_t arg) {
-    auto* w = static_cast<BusWrite*>(self);
-    if (w->k) w->k(!(arg & host::kDmaFailedBit));
-    delete w;
-  }
-};
-
 }  // namespace
+
+struct Elan3::Staged {
+  BusData buf;
+  Then done;
+};
 
 Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
              const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), p_(elan3_params_from(params)), host_(host), bus_(bus) {
   add_ports(1);
-  net_port_ = &port(1);
-  if (p_.clock_hz && kSec % p_.clock_hz == 0) cycle_ps_ = kSec / p_.clock_hz;
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare<DmaMachine>();
   Sim::get().fsm().declare<StreamMachine>();
@@ -97,8 +57,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   rx_ = std::make_unique<RxEngine>(*this);
   // The receiver does nothing with a packet before its tail is in; all
   // data goes on virtual channel 0 (tokens return as link symbols).
-  net_port_->deliver_after_tail(cycles(p_.rx_packet_cycles));
-  net_port_->send_vl0_only();
+  net_port().deliver_after_tail(cycles(p_.rx_packet_cycles));
+  net_port().send_vl0_only();
   events_ = std::make_unique<EventEngine>(*this);
   auto& st = Sim::get().stats();
   auto c = [&](const char* n, const char* unit, const std::uint64_t* v, const char* doc = "") {
@@ -148,65 +108,78 @@ void Elan3::trace(const char* event, std::initializer_list<TraceField> fields) {
 
 // ---- calendar and bus helpers ------------------------------------------------
 
-void Elan3::at(Tick t, std::function<void()> k) {
-  Sim::get().calendar().at(t, &Deferred::fire, in_flight_.add(new Deferred(std::move(k))));
+void Elan3::bus_read(std::uint64_t addr, void* to, std::uint32_t len, Then done) {
+  bus_.dma_read(obj_.c_str(), addr, to, len, done);
 }
 
-void Elan3::bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool, const std::uint8_t*)> k) {
-  auto* r = in_flight_.add(new BusRead);
-  r->buf.resize(len);
-  r->k = std::move(k);
-  bus_.dma_read(obj_.c_str(), addr, r->buf.data(), len, {&BusRead::done, r, 0});
-}
-
-void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool)> k) {
-  auto* w = in_flight_.add(new BusWrite);
+void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, Then done) {
+  Staged* w;
+  if (free_staged_.empty()) {
+    staged_.push_back(std::make_unique<Staged>());
+    w = staged_.back().get();
+  } else {
+    w = free_staged_.back();
+    free_staged_.pop_back();
+  }
   w->buf.assign(data, len);
-  w->k = std::move(k);
-  bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len, {&BusWrite::done, w, 0});
+  w->done = done;
+  bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len,
+                 {member_fn<&Elan3::staged_written>(), this, reinterpret_cast<std::uint64_t>(w)});
 }
 
-void Elan3::read_pieces(const std::vector<HostPiece>& pieces, std::function<void(bool, std::vector<std::uint8_t>&)> k) {
-  struct Gather {
-    std::vector<std::uint8_t> data;
-    std::size_t left = 0;
-    bool ok = true;
-    std::function<void(bool, std::vector<std::uint8_t>&)> k;
-  };
-  std::uint32_t total = 0;
-  for (const HostPiece& p : pieces) total += p.len;
-  auto g = std::make_shared<Gather>();
-  g->data.resize(total);
-  g->left = pieces.size();
-  g->k = std::move(k);
+void Elan3::staged_written(std::uint64_t arg) {
+  auto* w = reinterpret_cast<Staged*>(arg & ~host::kDmaFailedBit);
+  const Then done = w->done;
+  free_staged_.push_back(w);
+  if (done.fn) done.fn(done.obj, done.arg | (arg & host::kDmaFailedBit));
+}
+
+Then Elan3::group(std::size_t pieces, Then done) {
+  if (pieces == 1 || !done.fn) return done;
+  std::uint32_t slot;
+  if (free_groups_.empty()) {
+    slot = static_cast<std::uint32_t>(groups_.size());
+    groups_.emplace_back();
+  } else {
+    slot = free_groups_.back();
+    free_groups_.pop_back();
+  }
+  groups_[slot] = Group{static_cast<std::uint32_t>(pieces), false, done};
+  return {member_fn<&Elan3::piece_done>(), this, slot};
+}
+
+void Elan3::piece_done(std::uint64_t arg) {
+  const auto slot = static_cast<std::uint32_t>(arg & ~host::kDmaFailedBit);
+  Group& g = groups_[slot];
+  g.failed = g.failed || (arg & host::kDmaFailedBit);
+  if (--g.left) return;
+  const Then done = g.done;
+  const std::uint64_t failed = g.failed ? host::kDmaFailedBit : 0;
+  free_groups_.push_back(slot);
+  done.fn(done.obj, done.arg | failed);
+}
+
+void Elan3::read_pieces(const std::vector<HostPiece>& pieces, std::uint8_t* to, Then done) {
   if (pieces.empty()) {
-    g->k(true, g->data);
+    done.fn(done.obj, done.arg);
     return;
   }
-  std::uint32_t off = 0;
+  const Then each = group(pieces.size(), done);
   for (const HostPiece& p : pieces) {
-    bus_read(p.addr, p.len, [g, off, len = p.len](bool ok, const std::uint8_t* d) {
-      if (ok) std::memcpy(g->data.data() + off, d, len);
-      g->ok = g->ok && ok;
-      if (--g->left == 0) g->k(g->ok, g->data);
-    });
-    off += p.len;
+    bus_read(p.addr, to, p.len, each);
+    to += p.len;
   }
 }
 
-void Elan3::write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data, std::function<void(bool)> k) {
-  auto left = std::make_shared<std::pair<std::size_t, bool>>(pieces.size(), true);
+void Elan3::write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data, Then done) {
   if (pieces.empty()) {
-    if (k) k(true);
+    if (done.fn) done.fn(done.obj, done.arg);
     return;
   }
-  std::uint32_t off = 0;
+  const Then each = group(pieces.size(), done);
   for (const HostPiece& p : pieces) {
-    bus_write(p.addr, data + off, p.len, [left, k](bool ok) {
-      left->second = left->second && ok;
-      if (--left->first == 0 && k) k(left->second);
-    });
-    off += p.len;
+    bus_write(p.addr, data, p.len, each);
+    data += p.len;
   }
 }
 
@@ -304,15 +277,14 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
   if (off == reg::run_dma.offset) {
     dma_->fetch(v32, true);
   } else if (off == reg::set_event.offset) {
-    after(cycles(p_.command_cycles), [this, v32] { events_->set(v32, perm::kLocalWrite); });
+    Sim::get().calendar().at_member<&Elan3::set_event_command>(add_saturating(now(), cycles(p_.command_cycles)), this,
+                                                               v32);
   } else if (off == reg::prime_event.offset) {
-    after(cycles(p_.command_cycles),
-          [this, v] { events_->prime(static_cast<E3Addr>(v), static_cast<std::int32_t>(v >> 32)); });
+    Sim::get().calendar().at_member<&Elan3::prime_event_command>(add_saturating(now(), cycles(p_.command_cycles)), this,
+                                                                 v);
   } else if (off == reg::event_irq.offset) {
-    after(cycles(p_.command_cycles), [this, v] {
-      const auto hi = static_cast<std::uint32_t>(v >> 32);
-      events_->interrupt(static_cast<E3Addr>(v), (hi & reg::kEventIrqOn) != 0, hi & event::kCookieMask);
-    });
+    Sim::get().calendar().at_member<&Elan3::event_irq_command>(add_saturating(now(), cycles(p_.command_cycles)), this,
+                                                               v);
   } else if (off == reg::control.offset) {
     control_ = v32;
   } else if (off == reg::pt_base.offset) {
@@ -336,6 +308,19 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
   } else if (off == reg::irq_vector.offset) {
     irq_vector_ = static_cast<std::int32_t>(v32);
   }
+}
+
+void Elan3::set_event_command(std::uint64_t ev) { events_->set(static_cast<E3Addr>(ev), perm::kLocalWrite); }
+
+// value: the event's E3_Addr, the count in the high word.
+void Elan3::prime_event_command(std::uint64_t value) {
+  events_->prime(static_cast<E3Addr>(value), static_cast<std::int32_t>(value >> 32));
+}
+
+// value: the event's E3_Addr, the flag and cookie in the high word.
+void Elan3::event_irq_command(std::uint64_t value) {
+  const auto hi = static_cast<std::uint32_t>(value >> 32);
+  events_->interrupt(static_cast<E3Addr>(value), (hi & reg::kEventIrqOn) != 0, hi & event::kCookieMask);
 }
 
 // ---- interrupts ------------------------------------------------------------------
@@ -370,7 +355,7 @@ void Elan3::post_interrupt(intq::Cause cause, std::uint8_t detail, std::uint32_t
   put(e, intq::data, data);
   const std::uint64_t at = intq_base_ + static_cast<std::uint64_t>(intq_producer_ % intq_entries_) * intq::kSize;
   ++intq_producer_;
-  bus_write(at, e, intq::kSize, [this](bool) { raise_if_pending(); });
+  bus_write(at, e, intq::kSize, {member_fn<&Elan3::raise_if_pending>(), this});
 }
 TrapResult Elan3::trap_dma(const std::uint8_t* desc, std::uint8_t detail, std::uint32_t node, std::uint32_t cookie,
                            E3Addr addr) {
@@ -399,7 +384,9 @@ void Elan3::transmit(fabric::Packet* p) {
   if (p->meta.dlid == node_id_ && p->meta.dlid_hi == 0) {
     // Loopback: the packet turns round inside the Elan, after the time its
     // bytes would take through the link interface.
-    after(cycles(static_cast<std::uint32_t>((p->bytes.size() + 7) / 8)), [this, p] { rx_->packet(nullptr, p); });
+    Sim::get().calendar().at_member<&Elan3::loop_in>(
+        add_saturating(now(), cycles(static_cast<std::uint32_t>((p->bytes.size() + 7) / 8))), this,
+        reinterpret_cast<std::uint64_t>(p));
     return;
   }
   net_port().send(p);
@@ -416,6 +403,8 @@ void Elan3::transmit_at(Tick t, fabric::Packet* p) {
 }
 
 void Elan3::loop_back(std::uint64_t packet) { transmit(reinterpret_cast<fabric::Packet*>(packet)); }
+
+void Elan3::loop_in(std::uint64_t packet) { rx_->packet(nullptr, reinterpret_cast<fabric::Packet*>(packet)); }
 
 void Elan3::receive(fabric::Port& in, fabric::Packet* p) { rx_->packet(&in, p); }
 

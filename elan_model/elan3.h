@@ -13,17 +13,15 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/in_flight.h"
-#include "elite/elite_packets.h"
 #include "core/params.h"
 #include "core/sim.h"
 #include "core/ring.h"
 #include "elan_model/elan3_regs.h"
+#include "elite/elite_packets.h"
 #include "fabric/fabric.h"
 #include "fabric/port.h"
 #include "fsm/fsm.h"
@@ -56,7 +54,6 @@ struct Elan3Params {
 Elan3Params elan3_params_from(const ParamSet& p);
 
 struct Elan3Stats {
-  // Counted for (nearly) every packet: one cache line.
   std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, acks_sent = 0, acks_received = 0;
   std::uint64_t tlb_hits = 0, retransmits = 0;
   std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0, dmas_trapped = 0;
@@ -80,6 +77,11 @@ struct Translation {
 
 class Elan3;
 
+// A continuation, typed as calendar events and bus transfers name theirs:
+// fn(obj, arg), e.g. Then{member_fn<&RxEngine::queue_read>(), this}. A bus
+// transfer's continuation gets arg | host::kDmaFailedBit when it failed.
+using Then = host::DmaDone;
+
 // What became of a DMA the engine handed back (Elan3::trap_dma). QueueFull:
 // the interrupt queue has no room (the engine keeps the DMA, tries again).
 enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
@@ -88,10 +90,13 @@ enum class TrapResult : std::uint8_t { Trapped, NoTrapArea, QueueFull };
 // page table in host memory. Every page looked up costs tlb_cycles; a miss
 // adds an 8-byte DMA read of the PTE and walk_cycles. Lookups of one
 // request run page by page in order; requests are independent.
-class alignas(64) Mmu {
+class Mmu {
  public:
   explicit Mmu(Elan3& elan);
-  void translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k);
+  ~Mmu();
+  // Translates [va, va + len) for an access needing `need` into `out`, which
+  // must live until `done` runs: when the lookups (and walks) are over.
+  void translate(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Then done);
   // The fast path: if every page of the range is in the TLB, translates at
   // once (stats and LRU as translate) and gives the lookup time in `cost`;
   // false, with nothing changed, if any page would miss.
@@ -106,6 +111,7 @@ class alignas(64) Mmu {
     std::uint64_t pte = 0;
     std::uint64_t used = 0;  // LRU stamp; 0 = empty
   };
+  Walk* new_walk();
   void step(Walk* w);
   void read_pte(std::uint64_t walk);
   void pte_read(std::uint64_t arg);
@@ -121,12 +127,11 @@ class alignas(64) Mmu {
   void recount_twice();  // sets may_hold_twice_ from what the TLB holds
   Elan3& elan_;
   std::vector<Entry> tlb_;
-  // Where each page was last found, by vpn modulo kHints (a hint, checked
-  // against the entry before use): most lookups are of the page the one
-  // before was on, and a search of all of tlb_ touches every cache line of
-  // it. Used only while no page is in twice (`may_hold_twice_`: set when a
-  // refill finds its page already in, counted again when an entry goes).
-  // Kept in the object, on the line of tlb_'s pointer.
+  // Hot: every page looked up. Where each page was last found, by vpn
+  // modulo kHints (a hint, checked against the entry before use), so that a
+  // lookup seldom searches tlb_. Used only while no page is in twice
+  // (`may_hold_twice_`: set when a refill finds its page already in, counted
+  // again when an entry goes).
   static constexpr std::uint32_t kHints = 16;
   std::array<std::uint16_t, kHints> where_{};
   bool may_hold_twice_ = false;
@@ -134,7 +139,8 @@ class alignas(64) Mmu {
   std::uint64_t stamp_ = 0, generation_ = 0;
   std::uint64_t pt_base_ = 0;
   std::uint32_t pt_entries_ = 0;
-  InFlightList walks_;  // walks under way
+  std::vector<std::unique_ptr<Walk>> walks_;  // every walk made; those not under way in free_walks_
+  std::vector<Walk*> free_walks_;
 };
 
 // FSM "elan3.dma", one per descriptor: Start (the engine takes it from the
@@ -186,7 +192,7 @@ struct Desc {
 
 // The sender: descriptors in order, packets of the active one in a window,
 // tokens, retransmission, requeue on test-fail, network errors.
-class alignas(64) DmaEngine {
+class DmaEngine {
  public:
   explicit DmaEngine(Elan3& elan);
   ~DmaEngine();
@@ -199,7 +205,6 @@ class alignas(64) DmaEngine {
   std::uint32_t fetched() const { return fetched_; }
 
  private:
-  // 48 bytes, widest fields first: a window of 4 is 3 cache lines.
   struct TxPkt {
     Calendar::Place timeout;        // sent: where its ack timeout falls
     fabric::Packet* pkt = nullptr;  // built and not yet sent
@@ -220,9 +225,12 @@ class alignas(64) DmaEngine {
   struct Fetch {
     E3Addr addr;
     bool done = false, ok = false, from_command = false;
+    Translation t;
     std::array<std::uint8_t, dma::kSize> bytes{};
   };
   void read_descriptor(std::uint64_t fetch);
+  void descriptor_translated(std::uint64_t fetch);
+  void descriptor_read(std::uint64_t arg);
   void fetch_done();
   bool accept(const std::uint8_t* d, E3Addr addr, bool remote);
   void pump();
@@ -235,6 +243,7 @@ class alignas(64) DmaEngine {
   // DMA buffer, packets built from it.
   void fill_packets();
   void read_more();
+  void read_translated();
   void issue_read(std::uint64_t gen, std::uint32_t off, std::uint32_t n, const Translation& t, Tick at);
   void start_read();
   void read_done(std::uint64_t arg);
@@ -245,19 +254,16 @@ class alignas(64) DmaEngine {
   void timeout(TxPkt& pk);
   void follow_oldest_sent();
   void maybe_resolve();
+  void resend(std::uint64_t desc);
   void finish(bool ok, std::uint8_t detail);
   TrapResult trap(Desc& d);
   Stream& stream(std::uint32_t node) {
-    if (node < streams_.size() && streams_[node].fsm) [[likely]]
-      return streams_[node];
+    if (node < streams_.size() && streams_[node].fsm) return streams_[node];
     return new_stream(node);
   }
   Stream& new_stream(std::uint32_t node);
   void schedule_pump(Tick at);
   Elan3& elan_;
-  // What every packet and token touches comes first, together: in a
-  // many-node run each engine is cold when its next packet comes, so every
-  // cache line here is a miss.
   std::unique_ptr<Desc> active_;
   // Packets of the active DMA in order (a ring: no allocation per packet;
   // references into it hold only until the next push_back).
@@ -294,7 +300,6 @@ class alignas(64) DmaEngine {
     bool ok = true;
   };
   Read read_{};  // the one read in flight (read_busy_), reused
-  // Once per DMA or rarer.
   std::deque<std::unique_ptr<Fetch>> fetches_;
   std::uint32_t fetched_ = 0;
   std::deque<std::unique_ptr<Desc>> runq_;
@@ -310,7 +315,7 @@ class alignas(64) DmaEngine {
 };
 
 // The receiver: one packet at a time, in arrival order.
-class alignas(64) RxEngine {
+class RxEngine {
  public:
   explicit RxEngine(Elan3& elan);
   void packet(fabric::Port* in, fabric::Packet* p);
@@ -322,11 +327,27 @@ class alignas(64) RxEngine {
   void process(fabric::Packet* p);
   void done(Token t);
   void answer(const fabric::Packet& p, Token t);
-  void write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
-  void queued_write(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
+  void write_block(const std::uint8_t* h, std::uint32_t len);
+  void queued_write(const std::uint8_t* h, std::uint32_t len);
   void read_request(const std::uint8_t* payload, std::uint32_t len);
   void remote_event(E3Addr ev);
-  void check_event(E3Addr ev, std::function<void(bool)> k);
+  // What a packet's execution goes on with once its destination event is
+  // checked (check_event).
+  enum class AfterEvent : std::uint8_t { WriteBlock, QueuedWrite, SetEvent };
+  // The destination event `ev` (0: none) must allow remote setting; then
+  // `then` (event_checked).
+  void check_event(E3Addr ev, AfterEvent then);
+  void event_translated();
+  void event_checked(bool ok);
+  void block_translated();
+  void block_event();
+  void queue_translated();
+  void queue_read(std::uint64_t arg);
+  void queue_decide();
+  void slot_translated();
+  void queue_put();
+  void request_translated();
+  void post_payload();
   void schedule_run(Tick at);
   void start_next();  // the engine is free: starts the next queued packet, if any
   void token_in(std::uint64_t token);
@@ -334,7 +355,6 @@ class alignas(64) RxEngine {
   void payload_written(std::uint64_t arg);
   void refuse() { done(Token::Error); }
   void release(fabric::Packet* p);
-  // Every packet's fields first, together (see DmaEngine's).
   Elan3& elan_;
   struct Pending {
     fabric::Port* in;
@@ -346,12 +366,24 @@ class alignas(64) RxEngine {
   bool replay_ = false;    // the packet being answered was executed before
   bool bcast_ = false;     // the packet being handled is a broadcast
   std::uint16_t seq_ = 0;  // and its number
-  // The write_block fast path: what to do when the lookups are paid for.
+  // The packet being executed: its payload's host pieces and destination
+  // event, and where check_event goes on.
   E3Addr pending_event_ = 0;
   std::vector<HostPiece> pieces_;
+  AfterEvent after_event_ = AfterEvent::WriteBlock;
+  // A queued write: the input queue, its descriptor as read, the slot.
+  struct QueueWrite {
+    E3Addr addr = 0, ev = 0;
+    std::uint32_t len = 0;
+    std::uint64_t host = 0;
+    std::uint32_t state = 0, qsize = 0;
+    E3Addr bptr = 0, fptr = 0, base = 0, top = 0, qev = 0, next = 0;
+  };
+  QueueWrite qw_;
+  std::array<std::uint8_t, queue::kSize> qdesc_{};
   std::vector<std::uint16_t> expected_;   // per source node
   std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
-  Translation t_, te_;                    // reused by the fast path's lookups
+  Translation t_, te_;                    // the payload's and the event's lookups
 };
 
 // The event engine: sets are serialised (read-modify-write of ev_Count).
@@ -377,7 +409,13 @@ class EventEngine {
     std::uint32_t irq_word = 0;
   };
   void retype(const Op& op, std::uint64_t host);
+  void retype_read(std::uint64_t arg);
+  void retype_write(std::uint32_t type, std::int32_t count);
+  void retype_written();
   void run();
+  void translated();
+  void prime_read(std::uint64_t arg);
+  void set_read(std::uint64_t arg);
   // An event held on the card: its count lives here (written through to
   // node memory for the CPU's polls), with the action words read once when
   // it was primed.
@@ -402,11 +440,38 @@ class EventEngine {
   };
   Update update_;
   void fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst);
+  // The fired event whose action is under way, and the block it copies.
+  struct Fired {
+    E3Addr ev = 0;
+    std::uint32_t type = 0;
+    E3Addr src = 0, dst = 0;
+  };
+  Fired fired_;
+  std::array<std::uint8_t, kBlockSize> block_{};
+  void done_word_translated();
+  void copy_from_translated();
+  void copy_read(std::uint64_t arg);
+  void copy_to_translated();
+  // The interrupt of a fired event with kEvIrq (type's flag and cookie).
+  void raise(E3Addr ev, std::uint32_t type);
+  // The same once an action's write has landed: a continuation for that
+  // write ({} without kEvIrq). Pending ones wait in irqs_ by slot.
+  Then irq_after(const Fired& f);
+  void irq_written(std::uint64_t arg);
+  struct Irq {
+    E3Addr ev = 0;
+    std::uint32_t type = 0;
+  };
+  std::vector<Irq> irqs_;
+  std::vector<std::uint32_t> free_irqs_;
   void next();
   void fault(Fault f, E3Addr at);
   Elan3& elan_;
   std::deque<Op> queue_;
   bool busy_ = false;
+  Translation t_;                                // the lookup of the op at the head of the queue
+  std::uint64_t host_ = 0;                       // and its event's host address
+  std::array<std::uint8_t, event::kSize> ev_{};  // the event as read
   std::vector<Held> held_;
   std::uint64_t stamp_ = 0;
 };
@@ -425,16 +490,15 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void assign_address(std::uint32_t port, std::uint16_t lid) override { node_id_ = lid; }
   void assign_network_size(std::uint32_t addresses) override { machine_size_ = addresses; }
   bool link_up();
-  fabric::Port& net_port() { return *net_port_; }  // port(1), without its lookup
+  fabric::Port& net_port() { return port(1); }
   bool enabled() const { return control_ & reg::kControlEnable; }
   host::Host& host() { return host_; }
   host::HostBus& bus() { return bus_; }
   Mmu& mmu() { return *mmu_; }
   DmaEngine& dma() { return *dma_; }
   EventEngine& events() { return *events_; }
-  // n Elan cycles (cycles_time's rounding; a whole number of picoseconds
-  // per cycle, as at 100 MHz, needs no division).
-  Tick cycles(std::uint32_t n) const { return cycle_ps_ ? n * cycle_ps_ : cycles_time(n, p_.clock_hz); }
+  // n Elan cycles.
+  Tick cycles(std::uint32_t n) const { return cycles_time(n, p_.clock_hz); }
   const std::string& obj() const { return obj_; }
 
   // TLM-2.0 target: MMIO from the host bus (offset within the command port).
@@ -450,16 +514,15 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void take_reply(fabric::Port& at, fabric::Packet* reply) override;
   void link_state_changed(fabric::Port& port, bool up) override;
 
-  // Services for the engines.
-  void at(Tick t, std::function<void()> k);
-  void after(Tick dt, std::function<void()> k) { at(add_saturating(now(), dt), std::move(k)); }
-  // DMA over the host bus; the data is copied (write) or handed to k (read).
-  void bus_read(std::uint64_t addr, std::uint32_t len, std::function<void(bool ok, const std::uint8_t*)> k);
-  void bus_write(std::uint64_t addr, const void* data, std::uint32_t len, std::function<void(bool ok)> k = {});
-  // Scatter/gather over translated pieces.
-  void read_pieces(const std::vector<HostPiece>& pieces, std::function<void(bool ok, std::vector<std::uint8_t>&)> k);
-  void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data,
-                    std::function<void(bool ok)> k = {});
+  // Services for the engines: DMA over the host bus, `done` (if any) run
+  // when the transfer is over. A write takes a copy of `data`; a read fills
+  // `to`, which must live until then.
+  void bus_read(std::uint64_t addr, void* to, std::uint32_t len, Then done);
+  void bus_write(std::uint64_t addr, const void* data, std::uint32_t len, Then done = {});
+  // Scatter/gather over translated pieces: `done` once every piece is over
+  // (failed if any failed).
+  void read_pieces(const std::vector<HostPiece>& pieces, std::uint8_t* to, Then done);
+  void write_pieces(const std::vector<HostPiece>& pieces, const std::uint8_t* data, Then done = {});
   // Puts a packet on the wire (or loops it back to ourselves), now or at `t`.
   // transmit_at queues a packet for the network on the port at once, ready
   // at `t` (the port starts it then or when its wire frees), so it costs
@@ -478,12 +541,24 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
+  void set_event_command(std::uint64_t ev);
+  void prime_event_command(std::uint64_t value);
+  void event_irq_command(std::uint64_t value);
   void loop_back(std::uint64_t packet);
+  void loop_in(std::uint64_t packet);
+  // The copy of a bus write's data, kept until it has landed.
+  struct Staged;
+  void staged_written(std::uint64_t staged);
+  // The pieces of one read_pieces or write_pieces still to come, by slot.
+  struct Group {
+    std::uint32_t left = 0;
+    bool failed = false;
+    Then done;
+  };
+  Then group(std::size_t pieces, Then done);
+  void piece_done(std::uint64_t arg);
   void raise_if_pending();
-  // What the engines read for every packet first (see DmaEngine's fields).
   Elan3Params p_;
-  Tick cycle_ps_ = 0;  // picoseconds per cycle when exact, else 0
-  fabric::Port* net_port_ = nullptr;
   host::Host& host_;
   host::HostBus& bus_;
   std::unique_ptr<Mmu> mmu_;
@@ -499,9 +574,10 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::uint32_t pt_entries_ = 0, intq_entries_ = 0, intq_producer_ = 0, intq_consumer_ = 0, int_status_ = 0;
   std::int32_t irq_vector_ = -1;
   bool irq_armed_ = true;
-  // Continuations and bus transfers on the calendar or the host bus (last:
-  // they go first).
-  InFlightList in_flight_;
+  std::vector<std::unique_ptr<Staged>> staged_;  // every one made; those not in use in free_staged_
+  std::vector<Staged*> free_staged_;
+  std::vector<Group> groups_;
+  std::vector<std::uint32_t> free_groups_;
   friend class RxEngine;
 };
 

@@ -20,6 +20,10 @@
 
 namespace nicsim::elan3 {
 
+namespace {
+constexpr std::uint32_t kIrqBits = event::kEvIrq | event::kCookieMask;
+}  // namespace
+
 EventEngine::EventEngine(Elan3& elan) : elan_(elan) {}
 
 void EventEngine::set(E3Addr ev, std::uint32_t need) {
@@ -44,33 +48,41 @@ void EventEngine::interrupt(E3Addr ev, bool on, std::uint32_t cookie) {
 // cookie (written through to node memory); a held event changes on the
 // card, one not held is read and written over the bus.
 void EventEngine::retype(const Op& op, std::uint64_t host) {
-  constexpr std::uint32_t kIrqBits = event::kEvIrq | event::kCookieMask;
-  auto write = [this, op, host](std::uint32_t type, std::int32_t count) {
-    elan_.after(elan_.cycles(elan_.params().event_cycles), [this, op, host, type, count] {
-      std::uint8_t w[4];
-      std::memcpy(w, &type, 4);
-      elan_.bus_write(host + event::ev_Type.offset, w, 4);
-      elan_.trace("event_irq", {{"event", static_cast<unsigned>(op.ev)}, {"irq", (type & event::kEvIrq) ? 1u : 0u}});
-      // Already fired: the interrupt it would have raised is raised now, so
-      // software arming it races with nothing.
-      if (count <= 0 && (type & event::kEvIrq))
-        elan_.post_interrupt(intq::Cause::Event, 0, elan_.node_id(), type & event::kCookieMask, op.ev);
-      next();
-    });
-  };
   if (Held* h = held(op.ev)) {
     h->type = (h->type & ~kIrqBits) | op.irq_word;
-    write(h->type, h->count);
+    retype_write(h->type, h->count);
     return;
   }
-  elan_.bus_read(host, event::kSize, [this, op, write](bool ok, const std::uint8_t* d) {
-    if (!ok) {
-      fault(Fault::BusError, op.ev);
-      return;
-    }
-    write((static_cast<std::uint32_t>(get(d, event::ev_Type)) & ~kIrqBits) | op.irq_word,
-          static_cast<std::int32_t>(get(d, event::ev_Count)));
-  });
+  elan_.bus_read(host, ev_.data(), event::kSize, {member_fn<&EventEngine::retype_read>(), this});
+}
+
+void EventEngine::retype_read(std::uint64_t arg) {
+  const Op& op = queue_.front();
+  if (arg & host::kDmaFailedBit) {
+    fault(Fault::BusError, op.ev);
+    return;
+  }
+  retype_write((static_cast<std::uint32_t>(get(ev_.data(), event::ev_Type)) & ~kIrqBits) | op.irq_word,
+               static_cast<std::int32_t>(get(ev_.data(), event::ev_Count)));
+}
+
+// The new type word goes out after event_cycles.
+void EventEngine::retype_write(std::uint32_t type, std::int32_t count) {
+  update_ = Update{host_, count, type, 0, 0};
+  Sim::get().calendar().at_member<&EventEngine::retype_written>(
+      add_saturating(Elan3::now(), elan_.cycles(elan_.params().event_cycles)), this);
+}
+
+void EventEngine::retype_written() {
+  const E3Addr ev = queue_.front().ev;
+  const Update u = update_;
+  elan_.bus_write(u.host + event::ev_Type.offset, &u.type, 4);
+  elan_.trace("event_irq", {{"event", static_cast<unsigned>(ev)}, {"irq", (u.type & event::kEvIrq) ? 1u : 0u}});
+  // Already fired: the interrupt it would have raised is raised now, so
+  // software arming it races with nothing.
+  if (u.count <= 0 && (u.type & event::kEvIrq))
+    elan_.post_interrupt(intq::Cause::Event, 0, elan_.node_id(), u.type & event::kCookieMask, ev);
+  next();
 }
 
 void EventEngine::next() {
@@ -121,83 +133,83 @@ void EventEngine::hold(E3Addr ev, std::int32_t count, const std::uint8_t* words)
 
 void EventEngine::run() {
   busy_ = true;
-  const Op op = queue_.front();
+  const Op& op = queue_.front();
   if (op.ev % 8 != 0) {
     fault(Fault::BadEvent, op.ev);
     return;
   }
+  // A set: the event's page must allow the setter's access and our own
+  // update.
+  std::uint32_t need = op.need | perm::kLocalRead | perm::kLocalWrite;
+  if (op.retype)
+    need = perm::kLocalRead | perm::kLocalWrite;
+  else if (op.prime)
+    need = perm::kLocalWrite;
+  else
+    ++elan_.mutable_stats().events_set;
+  elan_.mmu().translate(op.ev, event::kSize, need, t_, {member_fn<&EventEngine::translated>(), this});
+}
+
+void EventEngine::translated() {
+  const Op op = queue_.front();
+  if (t_.fault != Fault::None) {
+    fault(t_.fault, t_.fault_addr);
+    return;
+  }
+  host_ = t_.pieces.front().addr;
   if (op.retype) {
-    elan_.mmu().translate(op.ev, event::kSize, perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
-      if (t.fault != Fault::None) {
-        fault(t.fault, t.fault_addr);
-        return;
-      }
-      retype(op, t.pieces.front().addr);
-    });
+    retype(op, host_);
     return;
   }
   if (op.prime) {
-    elan_.mmu().translate(op.ev, event::kSize, perm::kLocalWrite, [this, op](Translation& t) {
-      if (t.fault != Fault::None) {
-        fault(t.fault, t.fault_addr);
-        return;
-      }
-      std::uint8_t c[4];
-      std::memcpy(c, &op.count, 4);
-      const std::uint64_t host = t.pieces.front().addr;
-      elan_.bus_write(host + event::ev_Count.offset, c, 4);
-      elan_.trace("event_primed", {{"event", static_cast<unsigned>(op.ev)}, {"count", op.count}});
-      if (elan_.params().event_cache_entries == 0) {
-        next();
-        return;
-      }
-      // Take the action words the driver stored before the command (the
-      // read follows the count's write on the bus; the count is the
-      // command's, whatever the read returns for it).
-      elan_.bus_read(host, event::kSize, [this, op](bool ok, const std::uint8_t* d) {
-        if (!ok) {
-          fault(Fault::BusError, op.ev);
-          return;
-        }
-        hold(op.ev, op.count, d);
-        next();
-      });
-    });
+    elan_.bus_write(host_ + event::ev_Count.offset, &op.count, 4);
+    elan_.trace("event_primed", {{"event", static_cast<unsigned>(op.ev)}, {"count", op.count}});
+    if (elan_.params().event_cache_entries == 0) {
+      next();
+      return;
+    }
+    // Take the action words the driver stored before the command (the
+    // read follows the count's write on the bus; the count is the
+    // command's, whatever the read returns for it).
+    elan_.bus_read(host_, ev_.data(), event::kSize, {member_fn<&EventEngine::prime_read>(), this});
     return;
   }
-  ++elan_.mutable_stats().events_set;
-  // The event's page must allow the setter's access and our own update.
-  elan_.mmu().translate(
-      op.ev, event::kSize, op.need | perm::kLocalRead | perm::kLocalWrite, [this, op](Translation& t) {
-        if (t.fault != Fault::None) {
-          fault(t.fault, t.fault_addr);
-          return;
-        }
-        const std::uint64_t host = t.pieces.front().addr;
-        if (Held* h = held(op.ev)) {
-          ++elan_.mutable_stats().events_held_sets;
-          const Held e = *h;
-          // A fired event is let go: the driver re-primes it by storing into
-          // node memory before its command reaches the Elan, so a set arriving
-          // in between must see that store (a read-modify-write, as without the
-          // hold) or the arrival would go unsignalled.
-          if (e.count - 1 <= 0)
-            *h = Held{};
-          else
-            h->count = e.count - 1;
-          update(host, e.count - 1, e.type, e.src, e.dst);
-          return;
-        }
-        elan_.bus_read(host, event::kSize, [this, op, host](bool ok, const std::uint8_t* d) {
-          if (!ok) {
-            fault(Fault::BusError, op.ev);
-            return;
-          }
-          update(host, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
-                 static_cast<std::uint32_t>(get(d, event::ev_Type)), static_cast<E3Addr>(get(d, event::ev_Source)),
-                 static_cast<E3Addr>(get(d, event::ev_Dest)));
-        });
-      });
+  if (Held* h = held(op.ev)) {
+    ++elan_.mutable_stats().events_held_sets;
+    const Held e = *h;
+    // A fired event is let go: the driver re-primes it by storing into
+    // node memory before its command reaches the Elan, so a set arriving
+    // in between must see that store (a read-modify-write, as without the
+    // hold) or the arrival would go unsignalled.
+    if (e.count - 1 <= 0)
+      *h = Held{};
+    else
+      h->count = e.count - 1;
+    update(host_, e.count - 1, e.type, e.src, e.dst);
+    return;
+  }
+  elan_.bus_read(host_, ev_.data(), event::kSize, {member_fn<&EventEngine::set_read>(), this});
+}
+
+void EventEngine::prime_read(std::uint64_t arg) {
+  const Op& op = queue_.front();
+  if (arg & host::kDmaFailedBit) {
+    fault(Fault::BusError, op.ev);
+    return;
+  }
+  hold(op.ev, op.count, ev_.data());
+  next();
+}
+
+void EventEngine::set_read(std::uint64_t arg) {
+  if (arg & host::kDmaFailedBit) {
+    fault(Fault::BusError, queue_.front().ev);
+    return;
+  }
+  const std::uint8_t* d = ev_.data();
+  update(host_, static_cast<std::int32_t>(get(d, event::ev_Count)) - 1,
+         static_cast<std::uint32_t>(get(d, event::ev_Type)), static_cast<E3Addr>(get(d, event::ev_Source)),
+         static_cast<E3Addr>(get(d, event::ev_Dest)));
 }
 
 // The set at the head of the queue takes event_cycles, then writes the new
@@ -226,65 +238,94 @@ void EventEngine::fired(E3Addr ev, std::uint32_t type, E3Addr src, E3Addr dst) {
   ++elan_.mutable_stats().events_fired;
   const std::uint32_t action = type >> event::kTypeShift;
   elan_.trace("event_fired", {{"event", static_cast<unsigned>(ev)}, {"type", event::type_name(action)}});
-  auto irq = [this, ev, type] {
-    if (type & event::kEvIrq)
-      elan_.post_interrupt(intq::Cause::Event, 0, elan_.node_id(), type & event::kCookieMask, ev);
-  };
+  fired_ = Fired{ev, type, src, dst};
   switch (static_cast<event::Type>(action)) {
     case event::Type::None:
-      irq();
+      raise(ev, type);
       next();
       return;
     case event::Type::Chain:
-      irq();
+      raise(ev, type);
       // The chained event is set after this one (queued behind what waits).
       queue_.push_back({src, perm::kLocalWrite});
       next();
       return;
     case event::Type::Dma:
-      irq();
+      raise(ev, type);
       elan_.dma().fetch(src, false);
       next();
       return;
     case event::Type::DoneWord:
-      elan_.mmu().translate(dst, 4, perm::kLocalWrite, [this, src, irq](Translation& t) {
-        if (t.fault != Fault::None) {
-          fault(t.fault, t.fault_addr);
-          return;
-        }
-        std::uint8_t w[4];
-        std::memcpy(w, &src, 4);
-        // The interrupt follows the word's write on the bus, so the driver
-        // that takes it sees the word.
-        elan_.write_pieces(t.pieces, w, [irq](bool) { irq(); });
-        next();
-      });
+      elan_.mmu().translate(dst, 4, perm::kLocalWrite, t_, {member_fn<&EventEngine::done_word_translated>(), this});
       return;
     case event::Type::BlockCopy:
-      elan_.mmu().translate(src, kBlockSize, perm::kLocalRead, [this, dst, irq](Translation& from) {
-        if (from.fault != Fault::None) {
-          fault(from.fault, from.fault_addr);
-          return;
-        }
-        elan_.read_pieces(from.pieces, [this, dst, irq](bool ok, std::vector<std::uint8_t>& block) {
-          if (!ok) {
-            fault(Fault::BusError, dst);
-            return;
-          }
-          auto data = std::make_shared<std::vector<std::uint8_t>>(std::move(block));
-          elan_.mmu().translate(dst, kBlockSize, perm::kLocalWrite, [this, data, irq](Translation& to) {
-            if (to.fault != Fault::None) {
-              fault(to.fault, to.fault_addr);
-              return;
-            }
-            elan_.write_pieces(to.pieces, data->data(), [irq](bool) { irq(); });
-            next();
-          });
-        });
-      });
+      elan_.mmu().translate(src, kBlockSize, perm::kLocalRead, t_,
+                            {member_fn<&EventEngine::copy_from_translated>(), this});
       return;
   }
   fault(Fault::BadEvent, ev);
+}
+
+void EventEngine::done_word_translated() {
+  if (t_.fault != Fault::None) {
+    fault(t_.fault, t_.fault_addr);
+    return;
+  }
+  // The interrupt follows the word's write on the bus, so the driver that
+  // takes it sees the word.
+  elan_.write_pieces(t_.pieces, reinterpret_cast<const std::uint8_t*>(&fired_.src), irq_after(fired_));
+  next();
+}
+
+void EventEngine::copy_from_translated() {
+  if (t_.fault != Fault::None) {
+    fault(t_.fault, t_.fault_addr);
+    return;
+  }
+  elan_.read_pieces(t_.pieces, block_.data(), {member_fn<&EventEngine::copy_read>(), this});
+}
+
+void EventEngine::copy_read(std::uint64_t arg) {
+  if (arg & host::kDmaFailedBit) {
+    fault(Fault::BusError, fired_.dst);
+    return;
+  }
+  elan_.mmu().translate(fired_.dst, kBlockSize, perm::kLocalWrite, t_,
+                        {member_fn<&EventEngine::copy_to_translated>(), this});
+}
+
+void EventEngine::copy_to_translated() {
+  if (t_.fault != Fault::None) {
+    fault(t_.fault, t_.fault_addr);
+    return;
+  }
+  elan_.write_pieces(t_.pieces, block_.data(), irq_after(fired_));
+  next();
+}
+
+void EventEngine::raise(E3Addr ev, std::uint32_t type) {
+  if (type & event::kEvIrq) elan_.post_interrupt(intq::Cause::Event, 0, elan_.node_id(), type & event::kCookieMask, ev);
+}
+
+Then EventEngine::irq_after(const Fired& f) {
+  if (!(f.type & event::kEvIrq)) return {};
+  std::uint32_t slot;
+  if (free_irqs_.empty()) {
+    slot = static_cast<std::uint32_t>(irqs_.size());
+    irqs_.emplace_back();
+  } else {
+    slot = free_irqs_.back();
+    free_irqs_.pop_back();
+  }
+  irqs_[slot] = Irq{f.ev, f.type};
+  return {member_fn<&EventEngine::irq_written>(), this, slot};
+}
+
+void EventEngine::irq_written(std::uint64_t arg) {
+  const auto slot = static_cast<std::uint32_t>(arg & ~host::kDmaFailedBit);
+  const Irq irq = irqs_[slot];
+  free_irqs_.push_back(slot);
+  raise(irq.ev, irq.type);
 }
 
 }  // namespace nicsim::elan3

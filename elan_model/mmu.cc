@@ -8,11 +8,10 @@
 
 #include "core/sim.h"
 #include "elan_model/elan3.h"
-#include "elan_model/recycled.h"
 
 namespace nicsim::elan3 {
 
-struct Mmu::Walk : Recycled<Mmu::Walk> {
+struct Mmu::Walk {
   E3Addr va = 0;
   std::uint32_t len = 0;
   std::uint32_t need = 0;
@@ -21,12 +20,12 @@ struct Mmu::Walk : Recycled<Mmu::Walk> {
   std::uint64_t generation = 0;
   bool refilled = false;  // the next lookup is the refilled page: already paid for
   std::uint64_t pte = 0;  // a miss's PTE, read by DMA
-  Translation result;
-  std::function<void(Translation&)> k;
-  InFlight in_flight{};
+  Translation* out = nullptr;
+  Then done;
 };
 
 Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
+Mmu::~Mmu() = default;
 
 void Mmu::set_table(std::uint64_t base, std::uint32_t entries) {
   pt_base_ = base;
@@ -154,26 +153,42 @@ bool Mmu::translate_cached(E3Addr va, std::uint32_t len, std::uint32_t need, Tra
   return true;
 }
 
-void Mmu::translate(E3Addr va, std::uint32_t len, std::uint32_t need, std::function<void(Translation&)> k) {
-  auto* w = walks_.add(new Walk);
+Mmu::Walk* Mmu::new_walk() {
+  if (free_walks_.empty()) {
+    walks_.push_back(std::make_unique<Walk>());
+    return walks_.back().get();
+  }
+  Walk* w = free_walks_.back();
+  free_walks_.pop_back();
+  *w = Walk{};
+  return w;
+}
+
+void Mmu::translate(E3Addr va, std::uint32_t len, std::uint32_t need, Translation& out, Then done) {
+  Walk* w = new_walk();
   w->va = va;
   w->len = len;
   w->need = need;
-  w->k = std::move(k);
+  w->out = &out;
+  w->done = done;
   w->generation = generation_;
+  out.fault = Fault::None;
+  out.fault_addr = 0;
+  out.pieces.clear();
   if (static_cast<std::uint64_t>(va) + len > (1ull << 32)) {
-    w->result.fault = Fault::Translation;
-    w->result.fault_addr = va;
+    out.fault = Fault::Translation;
+    out.fault_addr = va;
     w->pos = len;
   }
   step(w);
 }
 
 void Mmu::step(Walk* w) {
+  Translation& r = *w->out;
   auto fault = [&](Fault f, E3Addr at) {
-    w->result.fault = f;
-    w->result.fault_addr = at;
-    w->result.pieces.clear();
+    r.fault = f;
+    r.fault_addr = at;
+    r.pieces.clear();
     w->pos = w->len;
     auto& st = elan_.mutable_stats();
     ++(f == Fault::Permission ? st.permission_faults : st.translation_faults);
@@ -209,10 +224,10 @@ void Mmu::step(Walk* w) {
       break;
     }
     const std::uint64_t host = (e->pte & pte::kAddrMask) + (a & (kPageSize - 1));
-    if (!w->result.pieces.empty() && w->result.pieces.back().addr + w->result.pieces.back().len == host)
-      w->result.pieces.back().len += chunk;
+    if (!r.pieces.empty() && r.pieces.back().addr + r.pieces.back().len == host)
+      r.pieces.back().len += chunk;
     else
-      w->result.pieces.push_back({host, chunk});
+      r.pieces.push_back({host, chunk});
     w->pos += chunk;
   }
   Sim::get().calendar().at_member<&Mmu::finish>(add_saturating(Elan3::now(), w->cost), this,
@@ -221,8 +236,9 @@ void Mmu::step(Walk* w) {
 
 void Mmu::finish(std::uint64_t walk) {
   auto* w = reinterpret_cast<Walk*>(walk);
-  w->k(w->result);
-  delete w;
+  const Then done = w->done;
+  free_walks_.push_back(w);
+  done.fn(done.obj, done.arg);
 }
 
 // The walk of a miss: the PTE of the page the walk is on, from the page table
@@ -241,14 +257,15 @@ void Mmu::pte_read(std::uint64_t arg) {
   const std::uint64_t pte = w->pte;
   const E3Addr a = static_cast<E3Addr>(w->va + w->pos);
   const std::uint32_t vpn = a >> kPageShift;
+  Translation& r = *w->out;
   w->cost += elan_.cycles(elan_.params().walk_cycles);
   if (!ok || !(pte & pte::kValid)) {
-    w->result.fault = ok ? Fault::Translation : Fault::BusError;
-    w->result.fault_addr = a;
-    w->result.pieces.clear();
+    r.fault = ok ? Fault::Translation : Fault::BusError;
+    r.fault_addr = a;
+    r.pieces.clear();
     w->pos = w->len;
     ++elan_.mutable_stats().translation_faults;
-    elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(w->result.fault))},
+    elan_.trace("mmu_fault", {{"fault", fault_name(static_cast<std::uint32_t>(r.fault))},
                               {"addr", static_cast<unsigned>(a)},
                               {"need", perm::names(w->need)}});
   } else if (w->generation == generation_) {
@@ -263,13 +280,13 @@ void Mmu::pte_read(std::uint64_t arg) {
       const auto chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(in_page, w->len - w->pos));
       const std::uint32_t have = static_cast<std::uint32_t>((pte >> pte::kPermShift) & perm::kAll);
       if ((have & w->need) != w->need) {
-        w->result.fault = Fault::Permission;
-        w->result.fault_addr = a;
-        w->result.pieces.clear();
+        r.fault = Fault::Permission;
+        r.fault_addr = a;
+        r.pieces.clear();
         w->pos = w->len;
         ++elan_.mutable_stats().permission_faults;
       } else {
-        w->result.pieces.push_back({(pte & pte::kAddrMask) + (a & (kPageSize - 1)), chunk});
+        r.pieces.push_back({(pte & pte::kAddrMask) + (a & (kPageSize - 1)), chunk});
         w->pos += chunk;
       }
       w->generation = generation_;

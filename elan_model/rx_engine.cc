@@ -16,8 +16,7 @@ namespace nicsim::elan3 {
 namespace {
 bool seq_before(std::uint16_t a, std::uint16_t b) { return static_cast<std::int16_t>(a - b) < 0; }
 // The CRC in the last bytes of a packet or token of `size` bytes (at least
-// the CRC's) is that of the bytes before it. Read only when checked: the
-// last bytes of a data packet are a cache line of their own.
+// the CRC's) is that of the bytes before it.
 bool crc_matches(const std::uint8_t* b, std::size_t size) {
   std::uint32_t crc;
   std::memcpy(&crc, b + size - pkt::kCrcSize, pkt::kCrcSize);
@@ -241,10 +240,10 @@ void RxEngine::process(fabric::Packet* p) {
   const std::uint8_t* payload = h + pkt::kHeaderSize;
   switch (static_cast<Trans>(trans)) {
     case Trans::WriteBlock:
-      write_block(h, payload, len);
+      write_block(h, len);
       return;
     case Trans::QueuedWrite:
-      queued_write(h, payload, len);
+      queued_write(h, len);
       return;
     case Trans::ReadRequest:
       read_request(payload, len);
@@ -259,16 +258,44 @@ void RxEngine::process(fabric::Packet* p) {
 
 // The destination event of a packet (0: none) must allow remote setting;
 // checked before the packet is accepted so a bad event refuses it whole.
-void RxEngine::check_event(E3Addr ev, std::function<void(bool)> k) {
+void RxEngine::check_event(E3Addr ev, AfterEvent then) {
+  pending_event_ = ev;
+  after_event_ = then;
   if (!ev) {
-    k(true);
+    event_checked(true);
     return;
   }
-  elan_.mmu().translate(ev, event::kSize, perm::kRemoteEvent,
-                        [k = std::move(k)](Translation& t) { k(t.fault == Fault::None); });
+  elan_.mmu().translate(ev, event::kSize, perm::kRemoteEvent, te_, {member_fn<&RxEngine::event_translated>(), this});
 }
 
-void RxEngine::write_payload() {
+void RxEngine::event_translated() { event_checked(te_.fault == Fault::None); }
+
+void RxEngine::event_checked(bool ok) {
+  if (!ok) {
+    done(Token::Error);
+    return;
+  }
+  switch (after_event_) {
+    case AfterEvent::WriteBlock:
+      write_payload();
+      return;
+    case AfterEvent::QueuedWrite:
+      queue_put();
+      return;
+    case AfterEvent::SetEvent:
+      if (!pending_event_) {
+        done(Token::Error);
+        return;
+      }
+      elan_.events().set(pending_event_, perm::kRemoteEvent);
+      done(Token::Ok);
+      return;
+  }
+}
+
+// The payload of the packet being executed to its host pieces (pieces_),
+// written from the packet itself.
+void RxEngine::post_payload() {
   fabric::Packet* p = queue_.front().p;
   const std::uint8_t* payload = p->bytes.data() + pkt::kHeaderSize;
   std::uint32_t off = 0;
@@ -278,6 +305,10 @@ void RxEngine::write_payload() {
                           {member_fn<&RxEngine::payload_written>(), this, reinterpret_cast<std::uint64_t>(p)});
     off += piece.len;
   }
+}
+
+void RxEngine::write_payload() {
+  post_payload();
   if (pending_event_) elan_.events().set(pending_event_, perm::kRemoteEvent);
   done(Token::Ok);
 }
@@ -286,134 +317,130 @@ void RxEngine::payload_written(std::uint64_t arg) {
   release(reinterpret_cast<fabric::Packet*>(arg & ~host::kDmaFailedBit));
 }
 
-void RxEngine::write_block(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
+void RxEngine::write_block(const std::uint8_t* h, std::uint32_t len) {
   const auto addr = static_cast<E3Addr>(get(h, pkt::addr));
   const auto ev = static_cast<E3Addr>(get(h, pkt::event));
-  {
-    // Fast path: every page (and the event's) in the TLB. Same timing as
-    // the general path below, without its continuations.
-    Translation& t = t_;
-    Translation& te = te_;
-    t.fault = te.fault = Fault::None;
-    Tick cost = 0, cost_ev = 0;
-    if (elan_.mmu().translate_cached(addr, len, perm::kRemoteWrite, t, cost) && t.fault == Fault::None &&
-        (!ev || (elan_.mmu().translate_cached(ev, event::kSize, perm::kRemoteEvent, te, cost_ev) &&
-                 te.fault == Fault::None))) {
-      pieces_.swap(t.pieces);
-      pending_event_ = ev;
-      Sim::get().calendar().at_member<&RxEngine::write_payload>(Elan3::now() + cost + cost_ev, this);
-      return;
-    }
-    if (t.fault != Fault::None || te.fault != Fault::None) {
-      Sim::get().calendar().at_member<&RxEngine::refuse>(add_saturating(Elan3::now(), cost + cost_ev), this);
-      return;
-    }
-    if (cost) {
-      // The data hit and the event missed: go on with the event's walk.
-      auto pieces = std::make_shared<std::vector<HostPiece>>(std::move(t.pieces));
-      elan_.after(cost, [this, payload, ev, pieces] {
-        check_event(ev, [this, payload, ev, pieces](bool ok) {
-          if (!ok) {
-            done(Token::Error);
-            return;
-          }
-          elan_.write_pieces(*pieces, payload);
-          if (ev) elan_.events().set(ev, perm::kRemoteEvent);
-          done(Token::Ok);
-        });
-      });
-      return;
-    }
+  // Every page (and the event's) in the TLB: the lookups' time, then the
+  // writes. Same timing as the walks, without their events.
+  t_.fault = te_.fault = Fault::None;
+  Tick cost = 0, cost_ev = 0;
+  Mmu& mmu = elan_.mmu();
+  if (mmu.translate_cached(addr, len, perm::kRemoteWrite, t_, cost) && t_.fault == Fault::None &&
+      (!ev || (mmu.translate_cached(ev, event::kSize, perm::kRemoteEvent, te_, cost_ev) && te_.fault == Fault::None))) {
+    pieces_.swap(t_.pieces);
+    pending_event_ = ev;
+    Sim::get().calendar().at_member<&RxEngine::write_payload>(Elan3::now() + cost + cost_ev, this);
+    return;
   }
-  elan_.mmu().translate(addr, len, perm::kRemoteWrite, [this, payload, ev](Translation& t) {
-    if (t.fault != Fault::None) {
-      done(Token::Error);
-      return;
-    }
-    auto pieces = std::make_shared<std::vector<HostPiece>>(std::move(t.pieces));
-    check_event(ev, [this, payload, ev, pieces](bool ok) {
-      if (!ok) {
-        done(Token::Error);
-        return;
-      }
-      elan_.write_pieces(*pieces, payload);
-      if (ev) elan_.events().set(ev, perm::kRemoteEvent);
-      done(Token::Ok);
-    });
-  });
+  if (t_.fault != Fault::None || te_.fault != Fault::None) {
+    Sim::get().calendar().at_member<&RxEngine::refuse>(add_saturating(Elan3::now(), cost + cost_ev), this);
+    return;
+  }
+  pending_event_ = ev;
+  if (cost) {
+    // The data hit and the event missed: go on with the event's walk.
+    pieces_.swap(t_.pieces);
+    Sim::get().calendar().at_member<&RxEngine::block_event>(add_saturating(Elan3::now(), cost), this);
+    return;
+  }
+  mmu.translate(addr, len, perm::kRemoteWrite, t_, {member_fn<&RxEngine::block_translated>(), this});
 }
 
-void RxEngine::queued_write(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
-  const auto qaddr = static_cast<E3Addr>(get(h, pkt::addr));
-  const auto ev = static_cast<E3Addr>(get(h, pkt::event));
-  elan_.mmu().translate(qaddr, queue::kSize, perm::kRemoteWrite, [this, payload, len, ev, qaddr](Translation& t) {
-    if (t.fault != Fault::None || t.pieces.size() != 1) {
-      done(Token::Error);
-      return;
+void RxEngine::block_translated() {
+  if (t_.fault != Fault::None) {
+    done(Token::Error);
+    return;
+  }
+  pieces_.swap(t_.pieces);
+  check_event(pending_event_, AfterEvent::WriteBlock);
+}
+
+void RxEngine::block_event() { check_event(pending_event_, AfterEvent::WriteBlock); }
+
+// A queued write: the input queue's descriptor is read and checked, the
+// message goes into the slot at its back pointer, then the pointer moves on.
+void RxEngine::queued_write(const std::uint8_t* h, std::uint32_t len) {
+  qw_ = QueueWrite{};
+  qw_.addr = static_cast<E3Addr>(get(h, pkt::addr));
+  qw_.ev = static_cast<E3Addr>(get(h, pkt::event));
+  qw_.len = len;
+  elan_.mmu().translate(qw_.addr, queue::kSize, perm::kRemoteWrite, t_,
+                        {member_fn<&RxEngine::queue_translated>(), this});
+}
+
+void RxEngine::queue_translated() {
+  if (t_.fault != Fault::None || t_.pieces.size() != 1) {
+    done(Token::Error);
+    return;
+  }
+  qw_.host = t_.pieces.front().addr;
+  elan_.bus_read(qw_.host, qdesc_.data(), queue::kSize, {member_fn<&RxEngine::queue_read>(), this});
+}
+
+void RxEngine::queue_read(std::uint64_t arg) {
+  if (arg & host::kDmaFailedBit) {
+    done(Token::Error);
+    return;
+  }
+  const std::uint8_t* q = qdesc_.data();
+  qw_.state = static_cast<std::uint32_t>(get(q, queue::q_state));
+  qw_.bptr = static_cast<E3Addr>(get(q, queue::q_bptr));
+  qw_.fptr = static_cast<E3Addr>(get(q, queue::q_fptr));
+  qw_.qsize = static_cast<std::uint32_t>(get(q, queue::q_size));
+  qw_.base = static_cast<E3Addr>(get(q, queue::q_base));
+  qw_.top = static_cast<E3Addr>(get(q, queue::q_top));
+  qw_.qev = static_cast<E3Addr>(get(q, queue::q_event));
+  Sim::get().calendar().at_member<&RxEngine::queue_decide>(
+      add_saturating(Elan3::now(), elan_.cycles(elan_.params().queue_cycles)), this);
+}
+
+void RxEngine::queue_decide() {
+  const QueueWrite& w = qw_;
+  if (w.qsize == 0 || w.len > w.qsize || w.bptr < w.base || w.bptr > w.top || (w.bptr - w.base) % w.qsize != 0) {
+    Sim::get().error(elan_.obj(), fmt::format("input queue at {:#x}: message of {} bytes does not fit "
+                                              "(q_size {}, q_bptr {:#x}, q_base {:#x}, q_top {:#x})",
+                                              w.addr, w.len, w.qsize, w.bptr, w.base, w.top));
+    done(Token::Error);
+    return;
+  }
+  qw_.next = queue::next_slot(w.bptr, w.base, w.top, w.qsize);
+  if ((w.state & queue::kStateLocked) || w.next == w.fptr) {
+    if (!(w.state & queue::kStateFull)) {
+      const std::uint32_t v = w.state | queue::kStateFull;
+      elan_.bus_write(w.host + queue::q_state.offset, &v, 4);
     }
-    const std::uint64_t qhost = t.pieces.front().addr;
-    elan_.bus_read(qhost, queue::kSize, [this, payload, len, ev, qaddr, qhost](bool ok, const std::uint8_t* q) {
-      if (!ok) {
-        done(Token::Error);
-        return;
-      }
-      const auto state = static_cast<std::uint32_t>(get(q, queue::q_state));
-      const auto bptr = static_cast<E3Addr>(get(q, queue::q_bptr));
-      const auto fptr = static_cast<E3Addr>(get(q, queue::q_fptr));
-      const auto qsize = static_cast<std::uint32_t>(get(q, queue::q_size));
-      const auto base = static_cast<E3Addr>(get(q, queue::q_base));
-      const auto top = static_cast<E3Addr>(get(q, queue::q_top));
-      const auto qev = static_cast<E3Addr>(get(q, queue::q_event));
-      elan_.after(elan_.cycles(elan_.params().queue_cycles), [=, this] {
-        if (qsize == 0 || len > qsize || bptr < base || bptr > top || (bptr - base) % qsize != 0) {
-          Sim::get().error(elan_.obj(), fmt::format("input queue at {:#x}: message of {} bytes does not fit "
-                                                    "(q_size {}, q_bptr {:#x}, q_base {:#x}, q_top {:#x})",
-                                                    qaddr, len, qsize, bptr, base, top));
-          done(Token::Error);
-          return;
-        }
-        const E3Addr next = queue::next_slot(bptr, base, top, qsize);
-        if ((state & queue::kStateLocked) || next == fptr) {
-          if (!(state & queue::kStateFull)) {
-            std::uint8_t s[4];
-            const std::uint32_t v = state | queue::kStateFull;
-            std::memcpy(s, &v, 4);
-            elan_.bus_write(qhost + queue::q_state.offset, s, 4);
-          }
-          elan_.trace("queue_full", {{"queue", static_cast<unsigned>(qaddr)}, {"locked", state & queue::kStateLocked}});
-          done(Token::TestFail);
-          return;
-        }
-        elan_.mmu().translate(bptr, len, perm::kRemoteWrite, [=, this](Translation& slot) {
-          if (slot.fault != Fault::None) {
-            done(Token::Error);
-            return;
-          }
-          auto pieces = std::make_shared<std::vector<HostPiece>>(std::move(slot.pieces));
-          check_event(ev, [=, this](bool ok) {
-            if (!ok) {
-              done(Token::Error);
-              return;
-            }
-            elan_.write_pieces(*pieces, payload);
-            // The new back pointer (and a cleared full bit) after the
-            // message: software that sees it sees the message.
-            std::uint8_t w[8];
-            const std::uint32_t s = state & ~queue::kStateFull;
-            std::memcpy(w, &s, 4);
-            std::memcpy(w + 4, &next, 4);
-            elan_.bus_write(qhost + queue::q_state.offset, w, 8);
-            ++elan_.mutable_stats().queue_messages;
-            elan_.trace("queue_put",
-                        {{"queue", static_cast<unsigned>(qaddr)}, {"slot", static_cast<unsigned>(bptr)}, {"len", len}});
-            if (qev) elan_.events().set(qev, perm::kLocalWrite);
-            if (ev) elan_.events().set(ev, perm::kRemoteEvent);
-            done(Token::Ok);
-          });
-        });
-      });
-    });
-  });
+    elan_.trace("queue_full", {{"queue", static_cast<unsigned>(w.addr)}, {"locked", w.state & queue::kStateLocked}});
+    done(Token::TestFail);
+    return;
+  }
+  elan_.mmu().translate(w.bptr, w.len, perm::kRemoteWrite, t_, {member_fn<&RxEngine::slot_translated>(), this});
+}
+
+void RxEngine::slot_translated() {
+  if (t_.fault != Fault::None) {
+    done(Token::Error);
+    return;
+  }
+  pieces_.swap(t_.pieces);
+  check_event(qw_.ev, AfterEvent::QueuedWrite);
+}
+
+void RxEngine::queue_put() {
+  const QueueWrite& w = qw_;
+  post_payload();
+  // The new back pointer (and a cleared full bit) after the message:
+  // software that sees it sees the message.
+  std::uint8_t b[8];
+  const std::uint32_t state = w.state & ~queue::kStateFull;
+  std::memcpy(b, &state, 4);
+  std::memcpy(b + 4, &w.next, 4);
+  elan_.bus_write(w.host + queue::q_state.offset, b, 8);
+  ++elan_.mutable_stats().queue_messages;
+  elan_.trace("queue_put",
+              {{"queue", static_cast<unsigned>(w.addr)}, {"slot", static_cast<unsigned>(w.bptr)}, {"len", w.len}});
+  if (w.qev) elan_.events().set(w.qev, perm::kLocalWrite);
+  if (w.ev) elan_.events().set(w.ev, perm::kRemoteEvent);
+  done(Token::Ok);
 }
 
 void RxEngine::read_request(const std::uint8_t* payload, std::uint32_t len) {
@@ -424,25 +451,18 @@ void RxEngine::read_request(const std::uint8_t* payload, std::uint32_t len) {
   const auto source = static_cast<E3Addr>(get(payload, dma::dma_source));
   const auto size = static_cast<std::uint32_t>(get(payload, dma::dma_size));
   // The whole source must be readable from the network before we accept.
-  elan_.mmu().translate(source, size, perm::kRemoteRead, [this, payload](Translation& t) {
-    if (t.fault != Fault::None) {
-      done(Token::Error);
-      return;
-    }
-    elan_.dma().enqueue_remote(payload);
-    done(Token::Ok);
-  });
+  elan_.mmu().translate(source, size, perm::kRemoteRead, t_, {member_fn<&RxEngine::request_translated>(), this});
 }
 
-void RxEngine::remote_event(E3Addr ev) {
-  check_event(ev, [this, ev](bool ok) {
-    if (!ok || ev == 0) {
-      done(Token::Error);
-      return;
-    }
-    elan_.events().set(ev, perm::kRemoteEvent);
-    done(Token::Ok);
-  });
+void RxEngine::request_translated() {
+  if (t_.fault != Fault::None) {
+    done(Token::Error);
+    return;
+  }
+  elan_.dma().enqueue_remote(queue_.front().p->bytes.data() + pkt::kHeaderSize);
+  done(Token::Ok);
 }
+
+void RxEngine::remote_event(E3Addr ev) { check_event(ev, AfterEvent::SetEvent); }
 
 }  // namespace nicsim::elan3

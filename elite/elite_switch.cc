@@ -55,10 +55,7 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
       adaptive_(params.flag("adaptive")),
       sticky_(params.flag("sticky")) {
   add_ports(kPorts);
-  for (std::uint32_t i = 0; i < kPorts; ++i) {
-    ports_[i] = &port(i + 1);
-    ports_[i]->send_vl0_only();
-  }
+  for (std::uint32_t i = 1; i <= kPorts; ++i) port(i).send_vl0_only();
   auto& stats = Sim::get().stats();
   const std::string& me = this->name();
   stats.counter(me, "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
@@ -77,8 +74,7 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
                 "up packets that followed their pair's packets queued on an up port");
 }
 
-// Inlined into receive(): the path of nearly every packet.
-[[gnu::always_inline]] inline void EliteSwitch::unicast(Port& in, Packet* p, Tick ready) {
+void EliteSwitch::unicast(Port& in, Packet* p, Tick ready) {
   const std::uint32_t d = p->meta.dlid;
   if (d >= nodes_) {
     discard(in, p, &EliteSwitchStats::unroutable, "destination outside the machine");
@@ -108,7 +104,6 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
 }
 
 void EliteSwitch::receive(Port& in, Packet* p) {
-  if (!alive_known_) find_alive();
   const Tick ready = now() + hop_latency_;
   if (p->meta.keep_route) {
     // A reply comes back through this switch in the same time (carry_through).
@@ -190,7 +185,7 @@ std::uint32_t EliteSwitch::choose_up(const Packet& p) {
   if (!sticky_ || !sticky_kind(p)) return choose_up_by_load();
   Flow& f = flow(flow_key(p));
   // (A pair never seen has port 0, which alive() must not be asked about.)
-  if (((f.queued > 0 && up_load(f.port).queued > 0) || f.starts_at > now()) && alive(f.port)) {
+  if (((f.queued > 0 && port(f.port).queued() > 0) || f.starts_at > now()) && alive(f.port)) {
     ++stats_.sticky;
   } else {
     f.port = choose_up_by_load();
@@ -210,9 +205,9 @@ std::uint32_t EliteSwitch::choose_up_by_load() {
   for (std::uint32_t i = 0; i < kArity; ++i) {
     const std::uint32_t out = kFirstUpPort + (rotate_ + i) % kArity;
     if (!alive(out)) continue;
-    const UpLoad& load = up_load(out);
-    const std::uint32_t queued = load.queued;
-    const Tick free = std::max(load.busy_until, t);
+    const fabric::Port& o = port(out);
+    const std::uint32_t queued = o.queued();
+    const Tick free = std::max(o.busy_until(), t);
     if (best == 0 || queued < best_queued || (queued == best_queued && free < best_free)) {
       best = out;
       best_queued = queued;
@@ -257,28 +252,14 @@ EliteSwitch::Flow& EliteSwitch::flow(std::uint32_t key) {
 }
 
 void EliteSwitch::transmitted(Port& port, const Packet& p, Tick start, Tick end) {
-  if (port.number() < kFirstUpPort) return;
-  up_load(port.number()) = {end, port.queued()};  // `end`: the port's new busy_until()
-  if (flow_count_ == 0 || !sticky_kind(p)) return;
+  if (port.number() < kFirstUpPort || flow_count_ == 0 || !sticky_kind(p)) return;
   Flow* f = find_flow(flow_key(p));
   if (!f || f->port != port.number()) return;
   if (f->queued > 0) --f->queued;
   f->starts_at = start;
 }
 
-void EliteSwitch::find_alive() {
-  alive_ = 0;
-  for (std::uint32_t i = 0; i < kPorts; ++i) {
-    const Port& p = *ports_[i];
-    if (p.connected() && p.up()) alive_ |= static_cast<std::uint8_t>(1u << i);
-  }
-  for (std::uint32_t out = kFirstUpPort; out < kFirstUpPort + kArity; ++out)
-    up_load(out) = {sw_port(out).busy_until(), sw_port(out).queued()};
-  alive_known_ = true;
-}
-
 void EliteSwitch::link_state_changed(Port& port, bool up) {
-  alive_known_ = false;
   // Packets queued on a dead up link are dropped by the port (counted
   // there): their pairs choose again.
   if (up || port.number() < kFirstUpPort) return;
@@ -287,14 +268,13 @@ void EliteSwitch::link_state_changed(Port& port, bool up) {
 }
 
 void EliteSwitch::send(Port& in, Packet* p, std::uint32_t out, Tick ready, const char* what) {
-  Port& o = sw_port(out);
+  Port& o = port(out);
   if (out >= kFirstUpPort) ++stats_.up_choices[out - kFirstUpPort];
   p->ready_at = ready;
   if (in.trace_on)
     Sim::get().tracer().record(now(), device_id(), Component::fabric, what,
                                {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
   o.send(p);
-  if (out >= kFirstUpPort) up_load(out).queued = o.queued();
 }
 
 Tick EliteSwitch::carry_through(Port& in, Port& out, const Packet& reply, Tick at) {

@@ -62,7 +62,6 @@
 
 namespace nicsim::elite {
 
-// The counters a forwarding decision updates fill the first cache line.
 struct EliteSwitchStats {
   std::uint64_t forwarded = 0;                     // unicast packets sent on
   std::uint64_t sticky = 0;                        // up packets that followed their pair's queued packets
@@ -74,10 +73,7 @@ struct EliteSwitchStats {
   std::uint64_t broadcast_lost = 0;                // broadcast copies not sent for a dead down link
 };
 
-// 64-byte aligned and laid out by use, as the ports are (fabric/port.h): a
-// decision reads the line after the Device's fields, the counters' first
-// line, the port table and, going up, the up ports' load and a flow slot.
-class alignas(64) EliteSwitch : public fabric::Device {
+class EliteSwitch : public fabric::Device {
  public:
   // `place`: level and subtree base; `nodes`: N, the machine's node count.
   EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params, Place place,
@@ -113,17 +109,11 @@ class alignas(64) EliteSwitch : public fabric::Device {
   }
   void send(fabric::Port& in, fabric::Packet* p, std::uint32_t out, Tick ready, const char* what);
   void discard(fabric::Port& in, fabric::Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why);
-  // Port `number` (1..8), without the bounds check of Device::port (on
-  // every forwarding decision).
-  fabric::Port& sw_port(std::uint32_t number) const { return *ports_[number - 1]; }
-  // Connected and its link up, from a bit per port: reading the ports and
-  // links themselves costs a cache miss or two each on every decision (a
-  // 64-node tree has 384 switch ports). The bits are found again on the
-  // first packet after any link of this switch changed state (links change
-  // only through Link::set_up, which tells both ends' owners; ports are
-  // connected before the run).
-  bool alive(std::uint32_t number) const { return alive_ >> (number - 1) & 1u; }
-  void find_alive();
+  // Connected and its link up.
+  bool alive(std::uint32_t number) {
+    const fabric::Port& p = port(number);
+    return p.connected() && p.up();
+  }
 
   struct Flow {
     std::uint32_t port = 0;    // up port its waiting packets wait on
@@ -143,34 +133,17 @@ class alignas(64) EliteSwitch : public fabric::Device {
   Flow* find_flow(std::uint32_t key);  // nullptr when missing
   std::size_t flow_slot(std::uint32_t key) const;
 
-  // ---- a decision's fields: the rest of the line the Device's fields end in
   Place place_;
   Tick hop_latency_;
   std::unique_ptr<FlowSlot[]> flows_;
   std::uint32_t flow_slots_ = 0;  // a power of two (or 0)
   std::uint32_t flow_count_ = 0;  // pairs in flows_
   std::uint32_t nodes_;
-  std::uint8_t alive_ = 0;   // bit n-1: port n is alive
   std::uint8_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
-  bool alive_known_ = false;
   bool adaptive_;
   bool sticky_;
 
-  alignas(64) EliteSwitchStats stats_;
-  alignas(64) std::array<fabric::Port*, kPorts> ports_{};
-  // The up ports' load as an up-port choice reads it, copied here so that a
-  // choice reads this one line instead of a line of each of four ports. An
-  // up port's queue and wire change only when this switch queues a packet
-  // on it (send() copies the queue length afterwards, the port having
-  // committed what it could) or when the port commits a packet
-  // (transmitted(), told the new wire free time); a link going down empties
-  // its port's queue, and find_alive() copies all four after any link change.
-  struct UpLoad {
-    Tick busy_until = 0;
-    std::uint32_t queued = 0;
-  };
-  alignas(64) std::array<UpLoad, kArity> up_load_{};
-  UpLoad& up_load(std::uint32_t number) { return up_load_[number - kFirstUpPort]; }  // up port 5..8
+  EliteSwitchStats stats_;
 };
 
 }  // namespace nicsim::elite

@@ -238,24 +238,22 @@ CompStep SendEngine::atomic_data(Comp& c) {
     fail_qp(q, *c.wqe, CqeStatus::LocalProtectionError);
     return CompStep::Done;
   }
-  std::uint8_t* buf = hca_.scratch();
-  std::memcpy(buf, &c.h.ext.atomic_ack_eth.orig_remote_data, 8);
-  const std::uint8_t* src = buf;
-  std::uint32_t left = 8;
+  Hca::Staging* s = hca_.scratch();
+  std::memcpy(s->data(), &c.h.ext.atomic_ack_eth.orig_remote_data, 8);
+  s->writes = static_cast<std::uint32_t>(ranges.size());
+  const std::uint8_t* src = s->data();
   for (const HostRange& r : ranges) {
-    const bool last = left == r.len;
     hca_.bus().dma_write("hca.atomic_data", r.addr, src, r.len,
-                         host::DmaDone{member_fn<&SendEngine::atomic_data_written>(), this,
-                                       last ? reinterpret_cast<std::uint64_t>(buf) + 1 : 0});
+                         {member_fn<&SendEngine::atomic_data_written>(), this, reinterpret_cast<std::uint64_t>(s)});
     src += r.len;
-    left -= r.len;
   }
   return CompStep::CompWqe;
 }
 
-// arg: the staging buffer + 1 on the last write of the value, else 0.
+// The staging buffer of the value goes back once all its writes landed.
 void SendEngine::atomic_data_written(std::uint64_t arg) {
-  if (arg & 1) hca_.release_scratch(reinterpret_cast<std::uint8_t*>((arg & ~host::kDmaFailedBit) - 1));
+  auto* s = reinterpret_cast<Hca::Staging*>(arg & ~host::kDmaFailedBit);
+  if (--s->writes == 0) hca_.release_scratch(s);
 }
 
 CompStep SendEngine::comp_wqe(Comp& c) {

@@ -24,23 +24,17 @@ namespace nicsim::hca {
 
 // An engine's loop: runs steps from `step` until one of the final steps
 // (those from `end` on), calling on_step(step) before each when `trace`.
-// `dispatch(step)` runs one step and returns the next. The untraced loop is
-// a loop of its own, so it tests nothing but the step.
+// `dispatch(step)` runs one step and returns the next.
 template <class Step, class Dispatch, class OnStep>
-inline Step run_steps(Step step, Step end, bool trace, Dispatch&& dispatch, OnStep&& on_step) {
-  if (trace) [[unlikely]] {
-    while (step < end) {
-      on_step(step);
-      step = dispatch(step);
-    }
-    return step;
+Step run_steps(Step step, Step end, bool trace, Dispatch&& dispatch, OnStep&& on_step) {
+  while (step < end) {
+    if (trace) on_step(step);
+    step = dispatch(step);
   }
-  while (step < end) step = dispatch(step);
   return step;
 }
 
-// Whether steps are traced: asked once per run of an engine, so a trace that
-// is off costs one test per packet, not one per step.
+// Whether steps are traced: asked once per run of an engine.
 inline bool tracing_steps(std::uint32_t device) { return Sim::get().tracer().on(device, Component::nic); }
 
 // One record per step: the engine, the step, the QP and the packet's PSN.

@@ -140,11 +140,8 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
 Hca::~Hca() = default;
 
 QpCtx* Hca::qp(std::uint32_t qpn) {
-  if (last_qp_ && last_qp_->qpn == qpn) return last_qp_;
   auto it = qps_.find(qpn);
-  if (it == qps_.end()) return nullptr;
-  last_qp_ = it->second.get();
-  return last_qp_;
+  return it == qps_.end() ? nullptr : it->second.get();
 }
 
 bool Hca::port_active(std::uint32_t port) const {
@@ -222,17 +219,18 @@ bool Hca::has_other_member(std::uint32_t port, std::uint16_t mlid, std::uint32_t
   return false;
 }
 
-std::uint8_t* Hca::scratch() {
+Hca::Staging* Hca::scratch() {
   if (scratch_free_.empty()) {
-    scratch_all_.push_back(std::make_unique<std::array<std::uint8_t, 64>>());
-    return scratch_all_.back()->data();
+    scratch_all_.push_back(std::make_unique<Staging>());
+    return scratch_all_.back().get();
   }
-  std::uint8_t* b = scratch_free_.back();
+  Staging* s = scratch_free_.back();
   scratch_free_.pop_back();
-  return b;
+  *s = Staging{};
+  return s;
 }
 
-void Hca::release_scratch(std::uint8_t* b) { scratch_free_.push_back(b); }
+void Hca::release_scratch(Staging* s) { scratch_free_.push_back(s); }
 
 // ---- MMIO ------------------------------------------------------------------
 
@@ -364,23 +362,7 @@ void Hca::eq_doorbell(std::uint32_t w0, std::uint32_t w1) {
 
 // ---- completions and events ------------------------------------------------
 
-namespace {
-struct CqeWrite {
-  Hca* hca;
-  std::uint8_t* buf;
-  std::uint32_t cqn;
-  bool notify;
-  InFlight in_flight{};
-};
-struct EqeWrite {
-  Hca* hca;
-  std::uint8_t* buf;
-  std::uint32_t eqn;
-  InFlight in_flight{};
-};
-}  // namespace
-
-bool Hca::write_cqe(std::uint32_t cqn, std::uint8_t* cqe, bool solicited) {
+bool Hca::write_cqe(std::uint32_t cqn, Staging* s, bool solicited) {
   auto it = cqs_.find(cqn);
   if (it == cqs_.end() || !it->second.valid) {
     Sim::get().error(name() + ".hca", fmt::format("completion for CQ {} which does not exist", cqn));
@@ -393,26 +375,27 @@ bool Hca::write_cqe(std::uint32_t cqn, std::uint8_t* cqe, bool solicited) {
     return false;
   }
   const std::uint32_t index = cq.producer % cq.entries;
+  std::uint8_t* cqe = s->data();
   put(cqe, cqe::owner, ((cq.producer / cq.entries) & 1) ? 0 : cqe::kOwnerHw);
   ++cq.producer;
   ++stats_.cqes;
   const bool notify = cq.arm == reg::CqDoorbell::ArmNext || (cq.arm == reg::CqDoorbell::ArmSolicited && solicited);
   if (notify) cq.arm = reg::CqDoorbell::UpdateConsumer;
-  auto* w = in_flight_.add(new CqeWrite{this, cqe, cqn, notify});
+  s->object = cqn;
+  s->notify = notify;
   bus_.dma_write("hca.cqe", cq.base + static_cast<std::uint64_t>(index) * cqe::kSize, cqe, cqe::kSize,
-                 host::DmaDone{[](void* o, std::uint64_t arg) {
-                                 auto* w = static_cast<CqeWrite*>(o);
-                                 w->hca->release_scratch(w->buf);
-                                 if (!(arg & host::kDmaFailedBit) && w->notify) {
-                                   auto& cqs = w->hca->cqs();
-                                   auto c = cqs.find(w->cqn);
-                                   if (c != cqs.end())
-                                     w->hca->post_event(Event::Completion, w->cqn, 0, 0, c->second.eqn);
-                                 }
-                                 delete w;
-                               },
-                               w, 0});
+                 {member_fn<&Hca::cqe_written>(), this, reinterpret_cast<std::uint64_t>(s)});
   return true;
+}
+
+void Hca::cqe_written(std::uint64_t arg) {
+  auto* s = reinterpret_cast<Staging*>(arg & ~host::kDmaFailedBit);
+  const std::uint32_t cqn = s->object;
+  const bool notify = s->notify;
+  release_scratch(s);
+  if ((arg & host::kDmaFailedBit) || !notify) return;
+  auto c = cqs_.find(cqn);
+  if (c != cqs_.end()) post_event(Event::Completion, cqn, 0, 0, c->second.eqn);
 }
 
 void Hca::post_event(Event type, std::uint32_t object, std::uint32_t data, std::uint8_t subtype, std::uint32_t eqn) {
@@ -430,8 +413,8 @@ void Hca::post_event(Event type, std::uint32_t object, std::uint32_t data, std::
                                                   event_name(static_cast<std::uint8_t>(type)), object));
     return;
   }
-  std::uint8_t* e = scratch();
-  std::memset(e, 0, eqe::kSize);
+  Staging* s = scratch();
+  std::uint8_t* e = s->data();
   put(e, eqe::type, static_cast<std::uint8_t>(type));
   put(e, eqe::subtype, subtype);
   put(e, eqe::object, object);
@@ -443,21 +426,21 @@ void Hca::post_event(Event type, std::uint32_t object, std::uint32_t data, std::
   if (Sim::get().tracer().on(device_id(), Component::nic))
     Sim::get().tracer().record(now(), device_id(), Component::nic, "event",
                                {{"type", event_name(static_cast<std::uint8_t>(type))}, {"object", object}});
-  auto* w = in_flight_.add(new EqeWrite{this, e, eqn});
+  s->object = eqn;
   bus_.dma_write("hca.eqe", eq.base + static_cast<std::uint64_t>(index) * eqe::kSize, e, eqe::kSize,
-                 host::DmaDone{[](void* o, std::uint64_t) {
-                                 auto* w = static_cast<EqeWrite*>(o);
-                                 w->hca->release_scratch(w->buf);
-                                 auto& eqs = w->hca->eqs();
-                                 auto q = eqs.find(w->eqn);
-                                 if (q != eqs.end() && q->second.armed && q->second.irq_vector >= 0) {
-                                   q->second.armed = false;
-                                   ++w->hca->mutable_stats().interrupts;
-                                   w->hca->host().irq().raise(q->second.irq_vector);
-                                 }
-                                 delete w;
-                               },
-                               w, 0});
+                 {member_fn<&Hca::eqe_written>(), this, reinterpret_cast<std::uint64_t>(s)});
+}
+
+void Hca::eqe_written(std::uint64_t arg) {
+  auto* s = reinterpret_cast<Staging*>(arg & ~host::kDmaFailedBit);
+  const std::uint32_t eqn = s->object;
+  release_scratch(s);
+  auto q = eqs_.find(eqn);
+  if (q != eqs_.end() && q->second.armed && q->second.irq_vector >= 0) {
+    q->second.armed = false;
+    ++stats_.interrupts;
+    host_.irq().raise(q->second.irq_vector);
+  }
 }
 
 void Hca::qp_to_error(QpCtx& q, const char* cause) {

@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "core/in_flight.h"
 #include "core/params.h"
 #include "ib_fabric/ib_mgmt.h"
 #include "fabric/port.h"
@@ -327,12 +326,22 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
  public:
   // Writes a CQE (owner byte set here) by DMA; raises a completion event
   // afterwards if the CQ is armed for it. Returns false on overrun.
-  bool write_cqe(std::uint32_t cqn, std::uint8_t* cqe, bool solicited);
+  struct Staging;
+  bool write_cqe(std::uint32_t cqn, Staging* cqe, bool solicited);
   void post_event(Event type, std::uint32_t object, std::uint32_t data = 0, std::uint8_t subtype = 0,
                   std::uint32_t eqn = 0);
-  // Small DMA staging buffers (CQEs, EQEs, ACK-side scratch): a free list.
-  std::uint8_t* scratch();
-  void release_scratch(std::uint8_t* b);
+  // A small DMA staging buffer (a CQE, an EQE, an atomic's value) and what
+  // the end of its write does; taken from a free list, reused.
+  struct Staging {
+    std::array<std::uint8_t, 64> bytes{};
+    std::uint32_t object = 0;          // the CQ or EQ its entry goes to
+    bool notify = false;               // a CQE: a completion event once it is written
+    fabric::Packet* packet = nullptr;  // an atomic's result: its request, freed once written
+    std::uint32_t writes = 0;          // writes of it still to land
+    std::uint8_t* data() { return bytes.data(); }
+  };
+  Staging* scratch();
+  void release_scratch(Staging* s);
   void qp_to_error(QpCtx& qp, const char* cause);
   void flush_qp(QpCtx& qp);
   Tpt& tpt() { return tpt_; }
@@ -361,26 +370,29 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::unique_ptr<class RecvEngine> recv_;
   Tpt tpt_;
   std::map<std::uint32_t, std::unique_ptr<QpCtx>> qps_;
-  // The last QP qp() found. QPs are never removed from qps_ (a destroyed QP
-  // goes back to Reset and stays), so a found context stays valid.
-  QpCtx* last_qp_ = nullptr;
   std::map<std::uint32_t, CqCtx> cqs_;
   std::map<std::uint32_t, EqCtx> eqs_;
   std::map<std::uint16_t, std::vector<std::uint32_t>> mcgs_;  // MLID -> QPNs
   std::array<std::uint32_t, 2> special_qp_base_{{0, 0}};      // per port: QP0 QPN (QP1 = +1)
-  std::vector<std::unique_ptr<std::array<std::uint8_t, 64>>> scratch_all_;
-  std::vector<std::uint8_t*> scratch_free_;
+  std::vector<std::unique_ptr<Staging>> scratch_all_;
+  std::vector<Staging*> scratch_free_;
   std::vector<std::uint16_t> lids_;
   std::vector<PortState> port_states_;
   std::vector<std::unique_ptr<fabric::IbPortState>> ib_ports_;
   std::vector<std::unique_ptr<class Loopback>> loopbacks_;  // per port
   bool subnet_managed_ = false;
   void sma_answer(std::uint32_t port, const fabric::SmpPacket& request);
+  void sma_reply();
+  void cqe_written(std::uint64_t arg);
+  void eqe_written(std::uint64_t arg);
   bool has_other_member(std::uint32_t port, std::uint16_t mlid, std::uint32_t sender_qpn);
   HcaStats stats_;
-  // Completion writes and SMA answers on the calendar or the host bus (last:
-  // they go first).
-  InFlightList in_flight_;
+  // SMPs the SMA answers after sma_latency, in arrival order.
+  struct SmaJob {
+    std::uint32_t port;
+    fabric::SmpPacket request;
+  };
+  std::deque<SmaJob> sma_jobs_;
 };
 
 }  // namespace nicsim::hca

@@ -289,8 +289,8 @@ bool RecvEngine::scatter(Pending& pk, QpCtx&, const std::vector<HostRange>& rang
 
 void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::uint32_t byte_len, const Pending* pk,
                           std::uint8_t opcode, bool solicited) {
-  std::uint8_t* c = hca_.scratch();
-  std::memset(c, 0, cqe::kSize);
+  Hca::Staging* s = hca_.scratch();
+  std::uint8_t* c = s->data();
   put(c, cqe::wr_id, wr_id);
   put(c, cqe::qpn, q.qpn);
   put(c, cqe::byte_len, byte_len);
@@ -310,7 +310,7 @@ void RecvEngine::recv_cqe(QpCtx& q, std::uint64_t wr_id, CqeStatus status, std::
     if (h.grh && q.type == QpType::Ud) flags |= cqe::kGrh;
   }
   put(c, cqe::flags, flags);
-  if (!hca_.write_cqe(q.recv_cqn, c, solicited)) hca_.release_scratch(c);
+  if (!hca_.write_cqe(q.recv_cqn, s, solicited)) hca_.release_scratch(s);
 }
 
 // ---- flush and reset ---------------------------------------------------------

@@ -110,6 +110,7 @@ class RecvEngine {
   RespStep execute_read(Resp& r);
   RespStep execute_atomic(Resp& r);
   void atomic_read();
+  void atomic_written(std::uint64_t arg);
   RespStep complete(Resp& r);
   RespStep acknowledge(Resp& r);
   RespStep duplicate(Resp& r);

@@ -238,27 +238,23 @@ RespStep RecvEngine::execute_atomic(Resp& r) {
       r.op.op == ib::Op::CompareSwap ? (old == a.compare ? a.swap_add : old) : old + a.swap_add;
   // The write reads its source at completion time, after the next atomic
   // may have started: each result gets its own staging buffer.
-  std::uint8_t* value = hca_.scratch();
-  std::memcpy(value, &result, 8);
-  struct Write {
-    RecvEngine* engine;
-    fabric::Packet* pkt;
-    std::uint8_t* value;
-    InFlight in_flight{};
-  };
+  Hca::Staging* s = hca_.scratch();
+  std::memcpy(s->data(), &result, 8);
+  s->packet = r.pk.pkt;
   ++r.pk.pkt->device_refs;
-  hca_.bus().dma_write("hca.atomic", atomic_.host_addr, value, 8,
-                       host::DmaDone{[](void* o, std::uint64_t) {
-                                       auto* w = static_cast<Write*>(o);
-                                       w->engine->hca_.release_scratch(w->value);
-                                       w->engine->free_packet(w->pkt);
-                                       delete w;
-                                     },
-                                     hca_.in_flight_.add(new Write{this, r.pk.pkt, value}), 0});
+  hca_.bus().dma_write("hca.atomic", atomic_.host_addr, s->data(), 8,
+                       {member_fn<&RecvEngine::atomic_written>(), this, reinterpret_cast<std::uint64_t>(s)});
   atomic_.active = false;
   r.q.msn = msn_next(r.q.msn);
   hca_.send_engine().send_atomic_ack(r.q, r.psn, r.q.msn, old);
   return RespStep::Acknowledge;
+}
+
+void RecvEngine::atomic_written(std::uint64_t arg) {
+  auto* s = reinterpret_cast<Hca::Staging*>(arg & ~host::kDmaFailedBit);
+  fabric::Packet* p = s->packet;
+  hca_.release_scratch(s);
+  free_packet(p);
 }
 
 void RecvEngine::atomic_read() {

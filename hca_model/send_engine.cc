@@ -655,14 +655,14 @@ void SendEngine::retire_completed(QpCtx& q) {
   while (!q.wqes.empty() && q.wqes.front().completed) {
     SendWqe& w = q.wqes.front();
     if (w.status != CqeStatus::Success || (w.flags & swqe::kSignaled)) {
-      std::uint8_t* c = hca_.scratch();
-      std::memset(c, 0, cqe::kSize);
+      Hca::Staging* s = hca_.scratch();
+      std::uint8_t* c = s->data();
       put(c, cqe::wr_id, w.wr_id);
       put(c, cqe::qpn, q.qpn);
       put(c, cqe::byte_len, w.length);
       put(c, cqe::opcode, static_cast<std::uint8_t>(w.op));
       put(c, cqe::status, static_cast<std::uint8_t>(w.status));
-      if (!hca_.write_cqe(q.send_cqn, c, false)) hca_.release_scratch(c);
+      if (!hca_.write_cqe(q.send_cqn, s, false)) hca_.release_scratch(s);
     }
     if (is_read_like(w.op) && w.all_sent && q.reads_outstanding && w.status != CqeStatus::Success)
       --q.reads_outstanding;

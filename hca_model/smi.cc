@@ -17,13 +17,6 @@ namespace nicsim::hca {
 
 namespace {
 
-struct SmaJob {
-  Hca* hca;
-  std::uint32_t port;
-  fabric::SmpPacket request;
-  InFlight in_flight{};
-};
-
 bool is_request(std::uint8_t method) {
   return method == fabric::smp::kMethodGet || method == fabric::smp::kMethodSet ||
          method == fabric::smp::kMethodTrapRepress;
@@ -74,31 +67,32 @@ QpCtx* Hca::smi_receive(fabric::Port& in, fabric::Packet& p) {
 void Hca::sma_answer(std::uint32_t port, const fabric::SmpPacket& request) {
   using namespace fabric::smp;
   if (request.mad[kMethod] == kMethodTrapRepress) return;  // this SMA sends no traps to repress
-  auto* job = in_flight_.add(new SmaJob{this, port, request});
-  Sim::get().calendar().after(
-      p_.sma_latency,
-      [](void* o, std::uint64_t) {
-        std::unique_ptr<SmaJob> j(static_cast<SmaJob*>(o));
-        Hca& h = *j->hca;
-        fabric::SmpPacket resp;
-        process_local_mad(h, j->port, j->request.mad, resp.mad);
-        std::uint32_t out = j->port;
-        if (j->request.mad[kMgmtClass] == kClassDirected) {
-          out = fabric::dr_turn_around(resp.mad);
-          resp.dlid = fabric::kPermissiveLid;
-          resp.slid = fabric::kPermissiveLid;
-        } else {
-          resp.dlid = j->request.slid;
-          resp.slid = h.port_lid(j->port);
-        }
-        if (out != j->port || h.ib_port(j->port).down()) {
-          ++h.mutable_stats().rx_dropped;
-          return;
-        }
-        ++h.mutable_stats().tx_packets;
-        h.port(j->port).send(fabric::make_smp_packet(h.fabric().pool(), h.device_id(), resp));
-      },
-      job);
+  sma_jobs_.push_back({port, request});
+  Sim::get().calendar().at_member<&Hca::sma_reply>(add_saturating(now(), p_.sma_latency), this);
+}
+
+// The oldest SMP waiting is answered (all wait the same sma_latency).
+void Hca::sma_reply() {
+  using namespace fabric::smp;
+  const SmaJob j = std::move(sma_jobs_.front());
+  sma_jobs_.pop_front();
+  fabric::SmpPacket resp;
+  process_local_mad(*this, j.port, j.request.mad, resp.mad);
+  std::uint32_t out = j.port;
+  if (j.request.mad[kMgmtClass] == kClassDirected) {
+    out = fabric::dr_turn_around(resp.mad);
+    resp.dlid = fabric::kPermissiveLid;
+    resp.slid = fabric::kPermissiveLid;
+  } else {
+    resp.dlid = j.request.slid;
+    resp.slid = port_lid(j.port);
+  }
+  if (out != j.port || ib_port(j.port).down()) {
+    ++stats_.rx_dropped;
+    return;
+  }
+  ++stats_.tx_packets;
+  port(j.port).send(fabric::make_smp_packet(fabric().pool(), device_id(), resp));
 }
 
 }  // namespace nicsim::hca

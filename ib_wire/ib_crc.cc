@@ -106,12 +106,7 @@ struct FoldedCrc {
 using Crc32Fold = FoldedCrc<32, 0x04C11DB7u>;
 using Crc16Fold = FoldedCrc<16, 0x100Bu>;
 
-// The 128-bit folding below is written once and compiled twice: with the
-// legacy SSE encoding, and with the VEX encoding where the CPU has AVX, whose
-// three-operand forms need no register copies before each multiplication
-// (and take the loads as memory operands): about 20 instructions per 64
-// bytes instead of 34.
-#define NICSIM_FOLD_INLINE __attribute__((always_inline, target("pclmul,sse4.1"))) inline
+#define NICSIM_FOLD_INLINE __attribute__((target("pclmul,sse4.1"))) inline
 NICSIM_FOLD_INLINE __m128i fold(__m128i acc, __m128i k, __m128i next) {
   return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11)), next);
 }
@@ -120,7 +115,7 @@ NICSIM_FOLD_INLINE __m128i load128(const std::uint8_t* q) {
 }
 
 // Sixty-four zero bytes: the OR mask of a plain CRC (see fold_lanes).
-alignas(64) constexpr std::uint8_t kNoMask[64] = {};
+constexpr std::uint8_t kNoMask[64] = {};
 
 // Folds p[0..n) (n >= 64, any alignment) starting from register `reg` and
 // returns the 16 bytes of the folded lane (to be run through the tables from a
@@ -128,8 +123,8 @@ alignas(64) constexpr std::uint8_t kNoMask[64] = {};
 // The first 64 message bytes are taken ORed with mask[0..64) (the ICRC's
 // variant fields read as ones; kNoMask for a plain CRC).
 template <class Fold, typename Reg>
-NICSIM_FOLD_INLINE __m128i fold_lanes_body(Reg reg, const std::uint8_t* p, std::size_t n, const std::uint8_t* mask,
-                                           std::size_t* used) {
+__attribute__((target("pclmul,sse4.1"))) __m128i fold_lanes(Reg reg, const std::uint8_t* p, std::size_t n,
+                                                            const std::uint8_t* mask, std::size_t* used) {
   __m128i x0 = _mm_xor_si128(_mm_or_si128(load128(p), load128(mask)),
                              _mm_cvtsi32_si128(static_cast<int>(static_cast<std::uint32_t>(reg))));
   __m128i x1 = _mm_or_si128(load128(p + 16), load128(mask + 16));
@@ -152,17 +147,6 @@ NICSIM_FOLD_INLINE __m128i fold_lanes_body(Reg reg, const std::uint8_t* p, std::
   for (const std::uint8_t* const last16 = p + n - 16; q <= last16; q += 16) x = fold(x, k128, load128(q));
   *used = static_cast<std::size_t>(q - p);
   return x;
-}
-
-template <class Fold, typename Reg>
-__attribute__((target("pclmul,sse4.1"))) __m128i fold_lanes(Reg reg, const std::uint8_t* p, std::size_t n,
-                                                            const std::uint8_t* mask, std::size_t* used) {
-  return fold_lanes_body<Fold>(reg, p, n, mask, used);
-}
-template <class Fold, typename Reg>
-__attribute__((target("avx,pclmul,sse4.1"))) __m128i fold_lanes_vex(Reg reg, const std::uint8_t* p, std::size_t n,
-                                                                    const std::uint8_t* mask, std::size_t* used) {
-  return fold_lanes_body<Fold>(reg, p, n, mask, used);
 }
 
 // Sixteen lanes in four 512-bit registers (VPCLMULQDQ): each step folds
@@ -210,24 +194,22 @@ NICSIM_WIDE_TARGET __m128i fold_lanes_wide(Reg reg, const std::uint8_t* p, std::
   return r;
 }
 
-// What the CPU offers, found once when the library loads (a plain load per
-// CRC instead of an initialisation guard per test). Anything that computes a
-// CRC before then sees all false and takes the table path: the same result.
+// What the CPU offers, found once when the library loads. Anything that
+// computes a CRC before then sees all false and takes the table path: the
+// same result.
 struct CpuFolding {
-  bool clmul = false, vex = false, wide = false;
+  bool clmul = false, wide = false;
 };
 CpuFolding detect_folding() {
   __builtin_cpu_init();  // needed before __builtin_cpu_supports in a static initialiser
   CpuFolding c;
   c.clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-  c.vex = c.clmul && __builtin_cpu_supports("avx");
   c.wide = c.clmul && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq");
   return c;
 }
 const CpuFolding kCpuFolding = detect_folding();
 
 bool have_clmul() { return kCpuFolding.clmul; }
-bool have_vex_clmul() { return kCpuFolding.vex; }
 bool have_wide_clmul() { return kCpuFolding.wide; }
 
 // The register of a folded lane's sixteen bytes from a zero register (what
@@ -251,7 +233,7 @@ __attribute__((target("pclmul,sse4.1"))) Reg lane_register(__m128i lane) {
 }
 
 // Which folding serves: the best the CPU has, or (for the tests) a narrower one.
-enum class FoldWidth { Best, Narrow, NarrowSse };
+enum class FoldWidth { Best, Narrow };
 
 // The register after p[0..n) from `reg`; the first 64 bytes are ORed with
 // mask[0..64) first (see fold_lanes; only used when n >= 64: shorter input
@@ -261,10 +243,9 @@ Reg update_fast(Reg reg, const std::uint8_t* p, std::size_t n, FoldWidth width =
                 const std::uint8_t* mask = kNoMask) {
   if (n < 64 || !have_clmul()) return Table::update(reg, p, n);
   std::size_t used = 0;
-  const __m128i folded =
-      width == FoldWidth::Best && n >= 256 && have_wide_clmul() ? fold_lanes_wide<Fold>(reg, p, n, mask, &used)
-      : width != FoldWidth::NarrowSse && have_vex_clmul()       ? fold_lanes_vex<Fold>(reg, p, n, mask, &used)
-                                                                : fold_lanes<Fold>(reg, p, n, mask, &used);
+  const __m128i folded = width == FoldWidth::Best && n >= 256 && have_wide_clmul()
+                             ? fold_lanes_wide<Fold>(reg, p, n, mask, &used)
+                             : fold_lanes<Fold>(reg, p, n, mask, &used);
   return Table::update(lane_register<Table, Fold, 8 * sizeof(Reg), Reg>(folded), p + used, n - used);
 }
 #endif
@@ -298,10 +279,10 @@ std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_
   return update_fast<Crc16Impl, Crc16Fold>(reg, bytes.data(), bytes.size(), FoldWidth::Narrow);
 }
 std::uint32_t crc32_folded_sse(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
-  return update_fast<Crc32Impl, Crc32Fold>(reg, bytes.data(), bytes.size(), FoldWidth::NarrowSse);
+  return update_fast<Crc32Impl, Crc32Fold>(reg, bytes.data(), bytes.size(), FoldWidth::Narrow);
 }
 std::uint16_t crc16_folded_sse(std::uint16_t reg, std::span<const std::uint8_t> bytes) {
-  return update_fast<Crc16Impl, Crc16Fold>(reg, bytes.data(), bytes.size(), FoldWidth::NarrowSse);
+  return update_fast<Crc16Impl, Crc16Fold>(reg, bytes.data(), bytes.size(), FoldWidth::Narrow);
 }
 std::uint32_t crc32_folded(std::uint32_t reg, std::span<const std::uint8_t> bytes) {
   return update_fast<Crc32Impl, Crc32Fold>(reg, bytes.data(), bytes.size());
@@ -376,7 +357,7 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> packet) {
 
   // The variant fields live in the first 60 bytes at most: they are read as
   // ones through a 64-byte OR mask, applied as the bytes are loaded.
-  alignas(64) std::array<std::uint8_t, 64> mask{};
+  std::array<std::uint8_t, 64> mask{};
   if (global) {
     std::fill_n(mask.begin(), Lrh::kSize, 0xFF);  // a router rewrites all of the LRH
     std::uint8_t* grh = mask.data() + Lrh::kSize;

@@ -74,8 +74,7 @@ bool folded_available();
 bool wide_folded_available();
 std::uint32_t crc32_folded_narrow(std::uint32_t reg, std::span<const std::uint8_t> bytes);
 std::uint16_t crc16_folded_narrow(std::uint16_t reg, std::span<const std::uint8_t> bytes);
-// The 128-bit folding in the legacy SSE encoding (`folded_narrow` uses the VEX
-// encoding where the CPU has AVX).
+// The 128-bit folding, as `folded_narrow`.
 std::uint32_t crc32_folded_sse(std::uint32_t reg, std::span<const std::uint8_t> bytes);
 std::uint16_t crc16_folded_sse(std::uint16_t reg, std::span<const std::uint8_t> bytes);
 std::uint32_t crc32_table(std::uint32_t reg, std::span<const std::uint8_t> bytes);

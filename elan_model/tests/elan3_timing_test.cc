@@ -31,16 +31,22 @@ int tlb(int, char**) {
   nicsim_sleep_ns(100000);  // let the bus go idle
   Mmu& mmu = this_elan().mmu();
   const Elan3Stats& st = this_elan().stats();
-  auto timed = [&](E3Addr a) {
+  struct Lookup {
+    Translation t;
     Tick done = 0;
+    static void translated(void* self, std::uint64_t) {
+      auto* l = static_cast<Lookup*>(self);
+      EXPECT_EQ(l->t.fault, Fault::None);
+      l->done = Calendar::now();
+    }
+  };
+  auto timed = [&](E3Addr a) {
+    Lookup l;
     const Tick t0 = Calendar::now();
-    mmu.translate(a, 4, perm::kLocalRead, [&](Translation& t) {
-      EXPECT_EQ(t.fault, Fault::None);
-      done = Calendar::now();
-    });
+    mmu.translate(a, 4, perm::kLocalRead, l.t, {&Lookup::translated, &l});
     nicsim_sleep_ns(5000);
-    EXPECT_NE(done, 0u);
-    return done - t0;
+    EXPECT_NE(l.done, 0u);
+    return l.done - t0;
   };
   const host::HostBus& bus = this_elan().bus();
   const Tick miss_expect = this_elan().cycles(1) + bus.read_latency() + bus.read_occupancy(8) + this_elan().cycles(4);

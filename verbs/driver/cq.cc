@@ -272,8 +272,6 @@ ib_api_status_t destroy_cq(const ib_cq_handle_t h_cq, ci_umv_buf_t*) {
 }
 
 namespace {
-// At namespace scope, not function-local: no initialisation guard to test on
-// every (busy) poll.
 const host::CostClass kPollCq{"verbs_poll_cq"};
 const host::CostClass kPollCqe{"verbs_poll_cqe"};
 }  // namespace
@@ -284,10 +282,9 @@ namespace {
 // resize meanwhile. Looked at again before its ring is touched.
 bool usable(Device& d, const ib_cq_handle_t h_cq, const Cq* cq) { return d.find<Cq>(h_cq) == cq && !cq->resizing; }
 
-// poll_cq once the CQ's next entry is ready: out of line, so that the busy
-// loop's empty poll is a short function with few registers to save.
-[[gnu::noinline]] ib_api_status_t take_entries(Device& d, Cq& cq, const ib_cq_handle_t h_cq,
-                                               ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
+// poll_cq once the CQ's next entry is ready.
+ib_api_status_t take_entries(Device& d, Cq& cq, const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist,
+                             ib_wc_t** const pp_done_wclist) {
   ib_wc_t** tail = pp_done_wclist;
   std::uint32_t found = 0;
   while (*pp_free_wclist && next_ready(cq)) {

@@ -98,11 +98,9 @@ Cq* Device::polled_cq_slow(const void* handle, host::Host* h, Device*& dev) {
   return cq;
 }
 
-Device* Device::current_slow(host::Host* h) {
+Device* Device::of_host(host::Host* h) {
   Device* d = h ? bound_device(*h) : nullptr;
-  if (!d || d->load_ != LoadState::Ready) return nullptr;
-  last_device_ = {h, h->serial(), d};
-  return d;
+  return d && d->load_ == LoadState::Ready ? d : nullptr;
 }
 
 Device* Device::load_current() {
@@ -122,10 +120,7 @@ Device* Device::load_current() {
   const bool ok = d->init();
   d->load_ = ok ? LoadState::Ready : LoadState::Failed;
   d->loaded_.notify_all();
-  if (ok && ib_register_ca(&d->ci_) != IB_SUCCESS) {
-    d->load_ = LoadState::Failed;
-    last_device_ = {};
-  }
+  if (ok && ib_register_ca(&d->ci_) != IB_SUCCESS) d->load_ = LoadState::Failed;
   return d->load_ == LoadState::Ready ? d : nullptr;
 }
 
@@ -146,7 +141,6 @@ Device::Device(host::Host& host, host::HostBus& bus, const host::pci::Function& 
 
 Device::~Device() {
   if (last_poll_.dev == this) last_poll_ = {};
-  if (last_device_.dev == this) last_device_ = {};
   // Node memory belongs to the node and goes with it; only C++ objects here.
   for (auto& [_, o] : live_) delete o;
 }
@@ -354,17 +348,14 @@ void Device::free_dma(void* p) {
   if (p) host_.memory().free(p);
 }
 
-Object* Device::find_slow(const void* handle, ObjType type) {
+Object* Device::find_object(const void* handle, ObjType type) {
   if (!handle) return nullptr;
   auto it = live_.find(handle);
   if (it == live_.end() || it->second->type != type) return nullptr;
-  found_[static_cast<std::size_t>(type)] = {handle, it->second};
   return it->second;
 }
 
 void Device::kill(Object* o) {
-  Found& f = found_[static_cast<std::size_t>(o->type)];
-  if (f.object == o) f = {};
   if (last_poll_.cq == o) last_poll_ = {};
   live_.erase(o->handle_key);
   quarantine_.emplace_back(o);

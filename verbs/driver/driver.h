@@ -234,18 +234,14 @@ class Device : public host::BoundDriver {
   // The driver instance of the calling thread's node (nullptr if the node
   // has no HCA, the driver is not loaded, or the caller is no host thread).
   static Device* current();
-  // The same, also giving the calling process for cpu_as(). Inline: a
-  // polling loop asks on every call.
+  // The same, also giving the calling process for cpu_as().
   static Device* current(const sc_core::sc_object*& process) { return of_host(host::Host::current_host(process)); }
   // The driver instance of host `h` (nullptr: none ready, or no host).
-  static Device* of_host(host::Host* h) {
-    if (h && h == last_device_.host && h->serial() == last_device_.serial) return last_device_.dev;
-    return current_slow(h);
-  }
+  static Device* of_host(host::Host* h);
   // poll_cq's lookup: the CQ `handle` names on the driver of the caller's
-  // host `h` (and that driver in `dev`), or nullptr. The last one found is
-  // remembered with its host: a busy loop polls the same CQ from the same
-  // thread again and again. Forgotten when the CQ is destroyed or its
+  // host `h` (and that driver in `dev`), or nullptr. Hot: a busy loop polls
+  // the same CQ from the same thread again and again, so the last one found
+  // is remembered with its host. Forgotten when the CQ is destroyed or its
   // driver goes; a host of a later world has another serial number.
   static Cq* polled_cq(const void* handle, host::Host* h, Device*& dev) {
     const LastPoll& p = last_poll_;
@@ -288,13 +284,7 @@ class Device : public host::BoundDriver {
   // ---- handle registry ----------------------------------------------------
   template <class T>
   T* find(const void* handle) {
-    // The last handle of each type found is checked first: a polling loop
-    // asks for the same CQ on every call. kill() forgets it. An entry holds
-    // a non-null handle or none ({nullptr, nullptr}), so a null handle
-    // matches only an empty entry and gets nullptr, as find_slow gives it.
-    const Found& f = found_[static_cast<std::size_t>(T::kType)];
-    if (handle == f.handle) return static_cast<T*>(f.object);
-    return static_cast<T*>(find_slow(handle, T::kType));
+    return static_cast<T*>(find_object(handle, T::kType));
   }
   template <class T>
   T* make() {
@@ -350,15 +340,6 @@ class Device : public host::BoundDriver {
   static constexpr std::uint32_t kSpecialQpBase = 0x10;
 
  private:
-  static Device* current_slow(host::Host* h);
-  // The last ready driver found, by host: a loaded driver stays with its host
-  // for the host's life (a host of a later world has another serial number).
-  struct LastDevice {
-    const host::Host* host;
-    std::uint64_t serial;
-    Device* dev;
-  };
-  static inline LastDevice last_device_{};
   static Cq* polled_cq_slow(const void* handle, host::Host* h, Device*& dev);
   struct LastPoll {
     const host::Host* host;
@@ -391,13 +372,8 @@ class Device : public host::BoundDriver {
   std::uint32_t eq_entries_ = 0, eq_consumer_ = 0;
   int irq_vector_ = -1;
   Ca* ca_ = nullptr;
-  Object* find_slow(const void* handle, ObjType type);
+  Object* find_object(const void* handle, ObjType type);
   std::unordered_map<const void*, Object*> live_;
-  struct Found {
-    const void* handle = nullptr;
-    Object* object = nullptr;
-  };
-  std::array<Found, static_cast<std::size_t>(ObjType::Mcast) + 1> found_{};
   std::deque<std::unique_ptr<Object>> quarantine_;
   std::uint32_t qpn_cursor_ = kFirstQpn;
   std::set<std::uint32_t> used_qpns_;
