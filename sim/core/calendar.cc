@@ -16,11 +16,8 @@ constexpr const char* kBlockedAhead =
 // once; a 64-node run also holds about a hundred host timers (heartbeats
 // 1 ms ahead), ack timeouts (20 us) and bus completions (microseconds) for
 // a few dozen near events. Kept apart, the far ones no longer slow every
-// near event down. The distance is the measured best (callgrind, ep_mcast64,
-// instructions per data packet): 18,298 with one heap; 16,556 at 60 ns,
-// 16,354 at 250 ns, 16,417 at 500 ns, 17,225 at 1 us, 17,736 at 5 us; a
-// third heap from 10 us, 16,778 (all with a heap for the near events too;
-// docs/calendar.md has the sorted run's own measurements).
+// near event down. 250 ns is the best distance on the 64-node multicast
+// (docs/calendar.md).
 constexpr Tick kFarDistance = 250 * kNs;
 }  // namespace
 
