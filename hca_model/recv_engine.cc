@@ -175,7 +175,17 @@ RecvEngine::Step RecvEngine::deliver(Pending& pk, QpCtx& q) {
 
 // ---- receive WQEs ------------------------------------------------------------
 
-void RecvEngine::rq_doorbell(QpCtx& q) { prefetch(q); }
+// A receive posted to a QP in Error is flushed as soon as it is read.
+void RecvEngine::rq_doorbell(QpCtx& q) {
+  if (q.state() != QpState::Error) {
+    prefetch(q);
+    return;
+  }
+  Prefetch& pf = prefetch_[q.qpn];
+  if (pf.flushing) return;  // the flush under way reaches it
+  pf.flushing = true;
+  flush_next(q.qpn);
+}
 
 void RecvEngine::prefetch(QpCtx& q) {
   Prefetch& pf = prefetch_[q.qpn];

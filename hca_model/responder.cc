@@ -116,7 +116,13 @@ RespStep RecvEngine::chk_resource(Resp& r) {
     r.saved_offset = q.recv_offset;
   }
   bool ok = false;
-  if (start_receive(r.pk, q, ok) == Step::Stall) return RespStep::Stall;
+  if (start_receive(r.pk, q, ok) == Step::Stall) {
+    // The packet is processed again from its first step once the WQE is in:
+    // a first packet leaves no write in progress behind (ChkRkey opens it
+    // again), or ChkOpSeq would take it for a second first packet.
+    if (r.kind == Resp::Kind::Write && r.op.first()) q.write_left = 0;
+    return RespStep::Stall;
+  }
   if (r.kind == Resp::Kind::Write) {
     if (ok) return RespStep::Execute;
     q.recv_ranges = saved_ranges_;

@@ -372,6 +372,64 @@ int rc_lossy(int argc, char** argv) {
 }
 const BuiltinProgram reg6("t_rc_lossy", rc_lossy, "test");
 
+// A send, then at once an RDMA write-only with immediate: the send opens the
+// first receive WQE and starts the second's fetch, and the write arrives
+// while that fetch is still on the responder's (slower) bus, so its packet
+// waits for the WQE and is processed again when it is in.
+int rc_write_imm_waits_for_wqe(int, char**) {
+  Setup s;
+  const bool a_side = nicsim_workload_rank() == 0;
+  if (!a_side) {
+    s.h.post_recv(s.qp, s.buf, 64, s.key, 70);
+    s.h.post_recv(s.qp, s.buf + 64, 64, s.key, 71);
+  }
+  nicsim_barrier();
+  if (a_side) {
+    fill(s.buf + 1000, 8, 3);
+    fill(s.buf + 2000, 32, 4);
+    Harness::SendArgs send;
+    send.wr_id = 1;
+    send.local = s.buf + 1000;
+    send.len = 8;
+    send.lkey = s.key;
+    s.h.post_send(s.qp, send);
+    Harness::SendArgs w;
+    w.op = swqe::Op::RdmaWriteImm;
+    w.wr_id = 2;
+    w.local = s.buf + 2000;
+    w.len = 32;
+    w.lkey = s.key;
+    w.remote_va = s.peer.addr + 4096;
+    w.rkey = s.peer.rkey;
+    w.imm = 0x5eed1e55;
+    s.h.post_send(s.qp, w);
+    for (std::uint64_t i = 1; i <= 2; ++i) {
+      Cqe c{};
+      EXPECT_TRUE(s.h.wait(s.cq, c)) << "completion " << i;
+      EXPECT_EQ(c.wr_id, i);
+      EXPECT_EQ(c.status, 0) << cqe_status_name(c.status);
+    }
+  } else {
+    Cqe c{};
+    EXPECT_TRUE(s.h.wait(s.cq, c));
+    EXPECT_EQ(c.wr_id, 70u);
+    EXPECT_EQ(c.status, 0) << cqe_status_name(c.status);
+    EXPECT_EQ(c.byte_len, 8u);
+    EXPECT_TRUE(s.h.wait(s.cq, c));
+    EXPECT_EQ(c.wr_id, 71u);
+    EXPECT_EQ(c.status, 0) << cqe_status_name(c.status);
+    EXPECT_EQ(c.opcode, static_cast<std::uint8_t>(cqe::RecvOp::RdmaWriteImm));
+    EXPECT_EQ(c.imm, 0x5eed1e55u);
+    std::vector<std::uint8_t> expect(32);
+    fill(expect.data(), 8, 3);
+    EXPECT_TRUE(same(s.buf, expect.data(), 8)) << "send data";
+    fill(expect.data(), 32, 4);
+    EXPECT_TRUE(same(s.buf + 4096, expect.data(), 32)) << "RDMA write-with-immediate data";
+  }
+  return ::testing::Test::HasFailure() ? 1 : 0;
+}
+const BuiltinProgram reg7("t_rc_write_imm_wqe_wait", rc_write_imm_waits_for_wqe, "test");
+
 Scenario two_hcas(const std::string& program, const std::string& extra = "", const std::string& args = "") {
   std::string text = R"(
     topology { star { hosts: 2 } nic: "hca" }
@@ -390,6 +448,17 @@ void run_ok(const Scenario& sc) { nicsim::testing::run_scenario(sc); }
 TEST(HcaRc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_send_recv")); }
 TEST(HcaUc, SendRecvEveryMessageSizeBytesExact) { run_ok(two_hcas("t_send_recv", "", R"(args: "uc")")); }
 TEST(HcaRc, RdmaWriteReadAndAtomics) { run_ok(two_hcas("t_rc_rdma")); }
+TEST(HcaRc, WriteOnlyWithImmediateWaitingForItsReceiveWqe) {
+  run_ok(load_scenario_text(R"(
+    node { name: "h0" nic: "hca" }
+    node { name: "h1" nic: "hca" param { key: "bus.profile" value: "pci-33" } }
+    switch { name: "sw0" }
+    link { a: "h0" b: "sw0" }
+    link { a: "h1" b: "sw0" }
+    subnet_manager { off: true }
+    workload { program: "t_rc_write_imm_wqe_wait" nodes: "*" })",
+                            "test.textproto", [](std::string_view n) { return ProgramRegistry::instance().find(n); }));
+}
 TEST(HcaRc, BadRkeyIsRemoteAccessErrorAndQpError) { run_ok(two_hcas("t_rc_bad_rkey")); }
 TEST(HcaUd, SendWithQkeyCheck) { run_ok(two_hcas("t_ud_send")); }
 TEST(HcaRc, RnrNakThenSuccess) { run_ok(two_hcas("t_rc_rnr")); }

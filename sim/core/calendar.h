@@ -6,8 +6,8 @@
 // SC_METHOD at the earliest time. This is how nicsim follows
 // DESIGN rule 4 (event-driven, idle hardware costs nothing) while keeping the
 // per-packet cost far below one SystemC event notification each (a plain
-// heap beats the kernel's own queue under load, docs/calendar.md). Software threads remain ordinary SC_THREADs; both meet in simulated
-// time because the calendar's SC_METHOD runs inside the SystemC scheduler.
+// heap beats the kernel's own queue under load, docs/calendar.md). Software threads remain ordinary SC_THREADs; both
+// meet in simulated time because the calendar's SC_METHOD runs inside the SystemC scheduler.
 //
 // Order is deterministic: equal times fire in scheduling order.
 //

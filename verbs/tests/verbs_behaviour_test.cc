@@ -318,6 +318,19 @@ int post_checks(int, char**) {
   const auto flushed = wait_wcs(e, 4);
   EXPECT_EQ(flushed.size(), 4u);
   for (const auto& wc : flushed) EXPECT_EQ(wc.status, IB_WCS_WR_FLUSHED_ERR);
+  // A receive posted in Error is taken (the seed refuses only Reset and
+  // Init) and completes at once with a flush error.
+  ib_recv_wr_t late = rw[0];
+  late.p_next = nullptr;
+  late.wr_id = 555;
+  EXPECT_EQ(ci->post_recv(qp, &late, &rfail), IB_SUCCESS);
+  const auto late_wc = wait_wcs(e, 1);
+  EXPECT_EQ(late_wc.size(), 1u);
+  for (const auto& wc : late_wc) {
+    EXPECT_EQ(wc.wr_id, 555u);
+    EXPECT_EQ(wc.status, IB_WCS_WR_FLUSHED_ERR);
+    EXPECT_EQ(wc.wc_type, IB_WC_RECV);
+  }
   ib_wc_t wc{};
   ib_wc_t* fl = &wc;
   ib_wc_t* dl;
