@@ -57,3 +57,14 @@ function(nicsim_layer_tests name)
   add_dependencies(${target} nicsim)
   gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
 endfunction()
+
+# nicsim_headers_check(LAYER INCLUDE_DIR C_SOURCE CXX_SOURCE [C_OPTIONS...]):
+# a layer's public C headers must compile on their own as C99 and as C++.
+function(nicsim_headers_check layer include_dir c_source cxx_source)
+  set(target ${layer}_headers_check)
+  add_library(${target} OBJECT ${c_source} ${cxx_source})
+  target_include_directories(${target} PRIVATE ${include_dir})
+  set_source_files_properties(${c_source} PROPERTIES COMPILE_OPTIONS "-std=c99;-pedantic;-Wall;-Wextra;-Werror;${ARGN}")
+  set_source_files_properties(${cxx_source} PROPERTIES COMPILE_OPTIONS "-Wall;-Wextra;-Werror")
+  add_dependencies(layer_${layer} ${target})
+endfunction()

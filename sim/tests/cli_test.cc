@@ -15,33 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout and stderr
-};
+using nicsim::testing::slurp;
+using Result = nicsim::testing::CliResult;
 
-Result run(const std::string& args) {
-  nicsim::testing::CommandResult r = nicsim::testing::run_command(std::string(NICSIM_BIN) + " " + args + " 2>&1");
-  return {r.status, std::move(r.output)};
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("nicsim_cli_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+Result run(const std::string& args) { return nicsim::testing::run_nicsim(args); }
+fs::path temp_dir(const std::string& name) { return nicsim::testing::temp_dir("cli_" + name); }
 
 std::string write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
   return p.string();
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 const std::string kQuickstart = std::string(NICSIM_SOURCE_DIR) + "/scenarios/quickstart.textproto";

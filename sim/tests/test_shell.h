@@ -8,6 +8,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <utility>
 #include <fstream>
 #include <initializer_list>
 #include <string>
@@ -29,6 +32,32 @@ inline CommandResult run_command(const std::string& command) {
   const int raw = ::pclose(p);
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return r;
+}
+
+// The nicsim command (NICSIM_BIN) with `args`, its stdout and stderr.
+struct CliResult {
+  int exit_code;
+  std::string out;
+};
+inline CliResult run_nicsim(const std::string& args) {
+  CommandResult r = run_command(std::string(NICSIM_BIN) + " " + args + " 2>&1");
+  return {r.status, std::move(r.output)};
+}
+
+// A fresh scratch folder for this process: <tmp>/nicsim_<name>_<pid>.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  std::filesystem::path d =
+      std::filesystem::temp_directory_path() / ("nicsim_" + name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
 }
 
 // Occurrences of `what` in `text` (overlapping ones included).

@@ -15,29 +15,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout and stderr
-};
+using nicsim::testing::slurp;
+using Result = nicsim::testing::CliResult;
 
-Result run(const std::string& args) {
-  nicsim::testing::CommandResult r = nicsim::testing::run_command(std::string(NICSIM_BIN) + " " + args + " 2>&1");
-  return {r.status, std::move(r.output)};
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("nicsim_cli_sm_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+Result run(const std::string& args) { return nicsim::testing::run_nicsim(args); }
+fs::path temp_dir(const std::string& name) { return nicsim::testing::temp_dir("cli_sm_" + name); }
 
 // The HCA stack with the subnet manager: perftest, verbs driver, HCA and SM
 // traced in full give byte-identical files (no host pointers in any record).
