@@ -143,6 +143,9 @@ KMr* dma_mr_of(KDevice& d, std::uint32_t lkey) {
 std::uint32_t dma_lkey(KDevice& d, KMr& mr, std::uint64_t addr, std::uint32_t len) {
   const auto key = std::make_pair(addr, len);
   if (auto it = mr.regs.find(key); it != mr.regs.end()) return it->second.lkey;
+  // A mapped range that covers it (few per region: a linear look).
+  for (const auto& [range, reg] : mr.regs)
+    if (addr >= range.first && addr + len <= range.first + range.second) return reg.lkey;
   auto* pd = reinterpret_cast<KPd*>(mr.pub.pd);
   ib_mr_create_t mc{};
   mc.vaddr = reinterpret_cast<void*>(addr);
@@ -156,6 +159,13 @@ std::uint32_t dma_lkey(KDevice& d, KMr& mr, std::uint64_t addr, std::uint32_t le
   mr.regs.emplace(key, r);
   ++d.dma_regs;
   return r.lkey;
+}
+
+bool dma_map(kv::ib_mr* mr, void* addr, std::uint64_t bytes) {
+  KDevice* d = current();
+  auto* k = reinterpret_cast<KMr*>(mr);
+  if (!d || !d->mrs.count(k) || k->h || bytes > 0xffffffffu) return false;
+  return dma_lkey(*d, *k, reinterpret_cast<std::uint64_t>(addr), static_cast<std::uint32_t>(bytes)) != 0;
 }
 
 }  // namespace nicsim::kverbs

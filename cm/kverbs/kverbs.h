@@ -24,6 +24,10 @@ struct Counts {
 };
 Counts counts(ib_device* dev);
 
+// Registers [addr, addr+bytes) for the DMA MR `mr` at once (the kernel's
+// dma_map_single): posts of any part of it then need no registration.
+bool dma_map(ib_mr* mr, void* addr, std::uint64_t bytes);
+
 // Whether `qp` is a live QP of the calling node's device.
 bool qp_live(ib_qp* qp);
 // The QP's state as the provider reports it (-1: not a live QP).

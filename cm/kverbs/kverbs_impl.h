@@ -34,6 +34,7 @@ namespace kv {
 
 namespace nicsim::kverbs {
 using kv::ib_device;
+using kv::ib_mr;
 using kv::ib_qp;
 }  // namespace nicsim::kverbs
 #include "cm/kverbs/kverbs.h"
