@@ -94,7 +94,7 @@ int errno_of(ib_api_status_t s) {
   }
 }
 
-kv::ib_device* node_device() {
+kv::ib_device* node_device_impl() {
   host::Host* h = host::Host::current_host();
   if (!h) return nullptr;
   if (KDevice* d = h->software<KDevice>()) return &d->pub;
@@ -116,14 +116,8 @@ kv::ib_device* node_device() {
   return &h->add_software(std::move(d)).pub;
 }
 
-kv::ib_device* device_of(host::Host& h) {
-  KDevice* d = h.software<KDevice>();
-  return d ? &d->pub : nullptr;
-}
-
-Counts counts(kv::ib_device* dev) {
-  Counts c;
-  if (!dev || !dev->node) return c;
+void counts_impl(kv::ib_device* dev, Counts& c) {
+  if (!dev || !dev->node) return;
   auto* d = static_cast<KDevice*>(dev->node);
   c.pds = static_cast<std::uint32_t>(d->pds.size());
   c.cqs = static_cast<std::uint32_t>(d->cqs.size());
@@ -131,7 +125,6 @@ Counts counts(kv::ib_device* dev) {
   c.mrs = static_cast<std::uint32_t>(d->mrs.size());
   c.ahs = static_cast<std::uint32_t>(d->ahs.size());
   c.dma_regs = d->dma_regs;
-  return c;
 }
 
 KMr* dma_mr_of(KDevice& d, std::uint32_t lkey) {
@@ -161,7 +154,7 @@ std::uint32_t dma_lkey(KDevice& d, KMr& mr, std::uint64_t addr, std::uint32_t le
   return r.lkey;
 }
 
-bool dma_map(kv::ib_mr* mr, void* addr, std::uint64_t bytes) {
+bool dma_map_impl(kv::ib_mr* mr, void* addr, std::uint64_t bytes) {
   KDevice* d = current();
   auto* k = reinterpret_cast<KMr*>(mr);
   if (!d || !d->mrs.count(k) || k->h || bytes > 0xffffffffu) return false;
@@ -169,6 +162,18 @@ bool dma_map(kv::ib_mr* mr, void* addr, std::uint64_t bytes) {
 }
 
 }  // namespace nicsim::kverbs
+
+extern "C" {
+kv::ib_device* nicsim_kverbs_node_device(void) { return nicsim::kverbs::node_device_impl(); }
+kv::ib_device* nicsim_kverbs_device_of(nicsim::host::Host* h) {
+  auto* d = h ? h->software<nicsim::kverbs::KDevice>() : nullptr;
+  return d ? &d->pub : nullptr;
+}
+void nicsim_kverbs_counts(kv::ib_device* dev, nicsim::kverbs::Counts* out) { nicsim::kverbs::counts_impl(dev, *out); }
+int nicsim_kverbs_dma_map(kv::ib_mr* mr, void* addr, std::uint64_t bytes) {
+  return nicsim::kverbs::dma_map_impl(mr, addr, bytes);
+}
+}
 
 namespace kv {
 

@@ -33,11 +33,12 @@ namespace kv {
 }
 
 namespace nicsim::kverbs {
-using kv::ib_device;
-using kv::ib_mr;
-using kv::ib_qp;
+// Live kernel objects of a device, for leak checks (as kverbs.h has it).
+struct Counts {
+  std::uint32_t pds = 0, cqs = 0, qps = 0, mrs = 0, ahs = 0, dma_regs = 0;
+  std::uint32_t total() const { return pds + cqs + qps + mrs + ahs + dma_regs; }
+};
 }  // namespace nicsim::kverbs
-#include "cm/kverbs/kverbs.h"
 
 namespace nicsim::kverbs {
 

@@ -220,9 +220,9 @@ int convert_send(KDevice& d, const kv::ib_send_wr& w, ib_send_wr_t& c, std::vect
 
 }  // namespace
 
-bool qp_live(kv::ib_qp* qp) { return live_qp(current(), qp) != nullptr; }
+bool qp_live_impl(kv::ib_qp* qp) { return live_qp(current(), qp) != nullptr; }
 
-int qp_state(kv::ib_qp* qp) {
+int qp_state_impl(kv::ib_qp* qp) {
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k) return -1;
@@ -238,6 +238,11 @@ int qp_state(kv::ib_qp* qp) {
 }
 
 }  // namespace nicsim::kverbs
+
+extern "C" {
+int nicsim_kverbs_qp_live(kv::ib_qp* qp) { return nicsim::kverbs::qp_live_impl(qp); }
+int nicsim_kverbs_qp_state(kv::ib_qp* qp) { return nicsim::kverbs::qp_state_impl(qp); }
+}
 
 namespace kv {
 
@@ -357,7 +362,7 @@ int ib_query_qp(ib_qp* qp, ib_qp_attr* qp_attr, int qp_attr_mask, ib_qp_init_att
   ib_qp_attr_t a{};
   if (int rc = errno_of(d->ci->query_qp(k->h, &a, nullptr))) return rc;
   std::memset(qp_attr, 0, sizeof *qp_attr);
-  qp_attr->qp_state = static_cast<ib_qp_state>(qp_state(qp));
+  qp_attr->qp_state = static_cast<ib_qp_state>(qp_state_impl(qp));
   qp_attr->cur_qp_state = qp_attr->qp_state;
   qp_attr->qkey = cl_ntoh32(a.qkey);
   qp_attr->rq_psn = cl_ntoh32(a.rq_psn);
