@@ -78,7 +78,7 @@ struct Conn {
   Path path;
   ib_qp* qp = nullptr;
   std::uint32_t local_qpn = 0, remote_qpn = 0, local_psn = 0, remote_psn = 0;
-  std::uint8_t resp_res = 0, init_depth = 0, retry_cnt = 7, rnr_retry = 7, ack_timeout = 14, min_rnr = 12;
+  std::uint8_t resp_res = 0, init_depth = 0, retry_cnt = 7, rnr_retry = 7, ack_timeout = 14, min_rnr = 1;  // min_rnr 1: 10 us
   int access = 0;
   std::uint8_t remote_resp_to = 0, local_resp_to = 0, max_retries = 0;  // REQ fields (exponents, count)
   std::uint32_t sends = 0;  // sends of the current message
@@ -111,7 +111,7 @@ std::string format_ipv4(std::uint32_t ip);
 // Counters for leak checks and figures.
 struct CmCounters {
   std::uint32_t live_conns = 0, listeners = 0, timewait = 0, sa_queries_live = 0;
-  std::uint64_t mads_sent = 0, mads_received = 0, retries = 0, sa_queries = 0, cache_hits = 0;
+  std::uint64_t mads_sent = 0, mads_received = 0, retries = 0, sa_retries = 0, sa_queries = 0, cache_hits = 0;
 };
 
 }  // namespace nicsim::cm

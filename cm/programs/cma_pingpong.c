@@ -20,6 +20,12 @@
  *   --expect=established|rejected|unreachable   the client's expected first event
  *   --timeout-ms=N    the connect's timeout argument (0: the node's default)
  *   --rarp            the server asks ib_cma_get_src_ip and checks the answer
+ *   --connect-sid=N   clients connect to this service id (default: --sid)
+ *   --requests=N      requests the server waits for (default: clients x cycles)
+ *   --delay-us=N      clients wait this long after the start barrier
+ *   --linger-us=N     every rank waits this long before it exits (timewaits end)
+ *   --role=server|client  the side regardless of rank (a one-node workload
+ *                     each, e.g. both on one node: give the client --dst)
  *
  * Results (clients): connect_ns (REQ to ESTABLISHED of the first cycle),
  * cycles_ok, cycle_ns (mean simulated time of one cycle).
@@ -38,8 +44,8 @@
 #define PP_TAG_IP 0x434d0001u
 
 struct pp_opts {
-	int cycles, bytes, reject, rarp, by_server;
-	unsigned long long sid;
+	int cycles, bytes, reject, rarp, by_server, requests, role; /* role: 0 by rank, 1 server, 2 client */
+	unsigned long long sid, connect_sid, delay_us, linger_us;
 	unsigned int dst_ip; /* host order; 0: rank 0's */
 	unsigned int timeout_ms;
 	enum ib_cma_event expect;
@@ -69,6 +75,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 	o->bytes = 64;
 	o->sid = 0x1000;
 	o->expect = IB_CMA_EVENT_ESTABLISHED;
+	o->requests = -1;
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		unsigned int b0, b1, b2, b3;
@@ -78,6 +85,18 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->bytes = atoi(a + 8);
 		else if (!strncmp(a, "--sid=", 6))
 			o->sid = strtoull(a + 6, NULL, 0);
+		else if (!strncmp(a, "--connect-sid=", 14))
+			o->connect_sid = strtoull(a + 14, NULL, 0);
+		else if (!strncmp(a, "--requests=", 11))
+			o->requests = atoi(a + 11);
+		else if (!strncmp(a, "--delay-us=", 11))
+			o->delay_us = strtoull(a + 11, NULL, 0);
+		else if (!strncmp(a, "--linger-us=", 12))
+			o->linger_us = strtoull(a + 12, NULL, 0);
+		else if (!strcmp(a, "--role=server"))
+			o->role = 1;
+		else if (!strcmp(a, "--role=client"))
+			o->role = 2;
 		else if (!strcmp(a, "--reject"))
 			o->reject = 1, o->expect = IB_CMA_EVENT_REJECTED;
 		else if (!strcmp(a, "--rarp"))
@@ -99,6 +118,8 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 		else
 			return nicsim_log("cma_pingpong: unknown argument %s", a), -1;
 	}
+	if (!o->connect_sid)
+		o->connect_sid = o->sid;
 	if (o->cycles < 1 || o->bytes < 1 || o->bytes > 65536)
 		return nicsim_log("cma_pingpong: bad --cycles or --bytes"), -1;
 	return 0;
@@ -325,8 +346,8 @@ static int pp_server(const struct pp_opts *o)
 	if (ib_cma_sid_listen(NULL, be64_of(o->sid), st, on_request, &lid))
 		return nicsim_log("server: ib_cma_sid_listen failed"), 1;
 	nicsim_barrier();
-	if (o->dst_ip)
-		total = 0;
+	if (o->requests >= 0)
+		total = o->requests;
 	for (k = 0; k < total && !rc; ++k) {
 		int slot = k % 64;
 		if (pp_wait_flag(&st->requests, k + 1))
@@ -343,6 +364,7 @@ static int pp_server(const struct pp_opts *o)
 		rc = 1;
 	pp_close(&r);
 	nicsim_free(st);
+	nicsim_sleep_ns(o->linger_us * 1000);
 	return rc;
 }
 
@@ -370,7 +392,7 @@ static int pp_check_first(const struct pp_opts *o, struct pp_client_state *st, i
 	int i;
 	if (st->last != (int)o->expect)
 		return nicsim_log("client: event %d, expected %d", st->last, (int)o->expect), -1;
-	if (o->expect == IB_CMA_EVENT_REJECTED)
+	if (o->expect == IB_CMA_EVENT_REJECTED && o->reject)
 		return st->has_priv && !memcmp(st->priv, "no, thanks", 10) ? 0
 									: (nicsim_log("client: REJ private data wrong"), -1);
 	if (o->expect != IB_CMA_EVENT_ESTABLISHED)
@@ -422,7 +444,7 @@ static int pp_cycle(const struct pp_opts *o, struct pp_res *r, unsigned int dst,
 		return nicsim_log("client: ib_create_qp failed"), -1;
 	cc.qp = r->qp;
 	cc.dst_ip = (struct sockaddr *)&sin;
-	cc.service_id = be64_of(o->sid);
+	cc.service_id = be64_of(o->connect_sid);
 	cc.context = &st;
 	cc.cma_event_handler = on_client_event;
 	cc.private_data = req;
@@ -454,6 +476,7 @@ static int pp_client(const struct pp_opts *o)
 	if (ib_cma_get_device((struct sockaddr *)&sin, &r.dev) || pp_open(&r, o->bytes))
 		return nicsim_log("client: no device"), 1;
 	nicsim_barrier();
+	nicsim_sleep_ns(o->delay_us * 1000);
 	t0 = nicsim_now_ns();
 	for (c = 0; c < o->cycles; ++c) {
 		if (pp_cycle(o, &r, dst, c, (int)nicsim_workload_rank() + c))
@@ -464,6 +487,7 @@ static int pp_client(const struct pp_opts *o)
 	nicsim_result("cycle_ns", (double)(nicsim_now_ns() - t0) / (ok ? ok : 1), "ns");
 	nicsim_barrier();
 	pp_close(&r);
+	nicsim_sleep_ns(o->linger_us * 1000);
 	return ok == o->cycles ? 0 : 1;
 }
 
@@ -473,7 +497,7 @@ static int cma_pingpong_main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	if (pp_parse(argc, argv, &o))
 		return 2;
-	if (nicsim_workload_rank() == 0)
+	if (o.role == 1 || (o.role == 0 && nicsim_workload_rank() == 0))
 		return pp_server(&o);
 	return pp_client(&o);
 }

@@ -47,16 +47,18 @@ void CmNode::sa_query(std::uint8_t method, std::uint16_t attr, std::uint64_t mas
     auto it = sa_queries_.find(tid);
     if (it == sa_queries_.end()) return;
     if (it->second->sends <= host_.params().count("cm.sa_retries")) {
-      ++counters_.retries;
+      ++counters_.sa_retries;
       return sa_send(*it->second);
     }
     auto fn = std::move(it->second->done);
     sa_queries_.erase(it);
+    counters_.sa_queries_live = static_cast<std::uint32_t>(sa_queries_.size());
     fn(false, nullptr);
   });
   ++counters_.sa_queries;
   SaQuery& ref = *q;
   sa_queries_[tid] = std::move(q);
+  counters_.sa_queries_live = static_cast<std::uint32_t>(sa_queries_.size());
   sa_send(ref);
 }
 
@@ -71,6 +73,7 @@ void CmNode::on_sa_response(const std::uint8_t* m) {
   if (it == sa_queries_.end()) return;  // a late duplicate
   auto fn = std::move(it->second->done);
   sa_queries_.erase(it);
+  counters_.sa_queries_live = static_cast<std::uint32_t>(sa_queries_.size());
   const bool ok = (get(m + kStatus, 2) & 0x7fff) == 0;
   fn(ok, ok ? m + sa::kData : nullptr);
 }
