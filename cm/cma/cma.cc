@@ -105,7 +105,8 @@ int ib_cma_connect(struct ib_cma_conn* cc, union ib_cma_id* cma_id) {
 int ib_cma_disconnect(struct ib_qp* qp, union ib_cma_id* cma_id) {
   CmNode* n = nullptr;
   Conn* c = conn_of(cma_id, n);
-  if (!c || c->fsm.state() == CmState::Listen || !qp || c->qp != qp) return -EINVAL;
+  if (!c || c->fsm.state() == CmState::Listen || !qp) return -EINVAL;
+  if (c->fsm.state() == CmState::Established && c->qp != qp) return -EINVAL;
   return n->disconnect(c);
 }
 

@@ -89,7 +89,8 @@ struct Conn {
   Conn* listener = nullptr;  // passive side: the listener the REQ came to
   Tick t_req = 0, t_qp = 0, t_resolve = 0;
   std::uint32_t dst_ip = 0;       // active side: the address connected to
-  bool accept_pending = false;    // accepted; the REP waits for the QPN's timewait
+  bool accept_pending = false;    // accepted: the REP is on its way
+  bool disconnecting = false;     // ib_cma_disconnect was called
   Tick qp_time = 0;               // time spent moving the QP
 };
 

@@ -220,7 +220,8 @@ int CmNode::reject(Conn* c, const std::uint8_t* priv, std::uint8_t len) {
 }
 
 int CmNode::disconnect(Conn* c) {
-  if (c->fsm.state() != CmState::Established) return -ENOTCONN;
+  if (c->fsm.state() != CmState::Established || c->disconnecting) return -ENOTCONN;
+  c->disconnecting = true;
   const std::uint64_t h = c->handle;
   post([this, h] {
     if (auto it = conns_.find(h); it != conns_.end()) Protocol::do_disconnect(*this, *it->second);

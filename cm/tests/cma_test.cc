@@ -7,6 +7,7 @@
 
 #include "cm/core/cm_node.h"
 #include "cm/kverbs/kverbs.h"
+#include "tests/test_shell.h"
 #include "tests/world_run.h"
 #include "world/node.h"
 
@@ -159,6 +160,23 @@ void lost_mad_test(const char* from, const char* to) {
 TEST(Cma, LostReqIsRecoveredByRetry) { lost_mad_test("950us", "952us"); }
 
 TEST(Cma, LostRepIsRecoveredByRetry) { lost_mad_test("1002us", "1005us"); }
+
+TEST(Cma, PcapOfAConnectionDissectsWithTshark) {
+  ASSERT_NO_FATAL_FAILURE(testing::require_tshark());
+  const std::string pcap = ::testing::TempDir() + "cma_connection.pcap";
+  RunOptions o;
+  o.pcap_path = pcap;
+  std::uint32_t client_qpn = 0;
+  run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--sid=0x1234"}), "outputs { pcap: \"h2--sw0\" }\n"), o);
+  const auto r = testing::run_command("tshark -r " + pcap + " -V 2>&1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* what : {"CM ConnectRequest", "CM ConnectReply", "CM ReadyToUse", "CM DisconnectRequest",
+                           "CM DisconnectReply", "ServiceID: 0x0000000000001234", "SubnAdmGet(ServiceRecord)",
+                           "SubnAdmGetTable(PathRecord)", "SubnAdmGetTableResp(PathRecord)", "Local QPN: 0x000040",
+                           "Remote QPN/EECN: 0x000040", "Primary Local Port LID: 4"})
+    EXPECT_NE(r.output.find(what), std::string::npos) << what;
+  (void)client_qpn;
+}
 
 }  // namespace
 }  // namespace nicsim::cm
