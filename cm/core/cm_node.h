@@ -100,6 +100,7 @@ class CmNode : public host::HostSoftware {
 
  private:
   friend struct Protocol;
+  bool wait_port_active();
   bool open_gsi();
   bool register_address();
   void thread_body();

@@ -69,12 +69,24 @@ CmNode* node_cm(const std::function<void(CmNode&)>& setup) {
   return &n;
 }
 
-bool CmNode::open_gsi() {
+bool CmNode::wait_port_active() {
+  // A subnet manager may still be sweeping: the port's LID and the SM's
+  // are only known once it is Active.
   ib_port_attr pa{};
-  if (ib_query_port(dev_, 1, &pa) || ib_query_gid(dev_, 1, 0, reinterpret_cast<ib_gid*>(gid_.data()))) return false;
+  for (Tick waited = 0;; waited += 20 * kUs) {
+    if (ib_query_port(dev_, 1, &pa)) return false;
+    if (pa.state == IB_PORT_ACTIVE) break;
+    if (waited >= kSec) return false;
+    host_.sleep(20 * kUs);
+  }
   lid_ = pa.lid;
   const std::uint64_t sa = host_.params().count("cm.sa_lid");
   sa_lid_ = static_cast<std::uint16_t>(sa ? sa : pa.sm_lid ? pa.sm_lid : 1);
+  return ib_query_gid(dev_, 1, 0, reinterpret_cast<ib_gid*>(gid_.data())) == 0;
+}
+
+bool CmNode::open_gsi() {
+  if (!wait_port_active()) return false;
   ca_guid_ = mad::get(reinterpret_cast<const std::uint8_t*>(&dev_->node_guid), 8);
   if (!(pd_ = ib_alloc_pd(dev_))) return false;
   cq_ = ib_create_cq(
