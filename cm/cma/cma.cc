@@ -142,7 +142,9 @@ int ib_cma_accept(union ib_cma_id* cma_id, struct ib_qp* qp, const void* private
     return -EINVAL;
   const int rc = n->accept(c, qp, static_cast<const std::uint8_t*>(private_data), private_data_len);
   if (rc == 0)
-    c->upcall = [cm_accept_handler, context](Upcall u, const std::uint8_t*) { cm_accept_handler(event_of(u), context); };
+    c->upcall = [cm_accept_handler, context](Upcall u, const std::uint8_t*) {
+      cm_accept_handler(event_of(u), context);
+    };
   return rc;
 }
 

@@ -35,12 +35,13 @@ class Timer;
 namespace nicsim::cm {
 
 // ---- the connection state machine ---------------------------------------------
-#define NICSIM_CM_STATES(X) \
-  X(Idle) X(Listen) X(ReqSent) X(ReqRcvd) X(MraSent) X(MraRcvd) X(RepSent) X(RepRcvd) X(Established) X(DreqSent) \
-      X(DreqRcvd) X(Timewait)
-#define NICSIM_CM_EVENTS(X)                                                                                        \
-  X(Listen) X(StopListen) X(SendReq) X(RecvReq) X(RecvMra) X(SendMra) X(SendRep) X(RecvRep) X(SendRtu) X(RecvRtu) \
-      X(SendRej) X(RecvRej) X(Retry) X(Timeout) X(SendDreq) X(RecvDreq) X(SendDrep) X(RecvDrep) X(TimewaitEnd)
+#define NICSIM_CM_SETUP_STATES(X) X(Idle) X(Listen) X(ReqSent) X(ReqRcvd) X(MraSent) X(MraRcvd) X(RepSent) X(RepRcvd)
+#define NICSIM_CM_RELEASE_STATES(X) X(Established) X(DreqSent) X(DreqRcvd) X(Timewait)
+#define NICSIM_CM_STATES(X) NICSIM_CM_SETUP_STATES(X) NICSIM_CM_RELEASE_STATES(X)
+#define NICSIM_CM_SETUP_EVENTS(X) X(Listen) X(StopListen) X(SendReq) X(RecvReq) X(RecvMra) X(SendMra) X(SendRep)
+#define NICSIM_CM_REPLY_EVENTS(X) X(RecvRep) X(SendRtu) X(RecvRtu) X(SendRej) X(RecvRej) X(Retry) X(Timeout)
+#define NICSIM_CM_RELEASE_EVENTS(X) X(SendDreq) X(RecvDreq) X(SendDrep) X(RecvDrep) X(TimewaitEnd)
+#define NICSIM_CM_EVENTS(X) NICSIM_CM_SETUP_EVENTS(X) NICSIM_CM_REPLY_EVENTS(X) NICSIM_CM_RELEASE_EVENTS(X)
 NICSIM_FSM_ENUM(CmState, NICSIM_CM_STATES)
 NICSIM_FSM_ENUM(CmEvent, NICSIM_CM_EVENTS)
 struct CmMachine {
@@ -61,15 +62,15 @@ struct Path {
 
 // Figures of the last connection a node established (for cm_connect_rate).
 struct ConnectFigures {
-  Tick resolve = 0;      // the path query (SA round trips, 0 when cached)
-  Tick qp_modify = 0;    // INIT, RTR and RTS on this side
-  Tick handshake = 0;    // REQ leaving to ESTABLISHED, less the QP changes
+  Tick resolve = 0;    // the path query (SA round trips, 0 when cached)
+  Tick qp_modify = 0;  // INIT, RTR and RTS on this side
+  Tick handshake = 0;  // REQ leaving to ESTABLISHED, less the QP changes
 };
 
 // One end of a connection, or a listener.
 struct Conn {
   Conn(std::uint64_t handle, std::uint32_t local_id, std::uint32_t node);
-  std::uint64_t handle;  // the consumer's cm_id value; never reused
+  std::uint64_t handle;        // the consumer's cm_id value; never reused
   bool consumer_valid = true;  // false after the final event (the id is gone)
   bool active = false;
   Fsm<CmMachine> fsm;
@@ -78,20 +79,21 @@ struct Conn {
   Path path;
   ib_qp* qp = nullptr;
   std::uint32_t local_qpn = 0, remote_qpn = 0, local_psn = 0, remote_psn = 0;
-  std::uint8_t resp_res = 0, init_depth = 0, retry_cnt = 7, rnr_retry = 7, ack_timeout = 14, min_rnr = 1;  // min_rnr 1: 10 us
+  std::uint8_t resp_res = 0, init_depth = 0, retry_cnt = 7, rnr_retry = 7, ack_timeout = 14,
+               min_rnr = 1;  // min_rnr 1: 10 us
   int access = 0;
   std::uint8_t remote_resp_to = 0, local_resp_to = 0, max_retries = 0;  // REQ fields (exponents, count)
-  std::uint32_t sends = 0;  // sends of the current message
+  std::uint32_t sends = 0;                                              // sends of the current message
   std::array<std::uint8_t, 256> last{};  // the last message sent (for retries and duplicates)
   std::vector<std::uint8_t> req_private, rep_private;
   std::unique_ptr<host::Timer> timer;
   std::function<void(Upcall, const std::uint8_t* priv)> upcall;  // to the CMA
-  Conn* listener = nullptr;  // passive side: the listener the REQ came to
+  Conn* listener = nullptr;                                      // passive side: the listener the REQ came to
   Tick t_req = 0, t_qp = 0, t_resolve = 0;
-  std::uint32_t dst_ip = 0;       // active side: the address connected to
-  bool accept_pending = false;    // accepted: the REP is on its way
-  bool disconnecting = false;     // ib_cma_disconnect was called
-  Tick qp_time = 0;               // time spent moving the QP
+  std::uint32_t dst_ip = 0;     // active side: the address connected to
+  bool accept_pending = false;  // accepted: the REP is on its way
+  bool disconnecting = false;   // ib_cma_disconnect was called
+  Tick qp_time = 0;             // time spent moving the QP
 };
 
 class CmNode;

@@ -143,7 +143,7 @@ class CmNode : public host::HostSoftware {
   std::uint32_t next_comm_id_ = 1;
   std::map<std::uint64_t, std::unique_ptr<Conn>> conns_;  // by handle
   std::map<std::uint32_t, Conn*> by_comm_id_;
-  std::map<std::uint64_t, Conn*> listeners_;  // by service id
+  std::map<std::uint64_t, Conn*> listeners_;     // by service id
   std::map<std::uint32_t, Tick> timewait_qpns_;  // local QPN -> end of its timewait
   CmCounters counters_;
   ConnectFigures figures_;
@@ -161,7 +161,7 @@ struct Protocol {
 
 // Parameters (host scope, "cm.<name>").
 Tick response_timeout(const host::Host& h);
-std::uint8_t exponent_for(Tick t);                  // smallest e with 4.096 us * 2^e >= t
+std::uint8_t exponent_for(Tick t);                                          // smallest e with 4.096 us * 2^e >= t
 inline Tick timeout_of(std::uint8_t e) { return (Tick{4096} * kNs) << e; }  // 4.096 us * 2^e
 
 }  // namespace nicsim::cm

@@ -23,27 +23,43 @@ const FsmType& CmMachine::type() {
   using E = CmEvent;
   // IBA 12.9.6 (communication establishment) and 12.9.7 (release), the
   // states the proposal names; LAP and SIDR are not modelled.
-  static const FsmType type = make_fsm_type<CmMachine>(
-      "ib.cm", {{S::Idle, E::Listen, S::Listen, "listen"},          {S::Listen, E::StopListen, S::Idle, "destroy"},
-                {S::Idle, E::SendReq, S::ReqSent, "send_req"},      {S::Idle, E::RecvReq, S::ReqRcvd, "to_listener"},
-                {S::ReqSent, E::Retry, S::ReqSent, "resend_req"},   {S::ReqSent, E::RecvMra, S::MraRcvd, "wait_longer"},
-                {S::MraRcvd, E::RecvMra, S::MraRcvd, "wait_longer"}, {S::MraRcvd, E::Retry, S::ReqSent, "resend_req"},
-                {S::ReqSent, E::RecvRep, S::RepRcvd, "rtr_rts"},    {S::MraRcvd, E::RecvRep, S::RepRcvd, "rtr_rts"},
-                {S::RepRcvd, E::SendRtu, S::Established, "established"},
-                {S::ReqSent, E::RecvRej, S::Idle, "rejected"},      {S::MraRcvd, E::RecvRej, S::Idle, "rejected"},
-                {S::ReqSent, E::Timeout, S::Idle, "unreachable"},   {S::MraRcvd, E::Timeout, S::Idle, "unreachable"},
-                {S::RepRcvd, E::Timeout, S::Idle, "qp_failed"},     {S::ReqRcvd, E::SendMra, S::MraSent, "send_mra"},
-                {S::ReqRcvd, E::SendRep, S::RepSent, "accept"},     {S::MraSent, E::SendRep, S::RepSent, "accept"},
-                {S::ReqRcvd, E::SendRej, S::Idle, "reject"},        {S::MraSent, E::SendRej, S::Idle, "reject"},
-                {S::ReqRcvd, E::RecvRej, S::Idle, "peer_gave_up"},  {S::MraSent, E::RecvRej, S::Idle, "peer_gave_up"},
-                {S::RepSent, E::RecvRej, S::Idle, "peer_gave_up"},  {S::RepSent, E::Retry, S::RepSent, "resend_rep"},
-                {S::RepSent, E::RecvRtu, S::Established, "rts"},    {S::RepSent, E::Timeout, S::Idle, "unreachable"},
-                {S::Established, E::SendDreq, S::DreqSent, "disconnect"},
-                {S::Established, E::RecvDreq, S::DreqRcvd, "qp_error"},
-                {S::DreqSent, E::RecvDreq, S::DreqRcvd, "both_disconnect"},
-                {S::DreqSent, E::Retry, S::DreqSent, "resend_dreq"}, {S::DreqSent, E::RecvDrep, S::Timewait, "timewait"},
-                {S::DreqSent, E::Timeout, S::Timewait, "timewait"}, {S::DreqRcvd, E::SendDrep, S::Timewait, "timewait"},
-                {S::Timewait, E::RecvDreq, S::Timewait, "resend_drep"}, {S::Timewait, E::TimewaitEnd, S::Idle, "qpn_free"}});
+  static const FsmType type =
+      make_fsm_type<CmMachine>("ib.cm", {{S::Idle, E::Listen, S::Listen, "listen"},
+                                         {S::Listen, E::StopListen, S::Idle, "destroy"},
+                                         {S::Idle, E::SendReq, S::ReqSent, "send_req"},
+                                         {S::Idle, E::RecvReq, S::ReqRcvd, "to_listener"},
+                                         {S::ReqSent, E::Retry, S::ReqSent, "resend_req"},
+                                         {S::ReqSent, E::RecvMra, S::MraRcvd, "wait_longer"},
+                                         {S::MraRcvd, E::RecvMra, S::MraRcvd, "wait_longer"},
+                                         {S::MraRcvd, E::Retry, S::ReqSent, "resend_req"},
+                                         {S::ReqSent, E::RecvRep, S::RepRcvd, "rtr_rts"},
+                                         {S::MraRcvd, E::RecvRep, S::RepRcvd, "rtr_rts"},
+                                         {S::RepRcvd, E::SendRtu, S::Established, "established"},
+                                         {S::ReqSent, E::RecvRej, S::Idle, "rejected"},
+                                         {S::MraRcvd, E::RecvRej, S::Idle, "rejected"},
+                                         {S::ReqSent, E::Timeout, S::Idle, "unreachable"},
+                                         {S::MraRcvd, E::Timeout, S::Idle, "unreachable"},
+                                         {S::RepRcvd, E::Timeout, S::Idle, "qp_failed"},
+                                         {S::ReqRcvd, E::SendMra, S::MraSent, "send_mra"},
+                                         {S::ReqRcvd, E::SendRep, S::RepSent, "accept"},
+                                         {S::MraSent, E::SendRep, S::RepSent, "accept"},
+                                         {S::ReqRcvd, E::SendRej, S::Idle, "reject"},
+                                         {S::MraSent, E::SendRej, S::Idle, "reject"},
+                                         {S::ReqRcvd, E::RecvRej, S::Idle, "peer_gave_up"},
+                                         {S::MraSent, E::RecvRej, S::Idle, "peer_gave_up"},
+                                         {S::RepSent, E::RecvRej, S::Idle, "peer_gave_up"},
+                                         {S::RepSent, E::Retry, S::RepSent, "resend_rep"},
+                                         {S::RepSent, E::RecvRtu, S::Established, "rts"},
+                                         {S::RepSent, E::Timeout, S::Idle, "unreachable"},
+                                         {S::Established, E::SendDreq, S::DreqSent, "disconnect"},
+                                         {S::Established, E::RecvDreq, S::DreqRcvd, "qp_error"},
+                                         {S::DreqSent, E::RecvDreq, S::DreqRcvd, "both_disconnect"},
+                                         {S::DreqSent, E::Retry, S::DreqSent, "resend_dreq"},
+                                         {S::DreqSent, E::RecvDrep, S::Timewait, "timewait"},
+                                         {S::DreqSent, E::Timeout, S::Timewait, "timewait"},
+                                         {S::DreqRcvd, E::SendDrep, S::Timewait, "timewait"},
+                                         {S::Timewait, E::RecvDreq, S::Timewait, "resend_drep"},
+                                         {S::Timewait, E::TimewaitEnd, S::Idle, "qpn_free"}});
   return type;
 }
 
@@ -108,8 +124,8 @@ bool to_rts(Conn& c) {
   a.retry_cnt = c.retry_cnt;
   a.rnr_retry = c.rnr_retry;
   a.max_rd_atomic = c.init_depth;
-  return modify(c, a,
-                IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+  return modify(
+      c, a, IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
 }
 
 void to_error(Conn& c) {
@@ -153,8 +169,7 @@ void CmNode::finish(Conn* c) {
   conns_.erase(c->handle);
 }
 
-int CmNode::listen(std::uint64_t service_id, std::function<void(Upcall, const std::uint8_t*)> on_request,
-                   Conn** out) {
+int CmNode::listen(std::uint64_t service_id, std::function<void(Upcall, const std::uint8_t*)> on_request, Conn** out) {
   if (listeners_.count(service_id)) return -EBUSY;
   Conn* c = new_conn();
   --counters_.live_conns;
@@ -214,7 +229,8 @@ int CmNode::reject(Conn* c, const std::uint8_t* priv, std::uint8_t len) {
   c->rep_private.assign(priv, priv + len);
   const std::uint64_t h = c->handle;
   post([this, h] {
-    if (auto it = conns_.find(h); it != conns_.end()) Protocol::do_reject(*this, *it->second, rej::kConsumerReject, true);
+    if (auto it = conns_.find(h); it != conns_.end())
+      Protocol::do_reject(*this, *it->second, rej::kConsumerReject, true);
   });
   return 0;
 }
@@ -232,7 +248,6 @@ int CmNode::disconnect(Conn* c) {
 void CmNode::release(Conn* c) { c->consumer_valid = false; }
 
 // ---- the protocol ---------------------------------------------------------------
-
 
 void fail_active(CmNode& n, Conn& c, CmEvent e, Upcall u, const std::uint8_t* priv, std::size_t len) {
   if (c.fsm.handles(e)) c.fsm.fire(e, "failed");

@@ -24,29 +24,74 @@ constexpr std::uint64_t kSendTag = 1ull << 32;
 const ParamRegistration cm_params(
     "host", "",
     {
-        {"cm.response_timeout", UnitKind::Time, "1ms", "5us", "10s", {},
+        {"cm.response_timeout",
+         UnitKind::Time,
+         "1ms",
+         "5us",
+         "10s",
+         {},
          "how long the CM waits for the reply to a REQ, REP or DREQ before sending it again (the REQ's Remote "
          "and Local CM Response Timeouts are the smallest exponents covering it); a connect's timeout argument "
          "replaces it"},
-        {"cm.max_retries", UnitKind::Count, "3", "0", "15", {},
+        {"cm.max_retries",
+         UnitKind::Count,
+         "3",
+         "0",
+         "15",
+         {},
          "resends of an unanswered REQ, REP or DREQ (the REQ's Max CM Retries); then the connection is "
          "unreachable (DREQ: disconnected)"},
-        {"cm.mra_after", UnitKind::Time, "400us", "0ps", "10s", {},
+        {"cm.mra_after",
+         UnitKind::Time,
+         "400us",
+         "0ps",
+         "10s",
+         {},
          "the passive side sends an MRA when the consumer has not accepted or rejected a REQ within this time"},
-        {"cm.service_timeout", UnitKind::Time, "16ms", "5us", "100s", {},
+        {"cm.service_timeout",
+         UnitKind::Time,
+         "16ms",
+         "5us",
+         "100s",
+         {},
          "the MRA's Service Timeout: how much longer the active side then waits for the REP"},
-        {"cm.timewait", UnitKind::Time, "200us", "0ps", "10s", {},
+        {"cm.timewait",
+         UnitKind::Time,
+         "200us",
+         "0ps",
+         "10s",
+         {},
          "how long a disconnected QP number stays out of use for a new connection"},
         {"cm.sa_timeout", UnitKind::Time, "100us", "1us", "10s", {}, "wait for the SA's answer to one query"},
         {"cm.sa_retries", UnitKind::Count, "5", "0", "100", {}, "resends of an unanswered SA query"},
-        {"cm.sa_lid", UnitKind::Count, "0", "0", "49151", {},
+        {"cm.sa_lid",
+         UnitKind::Count,
+         "0",
+         "0",
+         "49151",
+         {},
          "LID of the subnet administrator; 0: the port's MasterSMLID, or LID 1 (the first node, where the "
          "world's static addressing and the subnet manager put it) when no SM set one"},
-        {"cm.path_cache_lifetime", UnitKind::Time, "1s", "0ps", "1000s", {},
+        {"cm.path_cache_lifetime",
+         UnitKind::Time,
+         "1s",
+         "0ps",
+         "1000s",
+         {},
          "how long a resolved address and path stay in the node's cache (0: never cached)"},
-        {"cm.ipv4", UnitKind::Text, "", "", "", {},
+        {"cm.ipv4",
+         UnitKind::Text,
+         "",
+         "",
+         "",
+         {},
          "IPv4 address of the node's HCA port 1 (dotted quad); empty: 10.x.y.z with x.y.z = node index + 1"},
-        {"cost.cm_mad", UnitKind::Time, "2us", "0ps", "1s", {},
+        {"cost.cm_mad",
+         UnitKind::Time,
+         "2us",
+         "0ps",
+         "1s",
+         {},
          "CM thread, per MAD built or handled: parse, state machine, connection lookup"},
     });
 }  // namespace
@@ -140,7 +185,8 @@ bool CmNode::start(const std::function<void(CmNode&)>& setup) {
     }
   });
   Sim::get().fsm().declare<CmMachine>();
-  set_class_handler(mad::kClassCm, [this](const std::uint8_t* m, const MadSource& s) { Protocol::on_mad(*this, m, s); });
+  set_class_handler(mad::kClassCm,
+                    [this](const std::uint8_t* m, const MadSource& s) { Protocol::on_mad(*this, m, s); });
   host_.spawn("ib_cm", [this] { thread_body(); });
   if (setup) setup(*this);
   return register_address();

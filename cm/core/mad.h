@@ -78,7 +78,7 @@ inline constexpr std::uint32_t kPrimaryLocalLid = 76, kPrimaryRemoteLid = 78, kP
                                kPrimaryRemoteGid = 96;
 inline constexpr std::uint32_t kFlowRate = 112;  // Flow Label (20) | reserved (6) | Packet Rate (6)
 inline constexpr std::uint32_t kTrafficClass = 116, kHopLimit = 117;
-inline constexpr std::uint32_t kSlSubnet = 118;  // SL (4) | Subnet Local (1) | reserved (3)
+inline constexpr std::uint32_t kSlSubnet = 118;    // SL (4) | Subnet Local (1) | reserved (3)
 inline constexpr std::uint32_t kAckTimeout = 119;  // Local ACK Timeout (5) | reserved (3)
 inline constexpr std::uint32_t kPrivate = 164, kPrivateBytes = 92;
 }  // namespace req
@@ -127,8 +127,8 @@ inline constexpr std::uint32_t kPrivate = 32, kPrivateBytes = 224;
 namespace sa {
 inline constexpr std::uint16_t kServiceRecord = 0x0031, kPathRecord = 0x0035;
 // RMPP header, SA header.
-inline constexpr std::uint32_t kRmppVersion = 24, kRmppType = 25, kRmppFlags = 26, kRmppStatus = 27,
-                               kRmppSegment = 28, kRmppLength = 32;
+inline constexpr std::uint32_t kRmppVersion = 24, kRmppType = 25, kRmppFlags = 26, kRmppStatus = 27, kRmppSegment = 28,
+                               kRmppLength = 32;
 inline constexpr std::uint32_t kSmKey = 36, kAttrOffset = 44, kCompMask = 48, kData = 56;
 inline constexpr std::uint16_t kStatusNoRecords = 0x0300;  // ERR_NO_RECORDS in the class-specific status bits
 

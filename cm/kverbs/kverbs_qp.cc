@@ -322,9 +322,8 @@ ib_qp* ib_create_qp(ib_pd* pd, ib_qp_init_attr* ia) {
   c.sq_signaled = ia->sq_sig_type == IB_SIGNAL_ALL_WR ? TRUE : FALSE;
   auto* qp = new KQp;
   ib_qp_attr_t a{};
-  const ib_api_status_t s = ia->qp_type == IB_QPT_GSI
-                                ? d->ci->create_spl_qp(kpd->h, ia->port_num, qp, &c, &a, &qp->h)
-                                : d->ci->create_qp(kpd->h, qp, &c, &a, &qp->h, nullptr);
+  const ib_api_status_t s = ia->qp_type == IB_QPT_GSI ? d->ci->create_spl_qp(kpd->h, ia->port_num, qp, &c, &a, &qp->h)
+                                                      : d->ci->create_qp(kpd->h, qp, &c, &a, &qp->h, nullptr);
   if (s != IB_SUCCESS) {
     delete qp;
     return nullptr;

@@ -89,8 +89,8 @@ bool CmNode::register_address() {
   host::WaitQueue done_wq(host_);
   bool done = false;
   post([&] {
-    sa_query(kMethodSet, sa::kServiceRecord, sa::service::kMaskId | sa::service::kMaskGid | sa::service::kMaskIpv4,
-             rec, sizeof rec, [&](bool ok, const std::uint8_t*) {
+    sa_query(kMethodSet, sa::kServiceRecord, sa::service::kMaskId | sa::service::kMaskGid | sa::service::kMaskIpv4, rec,
+             sizeof rec, [&](bool ok, const std::uint8_t*) {
                registered_ = ok;
                done = true;
                done_wq.notify_all();
@@ -131,8 +131,8 @@ void CmNode::resolve(std::uint32_t ip, std::function<void(bool, const Path&)> do
     std::memcpy(pr + sa::path::kDgid, r + sa::service::kGid, 16);
     std::memcpy(pr + sa::path::kSgid, gid_.data(), 16);
     pr[sa::path::kNumbPath] = 1;
-    sa_query(kMethodGetTable, sa::kPathRecord, sa::path::kMaskDgid | sa::path::kMaskSgid | sa::path::kMaskNumbPath,
-             pr, sizeof pr, [this, ip, done](bool ok2, const std::uint8_t* r2) {
+    sa_query(kMethodGetTable, sa::kPathRecord, sa::path::kMaskDgid | sa::path::kMaskSgid | sa::path::kMaskNumbPath, pr,
+             sizeof pr, [this, ip, done](bool ok2, const std::uint8_t* r2) {
                if (!ok2) return done(false, Path{});
                const Path p = path_of(r2);
                if (const Tick life = host_.params().time("cm.path_cache_lifetime"))
@@ -140,8 +140,7 @@ void CmNode::resolve(std::uint32_t ip, std::function<void(bool, const Path&)> do
                done(true, p);
              });
   };
-  sa_query(kMethodGet, sa::kServiceRecord, sa::service::kMaskId | sa::service::kMaskIpv4, rec, sizeof rec,
-           on_service);
+  sa_query(kMethodGet, sa::kServiceRecord, sa::service::kMaskId | sa::service::kMaskIpv4, rec, sizeof rec, on_service);
 }
 
 void CmNode::reverse(const std::array<std::uint8_t, 16>& gid, std::function<void(std::uint32_t)> done) {

@@ -26,10 +26,20 @@ using namespace mad;
 const ParamRegistration sa_params(
     "host", "",
     {
-        {"sa.path_mtu", UnitKind::Count, "4", "1", "5", {},
+        {"sa.path_mtu",
+         UnitKind::Count,
+         "4",
+         "1",
+         "5",
+         {},
          "the MTU code the SA's PathRecords give (1 = 256 ... 5 = 4096 bytes)"},
         {"sa.path_rate", UnitKind::Count, "3", "2", "10", {}, "the rate code of its PathRecords (3 = 10 Gb/s)"},
-        {"sa.packet_lifetime", UnitKind::Count, "4", "0", "63", {},
+        {"sa.packet_lifetime",
+         UnitKind::Count,
+         "4",
+         "0",
+         "63",
+         {},
          "the PacketLifeTime exponent of its PathRecords (4.096 us * 2^n)"},
     });
 

@@ -148,7 +148,9 @@ int probe_main(int, char**) {
   EXPECT_EQ(ib_cma_accept(&bogus, nullptr, nullptr, 0, nullptr, nullptr), -EINVAL);
   EXPECT_EQ(ib_cma_reject(&bogus, nullptr, 0), -EINVAL);
   EXPECT_EQ(ib_cma_sid_destroy(&bogus), -EINVAL);
-  EXPECT_EQ(ib_cma_get_src_ip(&bogus, [](sockaddr*, void*) {}, nullptr), -EINVAL);
+  EXPECT_EQ(ib_cma_get_src_ip(
+                &bogus, [](sockaddr*, void*) {}, nullptr),
+            -EINVAL);
   if (nicsim_workload_rank() == 0)
     server(pd, cq);
   else

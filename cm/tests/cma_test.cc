@@ -14,8 +14,8 @@
 namespace nicsim::cm {
 namespace {
 
-using testing::RunOptions;
 using testing::run_text;
+using testing::RunOptions;
 
 // h0 runs the SA (and the subnet manager); h1 listens; h2.. connect.
 std::string scenario(int hosts, const std::string& pp_nodes, const std::string& args, const std::string& extra = "") {
@@ -59,32 +59,32 @@ TEST(Cma, NoListenerOnTheServiceIdIsRejected) {
     EXPECT_EQ(counters_of(w, "h1").live_conns, 0u);
     EXPECT_EQ(counters_of(w, "h2").live_conns, 0u);
   };
-  const auto r = run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"",
-                                   args({"--connect-sid=0x2000", "--expect=rejected", "--requests=0"})),
-                          o);
+  const auto r = run_text(
+      scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--connect-sid=0x2000", "--expect=rejected", "--requests=0"})),
+      o);
   EXPECT_EQ(r.results.at("cycles_ok"), 1);
 }
 
 TEST(Cma, UnknownAddressIsUnreachable) {
-  const auto r = run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"",
-                                   args({"--dst=10.0.0.99", "--expect=unreachable", "--requests=0"})));
+  const auto r = run_text(
+      scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--dst=10.0.0.99", "--expect=unreachable", "--requests=0"})));
   EXPECT_EQ(r.results.at("cycles_ok"), 1);
 }
 
 TEST(Cma, NodeWithoutCmIsUnreachable) {
   // h3 runs nothing: it registered no address, so nothing resolves it.
-  const auto r = run_text(scenario(4, "nodes: \"h1\" nodes: \"h2\"",
-                                   args({"--dst=10.0.0.4", "--expect=unreachable", "--requests=0"})));
+  const auto r = run_text(
+      scenario(4, "nodes: \"h1\" nodes: \"h2\"", args({"--dst=10.0.0.4", "--expect=unreachable", "--requests=0"})));
   EXPECT_EQ(r.results.at("cycles_ok"), 1);
 }
 
 TEST(Cma, DownLinkIsUnreachableAfterRetries) {
   RunOptions o;
   o.inspect = [](World& w) { EXPECT_EQ(counters_of(w, "h2").retries, 3u); };  // the REQ resent 3 times
-  const auto r = run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"",
-                                   args({"--expect=unreachable", "--requests=0", "--delay-us=3000"}),
-                                   "fault { at: \"2ms\" link: \"h1--sw0\" link_down: true }\n"),
-                          o);
+  const auto r = run_text(
+      scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--expect=unreachable", "--requests=0", "--delay-us=3000"}),
+               "fault { at: \"2ms\" link: \"h1--sw0\" link_down: true }\n"),
+      o);
   EXPECT_EQ(r.results.at("cycles_ok"), 1);
   // 1 + 3 REQs, each waiting 4.096 us * 2^8 (the 1 ms response timeout) and
   // two packet lifetimes: unreachable some 4.3 ms after the first REQ.
@@ -108,10 +108,10 @@ TEST(Cma, SimultaneousConnectsToOneListener) {
 TEST(Cma, ConnectWithinOneNode) {
   // Two programs on h1: a server and a client that connects to h1's own
   // address (the HCA loops the packets back).
-  const auto r = run_text(scenario(2, "nodes: \"h1\"", args({"--role=server", "--requests=2"}),
-                                   "workload { program: \"cma_pingpong\" nodes: \"h1\"" +
-                                       args({"--role=client", "--dst=10.0.0.2", "--cycles=2", "--delay-us=1500"}) +
-                                       " }\n"));
+  const auto r =
+      run_text(scenario(2, "nodes: \"h1\"", args({"--role=server", "--requests=2"}),
+                        "workload { program: \"cma_pingpong\" nodes: \"h1\"" +
+                            args({"--role=client", "--dst=10.0.0.2", "--cycles=2", "--delay-us=1500"}) + " }\n"));
   EXPECT_EQ(r.results.at("cycles_ok"), 2);
 }
 
