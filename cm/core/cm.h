@@ -105,10 +105,9 @@ class CmNode;
 CmNode* node_cm(const std::function<void(CmNode&)>& setup = {});
 CmNode* node_cm_if_started(host::Host& h);
 
-// IPv4 addresses (host order). A node's port 1 has host.cm.ipv4, or by
-// default 10.0.0.0 + node index + 1 (docs/cm.md).
+// IPv4 addresses (host order). A node's port 1 has the scenario's Node.ipv4,
+// by default 10.0.0.0 + node index + 1 (docs/cm.md).
 std::uint32_t default_ipv4(std::uint32_t node_id);
-bool parse_ipv4(const std::string& text, std::uint32_t& out);
 std::string format_ipv4(std::uint32_t ip);
 
 // Counters for leak checks and figures.

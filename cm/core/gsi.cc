@@ -11,6 +11,8 @@
 #include "core/params.h"
 #include "core/sim.h"
 #include "world/programs.h"
+#include "world/node.h"
+#include "world/world.h"
 
 namespace nicsim::cm {
 
@@ -171,8 +173,10 @@ bool CmNode::open_gsi() {
 }
 
 bool CmNode::start(const std::function<void(CmNode&)>& setup) {
-  const std::string& ip = host_.params().text("cm.ipv4");
-  if (ip.empty() || !parse_ipv4(ip, ipv4_)) ipv4_ = default_ipv4(host_.node_id());
+  // The scenario's address of port 1 (Node.ipv4, or the default scheme).
+  World* w = World::current();
+  const NodeSpec* spec = w && host_.node_id() < w->num_nodes() ? &w->node(host_.node_id()).spec() : nullptr;
+  ipv4_ = spec && !spec->ipv4.empty() ? spec->ipv4[0] : default_ipv4(host_.node_id());
   if (!open_gsi()) {
     nicsim_log("ib_cm: the GSI agent could not start on this node");
     return false;

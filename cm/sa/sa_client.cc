@@ -18,15 +18,6 @@ using namespace mad;
 
 std::uint32_t default_ipv4(std::uint32_t node_id) { return 0x0a000000u + node_id + 1; }
 
-bool parse_ipv4(const std::string& text, std::uint32_t& out) {
-  unsigned a, b, c, d;
-  char tail;
-  if (std::sscanf(text.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) != 4) return false;
-  if (a > 255 || b > 255 || c > 255 || d > 255) return false;
-  out = (a << 24) | (b << 16) | (c << 8) | d;
-  return true;
-}
-
 std::string format_ipv4(std::uint32_t ip) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);

@@ -162,6 +162,42 @@ TEST(Cma, LostReqIsRecoveredByRetry) { lost_mad_test("1281us", "1283us"); }
 
 TEST(Cma, LostRepIsRecoveredByRetry) { lost_mad_test("1333us", "1335us"); }
 
+TEST(CmaAddresses, ScenarioAddressOverridesTheDefault) {
+  // h1 is declared with its own address; the client resolves it at the SA.
+  const auto r = run_text(
+      "seed: 1\ntopology { star { hosts: 3 } nic: \"hca\" switch_param { key: \"ports\" value: \"8\" } }\n"
+      "node { name: \"srv\" nic: \"hca\" ipv4: \"192.168.7.9\" }\nlink { a: \"srv\" b: \"sw0\" }\n"
+      "workload { program: \"ib_sa\" nodes: \"h0\" }\n"
+      "workload { program: \"cma_pingpong\" nodes: \"srv\" args: \"--role=server\" args: \"--requests=1\" }\n"
+      "workload { program: \"cma_pingpong\" nodes: \"h2\" args: \"--role=client\" args: \"--dst=192.168.7.9\" "
+      "args: \"--delay-us=1500\" }\n");
+  EXPECT_EQ(r.results.at("cycles_ok"), 1);
+}
+
+TEST(CmaAddresses, DuplicateAndMalformedAddressesAreScenarioErrors) {
+  const std::string base = "topology { star { hosts: 2 } nic: \"hca\" switch_param { key: \"ports\" value: \"8\" } }\n";
+  try {
+    testing::load_text(base + "node { name: \"x\" nic: \"hca\" ipv4: \"10.0.0.1\" }\nlink { a: \"x\" b: \"sw0\" }\n");
+    ADD_FAILURE() << "a duplicate address loaded";
+  } catch (const ScenarioError& e) {
+    // h0 has 10.0.0.1 by default; x's entry is at line 2, column 29.
+    EXPECT_NE(std::string(e.what()).find("test.textproto:2:29"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("already node 'h0' port 1's"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(testing::load_text(base + "node { name: \"x\" nic: \"hca\" ipv4: \"10.0.0.300\" }\n"), ScenarioError);
+  EXPECT_THROW(testing::load_text(base + "node { name: \"x\" nic: \"hca\" ipv4: \"1.2.3.4\" ipv4: \"1.2.3.5\" }\n"),
+               ScenarioError);
+  const std::string file = ::testing::TempDir() + "dup_ipv4.textproto";
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs((base + "node { name: \"x\" nic: \"hca\" ipv4: \"10.0.0.2\" }\nlink { a: \"x\" b: \"sw0\" }\n").c_str(),
+             f);
+  std::fclose(f);
+  const auto r = testing::run_command(std::string(NICSIM_BIN) + " validate " + file + " 2>&1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("dup_ipv4.textproto:2:29"), std::string::npos) << r.output;
+}
+
 TEST(Cma, PcapOfAConnectionDissectsWithTshark) {
   ASSERT_NO_FATAL_FAILURE(testing::require_tshark());
   const std::string pcap = ::testing::TempDir() + "cma_connection.pcap";

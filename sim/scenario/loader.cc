@@ -12,6 +12,7 @@
 #include "scenario.pb.h"
 #include "scenario/elite_layout.h"
 #include "scenario/locator.h"
+#include "scenario/ipv4_spec.h"
 #include "scenario/subnet_manager_spec.h"
 #include "scenario/topology.h"
 #include "elan_model/elite/elite_tree.h"
@@ -791,6 +792,7 @@ Scenario Loader::load(const std::string& text) {
   faults(msg, root);
   multicast(msg, root);
   scenario_detail::load_subnet_manager(msg, root, sc_);
+  scenario_detail::load_ipv4(msg, root, sc_);
   sc_.mgmt = ParamSet(scope("mgmt"));
   apply_params(sc_.mgmt, msg.management().param(), root.in("management"), "param", nullptr);
   outputs(msg, root);

@@ -46,6 +46,7 @@ struct NodeSpec {
   // Elan node id: the leaf position on the Elite network, or the scenario
   // order of elan3 nodes when there is no Elite switch; -1: none.
   std::int64_t elan_id = -1;
+  std::vector<std::uint32_t> ipv4;  // per port, host order (Node.ipv4 or the default scheme)
 };
 
 struct SwitchSpec {
