@@ -39,8 +39,8 @@ void load_ipv4(const nicsim::scenario::Scenario& msg, const Locator& root, Scena
     NodeSpec& n = sc.nodes[*idx];
     const Locator where = root.in("node", k);
     if (static_cast<std::uint32_t>(m.ipv4_size()) > n.ports)
-      throw ScenarioError(where.at("ipv4", n.ports),
-                          fmt::format("node '{}' has {} port(s) but {} ipv4 addresses", n.name, n.ports, m.ipv4_size()));
+      throw ScenarioError(where.at("ipv4", n.ports), fmt::format("node '{}' has {} port(s) but {} ipv4 addresses",
+                                                                 n.name, n.ports, m.ipv4_size()));
     for (int p = 0; p < m.ipv4_size(); ++p) {
       if (!parse(m.ipv4(p), n.ipv4[static_cast<std::size_t>(p)]))
         throw ScenarioError(where.at("ipv4", p), fmt::format("ipv4: '{}' is not an IPv4 address (A.B.C.D)", m.ipv4(p)));
