@@ -1,5 +1,5 @@
 // Bad calls to the CMA: each returns the errno value its header documents,
-// crashes nothing and leaks no QP. A two-rank probe program: rank 0 (h1)
+// crashes nothing and leaks no QP; every handler runs in interrupt context. A two-rank probe program: rank 0 (h1)
 // listens and misuses the ids it gets, rank 1 (h2) connects twice.
 #include <cerrno>
 #include <cstring>
@@ -10,6 +10,7 @@
 
 #include "cm/core/cm_node.h"
 #include "cm/kverbs/kverbs.h"
+#include "host/host.h"
 #include "nicsim/app.h"
 #include "tests/world_run.h"
 #include "world/node.h"
@@ -20,6 +21,12 @@ namespace {
 
 struct Probe {
   int requests = 0, events = 0, last = -1;
+  int handlers = 0, in_interrupt = 0;  // handler calls, and those made in interrupt context
+  void handler_ran() {
+    ++handlers;
+    host::Host* h = host::Host::current_host();
+    if (h && h->in_interrupt()) ++in_interrupt;
+  }
   ib_cma_id ids[2]{};
 };
 
@@ -53,6 +60,7 @@ void server(ib_pd* pd, ib_cq* cq) {
   auto* p = new Probe;
   auto on_req = [](ib_cma_id* id, void*, void* ctx) {
     auto* pr = static_cast<Probe*>(ctx);
+    pr->handler_ran();
     if (pr->requests < 2) pr->ids[pr->requests] = *id;
     ++pr->requests;
   };
@@ -66,6 +74,7 @@ void server(ib_pd* pd, ib_cq* cq) {
   ib_qp* qp = rc_qp(pd, cq);
   auto on_ac = [](ib_cma_event e, void* ctx) {
     auto* pr = static_cast<Probe*>(ctx);
+    pr->handler_ran();
     pr->last = e;
     ++pr->events;
   };
@@ -86,6 +95,8 @@ void server(ib_pd* pd, ib_cq* cq) {
   nicsim_barrier();
   EXPECT_EQ(ib_cma_sid_destroy(&lid), 0);
   EXPECT_EQ(ib_cma_sid_destroy(&lid), -EINVAL);
+  EXPECT_EQ(p->handlers, 4);  // two requests, ESTABLISHED, DISCONNECTED
+  EXPECT_EQ(p->in_interrupt, p->handlers);
   delete p;
 }
 
@@ -94,6 +105,7 @@ void client(ib_pd* pd, ib_cq* cq) {
   sockaddr_in dst = addr(default_ipv4(nicsim_workload_node(0)));
   auto on_event = [](ib_cma_event e, void* ctx, void*) {
     auto* pr = static_cast<Probe*>(ctx);
+    pr->handler_ran();
     pr->last = e;
     ++pr->events;
   };
@@ -132,6 +144,8 @@ void client(ib_pd* pd, ib_cq* cq) {
   wait_for(p->events, 3);
   EXPECT_EQ(p->last, IB_CMA_EVENT_DISCONNECTED);
   EXPECT_EQ(ib_destroy_qp(cc.qp), 0);
+  EXPECT_EQ(p->handlers, 3);  // REJECTED, ESTABLISHED, DISCONNECTED
+  EXPECT_EQ(p->in_interrupt, p->handlers);
   nicsim_barrier();
   delete p;
 }
