@@ -65,6 +65,7 @@ struct ConnectFigures {
   Tick resolve = 0;    // the path query (SA round trips, 0 when cached)
   Tick qp_modify = 0;  // INIT, RTR and RTS on this side
   Tick handshake = 0;  // REQ leaving to ESTABLISHED, less the QP changes
+  Tick mad_cpu = 0;    // of the handshake: this side's CPU for its MADs (REQ, REP, RTU)
 };
 
 // One end of a connection, or a listener.
@@ -84,6 +85,7 @@ struct Conn {
   int access = 0;
   std::uint8_t remote_resp_to = 0, local_resp_to = 0, max_retries = 0;  // REQ fields (exponents, count)
   std::uint32_t sends = 0;                                              // sends of the current message
+  std::uint32_t mads = 0;                // MADs this side built or handled for the connection
   std::array<std::uint8_t, 256> last{};  // the last message sent (for retries and duplicates)
   std::vector<std::uint8_t> req_private, rep_private;
   std::unique_ptr<host::Timer> timer;
@@ -114,6 +116,7 @@ std::string format_ipv4(std::uint32_t ip);
 struct CmCounters {
   std::uint32_t live_conns = 0, listeners = 0, timewait = 0, sa_queries_live = 0;
   std::uint64_t mads_sent = 0, mads_received = 0, retries = 0, sa_retries = 0, sa_queries = 0, cache_hits = 0;
+  std::uint64_t mras_sent = 0;
 };
 
 }  // namespace nicsim::cm

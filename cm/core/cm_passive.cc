@@ -48,6 +48,7 @@ void on_req(CmNode& n, const std::uint8_t* m, const MadSource& from) {
     if (dup->fsm.state() == CmState::ReqRcvd) {
       build_mra(dup->last.data(), n.next_tid(), *dup, exponent_for(n.host().params().time("cm.service_timeout")));
       dup->fsm.fire(CmEvent::SendMra, "duplicate_req");
+      ++n.mutable_counters().mras_sent;
     }
     if (in(*dup, {CmState::MraSent, CmState::RepSent})) send_last(n, *dup);
     return;
@@ -72,6 +73,7 @@ void on_rep(CmNode& n, Conn& c, const std::uint8_t* m) {
   if (c.fsm.state() == CmState::Established) return send_last(n, c);  // our RTU was lost
   if (!c.active || !in(c, {CmState::ReqSent, CmState::MraRcvd})) return;
   c.timer->cancel();
+  ++c.mads;
   parse_rep(m, c);
   c.fsm.fire(CmEvent::RecvRep, "rep");
   std::uint8_t priv[rep::kPrivateBytes];
@@ -87,6 +89,7 @@ void on_rep(CmNode& n, Conn& c, const std::uint8_t* m) {
   ConnectFigures& f = n.figures();
   f.qp_modify = c.qp_time;
   f.handshake = now() - c.t_req - c.qp_time;
+  f.mad_cpu = c.mads * n.host().cost_of("cm_mad");
   deliver(n, c, Upcall::Established, priv, sizeof priv);
 }
 
@@ -219,6 +222,7 @@ void Protocol::on_timer(CmNode& n, std::uint64_t handle) {
       if (c.accept_pending) return Protocol::do_accept(n, c);
       build_mra(c.last.data(), n.next_tid(), c, exponent_for(n.host().params().time("cm.service_timeout")));
       c.fsm.fire(CmEvent::SendMra, "consumer_slow");
+      ++n.mutable_counters().mras_sent;
       return send_last(n, c);
     case CmState::MraSent:
       if (c.accept_pending) Protocol::do_accept(n, c);

@@ -137,6 +137,7 @@ void to_error(Conn& c) {
 
 void send_last(CmNode& n, Conn& c) {
   ++c.sends;
+  ++c.mads;
   n.send_mad(c.path.dlid, c.last.data());
 }
 

@@ -14,7 +14,8 @@
 //   path_query_us, qp_transitions_us, mad_handshake_us: the parts of the
 //                       first connect on the active side (the SA's ServiceRecord
 //                       and PathRecord round trips; INIT, RTR and RTS; REQ
-//                       leaving to ESTABLISHED less the QP changes)
+//                       leaving to ESTABLISHED less the QP changes; mad_cpu_us
+//                       is the active side's CPU for its REQ, REP and RTU)
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -127,6 +128,7 @@ int connect_loop(Verbs& v, std::uint64_t sid, int connects, std::uint32_t dst_ip
       nicsim_result("path_query_us", static_cast<double>(f.resolve) / kUs, "us");
       nicsim_result("qp_transitions_us", static_cast<double>(f.qp_modify) / kUs, "us");
       nicsim_result("mad_handshake_us", static_cast<double>(f.handshake) / kUs, "us");
+      nicsim_result("mad_cpu_us", static_cast<double>(f.mad_cpu) / kUs, "us");
     } else {
       later += t;
     }

@@ -24,6 +24,8 @@
  *   --requests=N      requests the server waits for (default: clients x cycles)
  *   --delay-us=N      clients wait this long after the start barrier
  *   --linger-us=N     every rank waits this long before it exits (timewaits end)
+ *   --accept-delay-us=N  the server waits this long before it accepts (a
+ *                     slow consumer: the CM answers the REQ with an MRA)
  *   --role=server|client  the side regardless of rank (a one-node workload
  *                     each, e.g. both on one node: give the client --dst)
  *
@@ -45,7 +47,7 @@
 
 struct pp_opts {
 	int cycles, bytes, reject, rarp, by_server, requests, role; /* role: 0 by rank, 1 server, 2 client */
-	unsigned long long sid, connect_sid, delay_us, linger_us;
+	unsigned long long sid, connect_sid, delay_us, linger_us, accept_delay_us;
 	unsigned int dst_ip; /* host order; 0: rank 0's */
 	unsigned int timeout_ms;
 	enum ib_cma_event expect;
@@ -91,6 +93,8 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->requests = atoi(a + 11);
 		else if (!strncmp(a, "--delay-us=", 11))
 			o->delay_us = strtoull(a + 11, NULL, 0);
+		else if (!strncmp(a, "--accept-delay-us=", 18))
+			o->accept_delay_us = strtoull(a + 18, NULL, 0);
 		else if (!strncmp(a, "--linger-us=", 12))
 			o->linger_us = strtoull(a + 12, NULL, 0);
 		else if (!strcmp(a, "--role=server"))
@@ -307,6 +311,7 @@ static int pp_serve_one(const struct pp_opts *o, struct pp_res *r, struct pp_ser
 	unsigned char rep[IB_CMA_REP_PRIVATE_DATA_SIZE];
 	for (i = 0; i < (int)sizeof rep; ++i) /* depends on the client's rank and cycle */
 		rep[i] = (unsigned char)(0xa0 + i + st->priv[slot][0] + st->priv[slot][1]);
+	nicsim_sleep_ns(o->accept_delay_us * 1000);
 	if (!(r->qp = pp_qp(r)))
 		return nicsim_log("server: ib_create_qp failed"), -1;
 	memset(c, 0, sizeof *c);

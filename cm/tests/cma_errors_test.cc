@@ -69,6 +69,11 @@ void server(ib_pd* pd, ib_cq* cq) {
   ib_cma_id again{};
   EXPECT_EQ(ib_cma_sid_listen(nullptr, sid(), p, on_req, &again), -EBUSY);
   EXPECT_EQ(ib_cma_sid_listen(reinterpret_cast<ib_device*>(p), sid(), p, on_req, &again), -EINVAL);
+  // The node's own device (not NULL) is a valid listen argument too.
+  __be64 other = 0;
+  mad::put(reinterpret_cast<std::uint8_t*>(&other), 8, 0x78);
+  EXPECT_EQ(ib_cma_sid_listen(pd->device, other, p, on_req, &again), 0);
+  EXPECT_EQ(ib_cma_sid_destroy(&again), 0);
   nicsim_barrier();
   wait_for(p->requests, 1);
   ib_qp* qp = rc_qp(pd, cq);

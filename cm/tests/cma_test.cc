@@ -162,6 +162,37 @@ TEST(Cma, LostReqIsRecoveredByRetry) { lost_mad_test("1281us", "1283us"); }
 
 TEST(Cma, LostRepIsRecoveredByRetry) { lost_mad_test("1333us", "1335us"); }
 
+// A consumer that takes 1.5 ms to accept, longer than the REQ's 1 ms
+// response timeout: the passive CM sends an MRA after cm.mra_after
+// (400 us), and the active side waits the MRA's service timeout instead
+// of giving up.
+TEST(Cma, SlowAcceptIsCoveredByAnMra) {
+  RunOptions o;
+  o.inspect = [](World& w) {
+    EXPECT_EQ(counters_of(w, "h1").mras_sent, 2u);  // one per connection
+    EXPECT_EQ(counters_of(w, "h2").retries, 0u);
+  };
+  const auto r =
+      run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--accept-delay-us=1500", "--cycles=2"})), o);
+  EXPECT_EQ(r.results.at("cycles_ok"), 2);
+  EXPECT_GT(r.results.at("connect_ns"), 1.5e6);
+}
+
+// With the timed MRA off, the active side resends its REQ after 1 ms; the
+// duplicate REQ, still unanswered, gets the MRA.
+TEST(Cma, DuplicateReqGetsAnMra) {
+  RunOptions o;
+  o.inspect = [](World& w) {
+    EXPECT_EQ(counters_of(w, "h1").mras_sent, 1u);
+    EXPECT_EQ(counters_of(w, "h2").retries, 1u);
+  };
+  std::string text = scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--accept-delay-us=1500"}));
+  const std::string nic = "nic: \"hca\" }";
+  text.replace(text.find(nic), nic.size(), "nic: \"hca\" node_param { key: \"host.cm.mra_after\" value: \"10s\" } }");
+  const auto r = run_text(text, o);
+  EXPECT_EQ(r.results.at("cycles_ok"), 1);
+}
+
 TEST(CmaAddresses, ScenarioAddressOverridesTheDefault) {
   // h1 is declared with its own address; the client resolves it at the SA.
   const auto r = run_text(
