@@ -21,7 +21,9 @@
  *  - ib_get_dma_mr's lkey is valid for any node memory: the first post of a
  *    buffer through it registers that buffer with the provider (an HCA
  *    command: thread context only); later posts of the same buffer, from
- *    any context, reuse the registration until ib_dereg_mr.
+ *    any context, reuse the registration until ib_dereg_mr. It is for
+ *    local access: its rkey names no region a peer can reach.
+ *  - ib_wc.qp_num is the QP when the CQ serves one QP, else 0.
  *  - Completion handlers (ib_comp_handler) run in the node's interrupt
  *    context; ib_poll_cq, ib_req_notify_cq, ib_post_send and ib_post_recv
  *    (of buffers already registered) may be called there.
