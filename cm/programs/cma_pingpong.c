@@ -26,6 +26,10 @@
  *   --linger-us=N     every rank waits this long before it exits (timewaits end)
  *   --accept-delay-us=N  the server waits this long before it accepts (a
  *                     slow consumer: the CM answers the REQ with an MRA)
+ *   --accept-unreachable  the server expects UNREACHABLE after its accept
+ *                     (no RTU ever came)
+ *   --established-only  clients stop at ESTABLISHED: no exchange, no
+ *                     disconnect (the QP is destroyed)
  *   --role=server|client  the side regardless of rank (a one-node workload
  *                     each, e.g. both on one node: give the client --dst)
  *
@@ -46,7 +50,7 @@
 #define PP_TAG_IP 0x434d0001u
 
 struct pp_opts {
-	int cycles, bytes, reject, rarp, by_server, requests, role; /* role: 0 by rank, 1 server, 2 client */
+	int cycles, bytes, reject, rarp, by_server, requests, role, accept_unreachable, established_only; /* role: 0 by rank, 1 server, 2 client */
 	unsigned long long sid, connect_sid, delay_us, linger_us, accept_delay_us;
 	unsigned int dst_ip; /* host order; 0: rank 0's */
 	unsigned int timeout_ms;
@@ -97,6 +101,10 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->accept_delay_us = strtoull(a + 18, NULL, 0);
 		else if (!strncmp(a, "--linger-us=", 12))
 			o->linger_us = strtoull(a + 12, NULL, 0);
+		else if (!strcmp(a, "--accept-unreachable"))
+			o->accept_unreachable = 1;
+		else if (!strcmp(a, "--established-only"))
+			o->established_only = 1;
 		else if (!strcmp(a, "--role=server"))
 			o->role = 1;
 		else if (!strcmp(a, "--role=client"))
@@ -317,6 +325,14 @@ static int pp_serve_one(const struct pp_opts *o, struct pp_res *r, struct pp_ser
 	memset(c, 0, sizeof *c);
 	if (ib_cma_accept(&st->ids[slot], r->qp, rep, sizeof rep, c, on_accepted))
 		return nicsim_log("server: ib_cma_accept failed"), -1;
+	if (o->accept_unreachable) {
+		if (pp_wait_flag(&c->events, 1) || c->last != IB_CMA_EVENT_UNREACHABLE)
+			return nicsim_log("server: no UNREACHABLE (event %d)", c->last), -1;
+		nicsim_result("accept_unreachable_ns", (double)nicsim_now_ns(), "ns");
+		ib_destroy_qp(r->qp);
+		r->qp = NULL;
+		return 0;
+	}
 	if (pp_wait_flag(&c->events, 1) || c->last != IB_CMA_EVENT_ESTABLISHED)
 		return nicsim_log("server: no ESTABLISHED (event %d)", c->last), -1;
 	if (pp_post(r, 1, o->bytes) || pp_wait_wc(r, 2))
@@ -461,7 +477,7 @@ static int pp_cycle(const struct pp_opts *o, struct pp_res *r, unsigned int dst,
 		rc = -1;
 	if (cycle == 0)
 		nicsim_result("connect_ns", (double)(nicsim_now_ns() - t0), "ns");
-	if (!rc && o->expect == IB_CMA_EVENT_ESTABLISHED)
+	if (!rc && o->expect == IB_CMA_EVENT_ESTABLISHED && !o->established_only)
 		rc = pp_exchange(o, r, &st, &id, cycle);
 	if (ib_destroy_qp(r->qp))
 		rc = -1;

@@ -91,6 +91,23 @@ TEST(Cma, DownLinkIsUnreachableAfterRetries) {
   EXPECT_GT(r.results.at("connect_ns"), 4.0e6);
 }
 
+// h2's link goes down after the REP reached it (1334 us) and before its
+// RTU leaves: the passive side resends the REP 3 times and its accept
+// handler hears UNREACHABLE.
+TEST(Cma, PassiveSideWithoutRtuIsUnreachable) {
+  RunOptions o;
+  o.inspect = [](World& w) {
+    EXPECT_EQ(counters_of(w, "h1").retries, 3u);
+    EXPECT_EQ(counters_of(w, "h1").live_conns, 0u);
+  };
+  const auto r =
+      run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--accept-unreachable", "--established-only"}),
+                        "fault { at: \"1360us\" link: \"h2--sw0\" link_down: true }\n"),
+               o);
+  EXPECT_EQ(r.results.at("cycles_ok"), 1);
+  EXPECT_GT(r.results.at("accept_unreachable_ns"), 1334e3 + 4 * 1.0e6);
+}
+
 TEST(Cma, DisconnectFromTheServerSide) {
   const auto r = run_text(scenario(3, "nodes: \"h1\" nodes: \"h2\"", args({"--disconnect-by=server", "--cycles=3"})));
   EXPECT_EQ(r.results.at("cycles_ok"), 3);
