@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 fmt=$(command -v clang-format-14 || command -v clang-format || true)
 [ -n "$fmt" ] || { echo "format.sh: clang-format is not installed (scripts/deps.sh installs it)" >&2; exit 2; }
 mapfile -t files < <(git ls-files '*.cc' '*.h' |
-  grep -vE '^(sim|verbs|ep)/include/|^verbs/perftest/|^ep/eip/|^ep/lib/programs/')
+  grep -vE '^(sim|verbs|ep|cm)/include/|^cm/tests/seed/|^verbs/perftest/|^ep/eip/|^ep/lib/programs/')
 if [ "${1:-}" = "--fix" ]; then
   "$fmt" -i "${files[@]}"
   exit 0

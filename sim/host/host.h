@@ -287,6 +287,11 @@ class Host : public sc_core::sc_module {
   ~Host() override;
 
   std::uint32_t node_id() const { return node_id_; }
+  // The node's configured IPv4 address of each NIC port (host order; ports
+  // count from 1), as its operating system would have it configured; 0:
+  // none. Set by the world builder from the scenario.
+  void set_ipv4(std::vector<std::uint32_t> per_port) { ipv4_ = std::move(per_port); }
+  std::uint32_t ipv4(std::uint32_t port) const { return port >= 1 && port <= ipv4_.size() ? ipv4_[port - 1] : 0; }
   // Distinct for every Host of the process, even one at a destroyed one's
   // address: for caches keyed by host.
   std::uint64_t serial() const { return serial_; }
@@ -481,6 +486,7 @@ class Host : public sc_core::sc_module {
   static inline std::uint64_t next_serial_ = 0;
   const std::uint64_t serial_ = ++next_serial_;
   std::uint32_t node_id_;
+  std::vector<std::uint32_t> ipv4_;
   ParamSet params_;
   Calendar* calendar_;
   std::vector<std::unique_ptr<HostThread>> threads_;

@@ -11,6 +11,7 @@
 
 #include "scenario.pb.h"
 #include "scenario/locator.h"
+#include "scenario/ipv4_spec.h"
 #include "scenario/schema.h"
 #include "scenario/shapes.h"
 #include "trace/trace.h"
@@ -836,6 +837,7 @@ Scenario Loader::load(const std::string& text) {
   workloads(msg, root);
   faults(msg, root);
   multicast(msg, root);
+  scenario_detail::load_ipv4(msg, root, sc_);
   run_rules(ScenarioRule::Stage::Parsed, *file, root);
   sc_.mgmt = ParamSet(scope("mgmt"));
   apply_params(sc_.mgmt, msg.management().param(), root.in("management"), "param", nullptr);

@@ -50,6 +50,7 @@ struct NodeSpec {
   // sequential addressing.
   std::int64_t address = -1;
   std::uint32_t network_size = 0;
+  std::vector<std::uint32_t> ipv4;  // per port, host order (Node.ipv4 or the default scheme)
 };
 
 struct SwitchSpec {

@@ -32,6 +32,7 @@ const bool raw_registered = [] {
 
 Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric) : spec_(spec), id_(id) {
   host_ = std::make_unique<host::Host>(fmt::format("{}_host", spec.name).c_str(), id, spec.host);
+  host_->set_ipv4(spec.ipv4);
   bus_ = std::make_unique<host::HostBus>(fmt::format("{}_bus", spec.name).c_str(), *host_, spec.bus);
   const NicFactory* factory = NicRegistry::instance().find(spec.nic);
   if (!factory) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
