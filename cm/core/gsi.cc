@@ -128,7 +128,10 @@ bool CmNode::wait_port_active() {
   lid_ = pa.lid;
   const std::uint64_t sa = host_.params().count("cm.sa_lid");
   sa_lid_ = static_cast<std::uint16_t>(sa ? sa : pa.sm_lid ? pa.sm_lid : 1);
-  return ib_query_gid(dev_, 1, 0, reinterpret_cast<ib_gid*>(gid_.data())) == 0;
+  ib_gid gid{};
+  if (ib_query_gid(dev_, 1, 0, &gid)) return false;
+  std::memcpy(gid_.data(), gid.raw, gid_.size());
+  return true;
 }
 
 bool CmNode::open_gsi() {

@@ -79,7 +79,15 @@ struct KMr {
 // The kernel verbs' state on one node: the CA opened as its consumer
 // instance, and every live object (handles are checked against these).
 struct KDevice : host::HostSoftware {
-  ~KDevice() override = default;
+  // The node's software ends with the simulation: the wrappers its programs
+  // left open go with it (the provider's objects go with the CA's driver).
+  ~KDevice() override {
+    for (KQp* q : qps) delete q;
+    for (KAh* a : ahs) delete a;
+    for (KMr* m : mrs) delete m;
+    for (KCq* c : cqs) delete c;
+    for (KPd* p : pds) delete p;
+  }
   kv::ib_device pub{};
   const ci_interface_t* ci = nullptr;
   ib_ca_handle_t ca = nullptr;
