@@ -199,7 +199,7 @@ DevStatus Elan3Dev::map_card(std::uint32_t npages, std::uint32_t perm, std::uint
 
 void Elan3Dev::store(const ElanMem& m, std::uint32_t off, const void* data, std::uint32_t len) {
   auto* at = static_cast<std::uint8_t*>(m.host) + off;
-  std::memcpy(at, data, len);
+  if (at != data) std::memcpy(at, data, len);
   if (m.card) bus_.mmio_write(sdram_bar_ + static_cast<std::uint64_t>(at - mirror_), data, len);
 }
 

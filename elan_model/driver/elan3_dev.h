@@ -214,8 +214,9 @@ class Elan3Dev : public host::BoundDriver {
                      ElanMem* mem);
   // Write `len` bytes at `off` of `m`: for card memory one posted PIO write
   // through BAR 1 (the CPU waits for the bus only) and the same bytes into
-  // its copy; for node memory a CPU store. No cost class of its own (the
-  // callers' include it). Any context.
+  // its copy; for node memory a CPU store. `data` may be the copy itself
+  // (m.host + off): what the CPU wrote there goes to the card. No cost
+  // class of its own (the callers' include it). Any context.
   void store(const ElanMem& m, std::uint32_t off, const void* data, std::uint32_t len);
 
   // ---- events ----------------------------------------------------------------

@@ -207,7 +207,11 @@ bool EpNode::grow(ep_xmtr* x, bool wait) {
   const std::uint32_t buf_bytes =
       x->large ? large_slot_size(*this) : static_cast<std::uint32_t>((sizeof(SmallHeader) + x->msgsize + 7) & ~7u);
   t->done = dev.alloc_event(true, wait);
-  t->buf = dev.alloc_mem(buf_bytes, elan3::kBlockSize, 0, wait);
+  // A small message's header and data go to the card's SDRAM by PIO
+  // (issue), so the Elan reads them there; a large envelope stays in node
+  // memory.
+  t->buf = x->large ? dev.alloc_mem(buf_bytes, elan3::kBlockSize, 0, wait)
+                    : dev.alloc_card(buf_bytes, elan3::kBlockSize, 0, wait);
   if (x->large) t->status_blk = dev.alloc_mem(EP_STATUSBLK_SIZE, elan3::kBlockSize, elan3::perm::kRemoteWrite, wait);
   if (!t->done || !t->buf || (x->large && !t->status_blk)) {
     if (t->done) dev.free_mem(t->done);
@@ -385,6 +389,7 @@ void EpNode::issue(ep_txd* t) {
     // A small message is delivered when its one packet is acknowledged.
     auto* h = static_cast<SmallHeader*>(t->buf.host);
     h->circuit = t->kind == TxKind::Small ? circuit(t->dest).incarnation : 0;
+    dev.store(t->buf, 0, t->buf.host, t->buf_len);
     req.src_event = t->done.elan;
   } else {
     auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);

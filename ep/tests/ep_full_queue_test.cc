@@ -29,7 +29,7 @@ constexpr std::uint64_t kBaseAtNs = 200000, kFillAtNs = 300000;
 // Probe times between the retry rounds (the refused DMAs trap at about
 // 300-310 us, then run again 20, 40, 80, 160, 320, 320 us after each trap).
 constexpr int kProbes = 9;
-constexpr std::uint64_t kProbeAtNs[kProbes] = {600000, 650000, 680000,  800000, 850000,
+constexpr std::uint64_t kProbeAtNs[kProbes] = {600000, 630000, 660000,  800000, 850000,
                                                900000, 950000, 1000000, 1150000};
 // The sweep: a probe pair every 17 us or so over the whole blockage.
 constexpr int kSweep = 60;
@@ -37,7 +37,7 @@ constexpr std::uint64_t kSweepFromNs = 330000, kSweepStepNs = 15000;
 constexpr int kRefusedDmas = kRefused + 2;  // and the special and the never-taken message
 constexpr std::uint64_t kOneAttemptNs = 2500;
 // 40 bytes through one Elite switch, handler to handler.
-constexpr std::uint64_t kBaseNs = 6452;
+constexpr std::uint64_t kBaseNs = 5930;
 constexpr std::uint64_t kDrainAtNs = kFillAtNs + 1000000;
 constexpr std::uint64_t kSpecialTimeoutNs = 200000;
 constexpr int kEnd = 99;  // the message sent after every refused one completed
