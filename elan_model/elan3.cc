@@ -332,6 +332,12 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     command(off, v);
     return;
   }
+  const std::uint64_t v = read_register(off);
+  std::memcpy(data, &v, len);
+}
+
+// The value of a readable register (b_transport has checked the access).
+std::uint64_t Elan3::read_register(std::uint64_t off) {
   std::uint64_t v = 0;
   if (off == reg::id_vendor.offset)
     v = reg::kVendorQuadrics;
@@ -375,7 +381,7 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     v = int_status_;
     int_status_ = 0;
   }
-  std::memcpy(data, &v, len);
+  return v;
 }
 
 void Elan3::command(std::uint64_t off, std::uint64_t v) {

@@ -552,6 +552,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
+  std::uint64_t read_register(std::uint64_t offset);
   void set_event_command(std::uint64_t ev);
   void prime_event_command(std::uint64_t value);
   void event_irq_command(std::uint64_t value);

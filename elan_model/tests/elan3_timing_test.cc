@@ -131,27 +131,27 @@ const BuiltinProgram reg_lat("t_elan_latency", latency, "test");
 // next put comes a whole round trip later), as a polled put loop is written.
 // With the argument "card" the buffers are in the card's SDRAM (the put
 // reads its 8 bytes there and lands them there), else in node memory.
+// 4 KiB the put reads at 0 and lands at 64: in SDRAM (card) or node memory.
+ElanMem pingpong_buffer(Elan3Dev& d, bool card) {
+  ElanMem m;
+  ElanRange range;
+  if (card) {
+    EXPECT_EQ(d.map_card(1, perm::kLocalRead | perm::kRemoteWrite, 0, 0, &range, &m), DevStatus::Ok);
+    return m;
+  }
+  m.host = mapped(d, 4096, perm::kLocalRead | perm::kRemoteWrite, &m.elan);
+  m.bytes = 4096;
+  return m;
+}
+
 int pingpong(int argc, char** argv) {
   Elan3Dev* d = Elan3Dev::attach();
   if (!d) return 1;
   const bool card = argc > 1 && std::string(argv[1]) == "card";
-  E3Addr buf_e = 0;
-  std::uint8_t* buf = nullptr;
-  ElanMem card_buf;
-  if (card) {
-    ElanRange range;
-    EXPECT_EQ(d->map_card(1, perm::kLocalRead | perm::kRemoteWrite, 0, 0, &range, &card_buf), DevStatus::Ok);
-    buf_e = card_buf.elan;
-    buf = static_cast<std::uint8_t*>(card_buf.host);
-  } else {
-    buf = mapped(*d, 4096, perm::kLocalRead | perm::kRemoteWrite, &buf_e);
-  }
-  auto put_word = [&](int v) {
-    if (card)
-      d->store(card_buf, 0, &v, 4);
-    else
-      std::memcpy(buf, &v, 4);
-  };
+  const ElanMem mem = pingpong_buffer(*d, card);
+  const E3Addr buf_e = mem.elan;
+  const auto* buf = static_cast<const std::uint8_t*>(mem.host);
+  auto put_word = [&](int v) { d->store(mem, 0, &v, 4); };
   ElanMem ev = d->alloc_event(true);
   d->prime_event(ev, 1, event::Type::None, 0, 0, false);
   Peer peer = exchange(Peer{d->node_id(), buf_e, ev.elan, 0, 0});
