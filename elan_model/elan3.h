@@ -422,8 +422,8 @@ class EventEngine {
   void prime_read(std::uint64_t arg);
   void set_read(std::uint64_t arg);
   // An event held on the card: its count lives here (written through to
-  // node memory for the CPU's polls), with the action words read once when
-  // it was primed.
+  // the event in memory, SDRAM and its copy, for the CPU's polls), with the
+  // action words read once when it was primed.
   struct Held {
     E3Addr ev = 0;
     std::int32_t count = 0;

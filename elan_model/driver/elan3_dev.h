@@ -128,7 +128,8 @@ struct DmaFailure {
 };
 
 // An input queue made by alloc_queue(): the E3_Queue descriptor and its
-// slots, all in node memory with RemoteWrite permission. Senders name it by
+// slots, in the card's SDRAM (mirrored window) with RemoteWrite permission;
+// the CPU reads them in their copies. Senders name it by
 // `desc.elan` (a Queued DMA's dest).
 struct InputQueue {
   ElanMem desc;
@@ -226,7 +227,7 @@ class Elan3Dev : public host::BoundDriver {
   ElanMem alloc_event(bool remote, bool wait = true) {
     return alloc_card(event::kSize, 16, remote ? perm::kRemoteEvent : 0, wait);
   }
-  // Write an event (CPU stores into node memory; cost.elan3_event): count,
+  // Write an event (a PIO store to the card and its copy; cost.elan3_event): count,
   // action and its addresses, and whether firing interrupts with `cookie`
   // (24 bits); then the count once more through the command port
   // (prime_event), so that a set the Elan had in flight when the CPU wrote
@@ -239,7 +240,8 @@ class Elan3Dev : public host::BoundDriver {
   // the Elan has in flight are applied before the change, and an event
   // that already fired interrupts at once when turned on. Any context.
   void event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie = kWaitCookie);
-  // The event's current count (CPU load from node memory; cost.elan3_poll).
+  // The event's current count (CPU load from its copy in node memory, which
+  // the Elan writes through; cost.elan3_poll).
   std::int32_t event_count(const ElanMem& ev);
   bool event_fired(const ElanMem& ev) { return event_count(ev) <= 0; }
   // Set (decrement) a local event through the command port (MMIO). Any context.
@@ -251,8 +253,9 @@ class Elan3Dev : public host::BoundDriver {
   bool wait_event(const ElanMem& ev, Tick timeout = 0);
 
   // ---- DMA ---------------------------------------------------------------------
-  // Build an E3_DMA descriptor from `req` in a driver descriptor slot and
-  // hand its address to run_dma (MMIO). Returns when the command is posted
+  // Build an E3_DMA descriptor from `req`, store it by PIO into a driver
+  // descriptor slot in SDRAM and hand its address to run_dma (MMIO; the
+  // store lands before the command). Returns when the command is posted
   // (the Elan fetches and runs it later, in order with earlier DMAs).
   // Checks: size <= dma::kMaxSize, node ids < num_nodes(), a Queued DMA not
   // larger than one packet, a Read not Queued or broadcast; else
@@ -262,7 +265,7 @@ class Elan3Dev : public host::BoundDriver {
   // reports), may be null. Charges cost.elan3_dma.
   DevStatus issue_dma(const DmaRequest& req, E3Addr* desc = nullptr);
   // Write a descriptor into caller-owned Elan memory (32 bytes, 8-aligned,
-  // e.g. from alloc_mem) without running it: for an event of type Dma
+  // e.g. from alloc_card, written by PIO, or alloc_mem) without running it: for an event of type Dma
   // (chained DMA). Same checks as issue_dma. Any context.
   DevStatus write_descriptor(const ElanMem& where, const DmaRequest& req);
   // The largest payload of one network packet (nic.elan3.max_payload): the
@@ -286,7 +289,7 @@ class Elan3Dev : public host::BoundDriver {
   DevStatus init_queue(const ElanMem& desc, std::uint32_t nslots, std::uint32_t slot_size, E3Addr event,
                        InputQueue* out, bool wait = true);
   void free_queue(InputQueue& q);
-  // The oldest unconsumed message (a pointer into its slot in node memory),
+  // The oldest unconsumed message (a pointer into its slot's copy in node memory),
   // or nullptr if the queue is empty. Any context; cost.elan3_queue.
   const void* queue_peek(const InputQueue& q);
   // Free the oldest message's slot (advance q_fptr); the Elan may then fill
