@@ -363,9 +363,8 @@ void DmaEngine::start_read() {
   Read& r = read_;
   r.left = static_cast<std::uint32_t>(r.pieces.size());
   std::uint8_t* to = buf_.data() + r.off % elan_.params().dma_buffer;
-  host::HostBus& bus = elan_.bus();
   for (const HostPiece& h : r.pieces) {
-    bus.dma_read(elan_.obj().c_str(), h.addr, to, h.len, {member_fn<&DmaEngine::read_done>(), this, 0});
+    elan_.bus_read(h.addr, to, h.len, {member_fn<&DmaEngine::read_done>(), this, 0});
     to += h.len;
   }
 }

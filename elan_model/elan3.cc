@@ -38,6 +38,10 @@ class BusData {
 struct Elan3::Staged {
   BusData buf;
   Then done;
+  std::uint32_t parts = 0;  // SDRAM and mirror writes still to land
+  bool failed = false;
+  std::uint64_t done_off = 0;  // a card write: where it lands in SDRAM
+  std::uint32_t done_len = 0;
 };
 
 Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
@@ -47,11 +51,13 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   obj_ = this->name() + ".elan3";
   Sim::get().fsm().declare<DmaMachine>();
   Sim::get().fsm().declare<StreamMachine>();
-  bus_.add_function(obj_,
-                    host::pci::Identity{static_cast<std::uint16_t>(reg::kVendorQuadrics),
-                                        static_cast<std::uint16_t>(reg::kDeviceElan3),
-                                        static_cast<std::uint8_t>(reg::kRevision), reg::kClassNetworkOther},
-                    {{obj_, p_.command_port, kCommandPortSize, this}});
+  bus_.add_function(
+      obj_,
+      host::pci::Identity{static_cast<std::uint16_t>(reg::kVendorQuadrics),
+                          static_cast<std::uint16_t>(reg::kDeviceElan3), static_cast<std::uint8_t>(reg::kRevision),
+                          reg::kClassNetworkOther},
+      {{obj_, p_.command_port, kCommandPortSize, this}, {obj_ + ".sdram", p_.sdram_bar, p_.sdram_bytes, &card_bar_}});
+  sdram_ = std::make_unique<Sdram>(p_.sdram_bytes, cycles(p_.sdram_cycles), p_.sdram_bps);
   mmu_ = std::make_unique<Mmu>(*this);
   dma_ = std::make_unique<DmaEngine>(*this);
   rx_ = std::make_unique<RxEngine>(*this);
@@ -109,7 +115,10 @@ void Elan3::trace(const char* event, std::initializer_list<TraceField> fields) {
 // ---- calendar and bus helpers ------------------------------------------------
 
 void Elan3::bus_read(std::uint64_t addr, void* to, std::uint32_t len, Then done) {
-  bus_.dma_read(obj_.c_str(), addr, to, len, done);
+  if (is_card(addr))
+    card_read(card_offset(addr), to, len, done);
+  else
+    bus_.dma_read(obj_.c_str(), addr, to, len, done);
 }
 
 void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, Then done) {
@@ -123,15 +132,112 @@ void Elan3::bus_write(std::uint64_t addr, const void* data, std::uint32_t len, T
   }
   w->buf.assign(data, len);
   w->done = done;
+  w->parts = 1;
+  w->failed = false;
+  if (is_card(addr)) {
+    card_write(w, card_offset(addr), len);
+    return;
+  }
   bus_.dma_write(obj_.c_str(), addr, w->buf.data(), len,
                  {member_fn<&Elan3::staged_written>(), this, reinterpret_cast<std::uint64_t>(w)});
 }
 
+void Elan3::write_from(std::uint64_t addr, const std::uint8_t* data, std::uint32_t len, Then done) {
+  if (is_card(addr))
+    bus_write(addr, data, len, done);
+  else
+    bus_.dma_write(obj_.c_str(), addr, data, len, done);
+}
+
 void Elan3::staged_written(std::uint64_t arg) {
   auto* w = reinterpret_cast<Staged*>(arg & ~host::kDmaFailedBit);
+  w->failed = w->failed || (arg & host::kDmaFailedBit);
+  if (--w->parts) return;
   const Then done = w->done;
+  const std::uint64_t failed = w->failed ? host::kDmaFailedBit : 0;
   free_staged_.push_back(w);
-  if (done.fn) done.fn(done.obj, done.arg | (arg & host::kDmaFailedBit));
+  if (done.fn) done.fn(done.obj, done.arg | failed);
+}
+
+// ---- SDRAM -------------------------------------------------------------------------
+
+void Elan3::card_fault(const char* what, std::uint64_t off, std::uint32_t len, Then done) {
+  Sim::get().error(obj_, fmt::format("SDRAM {} of {} bytes at offset {:#x}: beyond the card's {} bytes", what, len, off,
+                                     sdram_->size()));
+  if (done.fn) Sim::get().calendar().at(now(), done.fn, done.obj, done.arg | host::kDmaFailedBit);
+}
+
+void Elan3::card_read(std::uint64_t off, void* to, std::uint32_t len, Then done) {
+  if (!sdram_->contains(off, len)) {
+    card_fault("read", off, len, done);
+    return;
+  }
+  std::uint32_t slot;
+  if (free_card_reads_.empty()) {
+    slot = static_cast<std::uint32_t>(card_reads_.size());
+    card_reads_.emplace_back();
+  } else {
+    slot = free_card_reads_.back();
+    free_card_reads_.pop_back();
+  }
+  card_reads_[slot] = CardRead{off, to, len, done};
+  Sim::get().calendar().at_member<&Elan3::card_read_done>(sdram_->access(now(), len), this, slot);
+}
+
+// The data is taken when the read completes, so it sees every write that
+// completed before it.
+void Elan3::card_read_done(std::uint64_t slot) {
+  const CardRead r = card_reads_[slot];
+  free_card_reads_.push_back(static_cast<std::uint32_t>(slot));
+  sdram_->read(r.off, r.to, r.len);
+  if (r.done.fn) r.done.fn(r.done.obj, r.done.arg);
+}
+
+// A write into SDRAM lands when the SDRAM access completes; inside the
+// mirrored window it is posted to host memory at the same time, and the
+// write is over when both have landed.
+void Elan3::card_write(Staged* w, std::uint64_t off, std::uint32_t len) {
+  if (!sdram_->contains(off, len)) {
+    const Then done = w->done;
+    free_staged_.push_back(w);
+    card_fault("write", off, len, done);
+    return;
+  }
+  const auto arg = reinterpret_cast<std::uint64_t>(w);
+  w->done_off = off;
+  w->done_len = len;
+  const bool mirrored =
+      mirror_bytes_ && off >= mirror_base_ && off + len <= static_cast<std::uint64_t>(mirror_base_) + mirror_bytes_;
+  if (mirrored) {
+    ++w->parts;
+    bus_.dma_write(obj_.c_str(), mirror_host_ + (off - mirror_base_), w->buf.data(), len,
+                   {member_fn<&Elan3::staged_written>(), this, arg});
+  }
+  Sim::get().calendar().at_member<&Elan3::card_written>(sdram_->access(now(), len), this, arg);
+}
+
+void Elan3::card_written(std::uint64_t arg) {
+  auto* w = reinterpret_cast<Staged*>(arg);
+  sdram_->write(w->done_off, w->buf.data(), w->done_len);
+  staged_written(arg);
+}
+
+// The host's loads and stores through BAR 1: the bus has timed them (a
+// store is posted, a load waits for the round trip); here they take effect.
+void Elan3::pio(tlm::tlm_generic_payload& gp) {
+  const std::uint64_t off = gp.get_address();
+  const unsigned len = gp.get_data_length();
+  if (!sdram_->contains(off, len)) {
+    Sim::get().error(obj_, fmt::format("SDRAM window: {} of {} bytes at offset {:#x} beyond the card's {} bytes",
+                                       gp.is_write() ? "store" : "load", len, off, sdram_->size()));
+    gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (gp.is_write())
+    sdram_->write(off, gp.get_data_ptr(), len);
+  else
+    sdram_->read(off, gp.get_data_ptr(), len);
+  gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 Then Elan3::group(std::size_t pieces, Then done) {
@@ -226,6 +332,12 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     command(off, v);
     return;
   }
+  const std::uint64_t v = read_register(off);
+  std::memcpy(data, &v, len);
+}
+
+// The value of a readable register (b_transport has checked the access).
+std::uint64_t Elan3::read_register(std::uint64_t off) {
   std::uint64_t v = 0;
   if (off == reg::id_vendor.offset)
     v = reg::kVendorQuadrics;
@@ -257,11 +369,19 @@ void Elan3::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) {
     v = intq_consumer_;
   else if (off == reg::irq_vector.offset)
     v = static_cast<std::uint32_t>(irq_vector_);
+  else if (off == reg::sdram_bytes.offset)
+    v = sdram_->size();
+  else if (off == reg::mirror_host.offset)
+    v = mirror_host_;
+  else if (off == reg::mirror_base.offset)
+    v = mirror_base_;
+  else if (off == reg::mirror_bytes.offset)
+    v = mirror_bytes_;
   else if (off == reg::int_status.offset) {
     v = int_status_;
     int_status_ = 0;
   }
-  std::memcpy(data, &v, len);
+  return v;
 }
 
 void Elan3::command(std::uint64_t off, std::uint64_t v) {
@@ -269,7 +389,9 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
   if (tracing()) {
     // Host addresses are traced as node-memory regions ("r<id>+off"): raw
     // pointers differ from run to run and would make traces differ.
-    if (off == reg::pt_base.offset || off == reg::intq_base.offset)
+    if (off == reg::intq_base.offset && is_card(v))
+      trace("command", {{"reg", off}, {"value", fmt::format("card+{:#x}", card_offset(v))}});
+    else if (off == reg::pt_base.offset || off == reg::intq_base.offset || off == reg::mirror_host.offset)
       trace("command", {{"reg", off}, {"value", host_.memory().describe(v)}});
     else
       trace("command", {{"reg", off}, {"value", v}});
@@ -307,6 +429,12 @@ void Elan3::command(std::uint64_t off, std::uint64_t v) {
     raise_if_pending();
   } else if (off == reg::irq_vector.offset) {
     irq_vector_ = static_cast<std::int32_t>(v32);
+  } else if (off == reg::mirror_host.offset) {
+    mirror_host_ = v;
+  } else if (off == reg::mirror_base.offset) {
+    mirror_base_ = v32;
+  } else if (off == reg::mirror_bytes.offset) {
+    mirror_bytes_ = v32;
   }
 }
 

@@ -21,6 +21,7 @@
 #include "core/sim.h"
 #include "core/ring.h"
 #include "elan_model/elan3_regs.h"
+#include "elan_model/sdram.h"
 #include "elite/elite_packets.h"
 #include "fabric/fabric.h"
 #include "fabric/port.h"
@@ -50,6 +51,10 @@ struct Elan3Params {
   std::uint32_t retry_limit;
   bool verify_crc_always;      // else only packets the link's error injection touched
   std::uint64_t command_port;  // MMIO window base on the host bus
+  std::uint64_t sdram_bytes;   // SDRAM on the card (a power of two)
+  std::uint32_t sdram_cycles;  // latency of one SDRAM access, Elan cycles
+  std::uint64_t sdram_bps;     // SDRAM data rate, bits/s
+  std::uint64_t sdram_bar;     // BAR 1 (the SDRAM window) base on the host bus
 };
 Elan3Params elan3_params_from(const ParamSet& p);
 
@@ -417,8 +422,8 @@ class EventEngine {
   void prime_read(std::uint64_t arg);
   void set_read(std::uint64_t arg);
   // An event held on the card: its count lives here (written through to
-  // node memory for the CPU's polls), with the action words read once when
-  // it was primed.
+  // the event in memory, SDRAM and its copy, for the CPU's polls), with the
+  // action words read once when it was primed.
   struct Held {
     E3Addr ev = 0;
     std::int32_t count = 0;
@@ -514,11 +519,17 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   void take_reply(fabric::Port& at, fabric::Packet* reply) override;
   void link_state_changed(fabric::Port& port, bool up) override;
 
-  // Services for the engines: DMA over the host bus, `done` (if any) run
-  // when the transfer is over. A write takes a copy of `data`; a read fills
-  // `to`, which must live until then.
+  // Services for the engines: a transfer to or from host memory over the
+  // host bus, or to or from SDRAM for a card address (kCardAddr), `done`
+  // (if any) run when the transfer is over. A write takes a copy of `data`
+  // (a write into the mirrored window goes to host memory too, and is over
+  // when both are); a read fills `to`, which must live until then.
   void bus_read(std::uint64_t addr, void* to, std::uint32_t len, Then done);
   void bus_write(std::uint64_t addr, const void* data, std::uint32_t len, Then done = {});
+  // A write of data that stays put until `done` (a packet's payload): no
+  // copy on the way to host memory.
+  void write_from(std::uint64_t addr, const std::uint8_t* data, std::uint32_t len, Then done);
+  Sdram& sdram() { return *sdram_; }
   // Scatter/gather over translated pieces: `done` once every piece is over
   // (failed if any failed).
   void read_pieces(const std::vector<HostPiece>& pieces, std::uint8_t* to, Then done);
@@ -541,6 +552,7 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
 
  private:
   void command(std::uint64_t offset, std::uint64_t value);
+  std::uint64_t read_register(std::uint64_t offset);
   void set_event_command(std::uint64_t ev);
   void prime_event_command(std::uint64_t value);
   void event_irq_command(std::uint64_t value);
@@ -549,6 +561,33 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   // The copy of a bus write's data, kept until it has landed.
   struct Staged;
   void staged_written(std::uint64_t staged);
+  // SDRAM accesses of the engines (card addresses), and the host's through
+  // BAR 1.
+  struct CardRead {
+    std::uint64_t off = 0;
+    void* to = nullptr;
+    std::uint32_t len = 0;
+    Then done;
+  };
+  void card_read(std::uint64_t off, void* to, std::uint32_t len, Then done);
+  void card_read_done(std::uint64_t slot);
+  void card_write(Staged* w, std::uint64_t off, std::uint32_t len);
+  void card_written(std::uint64_t staged);
+  void card_fault(const char* what, std::uint64_t off, std::uint32_t len, Then done);
+  void pio(tlm::tlm_generic_payload& gp);
+  class CardBar : public tlm::tlm_fw_transport_if<> {
+   public:
+    explicit CardBar(Elan3& elan) : elan_(elan) {}
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) override { elan_.pio(gp); }
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+    unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
+      return tlm::TLM_COMPLETED;
+    }
+
+   private:
+    Elan3& elan_;
+  };
   // The pieces of one read_pieces or write_pieces still to come, by slot.
   struct Group {
     std::uint32_t left = 0;
@@ -565,6 +604,12 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::unique_ptr<DmaEngine> dma_;
   std::unique_ptr<RxEngine> rx_;
   std::unique_ptr<EventEngine> events_;
+  std::unique_ptr<Sdram> sdram_;
+  CardBar card_bar_{*this};
+  std::vector<CardRead> card_reads_;
+  std::vector<std::uint32_t> free_card_reads_;
+  std::uint64_t mirror_host_ = 0;
+  std::uint32_t mirror_base_ = 0, mirror_bytes_ = 0;
   std::uint32_t node_id_ = 0;
   std::uint32_t machine_size_ = 0;
   std::uint32_t control_ = 0;

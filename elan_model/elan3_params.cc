@@ -3,6 +3,7 @@
 // 64-bit/66 MHz PCI bus, Elite links at 400 MB/s per direction. Also the
 // NIC kind "elan3", and the name tables and CRC of elan3_regs.h.
 #include <array>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -106,6 +107,30 @@ const ParamRegistration elan3_params(
          {},
          "a DMA refused by a full input queue (test-fail) with failCount left goes to the tail of the run queue "
          "and re-runs no earlier than this"},
+        {"sdram_size",
+         UnitKind::Size,
+         "64MiB",
+         "1MiB",
+         "256MiB",
+         {},
+         "SDRAM on the card (QM-400: 64 MB), rounded down to a power of two: BAR 1 on the host bus maps all of it; "
+         "descriptors, "
+         "events, input queues and the interrupt queue live there"},
+        {"sdram_cycles",
+         UnitKind::Count,
+         "8",
+         "0",
+         "1000",
+         {},
+         "Elan clock cycles from an SDRAM request to its first data (row activate, CAS, the memory controller)"},
+        {"sdram_bandwidth",
+         UnitKind::Bandwidth,
+         "800MB/s",
+         "1MB/s",
+         "100GB/s",
+         {},
+         "SDRAM data rate for the Elan's own accesses (64 bits at the 100 MHz Elan clock); one access at a "
+         "time"},
         {"verify_crc",
          UnitKind::Text,
          "touched",
@@ -168,6 +193,11 @@ Elan3Params elan3_params_from(const ParamSet& p) {
   e.testfail_backoff = p.time("testfail_backoff");
   e.verify_crc_always = p.text("verify_crc") == "always";
   e.command_port = 0xf1000000ULL;
+  // A PCI BAR is a power of two: a size between two is rounded down.
+  e.sdram_bytes = std::bit_floor(p.size("sdram_size"));
+  e.sdram_cycles = c("sdram_cycles");
+  e.sdram_bps = p.bandwidth("sdram_bandwidth");
+  e.sdram_bar = 0xe0000000ULL;
   return e;
 }
 

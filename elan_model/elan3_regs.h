@@ -73,8 +73,8 @@ namespace reg {
   X(pt_entries, 0x028, 4, RW, "PTEs in the table; an address beyond it is a translation fault")              \
   X(tlb_flush, 0x02c, 4, W, "E3_Addr whose page's TLB entry is dropped; 0xffffffff drops all")               \
   X(intq_base, 0x030, 8, RW,                                                                                 \
-    "host address of the interrupt queue (16-byte entries, see intq::), followed "                           \
-    "by the DMA trap area (one 32-byte E3_DMA per entry)")                                                   \
+    "address of the interrupt queue (16-byte entries, see intq::), followed by the "                         \
+    "DMA trap area (one 32-byte E3_DMA per entry): kCardAddr | SDRAM offset, or a host address")             \
   X(intq_entries, 0x038, 4, RW, "entries in the interrupt queue (writing it resets producer and consumer)")  \
   X(intq_consumer, 0x03c, 4, RW,                                                                             \
     "entries the driver has consumed (mod 2^32); writing it re-arms the "                                    \
@@ -85,6 +85,12 @@ namespace reg {
   X(int_status, 0x040, 4, R,                                                                                 \
     "bit 0: interrupt queue overflowed (entries lost); bit 1: a cause arrived "                              \
     "before the queue was installed; both cleared by reading")                                               \
+  X(sdram_bytes, 0x04c, 4, R, "bytes of SDRAM on the card (nic.elan3.sdram_size); BAR 1 maps all of it")     \
+  X(mirror_host, 0x050, 8, RW,                                                                               \
+    "host address of the mirror of the SDRAM window [mirror_base, mirror_base + mirror_bytes): "             \
+    "every write the Elan makes into the window is also posted to the same offset here")                     \
+  X(mirror_base, 0x058, 4, RW, "SDRAM offset of the mirrored window (a multiple of 8 KiB)")                  \
+  X(mirror_bytes, 0x05c, 4, RW, "bytes of the mirrored window (0: none)")                                    \
   X(run_dma, 0x100, 4, W,                                                                                    \
     "E3_Addr of an E3_DMA descriptor: the Elan fetches it and queues it at the tail "                        \
     "of its DMA run queue")                                                                                  \
@@ -116,13 +122,35 @@ inline constexpr std::uint32_t kEventIrqOn = 1u << 31;  // event_irq high word
 }  // namespace reg
 
 // ---------------------------------------------------------------------------
+// Elan SDRAM. The card's own memory (nic.elan3.sdram_size), mapped whole on
+// the host bus as BAR 1: host stores are posted PIO writes, host loads are
+// PIO reads that cross the bus and back. Inside the Elan a "card address"
+// is an SDRAM offset with kCardAddr set: PTEs, intq_base and the engines'
+// addresses carry it, and the Elan reaches it at its own latency and
+// bandwidth (sdram_cycles, sdram_bandwidth) instead of over the host bus.
+// Host memory addresses never have bit 62 set.
+// The mirrored window (mirror_*): the driver keeps the structures the CPU
+// reads often (event counts, queue pointers and slots, the interrupt
+// queue) in SDRAM inside this window; every Elan write there also goes to
+// host memory over the bus (posted, as the Elan's writes to the host
+// always are), so the CPU reads a cached copy instead of a slow PIO read,
+// and writes with PIO (and its own copy).
+// (choice: stands for the main-memory copies the Quadrics libraries kept
+// of what they polled -- done words written by block-copy events.)
+// ---------------------------------------------------------------------------
+inline constexpr std::uint64_t kCardAddr = 1ull << 62;
+inline constexpr bool is_card(std::uint64_t a) { return (a & kCardAddr) != 0; }
+inline constexpr std::uint64_t card_offset(std::uint64_t a) { return a & ~kCardAddr; }
+
+// ---------------------------------------------------------------------------
 // Page table entry (8 bytes, little-endian u64), one per Elan page, at
 // pt_base + (E3_Addr >> 13) * 8. Entry 0 (E3_Addr page 0) is never valid:
 // E3_Addr 0 means "no address" in descriptors and events.
 //   bit 0        valid
 //   bits 1..5    permissions (perm:: bits)
 //   bits 6..63   host address where the Elan page's 8 KiB start (64-byte
-//                aligned; the 8 KiB are contiguous host memory)
+//                aligned; the 8 KiB are contiguous host memory), or
+//                kCardAddr | the SDRAM offset of the page (8 KiB aligned)
 // (choice: the real Elan3 PTE is a 32-bit word in SDRAM naming a physical
 // page, with a permission level. Here an Elan page may start anywhere in
 // node memory on a 64-byte boundary, so the Elan address of a buffer sits
@@ -311,8 +339,8 @@ inline constexpr E3Addr next_slot(E3Addr p, E3Addr base, E3Addr top, std::uint32
 }  // namespace queue
 
 // ---------------------------------------------------------------------------
-// Interrupt queue: a ring of 16-byte entries in host memory (intq_base,
-// intq_entries). The Elan writes entry (producer % entries) with
+// Interrupt queue: a ring of 16-byte entries at intq_base (the driver puts it
+// in the mirrored SDRAM window), intq_entries long. The Elan writes entry (producer % entries) with
 // seq = producer + 1 (never 0), then raises its interrupt line if armed.
 // The driver consumes entries whose seq matches its own count + 1 and
 // writes intq_consumer, which re-arms the line. If the ring is full the

@@ -301,8 +301,8 @@ void RxEngine::post_payload() {
   std::uint32_t off = 0;
   for (const HostPiece& piece : pieces_) {
     ++p->device_refs;
-    elan_.bus().dma_write(elan_.obj().c_str(), piece.addr, payload + off, piece.len,
-                          {member_fn<&RxEngine::payload_written>(), this, reinterpret_cast<std::uint64_t>(p)});
+    elan_.write_from(piece.addr, payload + off, piece.len,
+                     {member_fn<&RxEngine::payload_written>(), this, reinterpret_cast<std::uint64_t>(p)});
     off += piece.len;
   }
 }

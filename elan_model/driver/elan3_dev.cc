@@ -25,6 +25,11 @@ constexpr std::uint32_t kPtEntries = 16384;
 constexpr std::uint32_t kIntqEntries = 1024;
 constexpr std::uint32_t kDescSlots = 256;
 constexpr std::uint32_t kPoolPages = 16;
+// SDRAM the driver uses, all of it in the mirrored window (elan3_regs.h):
+// 2 MiB from offset 0, handed out in pools of at least 4 pages.
+constexpr std::uint32_t kMirrorBytes = 2u << 20;
+constexpr std::uint32_t kCardPoolPages = 4;
+constexpr std::uint32_t kCardPools = 1u << 16;  // pools_ key bit of SDRAM pools
 constexpr Tick kSlotPoll = 1 * kUs;
 constexpr const char* kDriverName = "elan3";
 
@@ -76,6 +81,7 @@ Elan3Dev::Elan3Dev(host::Host& host, host::HostBus& bus, const host::pci::Functi
     : host_(host),
       bus_(bus),
       port_(function.bars[0].base),
+      sdram_bar_(function.bars[1].base),
       irq_line_(function.irq_line),
       function_name_(function.name) {
   space_waiters_ = std::make_unique<host::WaitQueue>(host);
@@ -116,14 +122,9 @@ bool Elan3Dev::init() {
 
   pt_entries_ = kPtEntries;
   page_table_ = static_cast<std::uint64_t*>(host_.memory().alloc(pt_entries_ * 8ull, kPageSize));
-  intq_entries_ = kIntqEntries;
-  // The DMA trap area follows the interrupt queue (elan3_regs.h intq::).
-  const std::size_t intq_bytes = intq_entries_ * static_cast<std::size_t>(intq::kSize + dma::kSize);
-  intq_ = static_cast<std::uint8_t*>(host_.memory().alloc(intq_bytes, 64));
-  if (!page_table_ || !intq_) return fail("no node memory for the page table and interrupt queue");
-  trap_area_ = intq_ + intq_entries_ * intq::kSize;
+  if (!page_table_) return fail("no node memory for the page table");
   std::memset(page_table_, 0, pt_entries_ * 8ull);
-  std::memset(intq_, 0, intq_bytes);
+  if (!init_card()) return false;
   const ParamSet& hp = host_.params();
   fail_count_ = static_cast<std::uint32_t>(hp.count("elan3.dma_fail_count"));
   retry_first_ = hp.time("elan3.dma_retry_first");
@@ -135,14 +136,71 @@ bool Elan3Dev::init() {
   if (!host_.irq().request(irq_line_, function_name_, [this] { interrupt(); }))
     return fail(fmt::format("cannot take interrupt line {}", irq_line_));
   irq_vector_ = irq_line_;
-  mmio_write64(reg::intq_base.offset, reinterpret_cast<std::uint64_t>(intq_));
+  intq_entries_ = kIntqEntries;
+  // The DMA trap area follows the interrupt queue (elan3_regs.h intq::).
+  const ElanMem intq = alloc_card(intq_entries_ * (intq::kSize + dma::kSize), 64, 0, false);
+  if (!intq) return fail("no SDRAM for the interrupt queue");
+  intq_ = static_cast<std::uint8_t*>(intq.host);
+  trap_area_ = intq_ + intq_entries_ * intq::kSize;
+  mmio_write64(reg::intq_base.offset, kCardAddr | static_cast<std::uint64_t>(intq_ - mirror_));
   mmio_write32(reg::intq_entries.offset, intq_entries_);
   mmio_write32(reg::irq_vector.offset, static_cast<std::uint32_t>(irq_vector_));
   desc_slots_ = kDescSlots;
-  desc_ring_ = alloc_mem(desc_slots_ * dma::kSize, 64, 0, false);
+  desc_ring_ = alloc_card(desc_slots_ * dma::kSize, 64, 0, false);
   if (!desc_ring_) return fail("no Elan memory for the DMA descriptor ring");
   mmio_write32(reg::control.offset, reg::kControlEnable);
   return true;
+}
+
+// The card's SDRAM: BAR 1, and the window mirrored into node memory.
+bool Elan3Dev::init_card() {
+  if (!sdram_bar_) {
+    Sim::get().error(host_.name(), "elan3 driver: BAR 1 (the SDRAM window) is not assigned");
+    return false;
+  }
+  mirror_bytes_ = std::min(kMirrorBytes, mmio_read32(reg::sdram_bytes.offset)) & ~(kPageSize - 1);
+  mirror_ = static_cast<std::uint8_t*>(host_.memory().alloc(mirror_bytes_, kPageSize));
+  if (!mirror_ || mirror_bytes_ == 0) {
+    Sim::get().error(host_.name(), "elan3 driver: no node memory for the copy of the SDRAM window");
+    return false;
+  }
+  std::memset(mirror_, 0, mirror_bytes_);
+  mmio_write64(reg::mirror_host.offset, reinterpret_cast<std::uint64_t>(mirror_));
+  mmio_write32(reg::mirror_base.offset, 0);
+  mmio_write32(reg::mirror_bytes.offset, mirror_bytes_);
+  return true;
+}
+
+bool Elan3Dev::alloc_card_pages(std::uint32_t npages, std::uint32_t& first) {
+  if (static_cast<std::uint64_t>(card_pages_used_ + npages) * kPageSize > mirror_bytes_) return false;
+  first = card_pages_used_;
+  card_pages_used_ += npages;
+  return true;
+}
+
+DevStatus Elan3Dev::map_card(std::uint32_t npages, std::uint32_t perm, std::uint32_t attr, E3Addr want, ElanRange* out,
+                             ElanMem* mem) {
+  if (!out || !mem || npages == 0) return DevStatus::BadArgument;
+  std::uint32_t first_card = 0;
+  if (!alloc_card_pages(npages, first_card)) return DevStatus::NoResource;
+  DevStatus st = reserve(npages, perm, attr, want, false, out);
+  if (st != DevStatus::Ok) return st;
+  cpu("elan3_map");
+  const std::uint32_t first = out->base >> kPageShift;
+  for (std::uint32_t i = 0; i < npages; ++i) {
+    cpu("elan3_pte");
+    page_table_[first + i] = make_pte(kCardAddr | (static_cast<std::uint64_t>(first_card + i) * kPageSize), perm);
+  }
+  stats_.pages_loaded += npages;
+  *mem = ElanMem{mirror_ + static_cast<std::size_t>(first_card) * kPageSize, out->base, npages * kPageSize,
+                 perm | perm::kLocalRead | perm::kLocalWrite, true};
+  return DevStatus::Ok;
+}
+
+void Elan3Dev::store(const ElanMem& m, std::uint32_t off, const void* data, std::uint32_t len) {
+  auto* at = static_cast<std::uint8_t*>(m.host) + off;
+  if (at != data) std::memcpy(at, data, len);
+  if (m.card) bus_.mmio_write(sdram_bar_ + static_cast<std::uint64_t>(at - mirror_), data, len);
 }
 
 // ---- address space ------------------------------------------------------------------
@@ -291,10 +349,19 @@ DevStatus Elan3Dev::map(const void* host_addr, std::size_t len, std::uint32_t pe
 
 ElanMem Elan3Dev::alloc_mem(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool wait) {
   cpu("elan3_alloc");
+  return alloc_from_pools(bytes, align, perm, false, wait);
+}
+
+ElanMem Elan3Dev::alloc_card(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool wait) {
+  cpu("elan3_alloc");
+  return alloc_from_pools(bytes, align, perm, true, wait);
+}
+
+ElanMem Elan3Dev::alloc_from_pools(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool card, bool wait) {
   if (bytes == 0 || align == 0 || (align & (align - 1)) || align > kPageSize) return {};
   perm |= perm::kLocalRead | perm::kLocalWrite;
   const std::uint32_t size = (bytes + 7) & ~7u;
-  auto& pools = pools_[perm];
+  auto& pools = pools_[perm | (card ? kCardPools : 0)];
   auto carve = [&](Pool& p) -> ElanMem {
     for (auto it = p.free.begin(); it != p.free.end(); ++it) {
       const std::uint32_t start = (it->first + align - 1) & ~(align - 1);
@@ -304,12 +371,34 @@ ElanMem Elan3Dev::alloc_mem(std::uint32_t bytes, std::uint32_t align, std::uint3
       if (start > off) p.free[off] = start - off;
       if (off + len > start + size) p.free[start + size] = off + len - start - size;
       std::memset(p.host + start, 0, size);
-      return ElanMem{p.host + start, p.elan + start, size, perm};
+      ElanMem m{p.host + start, p.elan + start, size, perm, card};
+      // SDRAM never handed out is still zero; memory given back may hold
+      // old bytes: zeroed on the card too.
+      if (card && start < p.fresh_from) {
+        const std::uint32_t used = std::min(size, p.fresh_from - start);
+        const std::vector<std::uint8_t> zero(used, 0);
+        store(m, 0, zero.data(), used);
+      }
+      p.fresh_from = std::max(p.fresh_from, start + size);
+      return m;
     }
     return {};
   };
   for (auto& p : pools)
     if (ElanMem m = carve(*p)) return m;
+  if (card) {
+    const std::uint32_t npages = std::max(kCardPoolPages, (size + kPageSize - 1) / kPageSize);
+    auto pool = std::make_unique<Pool>();
+    ElanMem all;
+    if (map_card(npages, perm, 0, 0, &pool->range, &all) != DevStatus::Ok) return {};
+    pool->card = true;
+    pool->host = static_cast<std::uint8_t*>(all.host);
+    pool->elan = all.elan;
+    pool->bytes = all.bytes;
+    pool->free[0] = pool->bytes;
+    pools.push_back(std::move(pool));
+    return carve(*pools.back());
+  }
   auto pool = std::make_unique<Pool>();
   pool->bytes = std::max<std::uint32_t>(kPoolPages, (size + kPageSize - 1) / kPageSize) * kPageSize;
   pool->host = static_cast<std::uint8_t*>(host_.memory().alloc(pool->bytes, kPageSize));
@@ -325,7 +414,7 @@ ElanMem Elan3Dev::alloc_mem(std::uint32_t bytes, std::uint32_t align, std::uint3
 
 void Elan3Dev::free_mem(const ElanMem& m) {
   if (!m) return;
-  auto& pools = pools_[m.perm];
+  auto& pools = pools_[m.perm | (m.card ? kCardPools : 0)];
   for (auto& p : pools) {
     auto* h = static_cast<std::uint8_t*>(m.host);
     if (h < p->host || h >= p->host + p->bytes) continue;
@@ -354,13 +443,15 @@ void Elan3Dev::free_mem(const ElanMem& m) {
 void Elan3Dev::prime_event(const ElanMem& ev, std::int32_t count, event::Type type, E3Addr source, E3Addr dest,
                            bool irq, std::uint32_t cookie) {
   cpu("elan3_event");
-  auto* b = static_cast<std::uint8_t*>(ev.host);
+  std::uint8_t b[event::kSize] = {};
   put(b, event::ev_Type, event::make_type(type, irq, cookie));
   put(b, event::ev_Source, source);
   put(b, event::ev_Dest, dest);
   put(b, event::ev_Count, static_cast<std::uint32_t>(count));
-  // The store above makes the count visible to the CPU at once; the command
-  // makes it stick against a set the Elan has in flight on this event.
+  // The store makes the count visible to the CPU at once (its copy) and
+  // reaches the card before the command, which makes it stick against a
+  // set the Elan has in flight on this event.
+  store(ev, 0, b, event::kSize);
   mmio_write64(reg::prime_event.offset, static_cast<std::uint64_t>(ev.elan) |
                                             (static_cast<std::uint64_t>(static_cast<std::uint32_t>(count)) << 32));
 }
@@ -448,10 +539,11 @@ bool Elan3Dev::run_descriptor(const std::uint8_t* d) {
     desc_fetched_ = mmio_read32(reg::dma_fetched.offset);
     if (desc_issued_ - desc_fetched_ >= desc_slots_) return false;
   }
-  const std::uint32_t slot = desc_issued_ % desc_slots_;
-  std::memcpy(static_cast<std::uint8_t*>(desc_ring_.host) + slot * dma::kSize, d, dma::kSize);
-  ++desc_issued_;
+  // The slot is taken before the store: the PIO write waits for the bus,
+  // and an interrupt handler issuing meanwhile must take the next one.
+  const std::uint32_t slot = desc_issued_++ % desc_slots_;
   ++stats_.dmas;
+  store(desc_ring_, slot * dma::kSize, d, dma::kSize);
   mmio_write32(reg::run_dma.offset, desc_ring_.elan + slot * dma::kSize);
   return true;
 }
@@ -523,7 +615,7 @@ DevStatus Elan3Dev::write_descriptor(const ElanMem& where, const DmaRequest& req
   if (!where || where.bytes < dma::kSize || where.elan % 8) return DevStatus::BadArgument;
   std::uint8_t d[dma::kSize];
   if (!encode(req, d, "write_descriptor")) return DevStatus::BadArgument;
-  std::memcpy(where.host, d, dma::kSize);
+  store(where, 0, d, dma::kSize);
   return DevStatus::Ok;
 }
 
@@ -539,12 +631,11 @@ DevStatus Elan3Dev::init_queue(const ElanMem& desc, std::uint32_t nslots, std::u
   q.slot_size = slot_size;
   q.nslots = nslots;
   if (nslots) {
-    q.slots = alloc_mem(nslots * slot_size, 64, perm::kRemoteWrite, wait);
+    q.slots = alloc_card(nslots * slot_size, 64, perm::kRemoteWrite, wait);
     if (!q.slots) return DevStatus::NoResource;
   }
   cpu("elan3_queue", queue::kSize);
-  auto* b = static_cast<std::uint8_t*>(desc.host);
-  std::memset(b, 0, queue::kSize);
+  std::uint8_t b[queue::kSize] = {};
   const E3Addr base = nslots ? q.slots.elan : 0;
   put(b, queue::q_state, nslots ? 0 : queue::kStateLocked);
   put(b, queue::q_bptr, base);
@@ -553,6 +644,7 @@ DevStatus Elan3Dev::init_queue(const ElanMem& desc, std::uint32_t nslots, std::u
   put(b, queue::q_base, base);
   put(b, queue::q_top, nslots ? base + (nslots - 1) * slot_size : 0);
   put(b, queue::q_event, event);
+  store(desc, 0, b, queue::kSize);
   *out = q;
   return DevStatus::Ok;
 }
@@ -588,22 +680,23 @@ const void* Elan3Dev::queue_peek(const InputQueue& q) {
 
 void Elan3Dev::queue_consume(const InputQueue& q) {
   cpu("elan3_queue");
-  auto* b = static_cast<std::uint8_t*>(q.desc.host);
+  const auto* b = static_cast<const std::uint8_t*>(q.desc.host);
   const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
   if (!q.slots || fptr == static_cast<E3Addr>(get(b, queue::q_bptr))) {
     Sim::get().error(host_.name(), "elan3 driver: queue_consume on an empty input queue");
     return;
   }
-  put(b, queue::q_fptr,
-      queue::next_slot(fptr, static_cast<E3Addr>(get(b, queue::q_base)), static_cast<E3Addr>(get(b, queue::q_top)),
-                       q.slot_size));
+  const E3Addr next = queue::next_slot(fptr, static_cast<E3Addr>(get(b, queue::q_base)),
+                                       static_cast<E3Addr>(get(b, queue::q_top)), q.slot_size);
+  store(q.desc, queue::q_fptr.offset, &next, 4);
 }
 
 void Elan3Dev::queue_lock(const InputQueue& q, bool locked) {
   cpu("elan3_queue");
-  auto* b = static_cast<std::uint8_t*>(q.desc.host);
-  auto s = static_cast<std::uint32_t>(get(b, queue::q_state));
-  put(b, queue::q_state, locked ? s | queue::kStateLocked : s & ~queue::kStateLocked);
+  const auto* b = static_cast<const std::uint8_t*>(q.desc.host);
+  const auto s = static_cast<std::uint32_t>(get(b, queue::q_state));
+  const std::uint32_t v = locked ? s | queue::kStateLocked : s & ~queue::kStateLocked;
+  store(q.desc, queue::q_state.offset, &v, 4);
 }
 
 // ---- interrupts ------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 // The Elan3 kernel-level device driver: what Elan Kernel Comms (ep/) and
 // other kernel services are built on. One instance per node, reached with
 // Elan3Dev::attach(). It talks to the Elan only through the host bus: MMIO
-// writes to the command port (elan_model/elan3_regs.h), page tables, DMA
-// descriptors, events and input queues in node memory. Callers never touch
+// writes to the command port (elan_model/elan3_regs.h), the page table in
+// node memory, and DMA descriptors, events, input queues and the interrupt
+// queue in the card's SDRAM (written by PIO, read from their copies in the
+// mirrored window; elan3_regs.h "Elan SDRAM"). Callers never touch
 // registers or the page table themselves.
 //
 // Contexts. "thread" = a simulated host thread of the node (HostThread);
@@ -78,13 +80,17 @@ struct ElanRange {
   bool valid() const { return base != 0 && npages != 0; }
 };
 
-// A piece of node memory the Elan can reach: `host` is the CPU's pointer,
-// `elan` the same bytes' E3_Addr.
+// A piece of memory the Elan can reach, at E3_Addr `elan`. In node memory
+// (card = false) `host` is the CPU's pointer to it. In the card's SDRAM
+// (card = true) `host` is the CPU's pointer to its copy in the mirrored
+// window (elan3_regs.h): read it there; write it only with Elan3Dev::store
+// (a PIO store to the card and the copy).
 struct ElanMem {
   void* host = nullptr;
   E3Addr elan = 0;
   std::uint32_t bytes = 0;
   std::uint32_t perm = 0;
+  bool card = false;
   explicit operator bool() const { return host != nullptr; }
 };
 
@@ -122,7 +128,8 @@ struct DmaFailure {
 };
 
 // An input queue made by alloc_queue(): the E3_Queue descriptor and its
-// slots, all in node memory with RemoteWrite permission. Senders name it by
+// slots, in the card's SDRAM (mirrored window) with RemoteWrite permission;
+// the CPU reads them in their copies. Senders name it by
 // `desc.elan` (a Queued DMA's dest).
 struct InputQueue {
   ElanMem desc;
@@ -195,15 +202,32 @@ class Elan3Dev : public host::BoundDriver {
   // others of the same permissions. wait as reserve(). Charges
   // cost.elan3_alloc.
   ElanMem alloc_mem(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool wait = true);
+  // The same in the card's SDRAM, inside the mirrored window (ElanMem::card):
+  // the Elan reaches it at SDRAM speed, the CPU reads its copy in node
+  // memory and writes it with store(). Events, queues and descriptors live
+  // here. Charges cost.elan3_alloc.
+  ElanMem alloc_card(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool wait = true);
   void free_mem(const ElanMem& m);
+  // `npages` pages of SDRAM in the mirrored window mapped at `want` (page
+  // aligned, 0: anywhere) with `perm`; *mem covers them all. NoResource if
+  // the window or the address space has no room. Thread context.
+  DevStatus map_card(std::uint32_t npages, std::uint32_t perm, std::uint32_t attr, E3Addr want, ElanRange* out,
+                     ElanMem* mem);
+  // Write `len` bytes at `off` of `m`: for card memory one posted PIO write
+  // through BAR 1 (the CPU waits for the bus only) and the same bytes into
+  // its copy; for node memory a CPU store. `data` may be the copy itself
+  // (m.host + off): what the CPU wrote there goes to the card. No cost
+  // class of its own (the callers' include it). Any context.
+  void store(const ElanMem& m, std::uint32_t off, const void* data, std::uint32_t len);
 
   // ---- events ----------------------------------------------------------------
   // A 16-byte E3_Event. remote = true gives it RemoteEvent permission, so a
   // DMA's dest_event or a remote set-event from another node may set it.
+  // In the card's SDRAM (alloc_card).
   ElanMem alloc_event(bool remote, bool wait = true) {
-    return alloc_mem(event::kSize, 16, remote ? perm::kRemoteEvent : 0, wait);
+    return alloc_card(event::kSize, 16, remote ? perm::kRemoteEvent : 0, wait);
   }
-  // Write an event (CPU stores into node memory; cost.elan3_event): count,
+  // Write an event (a PIO store to the card and its copy; cost.elan3_event): count,
   // action and its addresses, and whether firing interrupts with `cookie`
   // (24 bits); then the count once more through the command port
   // (prime_event), so that a set the Elan had in flight when the CPU wrote
@@ -216,7 +240,8 @@ class Elan3Dev : public host::BoundDriver {
   // the Elan has in flight are applied before the change, and an event
   // that already fired interrupts at once when turned on. Any context.
   void event_interrupt(const ElanMem& ev, bool irq, std::uint32_t cookie = kWaitCookie);
-  // The event's current count (CPU load from node memory; cost.elan3_poll).
+  // The event's current count (CPU load from its copy in node memory, which
+  // the Elan writes through; cost.elan3_poll).
   std::int32_t event_count(const ElanMem& ev);
   bool event_fired(const ElanMem& ev) { return event_count(ev) <= 0; }
   // Set (decrement) a local event through the command port (MMIO). Any context.
@@ -228,8 +253,9 @@ class Elan3Dev : public host::BoundDriver {
   bool wait_event(const ElanMem& ev, Tick timeout = 0);
 
   // ---- DMA ---------------------------------------------------------------------
-  // Build an E3_DMA descriptor from `req` in a driver descriptor slot and
-  // hand its address to run_dma (MMIO). Returns when the command is posted
+  // Build an E3_DMA descriptor from `req`, store it by PIO into a driver
+  // descriptor slot in SDRAM and hand its address to run_dma (MMIO; the
+  // store lands before the command). Returns when the command is posted
   // (the Elan fetches and runs it later, in order with earlier DMAs).
   // Checks: size <= dma::kMaxSize, node ids < num_nodes(), a Queued DMA not
   // larger than one packet, a Read not Queued or broadcast; else
@@ -239,7 +265,7 @@ class Elan3Dev : public host::BoundDriver {
   // reports), may be null. Charges cost.elan3_dma.
   DevStatus issue_dma(const DmaRequest& req, E3Addr* desc = nullptr);
   // Write a descriptor into caller-owned Elan memory (32 bytes, 8-aligned,
-  // e.g. from alloc_mem) without running it: for an event of type Dma
+  // e.g. from alloc_card, written by PIO, or alloc_mem) without running it: for an event of type Dma
   // (chained DMA). Same checks as issue_dma. Any context.
   DevStatus write_descriptor(const ElanMem& where, const DmaRequest& req);
   // The largest payload of one network packet (nic.elan3.max_payload): the
@@ -263,7 +289,7 @@ class Elan3Dev : public host::BoundDriver {
   DevStatus init_queue(const ElanMem& desc, std::uint32_t nslots, std::uint32_t slot_size, E3Addr event,
                        InputQueue* out, bool wait = true);
   void free_queue(InputQueue& q);
-  // The oldest unconsumed message (a pointer into its slot in node memory),
+  // The oldest unconsumed message (a pointer into its slot's copy in node memory),
   // or nullptr if the queue is empty. Any context; cost.elan3_queue.
   const void* queue_peek(const InputQueue& q);
   // Free the oldest message's slot (advance q_fptr); the Elan may then fill
@@ -324,11 +350,19 @@ class Elan3Dev : public host::BoundDriver {
   void write_ptes(std::uint32_t first_page, std::uint32_t npages, const std::uint64_t* ptes);
   void flush_tlb(E3Addr page_addr, std::uint32_t npages);
   bool alloc_pages(std::uint32_t npages, E3Addr want, std::uint32_t& first);
+  bool alloc_card_pages(std::uint32_t npages, std::uint32_t& first);
+  ElanMem alloc_from_pools(std::uint32_t bytes, std::uint32_t align, std::uint32_t perm, bool card, bool wait);
+  bool init_card();
   bool block_for_space(bool wait);
 
   host::Host& host_;
   host::HostBus& bus_;
-  std::uint64_t port_ = 0;  // command port base on the host bus (BAR 0)
+  std::uint64_t port_ = 0;       // command port base on the host bus (BAR 0)
+  std::uint64_t sdram_bar_ = 0;  // SDRAM window base on the host bus (BAR 1)
+  // The mirrored SDRAM window [0, mirror_bytes_) and its copy in node
+  // memory; SDRAM pages of it handed out in order.
+  std::uint8_t* mirror_ = nullptr;
+  std::uint32_t mirror_bytes_ = 0, card_pages_used_ = 0;
   std::uint8_t irq_line_;
   std::string function_name_;  // names the interrupt line
   enum class Load : std::uint8_t { NotYet, Loading, Ready, Failed } load_ = Load::NotYet;
@@ -340,8 +374,11 @@ class Elan3Dev : public host::BoundDriver {
   std::map<std::uint32_t, std::uint32_t> free_pages_;  // first page -> count
   std::map<E3Addr, ElanRange> ranges_;                 // live ranges by base
   std::unique_ptr<host::WaitQueue> space_waiters_;
-  // Driver memory pools: per permission set, pages carved first-fit.
+  // Driver memory pools: per permission set (and kCardPools for SDRAM),
+  // pages carved first-fit.
   struct Pool {
+    bool card = false;
+    std::uint32_t fresh_from = 0;  // SDRAM pools: nothing at or beyond this offset was ever handed out
     std::uint8_t* host = nullptr;
     E3Addr elan = 0;
     std::uint32_t bytes = 0;

@@ -49,22 +49,17 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   txd_poll = p.time("ep.txd_poll");
   hw_broadcast = p.count("ep.hw_broadcast") != 0;
 
-  // The service table: one page at the fixed address, every slot locked
-  // until a receiver is installed.
-  auto* page = static_cast<std::uint8_t*>(host.memory().alloc(elan3::kPageSize, elan3::kPageSize));
-  if (!page) {
-    error("no node memory for the service table");
-    return;
-  }
+  // The service table: one page of the card's SDRAM at the fixed address
+  // (the Elan reads a queue's descriptor there for every arrival), every
+  // slot locked until a receiver is installed.
   const std::uint32_t perms = elan3::perm::kLocalRead | elan3::perm::kLocalWrite | elan3::perm::kRemoteWrite;
-  elan3::E3Addr at = 0;
-  if (dev.reserve(1, perms, elan3::attr::kLittleEndian, kServiceTable, true, &table_range) != elan3::DevStatus::Ok ||
-      dev.load(table_range, 0, page, elan3::kPageSize, &at) != elan3::DevStatus::Ok || at != kServiceTable) {
+  elan3::ElanMem table;
+  if (dev.map_card(1, perms, elan3::attr::kLittleEndian, kServiceTable, &table_range, &table) != elan3::DevStatus::Ok ||
+      table.elan != kServiceTable) {
     error(fmt::format("cannot map the service table at Elan address {:#x}", kServiceTable));
-    host.memory().free(page);
     return;
   }
-  table_host = page;
+  table_host = static_cast<std::uint8_t*>(table.host);
   // Every service slot starts as an empty locked queue: arrivals for a
   // service with no receiver are refused with test-fail, never written.
   for (int s = 0; s < EP_NUM_SERVICES; ++s) lock_service(s);
@@ -134,7 +129,7 @@ void EpNode::remove_queue(ep_rcvr* r) {
 
 elan3::ElanMem EpNode::table_slot(int service) const {
   const std::uint32_t off = static_cast<std::uint32_t>(service) * elan3::queue::kSize;
-  return elan3::ElanMem{table_host + off, kServiceTable + off, elan3::queue::kSize, table_range.perm};
+  return elan3::ElanMem{table_host + off, kServiceTable + off, elan3::queue::kSize, table_range.perm, true};
 }
 
 // Messages in the queue not yet handed out: the Elan advances q_bptr after
@@ -212,7 +207,11 @@ bool EpNode::grow(ep_xmtr* x, bool wait) {
   const std::uint32_t buf_bytes =
       x->large ? large_slot_size(*this) : static_cast<std::uint32_t>((sizeof(SmallHeader) + x->msgsize + 7) & ~7u);
   t->done = dev.alloc_event(true, wait);
-  t->buf = dev.alloc_mem(buf_bytes, elan3::kBlockSize, 0, wait);
+  // A small message's header and data go to the card's SDRAM by PIO
+  // (issue), so the Elan reads them there; a large envelope stays in node
+  // memory.
+  t->buf = x->large ? dev.alloc_mem(buf_bytes, elan3::kBlockSize, 0, wait)
+                    : dev.alloc_card(buf_bytes, elan3::kBlockSize, 0, wait);
   if (x->large) t->status_blk = dev.alloc_mem(EP_STATUSBLK_SIZE, elan3::kBlockSize, elan3::perm::kRemoteWrite, wait);
   if (!t->done || !t->buf || (x->large && !t->status_blk)) {
     if (t->done) dev.free_mem(t->done);
@@ -390,6 +389,7 @@ void EpNode::issue(ep_txd* t) {
     // A small message is delivered when its one packet is acknowledged.
     auto* h = static_cast<SmallHeader*>(t->buf.host);
     h->circuit = t->kind == TxKind::Small ? circuit(t->dest).incarnation : 0;
+    dev.store(t->buf, 0, t->buf.host, t->buf_len);
     req.src_event = t->done.elan;
   } else {
     auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);

@@ -324,7 +324,7 @@ TEST(EipFigures, DatagramStreamRidesKernelCommsUnderTheLink) {
   ASSERT_EQ(f.count("bw_65000"), 1u);
   // Per-datagram costs (descriptor, mappings, buffer replacement) weigh
   // less as datagrams grow; a 65,000-byte datagram is one Kernel Comms large
-  // message, which moves at most 329.6 MB/s (docs/ep.md) and never above the
+  // message, which moves at most 330.9 MB/s (docs/ep.md) and never above the
   // 400 MB/s link.
   EXPECT_LT(f["bw_1500"], f["bw_9000"]);
   EXPECT_LT(f["bw_9000"], f["bw_65000"]);

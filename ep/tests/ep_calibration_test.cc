@@ -8,6 +8,8 @@
 // wake-up per message on each side, is above the user-level figure.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "sim/tests/scenario_figures.h"
 
 using namespace nicsim;
@@ -20,14 +22,21 @@ double figure(const std::string& scenario_file, const std::vector<std::string>& 
 
 }  // namespace
 
-TEST(EpCalibration, LargeMessageBandwidthNextToThePublishedFigure) {
+TEST(EpCalibration, LargeMessageBandwidthWithinFivePercentOfThePublishedFigure) {
   const double mbs = figure("ep_large_bw.textproto", {"--sizes=65536", "--iters=128"}, "bw_65536");
-  EXPECT_GE(mbs, 308.0);  // at least the MPI-level figure
-  EXPECT_LE(mbs, 335.0);  // about 335 MB/s published (PCI read limited); under the 400 MB/s link
+  std::printf("ep 64 KiB stream: %.3f MB/s\n", mbs);
+  EXPECT_GE(mbs, 335.0 * 0.95);  // about 335 MB/s published point to point (PCI read limited)
+  EXPECT_LE(mbs, 335.0);         // and never above it, the 400 MB/s link or the 528 MB/s bus
 }
 
-TEST(EpCalibration, SmallMessageLatencyAboveUserLevelPut) {
+// The 8-byte half round trip (interrupt path). The goal for this profile is
+// at most 5.0 us (MPI over Elan3, which polls, about 4.6-5 us); the model
+// is above it by the host's interrupt entry and the kernel software on both
+// sides (docs/ep.md "Where the time goes"), so the figure is guarded where
+// it is: a change that moves it shows here.
+TEST(EpCalibration, SmallMessageLatencyGuarded) {
   const double us = figure("ep_small_lat.textproto", {"--sizes=8", "--iters=200"}, "lat_8");
-  EXPECT_GE(us, 2.0);   // the user-level put (< 2 us) needs no interrupt
-  EXPECT_LE(us, 12.0);  // two interrupts and thread wake-ups per round trip
+  std::printf("ep 8-byte half round trip: %.5f us\n", us);
+  EXPECT_GE(us, 2.0);  // the user-level put (< 2 us) needs no interrupt
+  EXPECT_NEAR(us, 6.36222, 0.0005);
 }

@@ -61,7 +61,7 @@ int sender() {
   const std::uint64_t interrupt_latency = g_cb[1].when - t1;
   // Transmit call to callback: ep and driver, the 32-byte message out and its
   // ack back, the source event set, the interrupt entry and the handler.
-  EXPECT_EQ(interrupt_latency, 7024u);
+  EXPECT_EQ(interrupt_latency, 5652u);
   nicsim_sleep_ns(100000);
 
   // 2: polled, callbacks enabled while it is in flight: the completion
