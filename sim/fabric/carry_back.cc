@@ -41,26 +41,37 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
     fabric.pool().put(reply);
     return nullptr;
   }
-  const std::size_t size = reply->bytes.size();
   reply->meta.hops = static_cast<std::uint16_t>(hops);
   reply->meta.injected = start;
+  reply->meta.combine_replies = data.meta.combine_replies;
   reply->route_link_downs = fabric.link_downs();
   std::copy_n(data.route, hops, reply->route);
   if (data.route_carriers == static_cast<std::uint32_t>(hops - 1) && data.route_ps_per_byte != kRouteInexact &&
-      fabric.links_plain()) {
+      !data.meta.combine_replies && fabric.links_plain()) {
     // Every link is up and clean and nobody watches: the route's latency was
     // summed on the way out; nothing of the links needs reading.
-    reply->tail_at = start + data.route_latency + size * Tick{data.route_ps_per_byte};
+    reply->tail_at = start + data.route_latency + reply->bytes.size() * Tick{data.route_ps_per_byte};
     fabric.count_hops(hops);
     source->owner_->take_reply(*source, reply);
     return source;
   }
+  return carry_from(reply, data.meta.id, hops - 1, start, 0);
+}
+
+Port* Port::carry_on(Packet* reply, std::uint64_t packet_id, int hop, Tick head, Tick ser) {
+  Port* rx = reply->route[hop];
+  head += rx->owner_->carry_through(*rx, *reply->route[hop - 1]->peer_, *reply, head);
+  return carry_from(reply, packet_id, hop - 1, head, ser);
+}
+
+Port* Port::carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick head, Tick ser) {
+  Port* source = reply->route[0];
+  Fabric& fabric = source->owner_->fabric();
   Sim& sim = Sim::get();
-  Tick head = start;  // the reply's head leaving the current port
-  Tick ser = 0;       // its serialisation on the slowest link so far
-  for (int i = hops - 1; i >= 0; --i) {
-    Port* rx = data.route[i];  // sent the data over link i; receives the reply
-    Port* tx = rx->peer_;      // received the data; sends the reply back
+  const std::size_t size = reply->bytes.size();
+  for (int i = from; i >= 0; --i) {
+    Port* rx = reply->route[i];  // sent the data over link i; receives the reply
+    Port* tx = rx->peer_;        // received the data; sends the reply back
     if (!tx || !tx->up_) {
       if (tx) tx->lose_reply(reply, &Port::drops_link_down_, "link_down", head);
       fabric.pool().put(reply);
@@ -75,10 +86,12 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
     fabric.count_hop();
     if (tx->trace_on)
       sim.tracer().record(head, tx->owner_->device_id(), Component::fabric, "tx_reply",
-                          {{"port", tx->number_}, {"pkt", reply->meta.id}, {"len", size}, {"for", data.meta.id}});
+                          {{"port", tx->number_}, {"pkt", reply->meta.id}, {"len", size}, {"for", packet_id}});
     if (tx->tapped_) tx->tap_(tx->tap_ctx_, *reply, head);
     head += tx->delay_;
-    if (i > 0) head += rx->owner_->carry_through(*rx, *data.route[i - 1]->peer_, *reply, head);
+    if (i == 0) break;
+    if (reply->meta.combine_replies && rx->owner_->combine_reply(*rx, reply, packet_id, i, head, ser)) return nullptr;
+    head += rx->owner_->carry_through(*rx, *reply->route[i - 1]->peer_, *reply, head);
   }
   reply->tail_at = head + ser;
   source->owner_->take_reply(*source, reply);

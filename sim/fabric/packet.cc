@@ -1,8 +1,27 @@
 #include "fabric/packet.h"
 
 #include <algorithm>
+#include <array>
+#include <fmt/format.h>
+#include <stdexcept>
 
 namespace nicsim::fabric {
+
+namespace {
+std::array<ReplyCombiner, 256>& reply_combiners() {
+  static std::array<ReplyCombiner, 256> table{};
+  return table;
+}
+}  // namespace
+
+void register_reply_combiner(std::uint8_t reply_kind, ReplyCombiner combine) {
+  ReplyCombiner& slot = reply_combiners()[reply_kind];
+  if (slot && slot != combine)
+    throw std::logic_error(fmt::format("packet kind {} already has a reply combiner", unsigned{reply_kind}));
+  slot = combine;
+}
+
+ReplyCombiner reply_combiner(std::uint8_t reply_kind) { return reply_combiners()[reply_kind]; }
 
 PacketPool::~PacketPool() = default;
 

@@ -37,6 +37,7 @@ struct PacketMeta {
   std::uint8_t kind = kPacketRaw;  // a registered packet kind
   std::uint16_t hops = 0;          // links crossed so far
   bool keep_route = false;         // record the route (Packet::route) for a reply carried back
+  bool combine_replies = false;    // a device that copies it combines its copies' replies into one
   std::uint32_t bit_errors = 0;    // injected on the way (for statistics; NICs detect by CRC)
   Tick created = 0;                // made by the source
   Tick injected = 0;               // first bit on the first wire
@@ -78,6 +79,14 @@ struct alignas(64) Packet {
 
   std::uint32_t blocks() const { return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock); }
 };
+
+// How the replies of one packet kind combine when a device that copied
+// their packet joins them (Device::combine_reply; network conditionals):
+// `into` becomes the combination of itself and `other`. A network layer
+// registers one for its reply kind; a kind with none is never combined.
+using ReplyCombiner = void (*)(Packet& into, const Packet& other);
+void register_reply_combiner(std::uint8_t reply_kind, ReplyCombiner combine);
+ReplyCombiner reply_combiner(std::uint8_t reply_kind);
 
 class PacketPool {
  public:

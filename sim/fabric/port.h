@@ -76,6 +76,17 @@ class Device {
   // NICs carry replies implement it; on any other device a route through it
   // is a wiring error (std::logic_error).
   virtual Tick carry_through(Port& in, Port& out, const Packet& reply, Tick at);
+  // Combining the replies of a packet's copies (network conditionals): a
+  // reply whose packet asked for it (meta.combine_replies) is offered to
+  // each device it passes, head arriving on `in` at `at`, having crossed
+  // `hop` + 1 of its route's links back (reply->route[hop] is `in`) with
+  // serialisation `ser` on the slowest. A device that copied the packet
+  // keeps the reply (returns true) until the replies of all its copies are
+  // in, then sends the combined one on with Port::carry_on from `hop`.
+  // `packet_id`: the packet answered (its copies share it).
+  virtual bool combine_reply(Port& in, Packet* reply, std::uint64_t packet_id, int hop, Tick at, Tick ser) {
+    return false;
+  }
   // A carried reply reached this device on `at`, its tail at
   // reply->tail_at (>= now); the device owns it from here. NICs that answer
   // with carried replies implement it; any other device reports an error
@@ -169,6 +180,11 @@ class alignas(64) Port {
   // (counted and traced as a drop on the port that sent it) or `data` has
   // no recorded route, the reply then freed.
   static Port* carry_back(const Packet& data, Packet* reply, Tick start);
+  // A reply a device kept to combine (Device::combine_reply) goes on from
+  // there: its head leaves that device on reply->route[hop] at `head`
+  // (after carry_through there), `ser` its serialisation so far. Returns as
+  // carry_back does.
+  static Port* carry_on(Packet* reply, std::uint64_t packet_id, int hop, Tick head, Tick ser);
   // False, with the loss counted and traced, when a link of a carried
   // reply's route went down after carry_back sent the reply (it is then
   // lost on that link); the source asks when it takes the reply in.
@@ -208,6 +224,7 @@ class alignas(64) Port {
   void transmit(Packet* p, Tick earliest);
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void lose_reply(const Packet* reply, std::uint64_t Port::*counter, const char* why, Tick when);
+  static Port* carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick head, Tick ser);
   void leave_buffer(Packet* p, Tick when);
   [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
   void send_checked(Packet* p);
