@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/sim.h"
 #include "fabric/fabric.h"
 #include "trace/stats.h"
@@ -42,6 +44,22 @@ const ParamRegistration elite_switch_params(
          "",
          {},
          "an Elan packet follows its (source, destination) pair's packets still queued here for an up port"},
+        {"combine",
+         UnitKind::Bool,
+         "true",
+         "",
+         "",
+         {},
+         "join the replies of a broadcast's copies into one on the way back (network conditionals); false: "
+         "each node's reply returns to the sender alone"},
+        {"combine_hold",
+         UnitKind::Time,
+         "1ms",
+         "1us",
+         "1s",
+         {},
+         "how long a copied broadcast waits for the rest of its copies' replies (one lost on the way never "
+         "comes; the sender's timer resends)"},
     });
 
 }  // namespace
@@ -53,7 +71,9 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
       hop_latency_(params.time("hop_latency")),
       nodes_(nodes),
       adaptive_(params.flag("adaptive")),
-      sticky_(params.flag("sticky")) {
+      sticky_(params.flag("sticky")),
+      combine_(params.flag("combine")) {
+  combine_hold_ = params.time("combine_hold");
   add_ports(kPorts);
   for (std::uint32_t i = 1; i <= kPorts; ++i) port(i).send_vl0_only();
   auto& stats = Sim::get().stats();
@@ -72,6 +92,10 @@ EliteSwitch::EliteSwitch(fabric::Fabric& fabric, std::uint32_t device_id, std::s
                 "broadcast copies not sent because their down link is down");
   stats.counter(me, "sticky", "packets", &stats_.sticky,
                 "up packets that followed their pair's packets queued on an up port");
+  stats.counter(me, "replies_combined", "replies", &stats_.replies_combined,
+                "replies of broadcast copies joined into another on the way back");
+  stats.counter(me, "combinations_expired", "packets", &stats_.combinations_expired,
+                "copied broadcasts whose copies' replies did not all come back within combine_hold");
 }
 
 void EliteSwitch::unicast(Port& in, Packet* p, Tick ready) {
@@ -166,6 +190,7 @@ void EliteSwitch::broadcast_down(Port& in, Packet* p, Tick ready) {
     send(in, p, outs[0], ready, "broadcast_down");
     return;
   }
+  if (combine_ && p->meta.combine_replies) open_combination(*p, copies);
   p->copies_left = copies;
   for (std::uint32_t i = 0; i < copies; ++i) {
     Packet* c = fabric().pool().clone(*p);
@@ -282,6 +307,42 @@ Tick EliteSwitch::carry_through(Port& in, Port& out, const Packet& reply, Tick a
     Sim::get().tracer().record(at, device_id(), Component::fabric, "token",
                                {{"in", in.number()}, {"out", out.number()}, {"pkt", reply.meta.id}});
   return hop_latency_;
+}
+
+void EliteSwitch::open_combination(const Packet& p, std::uint32_t copies) {
+  const fabric::ReplyCombiner join = fabric::reply_combiner(p.meta.kind);
+  if (!join) return;
+  // A combination still open after combine_hold lost a reply on the way.
+  const Tick t = now();
+  while (!combinations_.empty() && combinations_.front().opened + combine_hold_ < t) {
+    if (combinations_.front().reply) fabric().pool().put(combinations_.front().reply);
+    ++stats_.combinations_expired;
+    combinations_.erase(combinations_.begin());
+  }
+  combinations_.push_back({p.meta.id, join, copies, nullptr, 0, 0, t});
+}
+
+bool EliteSwitch::combine_reply(Port& in, Packet* reply, std::uint64_t packet_id, int hop, Tick at, Tick ser) {
+  auto it = std::find_if(combinations_.begin(), combinations_.end(),
+                         [packet_id](const Combination& c) { return c.packet == packet_id; });
+  if (it == combinations_.end()) return false;
+  if (in.trace_on)
+    Sim::get().tracer().record(at, device_id(), Component::fabric, "token_combine",
+                               {{"in", in.number()}, {"pkt", reply->meta.id}, {"for", packet_id}, {"left", it->left}});
+  if (it->reply) {
+    it->join(*it->reply, *reply);
+    fabric().pool().put(reply);
+    ++stats_.replies_combined;
+  } else {
+    it->reply = reply;
+  }
+  it->head = std::max(it->head, at);
+  it->ser = std::max(it->ser, ser);
+  if (--it->left > 0) return true;
+  const Combination done = *it;
+  combinations_.erase(it);
+  Port::carry_on(done.reply, packet_id, hop, done.head, done.ser);
+  return true;
 }
 
 void EliteSwitch::discard(Port& in, Packet* p, std::uint64_t EliteSwitchStats::*counter, const char* why) {

@@ -18,6 +18,11 @@
 //    below: every node of the range gets exactly one copy (the sender too,
 //    when it is in the range). The original keeps its input buffer until the
 //    last copy has left, as for IB multicast.
+//  - network conditionals (`combine`, on by default): where a broadcast of
+//    a kind whose replies combine (fabric::register_reply_combiner) was
+//    copied, the copies' replies are joined into one on the way back, so
+//    the sender gets a single token answering for the whole range, at the
+//    latest of the copies' answers (QsNet's combined acknowledgements).
 //  - acknowledgement tokens are not packets in the switch's queues: each
 //    returns along the route its packet took, as link control symbols
 //    interleaved with the data going the other way (fabric::Port::carry_back),
@@ -71,6 +76,8 @@ struct EliteSwitchStats {
   std::uint64_t unroutable = 0;                    // destination or range outside the machine, or misrouted
   std::uint64_t dead_route = 0;                    // the route's link is down (or every up link is)
   std::uint64_t broadcast_lost = 0;                // broadcast copies not sent for a dead down link
+  std::uint64_t replies_combined = 0;              // copies' replies joined into another on the way back
+  std::uint64_t combinations_expired = 0;          // broadcasts whose copies' replies never all came back
 };
 
 class EliteSwitch : public fabric::Device {
@@ -83,6 +90,8 @@ class EliteSwitch : public fabric::Device {
   void transmitted(fabric::Port& port, const fabric::Packet& p, Tick start, Tick end) override;
   void link_state_changed(fabric::Port& port, bool up) override;
   Tick carry_through(fabric::Port& in, fabric::Port& out, const fabric::Packet& reply, Tick at) override;
+  bool combine_reply(fabric::Port& in, fabric::Packet* reply, std::uint64_t packet_id, int hop, Tick at,
+                     Tick ser) override;
 
   const EliteSwitchStats& stats() const { return stats_; }
   std::uint32_t level() const { return place_.level; }
@@ -133,8 +142,22 @@ class EliteSwitch : public fabric::Device {
   Flow* find_flow(std::uint32_t key);  // nullptr when missing
   std::size_t flow_slot(std::uint32_t key) const;
 
+  // A broadcast this switch copied, whose copies' replies it joins into one
+  // (combine): the replies still to come, the combination so far, the
+  // latest head arrival and slowest serialisation among them.
+  struct Combination {
+    std::uint64_t packet = 0;
+    fabric::ReplyCombiner join = nullptr;
+    std::uint32_t left = 0;
+    fabric::Packet* reply = nullptr;
+    Tick head = 0, ser = 0, opened = 0;
+  };
+  void open_combination(const fabric::Packet& p, std::uint32_t copies);
+
   Place place_;
   Tick hop_latency_;
+  Tick combine_hold_;
+  std::vector<Combination> combinations_;  // open ones, oldest first
   std::unique_ptr<FlowSlot[]> flows_;
   std::uint32_t flow_slots_ = 0;  // a power of two (or 0)
   std::uint32_t flow_count_ = 0;  // pairs in flows_
@@ -142,6 +165,7 @@ class EliteSwitch : public fabric::Device {
   std::uint8_t rotate_ = 0;  // up-port tie-break: prefer the one after the last choice
   bool adaptive_;
   bool sticky_;
+  bool combine_;
 
   EliteSwitchStats stats_;
 };
