@@ -39,7 +39,9 @@ const FsmType& DmaMachine::type() {
                                               {S::Active, E::LocalFault, S::Failed, "local_fault"},
                                               // A local fault after a refusal: the fault is what ends it.
                                               {S::Draining, E::LocalFault, S::Failed, "local_fault"},
-                                              {S::Draining, E::NetworkError, S::Failed, "network_error"}});
+                                              {S::Draining, E::NetworkError, S::Failed, "network_error"},
+                                              // A network conditional some node answered false.
+                                              {S::Draining, E::ConditionFalse, S::Done, "condition_false"}});
   return type;
 }
 
@@ -140,14 +142,16 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
   desc->src_cv = static_cast<std::uint32_t>(get(d, dma::dma_srcCookieVProc));
   desc->node = dma::vproc_of(desc->dest_cv);
   const auto opc = static_cast<dma::OpCode>(desc->type.opcode);
-  desc->broadcast = opc == dma::OpCode::NormalBroadcast || opc == dma::OpCode::QueuedBroadcast;
+  desc->broadcast = dma::is_broadcast(opc);
+  desc->conditional = opc == dma::OpCode::ConditionalBroadcast;
   if (desc->broadcast) desc->node_last = dma::cookie_of(desc->dest_cv);
   desc->type.is_remote = remote ? 1 : 0;
   const auto dir = static_cast<dma::Direction>(desc->type.direction);
   const auto op = static_cast<dma::OpCode>(desc->type.opcode);
   Fault bad = Fault::None;
   if (desc->size > dma::kMaxSize || (dir != dma::Direction::Write && dir != dma::Direction::Read) ||
-      static_cast<std::uint32_t>(op) > static_cast<std::uint32_t>(dma::OpCode::QueuedBroadcast) ||
+      static_cast<std::uint32_t>(op) > static_cast<std::uint32_t>(dma::OpCode::ConditionalBroadcast) ||
+      (desc->conditional && (dir != dma::Direction::Write || desc->size != dma::kTestSize)) ||
       (dir == dma::Direction::Read && (op != dma::OpCode::Normal || remote)) ||
       (desc->broadcast && (desc->node_last < desc->node || desc->node_last == 0)))
     bad = Fault::BadDescriptor;
@@ -236,9 +240,10 @@ void DmaEngine::build_next() {
   while (!draining_ && window_.size() < elan_.params().tx_window) {
     const bool more = data_dma(*d) ? next_offset_ < d->size : !sent_empty_;
     if (!more) break;
-    // A broadcast goes one packet at a time (each needs a token from every
-    // node of the range, and receivers take any later number from it).
-    if (d->broadcast && !window_.empty()) break;
+    // A broadcast has one packet on the wire at a time (each needs a token
+    // from every node of the range, and receivers take any later number
+    // from it); the window's others are read meanwhile (send_ready holds
+    // them).
     Stream& s = stream(d->node);
     // Until a sync packet is acknowledged, one packet at a time: a second
     // one carrying the sync flag would be taken in sequence even if the
@@ -248,10 +253,6 @@ void DmaEngine::build_next() {
     TxPkt& pk = window_.push_back();
     pk = TxPkt{};
     pk.seq = d->broadcast ? bcast_seq_++ : s.next_seq++;
-    if (d->broadcast) {
-      pk.tokens_left = d->node_last - d->node + 1;
-      bcast_answered_.assign(pk.tokens_left, 0);
-    }
     pk.offset = next_offset_;
     pk.len = data_dma(*d) ? std::min(elan_.params().max_payload, d->size - next_offset_) : 0;
     pk.sync = unsynced;
@@ -264,6 +265,7 @@ void DmaEngine::build_next() {
       built(pk, Fault::None, 0, elan_.fabric().pool().get(pkt::kHeaderSize + pkt::kCrcSize + (read ? dma::kSize : 0)));
     }
   }
+  if (d->broadcast) send_ready();
   if (active_.get() == d && data_dma(*d)) fill_packets();
 }
 
@@ -445,6 +447,8 @@ void DmaEngine::built(TxPkt& pkt, Fault f, E3Addr fault_addr, fabric::Packet* p)
   } else if (d->size == 0) {
     trans = Trans::SetEvent;
     addr = d->dest_event;
+  } else if (d->conditional) {
+    trans = Trans::TestWord;
   } else {
     if (op == dma::OpCode::Queued || op == dma::OpCode::QueuedBroadcast) {
       trans = Trans::QueuedWrite;
@@ -481,6 +485,11 @@ void DmaEngine::send_ready() {
     TxPkt& pk = window_[i];
     if (pk.st == TxPkt::St::Building) return;  // keep wire order
     if (pk.st != TxPkt::St::Ready) continue;
+    if (d->broadcast) {
+      if (i > 0 && window_[i - 1].st == TxPkt::St::Sent) return;  // one on the wire
+      pk.tokens_left = d->node_last - d->node + 1;
+      bcast_answered_.assign(pk.tokens_left, 0);
+    }
     pk.st = TxPkt::St::Sent;
     const Tick at = std::max(Elan3::now(), tx_free_) + elan_.cycles(elan_.params().tx_packet_cycles);
     tx_free_ = at;
@@ -492,6 +501,7 @@ void DmaEngine::send_ready() {
     p->meta.dlid_hi = static_cast<std::uint16_t>(d->broadcast ? d->node_last : 0);
     p->meta.vl = 0;
     p->meta.keep_route = true;  // for its ack token
+    p->meta.combine_replies = d->broadcast;
     p->meta.src_node = elan_.device_id();
     p->meta.created = Elan3::now();
     auto& st = elan_.mutable_stats();
@@ -540,7 +550,22 @@ void DmaEngine::ack_timeout() {
 
 // ---- tokens and resolution -------------------------------------------------------------
 
-void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expect, Token t) {
+// A broadcast's tokens answer for contiguous nodes of its range (one each
+// from the receivers, or joined by the switches); the packet is answered
+// when every node of the range has been, by the worst token. False: a
+// node answered twice (a late token of an earlier sending).
+bool DmaEngine::broadcast_answered(TxPkt& pk, std::uint32_t first, std::uint32_t count, Token t) {
+  const std::uint32_t from = first - active_->node;
+  if (count == 0 || from + count > bcast_answered_.size()) return false;
+  for (std::uint32_t i = from; i < from + count; ++i)
+    if (bcast_answered_[i]) return false;
+  std::fill_n(bcast_answered_.begin() + from, count, std::uint8_t{1});
+  pk.worst = pkt::worse(pk.worst, t);
+  pk.tokens_left -= count;
+  return true;
+}
+
+void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expect, Token t, std::uint32_t count) {
   Desc* d = active_.get();
   TxPkt* pk = nullptr;
   const bool from_dest = d && (d->broadcast ? from >= d->node && from <= d->node_last : d->node == from);
@@ -548,14 +573,10 @@ void DmaEngine::token(std::uint32_t from, std::uint16_t seq, std::uint16_t expec
     for (std::size_t i = 0; i < window_.size(); ++i)
       if (window_[i].seq == seq && window_[i].st == TxPkt::St::Sent) pk = &window_[i];
   if (pk && d->broadcast) {
-    // One token per node of the range; the packet is answered by the last.
-    std::uint8_t& seen = bcast_answered_[from - d->node];
-    if (seen)
+    if (!broadcast_answered(*pk, from, count, t)) {
       pk = nullptr;
-    else {
-      seen = 1;
-      if (t != Token::Ok && (pk->worst == Token::Ok || t == Token::Error)) pk->worst = t;
-      if (--pk->tokens_left > 0) {
+    } else {
+      if (pk->tokens_left > 0) {
         ++elan_.mutable_stats().acks_received;
         return;
       }
@@ -644,7 +665,9 @@ void DmaEngine::maybe_resolve() {
     timed_out |= p.timed_out;
     if (!p.timed_out) last = p.token;
   }
-  if (have_first) {
+  // A network conditional some node answered false was executed everywhere.
+  const bool condition_false = d->conditional && testfail && !error && !timed_out;
+  if (have_first && !condition_false) {
     if (d->broadcast)
       bcast_seq_ = first_seq;
     else
@@ -657,6 +680,10 @@ void DmaEngine::maybe_resolve() {
   }
   if (error) {
     finish(false, static_cast<std::uint8_t>(Token::Error));
+    return;
+  }
+  if (condition_false) {
+    finish_condition_false();
     return;
   }
   if (testfail && d->broadcast) {
@@ -742,6 +769,15 @@ TrapResult DmaEngine::trap(Desc& d) {
   active_.reset();
   pump();
   return r;
+}
+
+void DmaEngine::finish_condition_false() {
+  std::unique_ptr<Desc> d = std::move(active_);
+  d->fsm.fire(DmaFsmEvent::ConditionFalse, "condition_false");
+  ++elan_.mutable_stats().dmas_done;
+  ++elan_.mutable_stats().conditions_false;
+  if (d->dest_event) elan_.events().set(d->dest_event, perm::kLocalWrite);
+  pump();
 }
 
 void DmaEngine::finish(bool ok, std::uint8_t detail) {

@@ -75,6 +75,8 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   c("dmas_done", "descriptors", &stats_.dmas_done);
   c("dmas_failed", "descriptors", &stats_.dmas_failed, "network errors and local faults");
   c("dma_requeues", "descriptors", &stats_.dma_requeues, "re-queued after a test-fail token");
+  c("conditions_false", "descriptors", &stats_.conditions_false,
+    "network conditionals some node of the range answered false");
   c("dmas_trapped", "descriptors", &stats_.dmas_trapped,
     "handed back to the driver after a test-fail at failCount 0 (DmaTrap)");
   c("tx_packets", "packets", &stats_.tx_packets);

@@ -64,6 +64,7 @@ struct Elan3Stats {
   std::uint64_t commands = 0, dmas = 0, dmas_done = 0, dmas_failed = 0, dma_requeues = 0, dmas_trapped = 0;
   std::uint64_t ack_timeouts = 0, stale_acks = 0, rx_bad_crc = 0, rx_misrouted = 0;
   std::uint64_t tokens_testfail = 0, tokens_discard = 0, tokens_error = 0;
+  std::uint64_t conditions_false = 0;  // network conditionals some node answered false
   std::uint64_t tlb_misses = 0, translation_faults = 0, permission_faults = 0;
   std::uint64_t events_set = 0, events_fired = 0, events_held_sets = 0, interrupts = 0, intq_overflows = 0,
                 queue_messages = 0;
@@ -152,11 +153,13 @@ class Mmu {
 // run queue), Nak (a packet refused) or AckTimeout (no token) stop new
 // packets; with every packet answered it is resolved: Retry (backoff, then
 // Resend), TestFail (back on the run queue), Trap (to the driver), Acked,
-// LocalFault or NetworkError.
+// LocalFault or NetworkError; a network conditional answered false by some
+// node ends with ConditionFalse (Done, its destEvent set).
 #define NICSIM_ELAN3_DMA_FSM_STATES(X) \
   X(Queued) X(Active) X(Draining) X(Backoff) X(Requeued) X(Done) X(Failed) X(Trapped)
 #define NICSIM_ELAN3_DMA_FSM_EVENTS(X) \
-  X(Start) X(Nak) X(AckTimeout) X(Retry) X(Resend) X(TestFail) X(Trap) X(Acked) X(LocalFault) X(NetworkError)
+  X(Start)                             \
+  X(Nak) X(AckTimeout) X(Retry) X(Resend) X(TestFail) X(Trap) X(Acked) X(LocalFault) X(NetworkError) X(ConditionFalse)
 NICSIM_FSM_ENUM(DmaFsmState, NICSIM_ELAN3_DMA_FSM_STATES)
 NICSIM_FSM_ENUM(DmaFsmEvent, NICSIM_ELAN3_DMA_FSM_EVENTS)
 struct DmaMachine {
@@ -188,8 +191,9 @@ struct Desc {
   std::uint32_t node = 0;
   std::uint32_t node_last = 0;  // broadcast: last node of the range [node, node_last]
   bool broadcast = false;
-  std::uint32_t done = 0;  // bytes acknowledged Ok, in order
-  std::uint32_t high = 0;  // end of the furthest packet ever sent (resends start below it)
+  bool conditional = false;  // ConditionalBroadcast
+  std::uint32_t done = 0;    // bytes acknowledged Ok, in order
+  std::uint32_t high = 0;    // end of the furthest packet ever sent (resends start below it)
   std::uint32_t retries = 0, testfails = 0;
   Tick not_before = 0;
   DmaFsmState state() const { return fsm.state(); }
@@ -206,7 +210,8 @@ class DmaEngine {
   void fetch(E3Addr addr, bool from_command);
   // A descriptor that came in a read request (already checked).
   void enqueue_remote(const std::uint8_t* desc);
-  void token(std::uint32_t from_node, std::uint16_t seq, std::uint16_t expect, Token t);
+  // A token answering for `count` nodes from `from_node` on (elan3_regs.h ack_count).
+  void token(std::uint32_t from_node, std::uint16_t seq, std::uint16_t expect, Token t, std::uint32_t count);
   std::uint32_t fetched() const { return fetched_; }
 
  private:
@@ -261,6 +266,8 @@ class DmaEngine {
   void maybe_resolve();
   void resend(std::uint64_t desc);
   void finish(bool ok, std::uint8_t detail);
+  void finish_condition_false();
+  bool broadcast_answered(TxPkt& pk, std::uint32_t first, std::uint32_t count, Token t);
   TrapResult trap(Desc& d);
   Stream& stream(std::uint32_t node) {
     if (node < streams_.size() && streams_[node].fsm) return streams_[node];
@@ -336,6 +343,10 @@ class RxEngine {
   void queued_write(const std::uint8_t* h, std::uint32_t len);
   void read_request(const std::uint8_t* payload, std::uint32_t len);
   void remote_event(E3Addr ev);
+  // A network conditional's test (TestWord): the word read, then compared.
+  void test_word(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len);
+  void test_translated();
+  void test_read(std::uint64_t arg);
   // What a packet's execution goes on with once its destination event is
   // checked (check_event).
   enum class AfterEvent : std::uint8_t { WriteBlock, QueuedWrite, SetEvent };
@@ -369,6 +380,7 @@ class RxEngine {
   Tick free_since_ = 0;  // when the engine last finished a packet
   bool busy_ = false;
   bool replay_ = false;    // the packet being answered was executed before
+  bool testing_ = false;   // it is a test: answered false, it was executed all the same
   bool bcast_ = false;     // the packet being handled is a broadcast
   std::uint16_t seq_ = 0;  // and its number
   // The packet being executed: its payload's host pieces and destination
@@ -386,6 +398,10 @@ class RxEngine {
   };
   QueueWrite qw_;
   std::array<std::uint8_t, queue::kSize> qdesc_{};
+  // A test's value and condition, and the word it compares.
+  std::uint64_t test_value_ = 0;
+  dma::Condition test_condition_ = dma::Condition::Equal;
+  std::array<std::uint8_t, 8> test_word_{};
   std::vector<std::uint16_t> expected_;   // per source node
   std::vector<std::uint16_t> bexpected_;  // per source node, its broadcast stream
   Translation t_, te_;                    // the payload's and the event's lookups

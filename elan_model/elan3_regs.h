@@ -224,11 +224,14 @@ inline constexpr std::uint32_t kSize = 0x20;
   X(Write, 0, "send local dma_source to dma_dest on the destination node")                     \
   X(Read, 1, "ask the destination node to send its dma_source to our dma_dest (read request)") \
   X(ReadRequeue, 2, "a read request the Elan re-queued after a test-fail (set by hardware)")
-#define NICSIM_ELAN3_OPCODES(X)                                                 \
-  X(Normal, 0, "remote write (or remote set-event when dma_size is 0)")         \
-  X(Queued, 1, "write one message into the input queue (E3_Queue) at dma_dest") \
-  X(NormalBroadcast, 2, "remote write to every node of a range")                \
-  X(QueuedBroadcast, 3, "queued write to every node of a range")
+#define NICSIM_ELAN3_OPCODES(X)                                                                \
+  X(Normal, 0, "remote write (or remote set-event when dma_size is 0)")                        \
+  X(Queued, 1, "write one message into the input queue (E3_Queue) at dma_dest")                \
+  X(NormalBroadcast, 2, "remote write to every node of a range")                               \
+  X(QueuedBroadcast, 3, "queued write to every node of a range")                               \
+  X(ConditionalBroadcast, 4,                                                                   \
+    "network conditional: test a word on every node of a range (dma_source: a 16-byte test); " \
+    "srcEvent is set when it held on every node, destEvent (an event of this node) when it did not")
 enum class DataType : std::uint8_t {
 #define NICSIM_X(name, v) name = v,
   NICSIM_ELAN3_DATA_TYPES(NICSIM_X)
@@ -244,6 +247,44 @@ enum class OpCode : std::uint8_t {
   NICSIM_ELAN3_OPCODES(NICSIM_X)
 #undef NICSIM_X
 };
+inline constexpr bool is_broadcast(OpCode op) {
+  return op == OpCode::NormalBroadcast || op == OpCode::QueuedBroadcast || op == OpCode::ConditionalBroadcast;
+}
+// The test a ConditionalBroadcast carries (its dma_source, dma_size 16):
+// every node of the range compares the 64-bit little-endian word at
+// dma_dest (RemoteRead there) with `value` under `condition` (choice: the
+// layout; the public record names the Elan3's test transactions GTE, LT,
+// EQ and NEQ). Nothing is written anywhere: the answer is the token.
+#define NICSIM_ELAN3_TEST(F) \
+  F(test_value, 0x00, 8)     \
+  F(test_condition, 0x08, 4) \
+  F(test_pad, 0x0c, 4)
+NICSIM_ELAN3_TEST(NICSIM_ELAN3_FIELD)
+inline constexpr std::uint32_t kTestSize = 0x10;
+#define NICSIM_ELAN3_CONDITIONS(X)                              \
+  X(GreaterOrEqual, 0, "word >= value (unsigned): the barrier") \
+  X(Less, 1, "word < value (unsigned)")                         \
+  X(Equal, 2, "word == value")                                  \
+  X(NotEqual, 3, "word != value")
+enum class Condition : std::uint8_t {
+#define NICSIM_X(name, v, doc) name = v,
+  NICSIM_ELAN3_CONDITIONS(NICSIM_X)
+#undef NICSIM_X
+};
+inline constexpr std::uint32_t kConditions = 4;
+inline constexpr bool test_holds(std::uint64_t word, std::uint64_t value, Condition c) {
+  switch (c) {
+    case Condition::GreaterOrEqual:
+      return word >= value;
+    case Condition::Less:
+      return word < value;
+    case Condition::Equal:
+      return word == value;
+    case Condition::NotEqual:
+      return word != value;
+  }
+  return false;
+}
 const char* direction_name(std::uint32_t v);  // "?" when unknown
 const char* opcode_name(std::uint32_t v);
 
@@ -451,7 +492,10 @@ inline constexpr std::uint32_t kCrcSize = 4;
   X(ReadRequest, 3,                                                                                        \
     "payload: a 32-byte E3_DMA the receiver runs as a write back to src_node; its "                        \
     "dma_source range needs RemoteRead, checked before the token is sent")                                 \
-  X(SetEvent, 4, "set the event at addr (RemoteEvent); no payload")
+  X(SetEvent, 4, "set the event at addr (RemoteEvent); no payload")                                        \
+  X(TestWord, 5,                                                                                           \
+    "payload: a dma:: test; compare the word at addr (RemoteRead) with it: Ok when it holds, TestFail "    \
+    "when not (the test counts as executed either way, and a repeat is tested again); writes nothing")
 enum class Trans : std::uint8_t {
 #define NICSIM_X(name, v, doc) name = v,
   NICSIM_ELAN3_TRANS(NICSIM_X)
@@ -471,10 +515,14 @@ inline constexpr std::uint8_t kFlagSync = 1u << 3;   // the receiver takes seq a
   F(ack_seq, 0x04, 2)       \
   F(ack_src_node, 0x06, 2)  \
   F(ack_expect, 0x08, 2)    \
-  F(ack_pad, 0x0a, 2)
+  F(ack_count, 0x0a, 2)
 NICSIM_ELAN3_ACK(NICSIM_ELAN3_FIELD)
 // ack_seq: the number of the packet answered; ack_expect: the number the
-// receiver expects next from this source after handling it.
+// receiver expects next from this source after handling it. ack_count: the
+// nodes the token answers for, from ack_src_node on: 1 from a receiver; an
+// Elite switch that copied a broadcast joins its copies' tokens into one
+// (network conditionals: the worst token, the lowest node, the counts
+// added; the copies reach adjacent subtrees, so the nodes stay contiguous).
 inline constexpr std::uint32_t kAckSize = 0x0c + kCrcSize;
 #define NICSIM_ELAN3_TOKENS(X)                                                                             \
   X(Ok, 0, "executed (or a repeat of an executed packet); ack_seq = the packet's number")                  \
@@ -487,6 +535,12 @@ enum class Token : std::uint8_t {
 #undef NICSIM_X
 };
 const char* token_name(std::uint32_t v);
+// The token that answers for two: the worse of them (the order above:
+// an error ends the DMA, a discard resends, a test-fail backs off or is a
+// conditional's "false").
+inline constexpr Token worse(Token a, Token b) {
+  return static_cast<std::uint8_t>(a) >= static_cast<std::uint8_t>(b) ? a : b;
+}
 
 std::uint32_t crc32(const std::uint8_t* data, std::size_t len);         // CRC-32C, the fastest way
 std::uint32_t crc32_sliced(const std::uint8_t* data, std::size_t len);  // the same, by tables only

@@ -22,6 +22,32 @@ bool crc_matches(const std::uint8_t* b, std::size_t size) {
   std::memcpy(&crc, b + size - pkt::kCrcSize, pkt::kCrcSize);
   return crc == pkt::crc32(b, size - pkt::kCrcSize);
 }
+
+// The tokens of a broadcast's copies, joined by the switch that copied it
+// (elan3_regs.h ack_count). A token hit by a bit error on the way keeps
+// its bad CRC in the join, so the sender drops the joined one.
+void join_tokens(fabric::Packet& into, const fabric::Packet& other) {
+  into.meta.bit_errors += other.meta.bit_errors;
+  if (into.bytes.size() != pkt::kAckSize || other.bytes.size() != pkt::kAckSize) {
+    into.bytes.resize(1);  // malformed: the sender drops it as such
+    return;
+  }
+  std::uint8_t* a = into.bytes.data();
+  const std::uint8_t* b = other.bytes.data();
+  put(a, pkt::ack_token,
+      static_cast<std::uint8_t>(
+          pkt::worse(static_cast<Token>(get(a, pkt::ack_token)), static_cast<Token>(get(b, pkt::ack_token)))));
+  put(a, pkt::ack_src_node, std::min(get(a, pkt::ack_src_node), get(b, pkt::ack_src_node)));
+  put(a, pkt::ack_count, get(a, pkt::ack_count) + get(b, pkt::ack_count));
+  if (into.meta.bit_errors > 0) return;
+  const std::uint32_t crc = pkt::crc32(a, pkt::kAckSize - pkt::kCrcSize);
+  std::memcpy(a + pkt::kAckSize - pkt::kCrcSize, &crc, pkt::kCrcSize);
+}
+
+[[maybe_unused]] const bool tokens_join = [] {
+  fabric::register_reply_combiner(fabric::kPacketElan, &join_tokens);
+  return true;
+}();
 }  // namespace
 
 RxEngine::RxEngine(Elan3& elan) : elan_(elan) {}
@@ -87,7 +113,8 @@ void RxEngine::token_in(std::uint64_t token) {
   } else {
     elan.dma().token(static_cast<std::uint32_t>(get(b, pkt::ack_src_node)),
                      static_cast<std::uint16_t>(get(b, pkt::ack_seq)),
-                     static_cast<std::uint16_t>(get(b, pkt::ack_expect)), static_cast<Token>(get(b, pkt::ack_token)));
+                     static_cast<std::uint16_t>(get(b, pkt::ack_expect)), static_cast<Token>(get(b, pkt::ack_token)),
+                     static_cast<std::uint32_t>(get(b, pkt::ack_count)));
   }
   elan.fabric().pool().put(p);
 }
@@ -105,7 +132,7 @@ void RxEngine::done(Token t) {
   const std::uint8_t* h = pk.p->bytes.data();
   const auto src = static_cast<std::uint32_t>(get(h, pkt::src_node));
   const auto len = static_cast<std::uint32_t>(get(h, pkt::length));
-  if (t == Token::Ok && !replay_) {
+  if ((t == Token::Ok || (t == Token::TestFail && testing_)) && !replay_) {
     if (bcast_)
       bexpected_[src] = static_cast<std::uint16_t>(seq_ + 1);
     else
@@ -113,7 +140,7 @@ void RxEngine::done(Token t) {
     ++elan_.mutable_stats().rx_packets;
     elan_.mutable_stats().rx_bytes += len;
   }
-  replay_ = false;
+  replay_ = testing_ = false;
   answer(*pk.p, t);
   if (pk.in) pk.in->release(*pk.p, Elan3::now());
   release(pk.p);
@@ -148,6 +175,7 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   put(b, pkt::ack_src_node, elan_.node_id());
   const std::vector<std::uint16_t>& exp = bcast_ ? bexpected_ : expected_;
   put(b, pkt::ack_expect, src < exp.size() ? exp[src] : 0);
+  put(b, pkt::ack_count, 1);
   const std::uint32_t crc = pkt::crc32(b, pkt::kAckSize - pkt::kCrcSize);
   std::memcpy(b + pkt::kAckSize - pkt::kCrcSize, &crc, 4);
   a->meta.kind = fabric::kPacketElanAck;
@@ -225,8 +253,11 @@ void RxEngine::process(fabric::Packet* p) {
     // number from the expected one on is new, an earlier one a repeat.
     if (seq_before(seq, bexpected_[src])) {
       replay_ = true;
-      done(Token::Ok);
-      return;
+      // A test changes nothing: a repeat is tested again.
+      if (static_cast<Trans>(trans) != Trans::TestWord) {
+        done(Token::Ok);
+        return;
+      }
     }
   } else if (seq != expected_[src]) {
     if (seq_before(seq, expected_[src])) {
@@ -251,9 +282,46 @@ void RxEngine::process(fabric::Packet* p) {
     case Trans::SetEvent:
       remote_event(static_cast<E3Addr>(get(h, pkt::addr)));
       return;
+    case Trans::TestWord:
+      test_word(h, payload, len);
+      return;
   }
   Sim::get().error(elan_.obj(), fmt::format("packet from node {} has unknown transaction {}: error token", src, trans));
   done(Token::Error);
+}
+
+void RxEngine::test_word(const std::uint8_t* h, const std::uint8_t* payload, std::uint32_t len) {
+  const auto condition = len == dma::kTestSize ? static_cast<std::uint32_t>(get(payload, dma::test_condition)) : 0;
+  if (len != dma::kTestSize || condition >= dma::kConditions) {
+    Sim::get().error(elan_.obj(), fmt::format("test from node {}: {} bytes, condition {}: error token",
+                                              get(h, pkt::src_node), len, condition));
+    done(Token::Error);
+    return;
+  }
+  testing_ = true;
+  test_value_ = get(payload, dma::test_value);
+  test_condition_ = static_cast<dma::Condition>(condition);
+  elan_.mmu().translate(static_cast<E3Addr>(get(h, pkt::addr)), sizeof test_word_, perm::kRemoteRead, t_,
+                        {member_fn<&RxEngine::test_translated>(), this});
+}
+
+void RxEngine::test_translated() {
+  if (t_.fault != Fault::None) {
+    done(Token::Error);
+    return;
+  }
+  pieces_.swap(t_.pieces);
+  elan_.read_pieces(pieces_, test_word_.data(), {member_fn<&RxEngine::test_read>(), this});
+}
+
+void RxEngine::test_read(std::uint64_t arg) {
+  if (arg & host::kDmaFailedBit) {
+    done(Token::Error);
+    return;
+  }
+  std::uint64_t word = 0;
+  std::memcpy(&word, test_word_.data(), sizeof word);
+  done(dma::test_holds(word, test_value_, test_condition_) ? Token::Ok : Token::TestFail);
 }
 
 // The destination event of a packet (0: none) must allow remote setting;

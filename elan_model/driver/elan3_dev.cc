@@ -488,7 +488,7 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
     Sim::get().error(host_.name(), fmt::format("elan3 driver: {}: {}", who, why));
     return false;
   };
-  const bool bcast = r.opcode == dma::OpCode::NormalBroadcast || r.opcode == dma::OpCode::QueuedBroadcast;
+  const bool bcast = dma::is_broadcast(r.opcode);
   if (r.size > dma::kMaxSize) return bad("dma size above the limit");
   if (r.dest_node >= num_nodes_) return bad("destination node id beyond the network");
   if (bcast &&
@@ -498,6 +498,8 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
       (r.size == 0 || r.size > max_payload_))
     return bad("a queued DMA must carry 1 to max_packet_payload bytes");
   if (r.direction == dma::Direction::Read && r.opcode != dma::OpCode::Normal) return bad("a read DMA must be Normal");
+  if (r.opcode == dma::OpCode::ConditionalBroadcast && r.size != dma::kTestSize)
+    return bad("a network conditional carries one 16-byte test");
   if (r.direction == dma::Direction::ReadRequeue) return bad("ReadRequeue is set by the hardware only");
   dma::Type t;
   t.data_type = static_cast<std::uint32_t>(r.data_type);
