@@ -127,3 +127,13 @@ TEST(ElanCollectives, BroadcastReachesEveryNodeByteForByte) {
   EXPECT_LE(r.results.at("bw_65536"), 400.0);  // never above the link
   EXPECT_GT(t.combined, 0u);
 }
+
+// The 64-node broadcast figures beside the published ones (13 us for up to
+// 256 bytes with libelan, 288 MB/s sustained): below both, for the reasons
+// in docs/elan3.md; guarded where they are.
+TEST(ElanCollectives, SixtyFourNodeBroadcastGuarded) {
+  const std::map<std::string, double> r =
+      nicsim::testing::scenario_results("elan3_bcast.textproto", {"--sizes=256,65536", "--iters=5", "--stream=16"});
+  EXPECT_NEAR(r.at("lat_256"), 4.51104, 0.00001);  // mean of 5 (the scenario's 20: 4.506)
+  EXPECT_NEAR(r.at("bw_65536"), 201.646, 0.001);
+}
