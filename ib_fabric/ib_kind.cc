@@ -37,6 +37,14 @@ const ParamRegistration switch_params(
          "10ms",
          {},
          "management port 0: time the switch's SMA spends on one SMP (answer or directed-route hop)"},
+        {"routing",
+         UnitKind::Text,
+         "auto",
+         "",
+         "",
+         {"auto", "minhop", "ftree", "updn"},
+         "static routing engine when no subnet manager runs (the first IB switch's setting holds for the "
+         "fabric): auto = ftree on a fat tree, minhop otherwise (ib_fabric/routing_engine.h)"},
     });
 
 std::vector<Switch*> ib_switches(const std::vector<Device*>& devices) {
@@ -64,7 +72,8 @@ void register_ib_kind() {
     return std::make_unique<Switch>(fabric, id, spec.name, spec.params);
   };
   sw.program_routes = [](const std::vector<Device*>& switches, const std::vector<nicsim::EndpointAddress>& endpoints) {
-    program_unicast_routes(ib_switches(switches), ib_endpoints(endpoints));
+    const std::vector<Switch*> ib = ib_switches(switches);
+    if (!ib.empty()) program_unicast_routes(ib, ib_endpoints(endpoints), ib.front()->routing_engine());
   };
   sw.program_multicast = [](const std::vector<Device*>& switches, std::uint16_t group,
                             const std::vector<nicsim::EndpointAddress>& members) {

@@ -14,58 +14,47 @@ namespace {
 
 Switch* as_switch(Device* d) { return dynamic_cast<Switch*>(d); }
 
-// Hop distances (in switch-to-switch links) from `start` to every switch.
-std::unordered_map<const Switch*, int> bfs(Switch* start) {
-  std::unordered_map<const Switch*, int> dist{{start, 0}};
-  std::deque<Switch*> queue{start};
-  while (!queue.empty()) {
-    Switch* s = queue.front();
-    queue.pop_front();
+}  // namespace
+
+routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints) {
+  routing::Graph g;
+  std::unordered_map<const Device*, int> switch_index;
+  std::map<std::pair<const Device*, std::uint32_t>, int> endpoint_index;
+  for (Switch* s : switches) {
+    switch_index[s] = static_cast<int>(g.nodes.size());
+    g.nodes.push_back({true, 0, std::vector<routing::Graph::Link>(s->num_ports() + 1u)});
+  }
+  for (const EndpointAddress& ep : endpoints) {
+    endpoint_index[{ep.device, ep.port}] = static_cast<int>(g.nodes.size());
+    g.nodes.push_back({false, ep.lid, std::vector<routing::Graph::Link>(2)});
+  }
+  for (Switch* s : switches) {
+    const int a = switch_index[s];
     for (std::uint32_t p = 1; p <= s->num_ports(); ++p) {
       Port* peer = s->port(p).peer();
       if (!peer) continue;
-      Switch* n = as_switch(&peer->owner());
-      if (n && !dist.count(n)) {
-        dist[n] = dist[s] + 1;
-        queue.push_back(n);
+      if (auto it = switch_index.find(&peer->owner()); it != switch_index.end()) {
+        g.connect(a, p, it->second, peer->number());
+      } else if (auto e = endpoint_index.find({&peer->owner(), peer->number()}); e != endpoint_index.end()) {
+        g.connect(a, p, e->second, 1);
       }
     }
   }
-  return dist;
+  return g;
 }
 
-}  // namespace
-
-std::size_t program_unicast_routes(const std::vector<Switch*>& switches,
-                                   const std::vector<EndpointAddress>& endpoints) {
+std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints,
+                                   routing::Engine engine) {
+  const routing::Graph g = routing_graph(switches, endpoints);
+  const routing::Routes r = routing::compute(g, engine);
   std::size_t entries = 0;
-  for (const EndpointAddress& ep : endpoints) {
-    Port* attach = ep.device->port(ep.port).peer();
-    if (!attach) continue;
-    Switch* edge = as_switch(&attach->owner());
-    if (!edge) continue;  // a direct host-to-host link needs no routes
-    edge->set_route(ep.lid, attach->number());
-    ++entries;
-    auto dist = bfs(edge);
-    for (Switch* s : switches) {
-      if (s == edge) continue;
-      auto it = dist.find(s);
-      if (it == dist.end()) continue;  // disconnected from the endpoint
-      std::vector<std::uint32_t> candidates;
-      for (std::uint32_t p = 1; p <= s->num_ports(); ++p) {
-        Port* peer = s->port(p).peer();
-        if (!peer) continue;
-        Switch* n = as_switch(&peer->owner());
-        if (n) {
-          auto d = dist.find(n);
-          if (d != dist.end() && d->second == it->second - 1) candidates.push_back(p);
-        }
-      }
-      if (candidates.empty()) continue;
-      s->set_route(ep.lid, candidates[ep.lid % candidates.size()]);
+  for (std::size_t i = 0; i < switches.size(); ++i)
+    for (std::size_t lid = 1; lid < r.lft[i].size(); ++lid) {
+      const std::uint8_t port = r.lft[i][lid];
+      if (port == routing::kNoRoute || port == 0) continue;
+      switches[i]->set_route(static_cast<std::uint16_t>(lid), port);
       ++entries;
     }
-  }
   return entries;
 }
 

@@ -1,12 +1,14 @@
-// Static routing for a fabric without a subnet manager: min-hop unicast
-// routes with destination-modulo spreading over equal-cost ports (D-mod-k),
-// and one spanning tree per multicast group. The IB subnet manager (a later
-// layer) computes and programs the same tables through SMPs instead.
+// Static routing for a fabric without a subnet manager: unicast routes by
+// one of the routing engines (routing_engine.h) on the wired graph, and one
+// spanning tree per multicast group. The IB subnet manager (a later layer)
+// computes the same tables with the same engines from its sweep and
+// programs them through SMPs instead.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "ib_fabric/routing_engine.h"
 
 namespace nicsim::fabric {
 
@@ -16,9 +18,14 @@ struct EndpointAddress {
   std::uint16_t lid;
 };
 
-// Programs every switch's linear forwarding table so that each endpoint LID
-// is reached by a shortest path. Returns the number of (switch, LID) entries.
-std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints);
+// The switches and endpoints as a routing graph: switches first (in the
+// order given), then one adapter node per endpoint (device, port).
+routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints);
+
+// Programs every switch's linear forwarding table by `engine` so that each
+// endpoint LID is reached. Returns the number of (switch, LID) entries.
+std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints,
+                                   routing::Engine engine = routing::Engine::Auto);
 
 // Programs the multicast forwarding tables of the switches on a tree that
 // spans `members` (rooted at the switch of the first member).

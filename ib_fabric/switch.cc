@@ -14,6 +14,7 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
     : Device(fabric, device_id, std::move(name)),
       hop_latency_(params.time("hop_latency")),
       store_and_forward_(params.text("mode") == "store_and_forward") {
+  routing::parse_engine(params.text("routing"), &routing_engine_);  // the parameter's choices are the engines
   add_ports(static_cast<std::uint32_t>(params.count("ports")));
   sma_ = std::make_unique<SwitchSma>(*this, params.time("sma_latency"));
   auto& stats = Sim::get().stats();

@@ -11,6 +11,7 @@
 
 #include "core/params.h"
 #include "fabric/port.h"
+#include "ib_fabric/routing_engine.h"
 
 namespace nicsim::fabric {
 
@@ -27,6 +28,8 @@ class Switch : public Device {
   ~Switch() override;
 
   void set_route(std::uint16_t dlid, std::uint32_t port);  // port 0 = no route
+  // The static routing engine this switch's parameters ask for (`routing`).
+  routing::Engine routing_engine() const { return routing_engine_; }
   std::uint32_t route(std::uint16_t dlid) const { return dlid < lft_.size() ? lft_[dlid] : 0; }
   void set_multicast(std::uint16_t mlid, std::vector<std::uint32_t> ports);
   const std::vector<std::uint32_t>& multicast_ports(std::uint16_t mlid) const;
@@ -44,6 +47,7 @@ class Switch : public Device {
   void drop_unroutable(Port& in, Packet* p);
   Tick hop_latency_;
   bool store_and_forward_;
+  routing::Engine routing_engine_ = routing::Engine::Auto;
   std::vector<std::uint8_t> lft_;                // indexed by DLID
   std::vector<std::vector<std::uint32_t>> mft_;  // indexed by MLID - 0xC000
   SwitchStats stats_;

@@ -286,6 +286,9 @@ std::string parse_options(int argc, char** argv, SmOptions& out) {
       const long n = std::strtol(v, nullptr, 10);
       if (n < 0 || n > 10000000) return fmt::format("{}: sweep interval must be 0..10000000 us", a);
       out.sweep_interval = static_cast<Tick>(n) * kUs;
+    } else if (const char* v = value("--routing=")) {
+      if (!fabric::routing::parse_engine(v, &out.routing))
+        return fmt::format("{}: the routing engines are {}", a, fabric::routing::engine_names());
     } else if (const char* v = value("--retries=")) {
       const long n = std::strtol(v, nullptr, 10);
       if (n < 0 || n > 100) return fmt::format("{}: retries must be 0..100", a);
@@ -347,7 +350,8 @@ __attribute__((constructor)) void register_sm() {
   nicsim_register_program(
       "subnet_manager", sm_main,
       "InfiniBand subnet manager over QP0 (directed-route sweep, LIDs, min-hop LFTs, MFTs, port activation). "
-      "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0. As a workload it "
+      "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0, "
+      "--routing=auto|minhop|ftree|updn. As a workload it "
       "sweeps once and "
       "exits; the scenario's subnet_manager runs it as a daemon that resweeps on traps and port events");
 }

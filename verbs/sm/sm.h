@@ -3,8 +3,8 @@
 // create_spl_qp, post_send/post_recv of 256-byte SMPs, poll_cq,
 // enable_cq_notify, local_mad for its own port). A sweep discovers the
 // fabric breadth-first with directed-route SMPs, assigns LIDs (its own port
-// first, stable by port GUID across sweeps), computes min-hop routes on the
-// graph it discovered, programs every switch's LFT in 64-entry blocks and
+// first, stable by port GUID across sweeps), computes routes on the graph it
+// discovered with a routing engine, programs every switch's LFT in 64-entry blocks and
 // the MFTs of the multicast groups it was given, then moves every port to
 // Armed and then Active. Lost SMPs are retried after a timeout. It then
 // sleeps until a trap (128, link state change) arrives on QP0 or its own
@@ -18,6 +18,8 @@
 //   --retries=N     resends of an unanswered SMP (default 3)
 //   --sweep-interval-us=N  also sweep every N us (default 0: only on traps
 //                   and port events, so a fabric at rest stays silent)
+//   --routing=ENGINE  auto (default), minhop, ftree or updn
+//                   (ib_fabric/routing_engine.h)
 // As a workload it sweeps once and exits (0: every port reached Active);
 // started by the world for the scenario's subnet_manager it is a daemon.
 #pragma once
@@ -29,6 +31,7 @@
 
 #include "core/units.h"
 #include "iba/ib_ci.h"
+#include "ib_fabric/routing_engine.h"
 
 namespace nicsim::host {
 class Host;
@@ -47,6 +50,7 @@ struct SmOptions {
   Tick timeout = 100 * kUs;
   std::uint32_t retries = 3;
   Tick sweep_interval = 0;  // also sweep this often when nothing happened (0: only on traps and events)
+  fabric::routing::Engine routing = fabric::routing::Engine::Auto;
 };
 
 // What the sweep learnt about one port of a node.
@@ -72,6 +76,7 @@ struct SmNode {
 
 struct SweepStats {
   std::uint32_t smps = 0, timeouts = 0, failed = 0;
+  fabric::routing::Engine engine = fabric::routing::Engine::MinHop;  // the routing engine used
   Tick started = 0, finished = 0;
 };
 

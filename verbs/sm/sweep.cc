@@ -131,46 +131,27 @@ void SubnetManager::assign_lids() {
   }
 }
 
+// The discovered graph (links whose both ends are up) through the routing
+// engine; the tables cover every LID handed out so far.
 void SubnetManager::compute_routes() {
-  const std::size_t count = nodes_.size();
-  const std::uint16_t top = static_cast<std::uint16_t>(next_lid_ - 1);
+  fabric::routing::Graph g;
+  for (const SmNode& n : nodes_) g.nodes.push_back({n.is_switch, n.lid, {}});
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    g.nodes[i].ports.resize(nodes_[i].ports.size());
+    for (std::size_t p = 1; p < nodes_[i].ports.size(); ++p) {
+      const SmPort& sp = nodes_[i].ports[p];
+      if (sp.peer >= 0 && sp.link_up) g.nodes[i].ports[p] = {sp.peer, sp.peer_port};
+    }
+  }
+  const fabric::routing::Routes r = fabric::routing::compute(g, opt_.routing);
+  stats_.engine = r.engine;
+  const std::size_t size = next_lid_;
   lft_.clear();
-  for (const SmNode& s : nodes_)
-    if (s.is_switch) lft_[s.guid].assign(top + 1u, 0xff);
-  std::vector<int> dist(count);
-  for (std::size_t dst = 0; dst < count; ++dst) {
-    // Hops from every node to `dst`, passing through switches only.
-    std::fill(dist.begin(), dist.end(), -1);
-    std::deque<std::size_t> q{dst};
-    dist[dst] = 0;
-    while (!q.empty()) {
-      const std::size_t u = q.front();
-      q.pop_front();
-      if (u != dst && !nodes_[u].is_switch) continue;
-      for (const SmPort& p : nodes_[u].ports)
-        if (p.peer >= 0 && p.link_up && dist[static_cast<std::size_t>(p.peer)] < 0) {
-          dist[static_cast<std::size_t>(p.peer)] = dist[u] + 1;
-          q.push_back(static_cast<std::size_t>(p.peer));
-        }
-    }
-    const std::uint16_t lid = nodes_[dst].lid;
-    for (std::size_t s = 0; s < count; ++s) {
-      if (!nodes_[s].is_switch || dist[s] < 0) continue;
-      auto& table = lft_[nodes_[s].guid];
-      if (s == dst) {
-        table[lid] = 0;  // the switch itself: its management port
-        continue;
-      }
-      std::vector<std::uint8_t> best;
-      for (std::uint8_t p = 1; p <= nodes_[s].num_ports; ++p) {
-        const SmPort& sp = nodes_[s].ports[p];
-        if (sp.peer < 0 || !sp.link_up) continue;
-        const auto v = static_cast<std::size_t>(sp.peer);
-        if (dist[v] == dist[s] - 1 && (v == dst || nodes_[v].is_switch)) best.push_back(p);
-      }
-      // Equal-cost ports are spread by destination (D-mod-k).
-      if (!best.empty()) table[lid] = best[lid % best.size()];
-    }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i].is_switch) continue;
+    std::vector<std::uint8_t>& table = lft_[nodes_[i].guid];
+    table = r.lft[i];
+    table.resize(size, fabric::routing::kNoRoute);
   }
 }
 
