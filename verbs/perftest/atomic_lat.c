@@ -141,7 +141,7 @@ __attribute__((constructor)) static void reg(void)
 	nicsim_register_program(
 		"ib_atomic_lat", atomic_lat_main,
 		"RC atomic latency on a remote 64-bit counter (perftest ib_atomic_lat); rank 0 client, "
-		"rank 1 server. --atomic=fadd|cswap, --iters=1000, --poll=busy|event, --timeout-ms=100. "
+		"rank 1 server. --atomic=fadd|cswap, --iters=1000, --poll=busy|event, --timeout-ms=100, --port-wait-ms=100. "
 		"Checks every returned value and the final counter on both sides. Results (client): "
 		"lat_8_typical, lat_8_avg in us (full round trip), atomic_final (ops)");
 }

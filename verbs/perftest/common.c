@@ -41,6 +41,7 @@ void pt_defaults(pt_opts_t *o, const char *prog, uint32_t accepts)
 	o->inline_size = 0;
 	o->cq_mod = 16;
 	o->timeout_ns = 100000000ull;   /* 100 ms without progress */
+	o->port_wait_ns = 100000000ull; /* 100 ms for the subnet manager */
 	pt_set_sizes(o, "2,8,64,512,4096,65536");
 }
 
@@ -159,6 +160,9 @@ int pt_parse(pt_opts_t *o, int argc, char **argv)
 		} else if (PT_IS("--timeout-ms")) {
 			bad = parse_u64(val, &v) || v < 1 || v > 100000;
 			o->timeout_ns = v * 1000000ull;
+		} else if (PT_IS("--port-wait-ms")) {
+			bad = parse_u64(val, &v) || v < 1 || v > 100000;
+			o->port_wait_ns = v * 1000000ull;
 		} else {
 			char msg[160];
 			snprintf(msg, sizeof msg, "%s: unknown argument '%s'", o->prog, a);
@@ -265,15 +269,17 @@ static int query_lid(pt_ctx_t *c, uint16_t *lid)
 		/* The subnet manager has not activated the port yet: wait for
 		 * IB_AE_PORT_ACTIVE, then read the LID it assigned. */
 		uint64_t waited = 0;
-		while (!c->port_active && waited < PT_PORT_WAIT_NS) {
+		while (!c->port_active && waited < c->opt.port_wait_ns) {
 			nicsim_sleep_ns(PT_PORT_POLL_NS);
 			waited += PT_PORT_POLL_NS;
 		}
 		if (!c->port_active) {
 			nicsim_free(attr);
-			return pt_fail(c, "port 1 did not become ACTIVE within %llu ms (link state %u; "
-				       "is a subnet manager running?)",
-				       (unsigned long long)(PT_PORT_WAIT_NS / 1000000),
+			return pt_fail(c, "port 1 did not become ACTIVE within %llu ms (link state %u): "
+				       "the subnet manager's sweep has not activated it; is one running, "
+				       "and does its first sweep of this fabric take longer (the summary's "
+				       "first_sweep; wait longer with --port-wait-ms)?",
+				       (unsigned long long)(c->opt.port_wait_ns / 1000000),
 				       (unsigned)attr->p_port_attr[0].link_state);
 		}
 		st = c->ci->query_ca(c->ca, attr, &size, NULL);

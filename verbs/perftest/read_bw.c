@@ -77,5 +77,5 @@ __attribute__((constructor)) static void reg(void)
 		"RC RDMA read bandwidth (perftest ib_read_bw); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000 (reads per "
 		"size), --tx-depth=64 (posted reads), --cq-mod=16 (signal every N reads), "
-		"--poll=busy|event, --timeout-ms=100. Results (client): bw_<size> in MB/s");
+		"--poll=busy|event, --timeout-ms=100, --port-wait-ms=100. Results (client): bw_<size> in MB/s");
 }

@@ -100,6 +100,6 @@ __attribute__((constructor)) static void reg(void)
 		"ib_read_lat", read_lat_main,
 		"RC RDMA read latency (perftest ib_read_lat); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000, "
-		"--poll=busy|event, --timeout-ms=100. Results (client): lat_<size>_typical, "
+		"--poll=busy|event, --timeout-ms=100, --port-wait-ms=100. Results (client): lat_<size>_typical, "
 		"lat_<size>_avg in us (full round trip)");
 }

@@ -125,6 +125,6 @@ __attribute__((constructor)) static void reg(void)
 		"ib_send_lat", send_lat_main,
 		"RC send/receive ping-pong latency (perftest ib_send_lat); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000, "
-		"--inline=128 (bytes sent inline), --poll=busy|event, --timeout-ms=100. "
+		"--inline=128 (bytes sent inline), --poll=busy|event, --timeout-ms=100, --port-wait-ms=100. "
 		"Results (client): lat_<size>_typical, lat_<size>_avg in us (half round trip)");
 }

@@ -90,6 +90,6 @@ __attribute__((constructor)) static void reg(void)
 		"RC RDMA write bandwidth (perftest ib_write_bw); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000 (messages "
 		"per size), --tx-depth=64 (outstanding writes), --cq-mod=16 (signal every N writes), "
-		"--inline=0, --bidirectional, --poll=busy|event, --timeout-ms=100. Results: bw_<size> in "
+		"--inline=0, --bidirectional, --poll=busy|event, --timeout-ms=100, --port-wait-ms=100. Results: bw_<size> in "
 		"MB/s (client; each side with --bidirectional), bw_<size>_total (client, --bidirectional)");
 }

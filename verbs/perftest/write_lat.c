@@ -112,6 +112,6 @@ __attribute__((constructor)) static void reg(void)
 		"RC RDMA write ping-pong latency, each side polling its buffer's last byte (perftest "
 		"ib_write_lat); rank 0 client, rank 1 server. --sizes=2,8,64,512,4096,65536 | --min=N "
 		"--max=N (powers of two), --iters=1000, --inline=128, --poll=busy|event (send completions "
-		"only), --timeout-ms=100. Results (client): lat_<size>_typical, lat_<size>_avg in us "
+		"only), --timeout-ms=100, --port-wait-ms=100. Results (client): lat_<size>_typical, lat_<size>_avg in us "
 		"(half round trip)");
 }

@@ -82,7 +82,7 @@ bool SubnetManager::start() {
   m.state.rts.sq_psn = 0;
   if ((st = ci_->modify_qp(qp0_, &m, &qa, nullptr)) != IB_SUCCESS)
     return nicsim_log("subnet_manager: QP0 to RTS: %s", ib_get_err_str(st)), false;
-  const std::size_t bytes = kSlots * kSlotBytes + kMadBytes;
+  const std::size_t bytes = kSlots * kSlotBytes + kMaxWireSmps * kMadBytes;
   mem_ = static_cast<std::uint8_t*>(nicsim_alloc(bytes, 64));
   if (!mem_) return nicsim_log("subnet_manager: no node memory for %zu bytes of MAD buffers", bytes), false;
   std::memset(mem_, 0, bytes);
@@ -117,7 +117,7 @@ void SubnetManager::post_recv(std::uint32_t slot) {
     nicsim_log("subnet_manager: post_recv: %s", ib_get_err_str(st));
 }
 
-void SubnetManager::drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found) {
+void SubnetManager::drain_cq(const std::function<bool(const std::uint8_t* mad)>& take) {
   ib_wc_t wc[8];
   for (;;) {
     for (int i = 0; i < 7; ++i) wc[i].p_next = &wc[i + 1];
@@ -130,12 +130,10 @@ void SubnetManager::drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found)
       const auto slot = static_cast<std::uint32_t>(w->wr_id);
       const std::uint8_t* mad = mem_ + slot * kSlotBytes + kGrh;
       if (w->status == IB_WCS_SUCCESS && w->wc_type == IB_WC_RECV) {
-        if (mad[kMethod] == kMethodGetResp && get(mad + kTid, 8) == tid && !found) {
-          std::memcpy(resp, mad, kMadBytes);
-          found = true;
-        } else if (mad[kMethod] == kMethodTrap) {
+        if (mad[kMethod] == kMethodTrap)
           trap_seen_ = true;
-        }
+        else if (mad[kMethod] == kMethodGetResp)
+          take(mad);
       }
       if (w->status != IB_WCS_WR_FLUSHED_ERR) post_recv(slot);
     }
@@ -144,15 +142,20 @@ void SubnetManager::drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found)
 
 bool SubnetManager::wait_response(std::uint64_t tid, std::uint8_t* resp, Tick deadline) {
   bool found = false;
+  auto take = [&](const std::uint8_t* mad) {
+    if (found || get(mad + kTid, 8) != tid) return false;
+    std::memcpy(resp, mad, kMadBytes);
+    return found = true;
+  };
   for (;;) {
-    drain_cq(tid, resp, found);
+    drain_cq(take);
     if (found) return true;
     // tid 0: waiting for a trap or port event (until `deadline`, 0 = forever).
     if (tid == 0 && (trap_seen_ || port_event_)) return true;
     if (deadline && nicsim::now() >= deadline) return false;
     cq_fired_ = false;
     ci_->enable_cq_notify(cq_, FALSE);
-    drain_cq(tid, resp, found);  // what arrived before the CQ was armed
+    drain_cq(take);  // what arrived before the CQ was armed
     if (found) return true;
     while (!cq_fired_ && !(tid == 0 && (trap_seen_ || port_event_))) {
       if (!deadline) {
@@ -164,33 +167,160 @@ bool SubnetManager::wait_response(std::uint64_t tid, std::uint8_t* resp, Tick de
   }
 }
 
-bool SubnetManager::smp(const std::vector<std::uint8_t>& path, std::uint8_t method, std::uint16_t attr,
-                        std::uint32_t mod, const std::uint8_t* data, std::uint8_t* resp) {
-  std::uint8_t* mad = mem_ + kSlots * kSlotBytes;
+std::uint8_t* SubnetManager::build_smp(std::uint32_t buf, const SmpRequest& req) {
+  std::uint8_t* mad = mem_ + kSlots * kSlotBytes + buf * kMadBytes;
   std::memset(mad, 0, kMadBytes);
   mad[kBaseVersion] = 1;
   mad[kMgmtClass] = kClassDirected;
   mad[kClassVersion] = 1;
-  mad[kMethod] = method;
-  put(mad + kAttrId, 2, attr);
-  put(mad + kAttrMod, 4, mod);
+  mad[kMethod] = req.method;
+  put(mad + kAttrId, 2, req.attr);
+  put(mad + kAttrMod, 4, req.mod);
   put(mad + kDrSlid, 2, fabric::kPermissiveLid);
   put(mad + kDrDlid, 2, fabric::kPermissiveLid);
-  if (data) std::memcpy(mad + kData, data, 64);
-  const auto hops = static_cast<std::uint8_t>(path.size());
-  mad[kHopCount] = hops;
-  for (std::size_t i = 0; i < path.size(); ++i) mad[kInitialPath + 1 + i] = path[i];
-  ++stats_.smps;
-  if (hops == 0) {
-    // The SM's own port: the CA's SMA through the local MAD interface.
-    put(mad + kTid, 8, next_tid_++);
-    if (ci_->local_mad(ca_, port_, mad, resp) != IB_SUCCESS) return ++stats_.failed, false;
-    return (get(resp + kStatus, 2) & 0x7fff) == 0 || (++stats_.failed, false);
-  }
+  if (req.has_data) std::memcpy(mad + kData, req.data.data(), 64);
+  mad[kHopCount] = static_cast<std::uint8_t>(req.path.size());
+  for (std::size_t i = 0; i < req.path.size(); ++i) mad[kInitialPath + 1 + i] = req.path[i];
   // The sending SMI's step (IBA 14.2.2.2): the hop pointer moves to the
   // first hop before the SMP leaves, as the MAD layer of a host stack does.
-  mad[kHopPointer] = 1;
-  return transact(mad, av_, resp);
+  if (!req.path.empty()) mad[kHopPointer] = 1;
+  return mad;
+}
+
+// The SM's own port: the CA's SMA through the local MAD interface.
+bool SubnetManager::local_smp(SmpRequest& req) {
+  std::uint8_t* mad = build_smp(0, req);
+  std::uint8_t resp[kMadBytes];
+  put(mad + kTid, 8, next_tid_++);
+  req.ok = ci_->local_mad(ca_, port_, mad, resp) == IB_SUCCESS && (get(resp + kStatus, 2) & 0x7fff) == 0;
+  std::memcpy(req.resp.data(), resp + kData, 64);
+  if (!req.ok) ++stats_.failed;
+  return req.ok;
+}
+
+bool SubnetManager::smp(const std::vector<std::uint8_t>& path, std::uint8_t method, std::uint16_t attr,
+                        std::uint32_t mod, const std::uint8_t* data, std::uint8_t* resp) {
+  SmpRequest req;
+  req.path = path;
+  req.method = method;
+  req.attr = attr;
+  req.mod = mod;
+  req.has_data = data != nullptr;
+  if (data) std::memcpy(req.data.data(), data, 64);
+  ++stats_.smps;
+  if (path.empty()) {
+    const bool ok = local_smp(req);
+    std::memset(resp, 0, kMadBytes);
+    std::memcpy(resp + kData, req.resp.data(), 64);
+    return ok;
+  }
+  return transact(build_smp(0, req), av_, resp);
+}
+
+// ---- batches: several SMPs in flight --------------------------------------------
+
+bool SubnetManager::post_smp(std::uint8_t* mad, ib_av_handle_t av, std::uint64_t tid) {
+  put(mad + kTid, 8, tid);
+  ib_local_ds_t ds{};
+  ds.vaddr = mad;
+  ds.length = kMadBytes;
+  ds.lkey = lkey_;
+  ib_send_wr_t wr{};
+  wr.wr_id = kSendWrId;
+  wr.wr_type = WR_SEND;
+  wr.send_opt = IB_SEND_OPT_SIGNALED;
+  wr.num_ds = 1;
+  wr.ds_array = &ds;
+  wr.dgrm.ud.remote_qp = 0;
+  wr.dgrm.ud.remote_qkey = 0;
+  wr.dgrm.ud.h_av = av;
+  ib_send_wr_t* bad = nullptr;
+  if (ib_api_status_t st = ci_->post_send(qp0_, &wr, &bad); st != IB_SUCCESS) {
+    nicsim_log("subnet_manager: post_send: %s", ib_get_err_str(st));
+    return false;
+  }
+  return true;
+}
+
+bool SubnetManager::launch(std::vector<SmpRequest>& reqs, std::size_t i, std::uint32_t buf, std::uint32_t attempt,
+                           std::map<std::uint64_t, InFlight>& flying) {
+  const std::uint64_t tid = next_tid_++;
+  if (!post_smp(build_smp(buf, reqs[i]), av_, tid)) return false;
+  flying[tid] = {i, buf, attempt, nicsim::now() + opt_.timeout};
+  return true;
+}
+
+// Requests whose answer is overdue go again, or fail after the retries.
+void SubnetManager::expire(std::vector<SmpRequest>& reqs, std::map<std::uint64_t, InFlight>& flying,
+                           std::vector<std::uint32_t>& free_bufs, bool& ok) {
+  const Tick now = nicsim::now();
+  std::vector<InFlight> late;
+  for (auto it = flying.begin(); it != flying.end();) {
+    if (it->second.deadline > now) {
+      ++it;
+      continue;
+    }
+    late.push_back(it->second);
+    it = flying.erase(it);
+  }
+  for (const InFlight& f : late) {
+    ++stats_.timeouts;
+    if (f.attempt < opt_.retries && launch(reqs, f.req, f.buf, f.attempt + 1, flying)) continue;
+    ++stats_.failed;
+    ok = false;
+    free_bufs.push_back(f.buf);
+  }
+}
+
+// Sleeps until a completion or the earliest deadline of what is in flight.
+void SubnetManager::wait_batch(const std::map<std::uint64_t, InFlight>& flying) {
+  Tick deadline = kTickMax;
+  for (const auto& [tid, f] : flying) deadline = std::min(deadline, f.deadline);
+  cq_fired_ = false;
+  ci_->enable_cq_notify(cq_, FALSE);
+  while (!cq_fired_ && nicsim::now() < deadline)
+    if (!wq_->wait_until(deadline)) break;
+}
+
+bool SubnetManager::smp_batch(std::vector<SmpRequest>& reqs) {
+  std::map<std::uint64_t, InFlight> flying;  // by TID
+  std::vector<std::uint32_t> free_bufs;
+  for (std::uint32_t b = opt_.max_wire_smps; b > 0; --b) free_bufs.push_back(b - 1);
+  bool ok = true;
+  auto take = [&](const std::uint8_t* mad) {
+    const auto it = flying.find(get(mad + kTid, 8));
+    if (it == flying.end()) return false;
+    SmpRequest& req = reqs[it->second.req];
+    req.ok = (get(mad + kStatus, 2) & 0x7fff) == 0;
+    std::memcpy(req.resp.data(), mad + kData, 64);
+    if (!req.ok) ++stats_.failed, ok = false;
+    free_bufs.push_back(it->second.buf);
+    flying.erase(it);
+    return true;
+  };
+  for (std::size_t next = 0; next < reqs.size() || !flying.empty();) {
+    while (next < reqs.size() && (reqs[next].path.empty() || !free_bufs.empty())) {
+      ++stats_.smps;
+      if (reqs[next].path.empty()) {
+        ok = local_smp(reqs[next]) && ok;
+      } else if (launch(reqs, next, free_bufs.back(), 0, flying)) {
+        free_bufs.pop_back();
+      } else {
+        ++stats_.failed;
+        ok = false;
+      }
+      ++next;
+    }
+    if (flying.empty()) continue;
+    const std::size_t before = flying.size();
+    drain_cq(take);
+    if (flying.size() == before) {
+      wait_batch(flying);
+      drain_cq(take);
+    }
+    expire(reqs, flying, free_bufs, ok);
+  }
+  return ok;
 }
 
 bool SubnetManager::smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16_t attr, std::uint32_t mod,
@@ -221,25 +351,7 @@ bool SubnetManager::smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16
 bool SubnetManager::transact(std::uint8_t* mad, ib_av_handle_t av, std::uint8_t* resp) {
   for (std::uint32_t attempt = 0; attempt <= opt_.retries; ++attempt) {
     const std::uint64_t tid = next_tid_++;
-    put(mad + kTid, 8, tid);
-    ib_local_ds_t ds{};
-    ds.vaddr = mad;
-    ds.length = kMadBytes;
-    ds.lkey = lkey_;
-    ib_send_wr_t wr{};
-    wr.wr_id = kSendWrId;
-    wr.wr_type = WR_SEND;
-    wr.send_opt = IB_SEND_OPT_SIGNALED;
-    wr.num_ds = 1;
-    wr.ds_array = &ds;
-    wr.dgrm.ud.remote_qp = 0;
-    wr.dgrm.ud.remote_qkey = 0;
-    wr.dgrm.ud.h_av = av;
-    ib_send_wr_t* bad = nullptr;
-    if (ib_api_status_t st = ci_->post_send(qp0_, &wr, &bad); st != IB_SUCCESS) {
-      nicsim_log("subnet_manager: post_send: %s", ib_get_err_str(st));
-      return ++stats_.failed, false;
-    }
+    if (!post_smp(mad, av, tid)) return ++stats_.failed, false;
     if (wait_response(tid, resp, nicsim::now() + opt_.timeout))
       return (get(resp + kStatus, 2) & 0x7fff) == 0 || (++stats_.failed, false);
     ++stats_.timeouts;
@@ -289,6 +401,10 @@ std::string parse_options(int argc, char** argv, SmOptions& out) {
     } else if (const char* v = value("--routing=")) {
       if (!fabric::routing::parse_engine(v, &out.routing))
         return fmt::format("{}: the routing engines are {}", a, fabric::routing::engine_names());
+    } else if (const char* v = value("--max-wire-smps=")) {
+      const long n = std::strtol(v, nullptr, 10);
+      if (n < 1 || n > static_cast<long>(kMaxWireSmps)) return fmt::format("{}: must be 1..{}", a, kMaxWireSmps);
+      out.max_wire_smps = static_cast<std::uint32_t>(n);
     } else if (const char* v = value("--retries=")) {
       const long n = std::strtol(v, nullptr, 10);
       if (n < 0 || n > 100) return fmt::format("{}: retries must be 0..100", a);
@@ -351,7 +467,7 @@ __attribute__((constructor)) void register_sm() {
       "subnet_manager", sm_main,
       "InfiniBand subnet manager over QP0 (directed-route sweep, LIDs, min-hop LFTs, MFTs, port activation). "
       "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0, "
-      "--routing=auto|minhop|ftree|updn. As a workload it "
+      "--routing=auto|minhop|ftree|updn, --max-wire-smps=4. As a workload it "
       "sweeps once and "
       "exits; the scenario's subnet_manager runs it as a daemon that resweeps on traps and port events");
 }

@@ -20,10 +20,14 @@
 //                   and port events, so a fabric at rest stays silent)
 //   --routing=ENGINE  auto (default), minhop, ftree or updn
 //                   (ib_fabric/routing_engine.h)
+//   --max-wire-smps=N  SMPs in flight at once during a sweep (default 4,
+//                   as OpenSM; 1..16)
 // As a workload it sweeps once and exits (0: every port reached Active);
 // started by the world for the scenario's subnet_manager it is a daemon.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -40,6 +44,8 @@ class WaitQueue;
 
 namespace nicsim::sm {
 
+inline constexpr std::uint32_t kMaxWireSmps = 16;  // send buffers for SMPs in flight
+
 struct McastGroup {
   std::uint16_t mlid = 0;
   std::vector<std::string> members;
@@ -51,6 +57,20 @@ struct SmOptions {
   std::uint32_t retries = 3;
   Tick sweep_interval = 0;  // also sweep this often when nothing happened (0: only on traps and events)
   fabric::routing::Engine routing = fabric::routing::Engine::Auto;
+  std::uint32_t max_wire_smps = 4;  // SMPs in flight at once during a sweep (OpenSM's max_wire_smps)
+};
+
+// One SMP of a batch (SubnetManager::smp_batch): what to send, and what came
+// back.
+struct SmpRequest {
+  std::vector<std::uint8_t> path;  // directed route (empty: the SM's own port)
+  std::uint8_t method = 0;
+  std::uint16_t attr = 0;
+  std::uint32_t mod = 0;
+  bool has_data = false;
+  std::array<std::uint8_t, 64> data{};
+  bool ok = false;                      // answered with a good status
+  std::array<std::uint8_t, 64> resp{};  // the answer's SMP data
 };
 
 // What the sweep learnt about one port of a node.
@@ -105,22 +125,52 @@ class SubnetManager {
   bool smp_lid(std::uint16_t dlid, std::uint8_t method, std::uint16_t attr, std::uint32_t mod, const std::uint8_t* data,
                std::uint8_t* resp);
 
+  // The same for many directed-route SMPs, up to max_wire_smps in flight,
+  // each retried as smp() does; answers in request order. False if any
+  // failed.
+  bool smp_batch(std::vector<SmpRequest>& reqs);
+
  private:
+  struct InFlight {
+    std::size_t req;
+    std::uint32_t buf, attempt;
+    Tick deadline;
+  };
   bool transact(std::uint8_t* mad, ib_av_handle_t av, std::uint8_t* resp);
+  std::uint8_t* build_smp(std::uint32_t buf, const SmpRequest& req);
+  bool post_smp(std::uint8_t* mad, ib_av_handle_t av, std::uint64_t tid);
+  bool local_smp(SmpRequest& req);
+  bool launch(std::vector<SmpRequest>& reqs, std::size_t i, std::uint32_t buf, std::uint32_t attempt,
+              std::map<std::uint64_t, InFlight>& flying);
+  void expire(std::vector<SmpRequest>& reqs, std::map<std::uint64_t, InFlight>& flying,
+              std::vector<std::uint32_t>& free_bufs, bool& ok);
+  void wait_batch(const std::map<std::uint64_t, InFlight>& flying);
   // ---- transport (sm.cc) ----
   bool wait_response(std::uint64_t tid, std::uint8_t* resp, Tick deadline);
-  void drain_cq(std::uint64_t tid, std::uint8_t* resp, bool& found);
+  // Takes every completion: a response `take` accepts (true) is its; traps
+  // are noted.
+  void drain_cq(const std::function<bool(const std::uint8_t* mad)>& take);
   void post_recv(std::uint32_t slot);
   static void completion_cb(void* cq_context);
   static void async_cb(const ib_event_rec_t* rec);
   // ---- sweep (sweep.cc) ----
   bool discover();
-  int probe(const std::vector<std::uint8_t>& path, int from, std::uint8_t from_port);
+  struct Probe {
+    std::vector<std::uint8_t> path;
+    int from;
+    std::uint8_t from_port;
+  };
+  std::vector<Probe> discover_wave(const std::vector<Probe>& wave);
+  std::vector<int> describe(const std::vector<Probe>& wave, const std::vector<SmpRequest>& infos,
+                            const std::vector<std::size_t>& fresh);
+  int find_node(std::uint64_t guid, bool is_switch) const;
+  void link_nodes(int from, std::uint8_t from_port, int n, std::uint8_t local);
   void assign_lids();
   void compute_routes();
   bool program_lfts();
   bool program_mfts();
-  bool set_port(int node, std::uint8_t port, std::uint8_t state);
+  SmpRequest port_request(int node, std::uint8_t port, std::uint8_t state) const;
+  bool set_ports(const std::vector<std::pair<int, std::uint8_t>>& ports, std::uint8_t state);
   bool activate_ports();
 
   const ci_interface_t* ci_;

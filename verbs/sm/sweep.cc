@@ -61,66 +61,122 @@ bool SubnetManager::discover() {
   read_port(me.ports[port_], r + kData);
   nodes_.push_back(std::move(me));
   if (!nodes_[0].ports[port_].link_up) return false;
-  struct Probe {
-    std::vector<std::uint8_t> path;
-    int from;
-    std::uint8_t from_port;
-  };
-  std::deque<Probe> queue{{{port_}, 0, port_}};
-  while (!queue.empty()) {
-    Probe pr = std::move(queue.front());
-    queue.pop_front();
-    const int n = probe(pr.path, pr.from, pr.from_port);
-    if (n < 0 || n + 1 != static_cast<int>(nodes_.size()) || !nodes_[n].is_switch) continue;  // known, CA, or lost
-    if (pr.path.size() >= kMaxHops) continue;
-    for (std::uint8_t p = 1; p <= nodes_[n].num_ports; ++p) {
-      if (!nodes_[n].ports[p].link_up || nodes_[n].ports[p].peer >= 0) continue;
-      std::vector<std::uint8_t> next = pr.path;
-      next.push_back(p);
-      queue.push_back({std::move(next), n, p});
-    }
-  }
+  std::vector<Probe> wave{{{port_}, 0, port_}};
+  while (!wave.empty()) wave = discover_wave(wave);
   return true;
 }
 
-// Returns the node index reached by `path` (new or known), -1 if it did not
-// answer. Records the link it was reached over.
-int SubnetManager::probe(const std::vector<std::uint8_t>& path, int from, std::uint8_t from_port) {
-  std::uint8_t r[kMadBytes];
-  if (!smp(path, kMethodGet, kAttrNodeInfo, 0, nullptr, r)) return -1;
-  const std::uint8_t* d = r + kData;
-  const bool is_switch = d[2] == kNodeTypeSwitch;
-  const std::uint64_t guid = get(d + (is_switch ? 12 : 20), 8);
-  const std::uint8_t local = d[36];
-  auto link = [&](int n) {
-    if (local >= nodes_[n].ports.size()) return;
-    nodes_[from].ports[from_port].peer = n;
-    nodes_[from].ports[from_port].peer_port = local;
-    nodes_[n].ports[local].peer = from;
-    nodes_[n].ports[local].peer_port = from_port;
-  };
-  for (std::size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].guid == guid && nodes_[i].is_switch == is_switch) {
-      link(static_cast<int>(i));
-      return static_cast<int>(i);
-    }
-  SmNode node;
-  node.guid = guid;
-  node.is_switch = is_switch;
-  node.num_ports = d[3];
-  node.ca_port = is_switch ? 0 : local;
-  node.path = path;
-  node.ports.resize(node.num_ports + 1u);
-  if (!smp(path, kMethodGet, kAttrNodeDescription, 0, nullptr, r)) return -1;
-  node.name = first_word(r + kData);
-  for (std::uint8_t p = is_switch ? 0 : local; p <= (is_switch ? node.num_ports : local); ++p) {
-    if (!smp(path, kMethodGet, kAttrPortInfo, p, nullptr, r)) return -1;
-    read_port(node.ports[p], r + kData);
+// One breadth-first wave of the discovery, every stage one batch: NodeInfo
+// over each probe's path, then NodeDescription and PortInfo of the nodes
+// found new; returns the next wave (the unexplored ports of new switches).
+std::vector<SubnetManager::Probe> SubnetManager::discover_wave(const std::vector<Probe>& wave) {
+  std::vector<SmpRequest> infos(wave.size());
+  for (std::size_t i = 0; i < wave.size(); ++i) {
+    infos[i].path = wave[i].path;
+    infos[i].method = kMethodGet;
+    infos[i].attr = kAttrNodeInfo;
   }
-  nodes_.push_back(std::move(node));
-  const int n = static_cast<int>(nodes_.size() - 1);
-  link(n);
-  return n;
+  smp_batch(infos);
+  // The nodes each probe reached; new ones (first probe to reach them) are
+  // described before they join.
+  std::vector<int> reached(wave.size(), -1);
+  std::vector<std::size_t> fresh;  // probe index of each new node, in wave order
+  std::map<std::pair<std::uint64_t, bool>, std::size_t> fresh_by_guid;
+  for (std::size_t i = 0; i < wave.size(); ++i) {
+    if (!infos[i].ok) continue;
+    const std::uint8_t* d = infos[i].resp.data();
+    const bool is_switch = d[2] == kNodeTypeSwitch;
+    const std::uint64_t guid = get(d + (is_switch ? 12 : 20), 8);
+    if (const int known = find_node(guid, is_switch); known >= 0) {
+      reached[i] = known;
+    } else if (!fresh_by_guid.count({guid, is_switch})) {
+      fresh_by_guid[{guid, is_switch}] = i;
+      fresh.push_back(i);
+    }
+  }
+  const std::vector<int> added = describe(wave, infos, fresh);
+  for (std::size_t i = 0; i < wave.size(); ++i) {
+    if (!infos[i].ok) continue;
+    const std::uint8_t* d = infos[i].resp.data();
+    const bool is_switch = d[2] == kNodeTypeSwitch;
+    const int n = reached[i] >= 0 ? reached[i] : find_node(get(d + (is_switch ? 12 : 20), 8), is_switch);
+    if (n >= 0) link_nodes(wave[i].from, wave[i].from_port, n, d[36]);
+  }
+  std::vector<Probe> next;
+  for (int n : added) {
+    if (!nodes_[static_cast<std::size_t>(n)].is_switch || nodes_[static_cast<std::size_t>(n)].path.size() >= kMaxHops)
+      continue;
+    for (std::uint8_t p = 1; p <= nodes_[static_cast<std::size_t>(n)].num_ports; ++p) {
+      const SmPort& sp = nodes_[static_cast<std::size_t>(n)].ports[p];
+      if (!sp.link_up || sp.peer >= 0) continue;
+      std::vector<std::uint8_t> path = nodes_[static_cast<std::size_t>(n)].path;
+      path.push_back(p);
+      next.push_back({std::move(path), n, p});
+    }
+  }
+  return next;
+}
+
+// NodeDescription and the PortInfos of each new node in one batch; those
+// fully described join nodes_ (in wave order). Returns their indices.
+std::vector<int> SubnetManager::describe(const std::vector<Probe>& wave, const std::vector<SmpRequest>& infos,
+                                         const std::vector<std::size_t>& fresh) {
+  std::vector<SmpRequest> reqs;
+  std::vector<std::size_t> first(fresh.size());
+  for (std::size_t f = 0; f < fresh.size(); ++f) {
+    const std::uint8_t* d = infos[fresh[f]].resp.data();
+    const bool is_switch = d[2] == kNodeTypeSwitch;
+    const std::uint8_t local = d[36];
+    first[f] = reqs.size();
+    SmpRequest desc;
+    desc.path = wave[fresh[f]].path;
+    desc.method = kMethodGet;
+    desc.attr = kAttrNodeDescription;
+    reqs.push_back(desc);
+    for (std::uint8_t p = is_switch ? 0 : local; p <= (is_switch ? d[3] : local); ++p) {
+      SmpRequest port = desc;
+      port.attr = kAttrPortInfo;
+      port.mod = p;
+      reqs.push_back(port);
+    }
+  }
+  smp_batch(reqs);
+  std::vector<int> added;
+  for (std::size_t f = 0; f < fresh.size(); ++f) {
+    const std::size_t end = f + 1 < fresh.size() ? first[f + 1] : reqs.size();
+    bool ok = true;
+    for (std::size_t r = first[f]; r < end; ++r) ok = ok && reqs[r].ok;
+    if (!ok) continue;
+    const std::uint8_t* d = infos[fresh[f]].resp.data();
+    SmNode node;
+    node.is_switch = d[2] == kNodeTypeSwitch;
+    node.guid = get(d + (node.is_switch ? 12 : 20), 8);
+    node.num_ports = d[3];
+    node.ca_port = node.is_switch ? 0 : d[36];
+    node.path = wave[fresh[f]].path;
+    node.ports.resize(node.num_ports + 1u);
+    node.name = first_word(reqs[first[f]].resp.data());
+    for (std::size_t r = first[f] + 1; r < end; ++r) read_port(node.ports[reqs[r].mod], reqs[r].resp.data());
+    nodes_.push_back(std::move(node));
+    added.push_back(static_cast<int>(nodes_.size() - 1));
+  }
+  return added;
+}
+
+int SubnetManager::find_node(std::uint64_t guid, bool is_switch) const {
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].guid == guid && nodes_[i].is_switch == is_switch) return static_cast<int>(i);
+  return -1;
+}
+
+// Records the link (from, from_port) -- (n, local), as the NodeInfo
+// answered over it said.
+void SubnetManager::link_nodes(int from, std::uint8_t from_port, int n, std::uint8_t local) {
+  if (local >= nodes_[static_cast<std::size_t>(n)].ports.size()) return;
+  nodes_[static_cast<std::size_t>(from)].ports[from_port].peer = n;
+  nodes_[static_cast<std::size_t>(from)].ports[from_port].peer_port = local;
+  nodes_[static_cast<std::size_t>(n)].ports[local].peer = from;
+  nodes_[static_cast<std::size_t>(n)].ports[local].peer_port = from_port;
 }
 
 void SubnetManager::assign_lids() {
@@ -155,36 +211,65 @@ void SubnetManager::compute_routes() {
   }
 }
 
+namespace {
+SmpRequest set_request(const std::vector<std::uint8_t>& path, std::uint16_t attr, std::uint32_t mod,
+                       const std::uint8_t* data) {
+  SmpRequest r;
+  r.path = path;
+  r.method = kMethodSet;
+  r.attr = attr;
+  r.mod = mod;
+  r.has_data = true;
+  std::memcpy(r.data.data(), data, 64);
+  return r;
+}
+}  // namespace
+
+// Every changed 64-entry block of every switch's LFT in one batch, then the
+// SwitchInfo (LinearFDBTop) of each switch that changed.
 bool SubnetManager::program_lfts() {
-  bool ok = true;
+  std::vector<SmpRequest> blocks;
+  std::vector<std::pair<std::uint64_t, std::size_t>> placed;  // (switch GUID, block) per request
   for (const SmNode& s : nodes_) {
     if (!s.is_switch) continue;
     const std::vector<std::uint8_t>& want = lft_[s.guid];
-    std::vector<std::uint8_t>& held = lft_set_[s.guid];
-    bool changed = false;
-    std::uint8_t r[kMadBytes];
+    const std::vector<std::uint8_t>& held = lft_set_[s.guid];
     for (std::size_t block = 0; block * 64 < want.size(); ++block) {
       std::uint8_t data[64];
       std::memset(data, 0xff, sizeof data);
       for (std::size_t i = 0; i < 64 && block * 64 + i < want.size(); ++i) data[i] = want[block * 64 + i];
       if (held.size() >= (block + 1) * 64 && std::memcmp(held.data() + block * 64, data, 64) == 0) continue;
-      if (!smp(s.path, kMethodSet, kAttrLft, static_cast<std::uint32_t>(block), data, r)) {
-        ok = false;
-        held.clear();  // unknown now: rewrite everything next time
-        break;
-      }
-      if (held.size() < (block + 1) * 64) held.resize((block + 1) * 64, 0xff);
-      std::memcpy(held.data() + block * 64, data, 64);
-      changed = true;
-    }
-    if (changed) {
-      std::uint8_t info[64] = {};
-      put(info + 6, 2, want.size() - 1);  // LinearFDBTop
-      info[11] = 4;                       // clear PortStateChange
-      ok = smp(s.path, kMethodSet, kAttrSwitchInfo, 0, info, r) && ok;
+      blocks.push_back(set_request(s.path, kAttrLft, static_cast<std::uint32_t>(block), data));
+      placed.push_back({s.guid, block});
     }
   }
-  return ok;
+  bool ok = smp_batch(blocks);
+  std::map<std::uint64_t, bool> changed;  // switch GUID -> every block taken
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto [guid, block] = placed[i];
+    std::vector<std::uint8_t>& held = lft_set_[guid];
+    auto [it, fresh] = changed.emplace(guid, true);
+    if (!blocks[i].ok) {
+      it->second = false;
+      continue;
+    }
+    if (held.size() < (block + 1) * 64) held.resize((block + 1) * 64, 0xff);
+    std::memcpy(held.data() + block * 64, blocks[i].data.data(), 64);
+  }
+  std::vector<SmpRequest> infos;
+  for (const SmNode& s : nodes_) {
+    auto it = changed.find(s.guid);
+    if (!s.is_switch || it == changed.end()) continue;
+    if (!it->second) {
+      lft_set_[s.guid].clear();  // unknown now: rewrite everything next time
+      continue;
+    }
+    std::uint8_t info[64] = {};
+    put(info + 6, 2, lft_[s.guid].size() - 1);  // LinearFDBTop
+    info[11] = 4;                               // clear PortStateChange
+    infos.push_back(set_request(s.path, kAttrSwitchInfo, 0, info));
+  }
+  return smp_batch(infos) && ok;
 }
 
 bool SubnetManager::program_mfts() {
@@ -235,59 +320,65 @@ bool SubnetManager::program_mfts() {
         put(block.data() + at, 2, get(block.data() + at, 2) | (1u << (p % 16)));
       }
   }
-  bool ok = true;
-  std::uint8_t r[kMadBytes];
+  std::vector<SmpRequest> sets;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> placed;
   for (auto& [key, block] : want) {
     const SmNode& s = nodes_[key.first];
-    auto& held = mft_set_[{s.guid, key.second}];
-    if (held == block) continue;
-    if (smp(s.path, kMethodSet, kAttrMft, key.second, block.data(), r))
-      held = block;
-    else
-      ok = false;
+    if (mft_set_[{s.guid, key.second}] == block) continue;
+    sets.push_back(set_request(s.path, kAttrMft, key.second, block.data()));
+    placed.push_back({s.guid, key.second});
   }
+  const bool ok = smp_batch(sets);
+  for (std::size_t i = 0; i < sets.size(); ++i)
+    if (sets[i].ok) mft_set_[placed[i]].assign(sets[i].data.begin(), sets[i].data.end());
   return ok;
 }
 
-bool SubnetManager::set_port(int node, std::uint8_t port, std::uint8_t state) {
-  SmNode& n = nodes_[static_cast<std::size_t>(node)];
-  SmPort& p = n.ports[port];
+// The PortInfo Set that gives a port its LID, the master SM and `state`.
+SmpRequest SubnetManager::port_request(int node, std::uint8_t port, std::uint8_t state) const {
+  const SmNode& n = nodes_[static_cast<std::size_t>(node)];
   std::uint8_t data[64];
-  std::memcpy(data, p.info, 64);
+  std::memcpy(data, n.ports[port].info, 64);
   put(data + 16, 2, n.lid);
   put(data + 18, 2, nodes_[0].lid);
   data[32] = static_cast<std::uint8_t>((data[32] & 0xf0) | state);
   data[34] &= 0xf8;  // LMC 0
-  std::uint8_t r[kMadBytes];
-  if (!smp(n.path, kMethodSet, kAttrPortInfo, port, data, r)) return false;
-  read_port(p, r + kData);
-  return true;
+  return set_request(n.path, kAttrPortInfo, port, data);
+}
+
+// One batch of PortInfo Sets; each answer is what the port holds now.
+bool SubnetManager::set_ports(const std::vector<std::pair<int, std::uint8_t>>& ports, std::uint8_t state) {
+  std::vector<SmpRequest> sets;
+  for (const auto& [node, port] : ports) sets.push_back(port_request(node, port, state));
+  const bool ok = smp_batch(sets);
+  for (std::size_t i = 0; i < sets.size(); ++i)
+    if (sets[i].ok)
+      read_port(nodes_[static_cast<std::size_t>(ports[i].first)].ports[ports[i].second], sets[i].resp.data());
+  return ok;
 }
 
 bool SubnetManager::activate_ports() {
-  bool ok = true;
   const std::uint16_t sm_lid = nodes_[0].lid;
   // Which ports carry data: a CA's port, a switch's port 0 and its linked ports.
-  auto each_port = [&](auto&& fn) {
+  auto ports_where = [&](auto&& want) {
+    std::vector<std::pair<int, std::uint8_t>> out;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const SmNode& n = nodes_[i];
       for (std::uint8_t p = 0; p < n.ports.size(); ++p) {
         const bool used = n.is_switch ? (p == 0 || (n.ports[p].link_up && n.ports[p].peer >= 0)) : p == n.ca_port;
-        if (used) fn(static_cast<int>(i), p);
+        if (used && want(n, p)) out.push_back({static_cast<int>(i), p});
       }
     }
+    return out;
   };
   // LIDs and the master SM first (a CA port's and a switch's port 0).
-  each_port([&](int i, std::uint8_t p) {
-    const SmNode& n = nodes_[static_cast<std::size_t>(i)];
-    if ((!n.is_switch || p == 0) && (n.ports[p].lid != n.lid || n.ports[p].sm_lid != sm_lid))
-      ok = set_port(i, p, fabric::kPortStateNoChange) && ok;
-  });
+  bool ok = set_ports(ports_where([&](const SmNode& n, std::uint8_t p) {
+                        return (!n.is_switch || p == 0) && (n.ports[p].lid != n.lid || n.ports[p].sm_lid != sm_lid);
+                      }),
+                      fabric::kPortStateNoChange);
   for (std::uint8_t want : {fabric::kPortStateArmed, fabric::kPortStateActive}) {
     const std::uint8_t from = want == fabric::kPortStateArmed ? fabric::kPortStateInit : fabric::kPortStateArmed;
-    each_port([&](int i, std::uint8_t p) {
-      if (nodes_[static_cast<std::size_t>(i)].ports[p].state == from) ok = set_port(i, p, want) && ok;
-    });
+    ok = set_ports(ports_where([&](const SmNode& n, std::uint8_t p) { return n.ports[p].state == from; }), want) && ok;
   }
   return ok;
 }
