@@ -12,7 +12,9 @@
 #include <string>
 
 #include "fabric/raw_nic.h"
+#include "ib_fabric/routing.h"
 #include "ib_fabric/switch.h"
+#include "scenario/loader.h"
 #include "sim/tests/world_run.h"
 
 using namespace nicsim;
@@ -66,4 +68,90 @@ TEST(IbFabricAtScale, PermutationAtTwentyPercentOn256HostsStaysNearZeroLoadLaten
   EXPECT_LE(p99, kZeroLoadUs * 2.5);
   EXPECT_EQ(s.top_switches, 64);
   EXPECT_GE(s.top_used, 60);
+}
+
+namespace {
+
+std::string raw_shape(const std::string& shape, const std::string& engine) {
+  return "topology { " + shape + " host_prefix: \"h\" nic: \"raw\" switch_param { key: \"routing\" value: \"" + engine +
+         "\" } }\n"
+         "link_defaults { bandwidth: \"8Gbps\" delay: \"5ns\" }\n"
+         "workload { program: \"fabric_traffic\" nodes: \"h*\" args: \"--pattern=permutation\" args: \"--size=2KiB\" "
+         "args: \"--load=0.3\" args: \"--duration=100us\" args: \"--drain=300us\" }\n";
+}
+
+// Runs a generated shape: every packet sent arrives, and the tables the
+// static routing programmed pass the engine's checks.
+fabric::routing::RouteCheck run_shape(const std::string& shape, const std::string& engine, std::size_t* switches,
+                                      std::size_t* links) {
+  fabric::routing::RouteCheck check;
+  nicsim::testing::RunOptions o;
+  o.inspect = [&](World& world) {
+    std::vector<fabric::Switch*> sws;
+    for (std::uint32_t s = 0; s < world.num_switches(); ++s) sws.push_back(world.switch_as<fabric::Switch>(s));
+    std::vector<fabric::EndpointAddress> eps;
+    std::uint64_t tx = 0, rx = 0;
+    for (std::uint32_t i = 0; i < world.num_nodes(); ++i) {
+      eps.push_back({&world.node(i).nic(), 1, world.node(i).lid()});
+      auto* raw = world.node(i).nic_as<fabric::RawNic>();
+      tx += raw->stats().tx_packets;
+      rx += raw->stats().rx_packets;
+    }
+    EXPECT_GT(tx, 0u);
+    EXPECT_EQ(rx, tx);
+    const fabric::routing::Graph g = fabric::routing_graph(sws, eps);
+    fabric::routing::Engine e = fabric::routing::Engine::Auto;
+    fabric::routing::parse_engine(engine, &e);
+    check = fabric::routing::check_routes(g, fabric::routing::compute(g, e));
+    *switches = sws.size();
+    std::size_t l = 0;
+    for (const auto& n : g.nodes)
+      for (const auto& p : n.ports) l += p.peer >= 0 ? 1 : 0;
+    *links = l / 2;
+  };
+  nicsim::testing::run_text(raw_shape(shape, engine), o);
+  return check;
+}
+
+}  // namespace
+
+TEST(IbTopologies, TwoDimensionalTorusRoutedUpDown) {
+  std::size_t switches = 0, links = 0;
+  auto c = run_shape("torus { dims: 4 dims: 4 hosts_per_switch: 2 }", "updn", &switches, &links);
+  EXPECT_EQ(switches, 16u);
+  EXPECT_EQ(links, 32u + 32u);  // 2 per switch in the torus, 32 hosts
+  EXPECT_EQ(c.unreachable, 0u);
+  EXPECT_EQ(c.loops, 0u);
+  EXPECT_EQ(c.down_then_up, 0u);
+}
+
+TEST(IbTopologies, ThreeDimensionalTorusWithASizeTwoDimension) {
+  std::size_t switches = 0, links = 0;
+  const auto c = run_shape("torus { dims: 2 dims: 3 dims: 4 hosts_per_switch: 1 }", "updn", &switches, &links);
+  EXPECT_EQ(switches, 24u);
+  EXPECT_EQ(links, 12u + 24u + 24u + 24u);  // a size-2 dimension has one link per pair
+  EXPECT_EQ(c.unreachable + c.loops + c.down_then_up, 0u);
+}
+
+TEST(IbTopologies, DragonflyEveryGroupPairJoinedOnce) {
+  std::size_t switches = 0, links = 0;
+  const auto c =
+      run_shape("dragonfly { groups: 9 routers_per_group: 4 hosts_per_router: 2 global_links_per_router: 2 }", "minhop",
+                &switches, &links);
+  EXPECT_EQ(switches, 36u);
+  EXPECT_EQ(links, 72u + 9u * 6u + 36u);  // hosts, all-to-all in each group, one per pair of groups
+  EXPECT_EQ(c.unreachable + c.loops + c.longer_than_shortest, 0u);
+}
+
+TEST(IbTopologies, BadShapesAreScenarioErrors) {
+  for (const char* shape : {"torus { dims: 4 hosts_per_switch: 1 }", "torus { dims: 1 dims: 4 hosts_per_switch: 1 }",
+                            "dragonfly { groups: 20 routers_per_group: 2 hosts_per_router: 1 "
+                            "global_links_per_router: 2 }"}) {
+    try {
+      nicsim::testing::load_text(raw_shape(shape, "updn"));
+      ADD_FAILURE() << shape << " was accepted";
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find("test.textproto:1:"), std::string::npos) << e.what();
+    }
+  }
 }
