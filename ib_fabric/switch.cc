@@ -13,9 +13,14 @@ namespace nicsim::fabric {
 Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const ParamSet& params)
     : Device(fabric, device_id, std::move(name)),
       hop_latency_(params.time("hop_latency")),
-      store_and_forward_(params.text("mode") == "store_and_forward") {
+      store_and_forward_(params.text("mode") == "store_and_forward"),
+      fifo_inputs_(params.text("input_queue") == "fifo") {
   routing::parse_engine(params.text("routing"), &routing_engine_);  // the parameter's choices are the engines
   add_ports(static_cast<std::uint32_t>(params.count("ports")));
+  if (fifo_inputs_) {
+    inputs_.resize(num_ports() * kDataVls);
+    heads_on_.resize(num_ports() + 1u);
+  }
   sma_ = std::make_unique<SwitchSma>(*this, params.time("sma_latency"));
   auto& stats = Sim::get().stats();
   stats.counter(this->name(), "forwarded", "packets", &stats_.forwarded, "unicast packets sent on");
@@ -24,11 +29,21 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
                 "no forwarding entry, or routed back out of its input port");
   stats.counter(this->name(), "dropped_port_state", "packets", &stats_.dropped_port_state,
                 "data through a port that is not Active (subnet manager not done)");
+  stats.counter(this->name(), "head_of_line_waits", "packets", &stats_.head_of_line_waits,
+                "unicast packets that waited behind the one ahead of them on their input VL (input_queue fifo)");
 }
 
 Switch::~Switch() = default;
 
-void Switch::link_state_changed(Port& port, bool up) { sma_->link_changed(port.number(), up); }
+void Switch::link_state_changed(Port& port, bool up) {
+  sma_->link_changed(port.number(), up);
+  if (up || !fifo_inputs_) return;
+  // The heads queued for a link that went down were dropped with its queue.
+  auto& heads = heads_on_[port.number()];
+  const auto gone = heads;
+  heads.clear();
+  for (const auto& [p, slot] : gone) head_left(slot, now());
+}
 
 void Switch::set_managed(bool managed) { sma_->set_managed(managed); }
 
@@ -50,6 +65,68 @@ const std::vector<std::uint32_t>& Switch::multicast_ports(std::uint16_t mlid) co
   static const std::vector<std::uint32_t> none;
   std::size_t i = mlid - kMulticastLidBase;
   return mlid >= kMulticastLidBase && i < mft_.size() ? mft_[i] : none;
+}
+
+bool Switch::forward_unicast(Port& in, Packet* p) {
+  const bool managed = sma_->managed();
+  const std::uint32_t out = route(p->meta.dlid);
+  if (out == 0 || out == in.number()) {
+    drop_unroutable(in, p);
+    return false;
+  }
+  if (managed && !sma_->port_active(out)) {
+    ++stats_.dropped_port_state;
+    in.release(*p, now());
+    fabric().pool().put(p);
+    return false;
+  }
+  ++stats_.forwarded;
+  if (in.trace_on)
+    Sim::get().tracer().record(now(), device_id(), Component::fabric, "forward",
+                               {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
+  // A packet for a link that is down is dropped by its port at once: it
+  // holds nothing back.
+  if (fifo_inputs_ && p->meta.vl < kDataVls && port(out).up()) {
+    const std::uint32_t slot = input_slot(in, p->meta.vl);
+    inputs_[slot].head = p;
+    heads_on_[out].push_back({p, slot});
+  }
+  port(out).send(p);
+  return true;
+}
+
+// An input's head started on its output (or was lost with its link): the
+// packet behind it may go from then on.
+void Switch::transmitted(Port& port, const Packet& p, Tick start, Tick) {
+  if (!fifo_inputs_) return;
+  auto& heads = heads_on_[port.number()];
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    if (heads[i].first != &p) continue;
+    const std::uint32_t slot = heads[i].second;
+    heads[i] = heads.back();
+    heads.pop_back();
+    head_left(slot, start);
+    return;
+  }
+}
+
+void Switch::head_left(std::uint32_t slot, Tick at) {
+  InputQueue& q = inputs_[slot];
+  q.head = nullptr;
+  if (q.first) Sim::get().calendar().at_member<&Switch::next_from_input>(std::max(at, now()), this, slot);
+}
+
+void Switch::next_from_input(std::uint64_t slot) {
+  InputQueue& q = inputs_[slot];
+  Port& in = port(static_cast<std::uint32_t>(slot / kDataVls) + 1);
+  while (q.first && !q.head) {
+    Packet* p = q.first;
+    q.first = p->next;
+    if (!q.first) q.last = nullptr;
+    p->next = nullptr;
+    p->ready_at = std::max(p->ready_at, now());
+    forward_unicast(in, p);
+  }
 }
 
 void Switch::drop_unroutable(Port& in, Packet* p) {
@@ -77,23 +154,18 @@ void Switch::receive(Port& in, Packet* p) {
   const Tick ready = (store_and_forward_ ? p->tail_at : now()) + hop_latency_;
   const std::uint16_t dlid = p->meta.dlid;
   if (dlid < kMulticastLidBase) {
-    const std::uint32_t out = route(dlid);
-    if (out == 0 || out == in.number()) {
-      drop_unroutable(in, p);
-      return;
-    }
-    if (managed && !sma_->port_active(out)) {
-      ++stats_.dropped_port_state;
-      in.release(*p, now());
-      fabric().pool().put(p);
-      return;
-    }
-    ++stats_.forwarded;
     p->ready_at = ready;
-    if (in.trace_on)
-      Sim::get().tracer().record(now(), device_id(), Component::fabric, "forward",
-                                 {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
-    port(out).send(p);
+    if (fifo_inputs_ && p->meta.vl < kDataVls) {
+      InputQueue& q = inputs_[input_slot(in, p->meta.vl)];
+      if (q.head) {
+        ++stats_.head_of_line_waits;
+        p->next = nullptr;
+        (q.last ? q.last->next : q.first) = p;
+        q.last = p;
+        return;
+      }
+    }
+    forward_unicast(in, p);
     return;
   }
   // Multicast: one copy per member port except the one it came in on; the

@@ -20,6 +20,7 @@ struct SwitchStats {
   std::uint64_t replicated = 0;          // multicast copies made
   std::uint64_t dropped_no_route = 0;    // no LFT/MFT entry, or routed back out its input
   std::uint64_t dropped_port_state = 0;  // data through a port the SM has not made Active
+  std::uint64_t head_of_line_waits = 0;  // unicast packets that waited for the one ahead on their input VL
 };
 
 class Switch : public Device {
@@ -35,6 +36,7 @@ class Switch : public Device {
   const std::vector<std::uint32_t>& multicast_ports(std::uint16_t mlid) const;
 
   void receive(Port& in, Packet* p) override;
+  void transmitted(Port& port, const Packet& p, Tick start, Tick end) override;
   void link_state_changed(Port& port, bool up) override;
   void set_managed(bool managed) override;
   class SwitchSma& sma() {
@@ -44,9 +46,27 @@ class Switch : public Device {
   Tick hop_latency() const { return hop_latency_; }
 
  private:
+  // Input queues (`input_queue: fifo`): per input port and data VL, the
+  // unicast packet forwarded to an output and not yet started there (the
+  // head), and the packets behind it, which wait for it whatever their
+  // output (head-of-line blocking, as an input-buffered crossbar).
+  static constexpr std::uint32_t kDataVls = 15;
+  struct InputQueue {
+    Packet* head = nullptr;
+    Packet* first = nullptr;
+    Packet* last = nullptr;
+  };
+  std::uint32_t input_slot(const Port& in, std::uint8_t vl) const { return (in.number() - 1) * kDataVls + vl; }
+  // Routes and sends a unicast packet; false when it was dropped.
+  bool forward_unicast(Port& in, Packet* p);
+  void head_left(std::uint32_t slot, Tick at);
+  void next_from_input(std::uint64_t slot);
   void drop_unroutable(Port& in, Packet* p);
   Tick hop_latency_;
   bool store_and_forward_;
+  bool fifo_inputs_;
+  std::vector<InputQueue> inputs_;                                              // by input_slot
+  std::vector<std::vector<std::pair<const Packet*, std::uint32_t>>> heads_on_;  // by output port: heads, their slot
   routing::Engine routing_engine_ = routing::Engine::Auto;
   std::vector<std::uint8_t> lft_;                // indexed by DLID
   std::vector<std::vector<std::uint32_t>> mft_;  // indexed by MLID - 0xC000
