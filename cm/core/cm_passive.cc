@@ -58,7 +58,7 @@ void on_req(CmNode& n, const std::uint8_t* m, const MadSource& from) {
   Conn* c = n.new_conn();
   parse_req(m, *c);
   c->listener = l;
-  c->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+  c->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
   c->fsm.fire(CmEvent::RecvReq, "req");
   c->timer->start(n.host().params().time("cm.mra_after"));
   // The listener's owner makes the new id (Upcall::Request carries the

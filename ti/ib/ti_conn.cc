@@ -403,7 +403,9 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
   cc.cma_event_handler = on_active_event;
   cc.private_data = info->private_data;
   cc.private_data_len = static_cast<u8>(info->private_data_len);
-  cc.timeout = attr->connect_request_timeout == kForever ? 0 : (attr->connect_request_timeout > 60000 ? 60000 : attr->connect_request_timeout);
+  cc.timeout = attr->connect_request_timeout == kForever
+                   ? 0
+                   : (attr->connect_request_timeout > 60000 ? 60000 : attr->connect_request_timeout);
   std::memset(req, 0, sizeof *req);
   req->conn_handle = c;
   req->status = TI_PENDING;

@@ -142,8 +142,9 @@ void complete_now(Conn* c, std::vector<ti_data_element_t*>& done, ti_status_t st
     td->busy = false;
     if (c->in_flight) --c->in_flight;
     e->status = status;
-    ti_xfer_cb_t cb = td->op == Op::Recv ? c->comp.pfn_recv_cb : td->op == Op::Send ? c->comp.pfn_send_cb
-                                                                                    : c->comp.pfn_rdma_cb;
+    ti_xfer_cb_t cb = td->op == Op::Recv   ? c->comp.pfn_recv_cb
+                      : td->op == Op::Send ? c->comp.pfn_send_cb
+                                           : c->comp.pfn_rdma_cb;
     if (!cb) cb = c->comp.pfn_send_cb;
     e->p_next_msg = heads[cb];
     heads[cb] = e;
@@ -320,8 +321,8 @@ void cq_event(ib_cq* cq, void* context) {
     q->armed = false;
     std::set<ti_xfer_cb_t> told;
     for (Conn* c : q->conns)
-      for (ti_xfer_cb_t cb : {q == c->recv_cq ? c->comp.pfn_recv_cb : nullptr,
-                              q == c->send_cq ? c->comp.pfn_send_cb : nullptr})
+      for (ti_xfer_cb_t cb :
+           {q == c->recv_cq ? c->comp.pfn_recv_cb : nullptr, q == c->send_cq ? c->comp.pfn_send_cb : nullptr})
         if (cb && told.insert(cb).second) cb(q, nullptr);
     return;
   }

@@ -34,8 +34,9 @@ const ParamRegistration ti_params(
 
 std::uint32_t ipv4_be(std::uint32_t host_order) {
   std::uint32_t v;
-  const unsigned char b[4] = {static_cast<unsigned char>(host_order >> 24), static_cast<unsigned char>(host_order >> 16),
-                              static_cast<unsigned char>(host_order >> 8), static_cast<unsigned char>(host_order)};
+  const unsigned char b[4] = {static_cast<unsigned char>(host_order >> 24),
+                              static_cast<unsigned char>(host_order >> 16), static_cast<unsigned char>(host_order >> 8),
+                              static_cast<unsigned char>(host_order)};
   std::memcpy(&v, b, 4);
   return v;
 }
@@ -45,42 +46,42 @@ std::uint32_t ipv4_be(std::uint32_t host_order) {
 const FsmType& TiConnMachine::type() {
   using S = TiConnState;
   using E = TiConnEvent;
-  static const FsmType type = make_fsm_type<TiConnMachine>(
-      "ti.conn", {{S::Idle, E::Connect, S::Connecting, "send_req"},
-                  {S::Idle, E::Listen, S::Listening, "listen"},
-                  {S::Idle, E::RequestArrived, S::Requested, "cr_callback"},
-                  {S::Listening, E::Disconnect, S::Closed, "stop_listening"},
-                  {S::Listening, E::Released, S::Closed, "destroyed"},
-                  {S::Connecting, E::ReplyArrived, S::ReplyReceived, "cr_callback"},
-                  {S::Connecting, E::Rejected, S::Closed, "rejected"},
-                  {S::Connecting, E::Unreachable, S::Closed, "timeout"},
-                  {S::Connecting, E::Disconnect, S::Canceling, "cancel"},
-                  {S::Canceling, E::ReplyArrived, S::Disconnecting, "send_dreq"},
-                  {S::Canceling, E::Rejected, S::Closed, "canceled"},
-                  {S::Canceling, E::Unreachable, S::Closed, "canceled"},
-                  {S::Canceling, E::Released, S::Closed, "destroyed"},
-                  {S::Connecting, E::Released, S::Closed, "destroyed"},
-                  {S::ReplyReceived, E::Accept, S::Established, "post_receives"},
-                  {S::ReplyReceived, E::Reject, S::Disconnecting, "disconnect"},
-                  {S::ReplyReceived, E::Timeout, S::Disconnecting, "disconnect"},
-                  {S::ReplyReceived, E::Disconnect, S::Disconnecting, "disconnect"},
-                  {S::ReplyReceived, E::PeerDisconnected, S::Closed, "peer_gone"},
-                  {S::ReplyReceived, E::Released, S::Closed, "destroyed"},
-                  {S::Requested, E::Accept, S::Accepting, "send_rep"},
-                  {S::Requested, E::Reject, S::Closed, "send_rej"},
-                  {S::Requested, E::Timeout, S::Closed, "send_rej"},
-                  {S::Requested, E::Disconnect, S::Closed, "send_rej"},
-                  {S::Requested, E::Released, S::Closed, "destroyed"},
-                  {S::Accepting, E::Established, S::Established, "rtu"},
-                  {S::Accepting, E::Unreachable, S::Closed, "no_rtu"},
-                  {S::Accepting, E::Released, S::Closed, "destroyed"},
-                  {S::Accepting, E::PeerDisconnected, S::Closed, "peer_gone"},
-                  {S::Closed, E::Released, S::Closed, "destroyed"},
-                  {S::Established, E::Disconnect, S::Disconnecting, "send_dreq"},
-                  {S::Established, E::PeerDisconnected, S::Closed, "flush"},
-                  {S::Established, E::Released, S::Closed, "destroyed"},
-                  {S::Disconnecting, E::PeerDisconnected, S::Closed, "flush"},
-                  {S::Disconnecting, E::Released, S::Closed, "destroyed"}});
+  static const FsmType type =
+      make_fsm_type<TiConnMachine>("ti.conn", {{S::Idle, E::Connect, S::Connecting, "send_req"},
+                                               {S::Idle, E::Listen, S::Listening, "listen"},
+                                               {S::Idle, E::RequestArrived, S::Requested, "cr_callback"},
+                                               {S::Listening, E::Disconnect, S::Closed, "stop_listening"},
+                                               {S::Listening, E::Released, S::Closed, "destroyed"},
+                                               {S::Connecting, E::ReplyArrived, S::ReplyReceived, "cr_callback"},
+                                               {S::Connecting, E::Rejected, S::Closed, "rejected"},
+                                               {S::Connecting, E::Unreachable, S::Closed, "timeout"},
+                                               {S::Connecting, E::Disconnect, S::Canceling, "cancel"},
+                                               {S::Canceling, E::ReplyArrived, S::Disconnecting, "send_dreq"},
+                                               {S::Canceling, E::Rejected, S::Closed, "canceled"},
+                                               {S::Canceling, E::Unreachable, S::Closed, "canceled"},
+                                               {S::Canceling, E::Released, S::Closed, "destroyed"},
+                                               {S::Connecting, E::Released, S::Closed, "destroyed"},
+                                               {S::ReplyReceived, E::Accept, S::Established, "post_receives"},
+                                               {S::ReplyReceived, E::Reject, S::Disconnecting, "disconnect"},
+                                               {S::ReplyReceived, E::Timeout, S::Disconnecting, "disconnect"},
+                                               {S::ReplyReceived, E::Disconnect, S::Disconnecting, "disconnect"},
+                                               {S::ReplyReceived, E::PeerDisconnected, S::Closed, "peer_gone"},
+                                               {S::ReplyReceived, E::Released, S::Closed, "destroyed"},
+                                               {S::Requested, E::Accept, S::Accepting, "send_rep"},
+                                               {S::Requested, E::Reject, S::Closed, "send_rej"},
+                                               {S::Requested, E::Timeout, S::Closed, "send_rej"},
+                                               {S::Requested, E::Disconnect, S::Closed, "send_rej"},
+                                               {S::Requested, E::Released, S::Closed, "destroyed"},
+                                               {S::Accepting, E::Established, S::Established, "rtu"},
+                                               {S::Accepting, E::Unreachable, S::Closed, "no_rtu"},
+                                               {S::Accepting, E::Released, S::Closed, "destroyed"},
+                                               {S::Accepting, E::PeerDisconnected, S::Closed, "peer_gone"},
+                                               {S::Closed, E::Released, S::Closed, "destroyed"},
+                                               {S::Established, E::Disconnect, S::Disconnecting, "send_dreq"},
+                                               {S::Established, E::PeerDisconnected, S::Closed, "flush"},
+                                               {S::Established, E::Released, S::Closed, "destroyed"},
+                                               {S::Disconnecting, E::PeerDisconnected, S::Closed, "flush"},
+                                               {S::Disconnecting, E::Released, S::Closed, "destroyed"}});
   return type;
 }
 
@@ -164,10 +165,12 @@ void port_changed(TiNode& n, int state) {
 void TiNode::watch_port() {
   if (!port_timer_)
     port_timer_ = std::make_unique<host::Timer>(host, "ti_port_watch", [this] {
-      ib_port_attr pa{};
-      if (!ib_query_port(dev, 1, &pa) && static_cast<int>(pa.state) != port_state)
-        port_changed(*this, static_cast<int>(pa.state));
-      if (!instances.empty()) port_timer_->start(host.params().time("ti.port_watch"));
+      defer([this] {  // a port query is a driver call: thread context
+        ib_port_attr pa{};
+        if (!ib_query_port(dev, 1, &pa) && static_cast<int>(pa.state) != port_state)
+          port_changed(*this, static_cast<int>(pa.state));
+        if (!instances.empty()) port_timer_->start(host.params().time("ti.port_watch"));
+      });
     });
   if (!port_timer_->armed()) port_timer_->start(host.params().time("ti.port_watch"));
 }
@@ -248,7 +251,8 @@ ElementTd* td_of_wr(std::uint64_t wr_id) {
     if (p->tds.empty()) continue;
     const auto lo = reinterpret_cast<std::uint64_t>(p->tds.data());
     const auto hi = lo + p->tds.size() * sizeof(ElementTd);
-    if (wr_id >= lo && wr_id < hi && (wr_id - lo) % sizeof(ElementTd) == 0) return &p->tds[(wr_id - lo) / sizeof(ElementTd)];
+    if (wr_id >= lo && wr_id < hi && (wr_id - lo) % sizeof(ElementTd) == 0)
+      return &p->tds[(wr_id - lo) / sizeof(ElementTd)];
   }
   return nullptr;
 }
@@ -643,14 +647,48 @@ char* ti_status_to_str(const ti_status_t status) {
 }
 
 char* ti_event_to_str(ti_event_t event, void* data, char* buf, u32 buf_len) {
-  static const char* const names[] = {
-      "NONE",          "NETDEV_ONLINE",   "NETDEV_UP",       "NETDEV_DOWN",       "NETDEV_REBOOT",
-      "NETDEV_CHANGE", "NETDEV_REGISTER", "NETDEV_UNREGISTER", "NETDEV_CHANGEMTU", "NETDEV_CHANGEADDR",
-      "NETDEV_GOING_DOWN", "NETDEV_CHANGENAME", "SYS_DOWN", "SYS_RESTART", "SYS_HALT", "SYS_POWER_OFF",
-      "RTF_UP", "RTF_GATEWAY", "RTF_HOST", "RTF_REINSTATE", "RTF_DYNAMIC", "RTF_MODIFIED", "RTF_MTU",
-      "RTF_MSS", "RTF_WINDOW", "RTF_IRTT", "RTF_REJECT", "RTF_DEFAULT", "RTF_ALLONLINK", "RTF_ADDRCONF",
-      "RTF_NONEXTHOP", "RTF_EXPIRES", "RTF_CACHE", "RTF_FLOW", "RTF_POLICY", "RTF_LOCAL", "RTMSG_NEWDEVICE",
-      "RTMSG_DELDEVICE", "RTMSG_NEWROUTE", "RTMSG_DELROUTE", "TI_SHUTDOWN", "PROTO_SHUTDOWN"};
+  static const char* const names[] = {"NONE",
+                                      "NETDEV_ONLINE",
+                                      "NETDEV_UP",
+                                      "NETDEV_DOWN",
+                                      "NETDEV_REBOOT",
+                                      "NETDEV_CHANGE",
+                                      "NETDEV_REGISTER",
+                                      "NETDEV_UNREGISTER",
+                                      "NETDEV_CHANGEMTU",
+                                      "NETDEV_CHANGEADDR",
+                                      "NETDEV_GOING_DOWN",
+                                      "NETDEV_CHANGENAME",
+                                      "SYS_DOWN",
+                                      "SYS_RESTART",
+                                      "SYS_HALT",
+                                      "SYS_POWER_OFF",
+                                      "RTF_UP",
+                                      "RTF_GATEWAY",
+                                      "RTF_HOST",
+                                      "RTF_REINSTATE",
+                                      "RTF_DYNAMIC",
+                                      "RTF_MODIFIED",
+                                      "RTF_MTU",
+                                      "RTF_MSS",
+                                      "RTF_WINDOW",
+                                      "RTF_IRTT",
+                                      "RTF_REJECT",
+                                      "RTF_DEFAULT",
+                                      "RTF_ALLONLINK",
+                                      "RTF_ADDRCONF",
+                                      "RTF_NONEXTHOP",
+                                      "RTF_EXPIRES",
+                                      "RTF_CACHE",
+                                      "RTF_FLOW",
+                                      "RTF_POLICY",
+                                      "RTF_LOCAL",
+                                      "RTMSG_NEWDEVICE",
+                                      "RTMSG_DELDEVICE",
+                                      "RTMSG_NEWROUTE",
+                                      "RTMSG_DELROUTE",
+                                      "TI_SHUTDOWN",
+                                      "PROTO_SHUTDOWN"};
   if (!buf || !buf_len) return buf;
   const int k = static_cast<int>(event);
   const char* name = k >= 0 && k < static_cast<int>(sizeof names / sizeof names[0]) ? names[k] : "UNKNOWN";

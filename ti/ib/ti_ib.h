@@ -39,10 +39,14 @@ namespace nicsim::ti {
 
 // ---- the connection state machine ----------------------------------------------
 #define NICSIM_TI_CONN_STATES(X) \
-  X(Idle) X(Listening) X(Connecting) X(ReplyReceived) X(Requested) X(Accepting) X(Established) X(Canceling) X(Disconnecting) X(Closed)
-#define NICSIM_TI_CONN_EVENTS(X)                                                                            \
-  X(Connect) X(Listen) X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(Established) \
-  X(Timeout) X(Unreachable) X(Disconnect) X(PeerDisconnected) X(Released)
+  X(Idle)                        \
+  X(Listening)                   \
+  X(Connecting) X(ReplyReceived) X(Requested) X(Accepting) X(Established) X(Canceling) X(Disconnecting) X(Closed)
+#define NICSIM_TI_CONN_EVENTS(X)                                                                             \
+  X(Connect)                                                                                                 \
+  X(Listen)                                                                                                  \
+  X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) \
+      X(Disconnect) X(PeerDisconnected) X(Released)
 NICSIM_FSM_ENUM(TiConnState, NICSIM_TI_CONN_STATES)
 NICSIM_FSM_ENUM(TiConnEvent, NICSIM_TI_CONN_EVENTS)
 struct TiConnMachine {
@@ -125,7 +129,7 @@ struct Cq : _ti_cq_handle {
   std::uint32_t entries = 0;
   std::set<Conn*> conns;
   bool armed = false;
-  bool auto_rearm = true;  // the first bound connection's auto_cq_rearm
+  bool auto_rearm = true;             // the first bound connection's auto_cq_rearm
   ti_xfer_cb_t pfn_notify = nullptr;  // auto_cq_rearm FALSE: whom to tell
 };
 

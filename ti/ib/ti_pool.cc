@@ -4,7 +4,6 @@
 // allocation), puts that serve waiting gets.
 #include <cstring>
 
-#include "nicsim/app.h"
 #include "ti/ib/ti_ib.h"
 
 namespace nicsim::ti {
@@ -20,11 +19,11 @@ bool alloc_buffers(Pool* p, std::uint32_t count, std::uint32_t context_size) {
   for (std::uint32_t s : p->sizes) per += round_up(s);
   const std::uint64_t total = per * count;
   if (total) {
-    p->buffers = static_cast<unsigned char*>(nicsim_alloc(total, 64));
+    p->buffers = static_cast<unsigned char*>(node()->host.memory().alloc(total, 64));
     if (!p->buffers) return false;
   }
   if (context_size) {
-    p->contexts = static_cast<unsigned char*>(nicsim_alloc(round_up(context_size) * count, 64));
+    p->contexts = static_cast<unsigned char*>(node()->host.memory().alloc(round_up(context_size) * count, 64));
     if (!p->contexts) return false;
   }
   return true;
@@ -120,8 +119,8 @@ void pool_free(Pool* p) {
     ib_dereg_mr(p->mem->mr);
     delete p->mem;
   }
-  if (p->buffers) nicsim_free(p->buffers);
-  if (p->contexts) nicsim_free(p->contexts);
+  if (p->buffers) n->host.memory().free(p->buffers);
+  if (p->contexts) n->host.memory().free(p->contexts);
   p->inst->pools.erase(p);
   n->pools.erase(p);
   delete p;
