@@ -45,8 +45,10 @@ namespace nicsim::ti {
 #define NICSIM_TI_CONN_EVENTS(X)                                                                             \
   X(Connect)                                                                                                 \
   X(Listen)                                                                                                  \
-  X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) \
-      X(Disconnect) X(PeerDisconnected) X(Released)
+  X(RequestArrived)                                                                                          \
+  X(ReplyArrived)                                                                                            \
+  X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) X(Disconnect) X(PeerDisconnected) \
+      X(Released)
 NICSIM_FSM_ENUM(TiConnState, NICSIM_TI_CONN_STATES)
 NICSIM_FSM_ENUM(TiConnEvent, NICSIM_TI_CONN_EVENTS)
 struct TiConnMachine {

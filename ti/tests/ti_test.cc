@@ -341,3 +341,16 @@ TEST(Ti, EveryOperationBetweenTwoNodesWithPayloadChecked) {
 
 }  // namespace
 }  // namespace nicsim::ti
+
+namespace nicsim::ti {
+namespace {
+
+TEST(Sdp, PingpongBySizeEveryByteChecked) {
+  const auto r = nicsim::testing::run_text(
+      testing::scenario(3, "sdp_pingpong", "nodes: \"h1\" nodes: \"h2\"", " args: \"--iters=4\""));
+  EXPECT_EQ(r.results.at("bytes_ok"), 2.0 * 4 * (1 + 64 + 1024 + 4096 + 16384 + 65536));
+  EXPECT_GT(r.results.at("sdp_pingpong_1_ns"), 0);
+}
+
+}  // namespace
+}  // namespace nicsim::ti
