@@ -42,13 +42,12 @@ namespace nicsim::ti {
   X(Idle)                        \
   X(Listening)                   \
   X(Connecting) X(ReplyReceived) X(Requested) X(Accepting) X(Established) X(Canceling) X(Disconnecting) X(Closed)
-#define NICSIM_TI_CONN_EVENTS(X)                                                                             \
-  X(Connect)                                                                                                 \
-  X(Listen)                                                                                                  \
-  X(RequestArrived)                                                                                          \
-  X(ReplyArrived)                                                                                            \
-  X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) X(Disconnect) X(PeerDisconnected) \
-      X(Released)
+#define NICSIM_TI_CONN_EVENTS(X) \
+  X(Connect)                     \
+  X(Listen)                      \
+  X(RequestArrived)              \
+  X(ReplyArrived)                \
+  X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) X(Disconnect) X(PeerDisconnected) X(Released)
 NICSIM_FSM_ENUM(TiConnState, NICSIM_TI_CONN_STATES)
 NICSIM_FSM_ENUM(TiConnEvent, NICSIM_TI_CONN_EVENTS)
 struct TiConnMachine {
