@@ -50,6 +50,7 @@ Conn* new_conn(Instance* inst) {
   inst->conns.insert(c);
   n->conns.insert(c);
   n->by_id[c->id] = c;
+  n->issue(c, HandleKind::Conn);
   return c;
 }
 
@@ -73,6 +74,7 @@ void free_conn(Conn* c) {
   c->inst->conns.erase(c);
   n->conns.erase(c);
   n->by_id.erase(c->id);
+  n->revoke(c);
   delete c;
 }
 
@@ -135,13 +137,12 @@ void start_deadline(Conn* c, const ti_conn_attr_t& a) {
 }
 
 ti_status_t check_info(Instance* i, const ti_conn_info_t* info, bool need_dst, bool need_cqs) {
-  TiNode* n = node();
   if (!info || !info->conn_request_cb || !info->src_ep) return TI_INVALID_PARAMETER;
-  auto* src = reinterpret_cast<Endpoint*>(info->src_ep);
-  if (!n->endpoints.count(src) || src->inst != i) return TI_INVALID_PARAMETER;
+  Endpoint* src = endpoint_of(info->src_ep);
+  if (!src || src->inst != i) return TI_INVALID_PARAMETER;
   if (need_dst) {
-    auto* dst = reinterpret_cast<Endpoint*>(info->dst_ep);
-    if (!info->dst_ep || !n->endpoints.count(dst) || dst->inst != i) return TI_INVALID_PARAMETER;
+    Endpoint* dst = endpoint_of(info->dst_ep);
+    if (!dst || dst->inst != i) return TI_INVALID_PARAMETER;
   }
   Pd* pd = pd_of(info->pdh);
   if (!pd || pd->inst != i) return TI_INVALID_PARAMETER;
@@ -155,7 +156,7 @@ ti_status_t check_info(Instance* i, const ti_conn_info_t* info, bool need_dst, b
 
 void fill_request(ti_conn_request_t& r, Conn* c, std::uint16_t cb_type, ti_status_t status,
                   const std::vector<std::uint8_t>& priv) {
-  r.conn_handle = c;
+  r.conn_handle = handle_of<ti_conn_handle_t>(c);
   r.status = status;
   r.caller = c->active ? 0 : 1;
   r.cb_type = cb_type;
@@ -379,8 +380,8 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
   c->attr = *attr;
   c->info = *info;
   c->info.private_data = nullptr;
-  c->local = *reinterpret_cast<Endpoint*>(info->src_ep);
-  c->remote = *reinterpret_cast<Endpoint*>(info->dst_ep);
+  c->local = *endpoint_of(info->src_ep);
+  c->remote = *endpoint_of(info->dst_ep);
   c->pd = pd_of(info->pdh);
   c->send_cq = cq_of(info->send_cqh);
   c->recv_cq = cq_of(info->recv_cqh);
@@ -407,7 +408,7 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
                    ? 0
                    : (attr->connect_request_timeout > 60000 ? 60000 : attr->connect_request_timeout);
   std::memset(req, 0, sizeof *req);
-  req->conn_handle = c;
+  req->conn_handle = handle_of<ti_conn_handle_t>(c);
   req->status = TI_PENDING;
   req->context = info->context;
   if (ib_cma_connect(&cc, &c->cma_id)) {
@@ -415,7 +416,7 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
     return TI_ERROR;
   }
   fire(c, E::Connect, "REQ");
-  *ph_conn = c;
+  *ph_conn = handle_of<ti_conn_handle_t>(c);
   return TI_SUCCESS;
 }
 
@@ -430,7 +431,7 @@ ti_status_t conn_listen(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t* 
   c->attr = *attr;
   c->info = *info;
   c->info.private_data = nullptr;
-  c->local = *reinterpret_cast<Endpoint*>(info->src_ep);
+  c->local = *endpoint_of(info->src_ep);
   c->pd = pd_of(info->pdh);
   if (ib_cma_sid_listen(nullptr, service_id_of(c->local.port), ctx_of(c), on_request, &c->cma_id)) {
     free_conn(c);
@@ -439,12 +440,12 @@ ti_status_t conn_listen(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t* 
   fire(c, E::Listen, "listen");
   if (req) {
     std::memset(req, 0, sizeof *req);
-    req->conn_handle = c;
+    req->conn_handle = handle_of<ti_conn_handle_t>(c);
     req->status = TI_PENDING;
     req->caller = 1;
     req->context = info->context;
   }
-  *ph_conn = c;
+  *ph_conn = handle_of<ti_conn_handle_t>(c);
   return TI_SUCCESS;
 }
 

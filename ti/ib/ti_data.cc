@@ -100,8 +100,9 @@ int post_message(Conn* c, ElementTd* td, bool fence) {
   wr.imm_data = be32(e->oob_data);
   if (e->msg_opt & TI_OPT_SOLICITED) wr.send_flags |= IB_SEND_SOLICITED;
   if (fence || (e->msg_opt & TI_OPT_FENCE)) wr.send_flags |= IB_SEND_FENCE;
-  ++c->posted_sends;
-  return post_one(c, td, wr);
+  const int rc = post_one(c, td, wr);
+  if (!rc) ++c->posted_sends;  // a refused post completes in software
+  return rc;
 }
 
 // One RDMA element: each local buffer to or from its remote descriptor, in
@@ -152,7 +153,7 @@ void complete_now(Conn* c, std::vector<ti_data_element_t*>& done, ti_status_t st
   done.clear();
   for (auto& [cb, head] : heads) {
     if (cb) {
-      cb(td_of(head) ? c->send_cq : nullptr, head);
+      cb(handle_of<ti_cq_handle_t>(c->send_cq), head);
       continue;
     }
     for (ti_data_element_t* e = head; e;) {  // nobody to call: poll_cq returns them
@@ -164,10 +165,27 @@ void complete_now(Conn* c, std::vector<ti_data_element_t*>& done, ti_status_t st
   }
 }
 
-// Posts queued sends while the send queue has room.
+// Takes the sends still queued on a failed connection as completed with
+// TI_CANCELED (they follow the failed element in its completion list).
+void take_flushed(Conn* c, std::vector<ti_data_element_t*>& out) {
+  for (ti_data_element_t* e : c->send_queue) {
+    auto* td = static_cast<ElementTd*>(e->otd);
+    td->busy = false;
+    td->status = TI_CANCELED;
+    e->status = TI_CANCELED;
+    e->p_next_msg = nullptr;
+    if (c->in_flight) --c->in_flight;
+    out.push_back(e);
+  }
+  c->send_queue.clear();
+}
+
+// Posts queued sends while the send queue has room (none once the
+// connection failed: the completion path flushes them).
 void pump(Conn* c) {
   const std::uint32_t depth = c->attr.max_transfer_depth ? c->attr.max_transfer_depth : 0xffffffffu;
   std::vector<ti_data_element_t*> failed;
+  if (c->failed) return;
   while (!c->send_queue.empty() && c->posted_sends < depth && can_send(c)) {
     ti_data_element_t* e = c->send_queue.front();
     c->send_queue.pop_front();
@@ -236,6 +254,8 @@ std::vector<ti_data_element_t*> reap(Cq* q) {
   for (int got; (got = ib_poll_cq(q->cq, 16, wc)) > 0;)
     for (int k = 0; k < got; ++k)
       if (ti_data_element_t* e = retire(wc[k])) out.push_back(e);
+  for (Conn* c : q->conns)
+    if (c->failed && !c->send_queue.empty()) take_flushed(c, out);
   return out;
 }
 
@@ -323,7 +343,7 @@ void cq_event(ib_cq* cq, void* context) {
     for (Conn* c : q->conns)
       for (ti_xfer_cb_t cb :
            {q == c->recv_cq ? c->comp.pfn_recv_cb : nullptr, q == c->send_cq ? c->comp.pfn_send_cb : nullptr})
-        if (cb && told.insert(cb).second) cb(q, nullptr);
+        if (cb && told.insert(cb).second) cb(handle_of<ti_cq_handle_t>(q), nullptr);
     return;
   }
   ib_req_notify_cq(q->cq, IB_CQ_NEXT_COMP);
@@ -345,7 +365,7 @@ void cq_event(ib_cq* cq, void* context) {
       it->second = &e->p_next_msg;
     }
   }
-  for (auto& [cb, head] : heads) cb(q, head);
+  for (auto& [cb, head] : heads) cb(handle_of<ti_cq_handle_t>(q), head);
 }
 
 ti_status_t cq_poll(ti_cq_handle_t h_cq, ti_data_element_t** p_list) {
@@ -394,6 +414,10 @@ ti_status_t data_msg_send(ti_conn_handle_t h, ti_data_element_t* list) {
     begin(static_cast<ElementTd*>(e->otd), c, Op::Send);
     c->send_queue.push_back(e);
     e = next;
+  }
+  if (c->failed) {
+    fail_queued(c, TI_CANCELED);  // the connection failed: nothing more goes out
+    return TI_SUCCESS;
   }
   pump(c);
   return c->send_queue.empty() ? TI_SUCCESS : TI_PENDING;

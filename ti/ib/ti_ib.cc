@@ -104,6 +104,24 @@ TiNode::~TiNode() {
   for (Instance* i : instances) delete i;
 }
 
+void TiNode::issue(TiHandleToken* obj, HandleKind kind) {
+  constexpr unsigned kKindBits = 3, kNodeShift = 44;
+  obj->token = (static_cast<std::uintptr_t>(host.node_id() + 1) << kNodeShift) |
+               static_cast<std::uintptr_t>(next_serial_++ << kKindBits) | static_cast<std::uintptr_t>(kind);
+  tokens_[obj->token] = obj;
+}
+
+void TiNode::revoke(TiHandleToken* obj) {
+  if (obj && obj->token) tokens_.erase(obj->token);
+}
+
+TiHandleToken* TiNode::lookup(const void* handle, HandleKind kind) const {
+  const auto t = reinterpret_cast<std::uintptr_t>(handle);
+  if (!t || (t & 7u) != static_cast<std::uintptr_t>(kind)) return nullptr;
+  const auto it = tokens_.find(t);
+  return it == tokens_.end() ? nullptr : it->second;
+}
+
 void TiNode::defer(std::function<void()> fn) {
   work_.push_back(std::move(fn));
   wake_->notify_one();
@@ -212,38 +230,27 @@ TiNode* node() {
 // ---- handle checks --------------------------------------------------------------
 
 namespace {
-template <class T, class H>
-T* find_live(const std::set<T*>& live, H h) {
-  auto* p = reinterpret_cast<T*>(h);
-  return h && live.count(p) ? p : nullptr;
-}
 TiNode* current_node() {
   host::Host* h = host::Host::current_host();
   return h ? h->software<TiNode>() : nullptr;
 }
+template <class T>
+T* find_live(const void* h, HandleKind kind) {
+  TiNode* n = current_node();
+  return n ? static_cast<T*>(n->lookup(h, kind)) : nullptr;
+}
 }  // namespace
 
 Instance* instance_of(ti_handle_t h) {
-  TiNode* n = current_node();
-  Instance* i = n ? find_live(n->instances, h) : nullptr;
+  Instance* i = find_live<Instance>(h, HandleKind::Instance);
   return i && !i->destroying ? i : nullptr;
 }
-Pd* pd_of(ti_pd_handle_t h) {
-  TiNode* n = current_node();
-  return n ? find_live(n->pds, h) : nullptr;
-}
-Cq* cq_of(ti_cq_handle_t h) {
-  TiNode* n = current_node();
-  return n ? find_live(n->cqs, h) : nullptr;
-}
-Conn* conn_of(ti_conn_handle_t h) {
-  TiNode* n = current_node();
-  return n ? find_live(n->conns, h) : nullptr;
-}
-Pool* pool_of(ti_res_pool_handle_t h) {
-  TiNode* n = current_node();
-  return n ? find_live(n->pools, h) : nullptr;
-}
+Pd* pd_of(ti_pd_handle_t h) { return find_live<Pd>(h, HandleKind::Pd); }
+Cq* cq_of(ti_cq_handle_t h) { return find_live<Cq>(h, HandleKind::Cq); }
+Conn* conn_of(ti_conn_handle_t h) { return find_live<Conn>(h, HandleKind::Conn); }
+Pool* pool_of(ti_res_pool_handle_t h) { return find_live<Pool>(h, HandleKind::Pool); }
+Endpoint* endpoint_of(ti_endpoint_handle_t h) { return find_live<Endpoint>(h, HandleKind::Endpoint); }
+Mem* mem_of(ti_mem_handle_t h) { return find_live<Mem>(h, HandleKind::Mem); }
 ElementTd* td_of_wr(std::uint64_t wr_id) {
   TiNode* n = current_node();
   if (!n) return nullptr;
@@ -317,8 +324,9 @@ ti_status_t op_create_ti(ti_handle_t* ph_ti) {
     return TI_INSUFFICIENT_RESOURCES;
   }
   n->instances.insert(i);
+  n->issue(i, HandleKind::Instance);
   n->watch_port();
-  *ph_ti = i;
+  *ph_ti = handle_of<ti_handle_t>(i);
   return TI_SUCCESS;
 }
 
@@ -328,23 +336,28 @@ void destroy_everything(TiNode& n, Instance* i) {
   for (Mem* m : std::set<Mem*>(i->mems)) {
     ib_dereg_mr(m->mr);
     n.mems.erase(m);
+    n.revoke(m);
     delete m;
   }
   for (Cq* c : std::set<Cq*>(i->cqs)) {
     ib_destroy_cq(c->cq);
     n.cqs.erase(c);
+    n.revoke(c);
     delete c;
   }
   for (Pd* p : std::set<Pd*>(i->pds)) {
     n.pds.erase(p);
+    n.revoke(p);
     delete p;
   }
   ib_dealloc_pd(i->pd);
   for (Endpoint* e : std::set<Endpoint*>(i->endpoints)) {
     n.endpoints.erase(e);
+    n.revoke(e);
     delete e;
   }
   n.instances.erase(i);
+  n.revoke(i);
   delete i;
 }
 
@@ -383,16 +396,18 @@ ti_status_t op_create_endpoint(ti_handle_t h_ti, ti_inet_addr_t* p_addr, ti_port
   e->port = port;
   i->endpoints.insert(e);
   node()->endpoints.insert(e);
-  *ph_ep = e;
+  node()->issue(e, HandleKind::Endpoint);
+  *ph_ep = handle_of<ti_endpoint_handle_t>(e);
   return TI_SUCCESS;
 }
 
 ti_status_t op_destroy_endpoint(ti_endpoint_handle_t h_ep) {
   TiNode* n = node();
-  Endpoint* e = n ? find_live(n->endpoints, h_ep) : nullptr;
+  Endpoint* e = n ? endpoint_of(h_ep) : nullptr;
   if (!e) return TI_INVALID_PARAMETER;
   e->inst->endpoints.erase(e);
   n->endpoints.erase(e);
+  n->revoke(e);
   delete e;
   return TI_SUCCESS;
 }
@@ -401,14 +416,15 @@ ti_status_t op_create_pd(ti_handle_t h_ti, ti_endpoint_handle_t h_local_ep, ti_p
   Instance* i = instance_of(h_ti);
   if (!i) return TI_INVALID_HANDLE;
   TiNode* n = node();
-  if (!ph_pd || !find_live(n->endpoints, h_local_ep)) return TI_INVALID_PARAMETER;
+  if (!ph_pd || !endpoint_of(h_local_ep)) return TI_INVALID_PARAMETER;
   if (in_interrupt()) return TI_INVALID_OPERATION;
   auto* p = new Pd;
   p->inst = i;
   p->pd = i->pd;
   i->pds.insert(p);
   n->pds.insert(p);
-  *ph_pd = p;
+  n->issue(p, HandleKind::Pd);
+  *ph_pd = handle_of<ti_pd_handle_t>(p);
   return TI_SUCCESS;
 }
 
@@ -418,6 +434,7 @@ ti_status_t op_destroy_pd(ti_pd_handle_t h_pd) {
   if (p->users) return TI_RESOURCE_BUSY;
   p->inst->pds.erase(p);
   node()->pds.erase(p);
+  node()->revoke(p);
   delete p;
   return TI_SUCCESS;
 }
@@ -442,7 +459,8 @@ ti_status_t op_create_cq(ti_handle_t h_ti, ti_pd_handle_t h_pd, uint32_t max_cq_
   ++p->users;
   i->cqs.insert(c);
   node()->cqs.insert(c);
-  *ph_cq = c;
+  node()->issue(c, HandleKind::Cq);
+  *ph_cq = handle_of<ti_cq_handle_t>(c);
   return TI_SUCCESS;
 }
 
@@ -454,6 +472,7 @@ ti_status_t op_destroy_cq(ti_cq_handle_t h_cq) {
   --c->pd->users;
   c->inst->cqs.erase(c);
   node()->cqs.erase(c);
+  node()->revoke(c);
   delete c;
   return TI_SUCCESS;
 }
@@ -481,9 +500,10 @@ ti_status_t register_range(Instance* i, Pd* p, std::uint64_t addr, std::uint64_t
   ++p->users;
   i->mems.insert(m);
   node()->mems.insert(m);
+  node()->issue(m, HandleKind::Mem);
   desc->vaddr = addr;
   desc->rkey = mr->rkey;
-  *ph = m;
+  *ph = handle_of<ti_mem_handle_t>(m);
   return TI_SUCCESS;
 }
 
@@ -520,13 +540,14 @@ ti_status_t op_reg_phys_mem(ti_handle_t h_ti, ti_pd_handle_t h_pd, uint64_t* pag
 
 ti_status_t op_dereg_mem(ti_mem_handle_t h_mem) {
   TiNode* n = node();
-  Mem* m = n ? find_live(n->mems, h_mem) : nullptr;
+  Mem* m = n ? mem_of(h_mem) : nullptr;
   if (!m) return TI_INVALID_HANDLE;
   if (in_interrupt()) return TI_INVALID_OPERATION;
   if (ib_dereg_mr(m->mr)) return TI_ERROR;
   --m->pd->users;
   m->inst->mems.erase(m);
   n->mems.erase(m);
+  n->revoke(m);
   delete m;
   return TI_SUCCESS;
 }

@@ -4,9 +4,11 @@
 // (rdma/ib_verbs.h, including ib_reg_phys_mr) and the CMA (rdma/ib_cma.h);
 // everything between nodes crosses the fabric through them.
 //
-// Handles are pointers to these objects, but a handle is only ever
-// dereferenced after it was found in its node's table of live objects of
-// that kind: a stale, foreign or invented handle is TI_INVALID_HANDLE (or
+// Handles are not pointers: each object gets a token when it is made (its
+// node, a serial number never reused, and its kind), the consumer sees the
+// token, and a handle is looked up in its node's table of live tokens
+// before use. A stale handle (even when a new object took the old one's
+// memory), a foreign, wrong-kind or invented one is TI_INVALID_HANDLE (or
 // TI_INVALID_PARAMETER where the interface lists that), never a crash.
 #pragma once
 #include <rdma/ib_verbs.h>
@@ -27,13 +29,17 @@
 #include "fsm/fsm.h"
 #include "host/host.h"
 
-struct _ti_handle {};
-struct _ti_endpoint_handle {};
-struct _ti_pd_handle {};
-struct _ti_cq_handle {};
-struct _ti_conn_handle {};
-struct _ti_mem_handle {};
-struct _ti_res_pool_handle {};
+// The objects behind the handles carry their token (see above).
+struct TiHandleToken {
+  std::uintptr_t token = 0;
+};
+struct _ti_handle : TiHandleToken {};
+struct _ti_endpoint_handle : TiHandleToken {};
+struct _ti_pd_handle : TiHandleToken {};
+struct _ti_cq_handle : TiHandleToken {};
+struct _ti_conn_handle : TiHandleToken {};
+struct _ti_mem_handle : TiHandleToken {};
+struct _ti_res_pool_handle : TiHandleToken {};
 
 namespace nicsim::ti {
 
@@ -179,6 +185,15 @@ struct Instance : _ti_handle {
   ib_pd* pd = nullptr;
 };
 
+// The kind in a token's low bits.
+enum class HandleKind : std::uintptr_t { Instance = 1, Endpoint, Pd, Cq, Mem, Pool, Conn };
+
+// The handle the consumer sees for an object.
+template <class H, class T>
+H handle_of(const T* obj) {
+  return obj ? reinterpret_cast<H>(obj->token) : nullptr;
+}
+
 // Live objects of one node, for leak checks in tests.
 struct Counters {
   std::uint32_t instances = 0, endpoints = 0, pds = 0, cqs = 0, mems = 0, pools = 0, conns = 0, qps = 0;
@@ -212,6 +227,12 @@ class TiNode : public host::HostSoftware {
   ti_inet_addr_t ip_addr{}, netmask{}, gateway{};
   ti_transport_desc_t desc{};
 
+  // Tokens: issue one for a new object, revoke it when the object goes,
+  // look a handle up (nullptr: not a live object of that kind here).
+  void issue(TiHandleToken* obj, HandleKind kind);
+  void revoke(TiHandleToken* obj);
+  TiHandleToken* lookup(const void* handle, HandleKind kind) const;
+
   // System-thread work: connection request and context callbacks, events.
   void defer(std::function<void()> fn);
   void start_worker();
@@ -223,6 +244,8 @@ class TiNode : public host::HostSoftware {
   std::deque<std::function<void()>> work_;
   std::unique_ptr<host::WaitQueue> wake_;
   std::unique_ptr<host::Timer> port_timer_;
+  std::map<std::uintptr_t, TiHandleToken*> tokens_;
+  std::uint64_t next_serial_ = 1;
   bool worker_started_ = false;
 };
 
@@ -241,6 +264,8 @@ Pd* pd_of(ti_pd_handle_t h);
 Cq* cq_of(ti_cq_handle_t h);
 Conn* conn_of(ti_conn_handle_t h);
 Pool* pool_of(ti_res_pool_handle_t h);
+Endpoint* endpoint_of(ti_endpoint_handle_t h);
+Mem* mem_of(ti_mem_handle_t h);
 // The element's transport data if it is an element of a live pool.
 ElementTd* td_of(ti_data_element_t* e);
 // The element transport data a work request id names, if it still lives.

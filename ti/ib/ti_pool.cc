@@ -123,6 +123,7 @@ void pool_free(Pool* p) {
   if (p->contexts) n->host.memory().free(p->contexts);
   p->inst->pools.erase(p);
   n->pools.erase(p);
+  n->revoke(p);
   delete p;
 }
 
@@ -148,7 +149,8 @@ ti_status_t pool_create(ti_handle_t h_ti, ti_res_pool_type_t type, uint32_t coun
     return TI_INSUFFICIENT_RESOURCES;
   }
   lay_out(p, count, context_size);
-  *ph_pool = p;
+  node()->issue(p, HandleKind::Pool);
+  *ph_pool = handle_of<ti_res_pool_handle_t>(p);
   return TI_SUCCESS;
 }
 

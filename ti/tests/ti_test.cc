@@ -154,7 +154,9 @@ void server_main() {
       ok = ok && static_cast<unsigned char*>(e->local_data_desc[1].vaddr)[i] == pattern(k, 1024 + i);
     EXPECT_TRUE(ok) << "message " << k;
     EXPECT_EQ(e->oob_data_len, k == 1 ? 4u : 0u);
-    if (k == 1) EXPECT_EQ(e->oob_data, 0xdeadbeefu);
+    if (k == 1) {
+      EXPECT_EQ(e->oob_data, 0xdeadbeefu);
+    }
   }
   // The bundled message found the RDMA write's bytes already in place.
   EXPECT_EQ(s.received.items[3]->recv_byte_count, 8u);
