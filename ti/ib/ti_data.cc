@@ -71,12 +71,22 @@ void begin(ElementTd* td, Conn* c, Op op) {
   ++c->in_flight;
 }
 
-std::vector<ib_sge> sges_of(const ti_local_data_desc_t* d, std::uint32_t n) {
+// A local buffer's key: a pool buffer's lkey as the pool gave it, or, for
+// the consumer's own memory, the rkey reg_virt_mem or reg_phys_mem
+// returned (the interface gives the consumer no other key): the region's
+// local key then.
+u32 local_key(const Conn* c, ti_region_key_t key) {
+  for (const Mem* m : c->inst->mems)
+    if (m->mr && m->mr->rkey == key) return m->mr->lkey;
+  return key;
+}
+
+std::vector<ib_sge> sges_of(const Conn* c, const ti_local_data_desc_t* d, std::uint32_t n) {
   std::vector<ib_sge> v(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     v[i].addr = reinterpret_cast<std::uint64_t>(d[i].vaddr);
     v[i].length = static_cast<std::uint32_t>(d[i].byte_count);
-    v[i].lkey = d[i].lkey;
+    v[i].lkey = local_key(c, d[i].lkey);
   }
   return v;
 }
@@ -92,7 +102,7 @@ int post_one(Conn* c, ElementTd* td, ib_send_wr& wr) {
 
 int post_message(Conn* c, ElementTd* td, bool fence) {
   ti_data_element_t* e = td->element;
-  std::vector<ib_sge> sg = sges_of(e->local_data_desc, e->num_io_bufs);
+  std::vector<ib_sge> sg = sges_of(c, e->local_data_desc, e->num_io_bufs);
   ib_send_wr wr{};
   wr.sg_list = sg.data();
   wr.num_sge = static_cast<int>(sg.size());
@@ -116,7 +126,7 @@ int post_rdma(Conn* c, ElementTd* td, bool write) {
     const ti_rdma_desc_t& r = e->rdma_data_desc[i];
     for (std::uint64_t off = 0; off < l.byte_count || (off == 0 && l.byte_count == 0); off += chunk) {
       const std::uint64_t len = l.byte_count - off < chunk ? l.byte_count - off : chunk;
-      ib_sge sg{reinterpret_cast<std::uint64_t>(l.vaddr) + off, static_cast<u32>(len), l.lkey};
+      ib_sge sg{reinterpret_cast<std::uint64_t>(l.vaddr) + off, static_cast<u32>(len), local_key(c, l.lkey)};
       const bool last = i + 1 == e->num_io_bufs && off + len >= l.byte_count;
       ib_send_wr wr{};
       wr.sg_list = &sg;
@@ -309,7 +319,7 @@ ti_status_t post_receives(Conn* c, ti_data_element_t* list) {
     auto* td = static_cast<ElementTd*>(e->otd);
     begin(td, c, Op::Recv);
     e->recv_byte_count = 0;
-    std::vector<ib_sge> sg = sges_of(e->local_data_desc, e->num_io_bufs);
+    std::vector<ib_sge> sg = sges_of(c, e->local_data_desc, e->num_io_bufs);
     ib_recv_wr wr{};
     wr.wr_id = reinterpret_cast<std::uint64_t>(td);
     wr.sg_list = sg.data();
@@ -461,7 +471,7 @@ ti_status_t data_atomic_op(ti_conn_handle_t h, ti_atomic_op_t op, ti_data_elemen
   if (e->p_next_msg || !l.vaddr || l.byte_count < 16 || e->rdma_data_desc[0].vaddr % 8) return TI_INVALID_PARAMETER;
   std::uint64_t operands[2];
   std::memcpy(operands, l.vaddr, sizeof operands);
-  ib_sge sg{reinterpret_cast<std::uint64_t>(l.vaddr), 8, l.lkey};
+  ib_sge sg{reinterpret_cast<std::uint64_t>(l.vaddr), 8, local_key(c, l.lkey)};
   ib_send_wr wr{};
   wr.sg_list = &sg;
   wr.num_sge = 1;

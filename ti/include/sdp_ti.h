@@ -14,6 +14,9 @@
  *    parallel array of num_io_bufs local buffers (the pool's, or the
  *    consumer's registered memory). Transfer i moves local buffer i
  *    (byte_count bytes) to or from remote descriptor i.
+ *  - A local buffer in the consumer's own registered memory names its
+ *    region by the rkey reg_virt_mem or reg_phys_mem returned in
+ *    ti_rdma_desc_t (lkey = that rkey): the interface returns no other key.
  *  - atomic_op takes an RDMA element: remote descriptor 0 names the 8-byte
  *    target; local buffer 0 (at least 16 bytes) holds the operands as two
  *    host-order uint64_t (compare or add, then swap) and receives the

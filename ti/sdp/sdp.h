@@ -32,6 +32,9 @@ int sdp_send(struct sdp_sock* s, const void* buf, size_t len);
 long sdp_recv(struct sdp_sock* s, void* buf, size_t cap);
 /* DisConn, disconnect, and every transport resource of the socket released. */
 int sdp_close(struct sdp_sock* s);
+/* Messages of SDP message id `mid` this socket sent (0xff Data, 0xfe
+ * SrcAvail, 0xfd SinkAvail, 0x05 RdmaWrCompl, 0x06 RdmaRdCompl, ...). */
+uint32_t sdp_messages_sent(const struct sdp_sock* s, uint8_t mid);
 
 #ifdef __cplusplus
 }

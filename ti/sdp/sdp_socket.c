@@ -3,46 +3,26 @@
  * interface's sample code (sample_bind, sample_connect, sample_listen,
  * sample_connect_request_callback, sample_accept, sample_sendmsg,
  * sample_msg_recv_complete, sample_disconnect): one transport instance,
- * PD, CQ and message pool per socket, as the sample has them.
+ * PD, CQ, message pool and RDMA pool per socket, as the sample has them.
  *
- * The wire is SDP's: every message starts with the 16-byte BSDH (mid,
- * flags, bufs, len, mseq, mseqack; big-endian). The connect carries Hello
- * (mid 0x00, BSDH + the 76-byte Hello header: the whole 92 bytes of the
- * CM REQ's private data), the accept HelloAck (mid 0x01, BSDH + 8-byte
- * header) in the REP; the service id is in SDP's port space
- * (0x0000000000010000 | port, the transport's mapping). Data (mid 0xFF) is
- * copied through the pool's buffers; a sender may send while it has
- * credits, credits = bufs - (mseq - mseqack) from the peer's last BSDH;
- * a receiver that freed half its buffers and has nothing to send sends an
- * empty Data message to advertise them. Close sends DisConn (mid 0x02),
- * then disconnects.
+ * The wire is SDP's (sdp_sock.h). The connect carries Hello (mid 0x00,
+ * BSDH + the 76-byte Hello header: the whole 92 bytes of the CM REQ's
+ * private data), the accept HelloAck (mid 0x01, BSDH + 8-byte header) in
+ * the REP; the service id is in SDP's port space (0x0000000000010000 |
+ * port, the transport's mapping). Data (mid 0xFF) is copied through the
+ * pool's buffers; sends and receives of at least the zero-copy threshold
+ * move by RDMA instead (sdp_zcopy.c). A sender may send while it has
+ * credits, credits = bufs - (mseq - mseqack) from the peer's last BSDH,
+ * where bufs counts the receive buffers posted beyond mseqack; a receiver
+ * that reposted half its buffers and has nothing to send sends an empty
+ * Data message to advertise them. Close sends DisConn (mid 0x02), then
+ * disconnects.
  */
 #include <string.h>
 
 #include "nicsim/app.h"
 #include "ti/sdp/sdp.h"
-
-enum { SDP_MID_HELLO = 0x00, SDP_MID_HELLO_ACK = 0x01, SDP_MID_DISCONN = 0x02, SDP_MID_DATA = 0xff };
-enum { BSDH = 16, HH = 76, HAH = 8, RECV_BUFS = 16, SEND_BUFS = 16 };
-
-struct sdp_sock {
-	ti_ops_t *ops;
-	ti_handle_t ti;
-	ti_endpoint_handle_t me, peer;
-	ti_pd_handle_t pd;
-	ti_cq_handle_t cq;
-	ti_res_pool_handle_t pool;
-	ti_conn_handle_t conn, listen_conn;
-	ti_conn_request_t req;
-	volatile int requests, replies, connected, destroyed, disconnected, peer_closed, failed;
-	uint32_t buf_size;
-	uint32_t mseq, rx_mseq;             /* last sent, last received */
-	uint32_t peer_bufs, peer_mseqack; /* from the peer's last BSDH */
-	uint32_t freed;                   /* buffers reposted since the last advertisement */
-	ti_data_element_t *rx_head, *rx_tail;
-	uint8_t hello[92], hello_ack[BSDH + HAH];
-	struct sdp_sock *next;
-};
+#include "ti/sdp/sdp_sock.h"
 
 static struct sdp_sock *all_socks; /* for callbacks: CQ and context lookups */
 
@@ -55,18 +35,32 @@ static struct sdp_sock *sock_of_cq(ti_cq_handle_t cq)
 	return 0;
 }
 
-static void put32(uint8_t *p, uint32_t v)
+void sdp_put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
 }
-static uint32_t get32(const uint8_t *p)
+uint32_t sdp_get32(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+void sdp_put64(uint8_t *p, uint64_t v)
+{
+	sdp_put32(p, (uint32_t)(v >> 32));
+	sdp_put32(p + 4, (uint32_t)v);
+}
+uint64_t sdp_get64(const uint8_t *p) { return ((uint64_t)sdp_get32(p) << 32) | sdp_get32(p + 4); }
+#define put32 sdp_put32
+#define get32 sdp_get32
+
+/* Data-carrying messages: Data with payload, SrcAvail, RdmaWrCompl. */
+static int carries_data(uint8_t mid, uint32_t len)
+{
+	return (mid == SDP_MID_DATA && len > BSDH) || mid == SDP_MID_SRC_AVAIL || mid == SDP_MID_RDMA_WR_COMPL;
 }
 
 static void put_bsdh(struct sdp_sock *s, uint8_t *p, uint8_t mid, uint32_t len, int counts)
 {
-	uint32_t bufs = RECV_BUFS;
+	uint32_t bufs = RECV_BUFS - s->held; /* posted beyond what we acknowledge */
 	p[0] = mid;
 	p[1] = 0;
 	p[2] = (uint8_t)(bufs >> 8), p[3] = (uint8_t)bufs;
@@ -76,6 +70,13 @@ static void put_bsdh(struct sdp_sock *s, uint8_t *p, uint8_t mid, uint32_t len, 
 	put32(p + 8, s->mseq);
 	put32(p + 12, s->rx_mseq);
 	s->freed = 0;
+	++s->sent_by_mid[mid];
+	if (counts)
+		++s->framed;
+	if (counts && carries_data(mid, len)) {
+		s->last_data_mseq = s->mseq;
+		s->sink_valid = 0; /* the peer's sink served this message or is void now */
+	}
 }
 
 static uint32_t credits(const struct sdp_sock *s)
@@ -93,8 +94,25 @@ static void on_send(ti_cq_handle_t cq, ti_data_element_t *list)
 		list->p_next_msg = 0;
 		if (list->status != TI_SUCCESS && s)
 			s->failed = 1;
-		if (s)
+		if (s) {
+			++s->sent_done;
 			s->ops->res_pool_put(s->pool, list);
+		}
+		list = next;
+	}
+}
+
+void sdp_zcopy_rdma_done(ti_cq_handle_t cq, ti_data_element_t *list)
+{
+	struct sdp_sock *s = sock_of_cq(cq);
+	while (list) {
+		ti_data_element_t *next = list->p_next_msg;
+		list->p_next_msg = 0;
+		if (s) {
+			s->rdma_status = list->status;
+			s->ops->res_pool_put(s->rdma_pool, list);
+			s->rdma_done = 1;
+		}
 		list = next;
 	}
 }
@@ -115,7 +133,18 @@ static void on_recv(ti_cq_handle_t cq, ti_data_element_t *list)
 		s->peer_bufs = ((uint32_t)h[2] << 8) | h[3];
 		s->peer_mseqack = get32(h + 12);
 		s->rx_mseq = get32(h + 8);
+		if ((h[0] == SDP_MID_DATA && list->recv_byte_count == BSDH) || sdp_zcopy_control(s, h)) {
+			/* credits only, or a zero-copy control message: taken at once,
+			 * the buffer goes back */
+			list->local_data_desc[0].byte_count = s->buf_size;
+			if (s->ops->msg_recv(s->conn, list) != TI_SUCCESS)
+				s->ops->res_pool_put(s->pool, list);
+			++s->freed;
+			list = next;
+			continue;
+		}
 		list->ud_offset = BSDH;
+		++s->held;
 		if (s->rx_tail)
 			s->rx_tail->p_next_msg = list;
 		else
@@ -148,12 +177,22 @@ static int wait_flag(volatile int *flag, uint64_t budget_us)
 	return *flag ? 0 : -1;
 }
 
+int sdp_wait(struct sdp_sock *s, volatile int *flag)
+{
+	uint64_t t;
+	for (t = 0; !*flag && !s->failed && t < 40000000; ++t) {
+		sdp_flush_credits(s);
+		nicsim_sleep_ns(100);
+	}
+	return *flag ? 0 : -1;
+}
+
 /* ---- sockets ------------------------------------------------------------- */
 static struct sdp_sock *sdp_open(uint32_t peer_ip, uint16_t local_port, uint16_t peer_port)
 {
 	struct sdp_sock *s = (struct sdp_sock *)nicsim_alloc(sizeof *s, 64);
 	ti_inet_addr_t me, peer;
-	uint32_t size;
+	uint32_t size, none = 0; /* RDMA elements name the user's buffers */
 	if (!s)
 		return 0;
 	memset(s, 0, sizeof *s);
@@ -167,10 +206,14 @@ static struct sdp_sock *sdp_open(uint32_t peer_ip, uint16_t local_port, uint16_t
 	    s->ops->create_pd(s->ti, s->me, &s->pd) != TI_SUCCESS ||
 	    s->ops->create_cq(s->ti, s->pd, RECV_BUFS + SEND_BUFS + 4, &s->cq) != TI_SUCCESS ||
 	    s->ops->res_pool_create(s->ti, TI_RES_POOL_MSG, RECV_BUFS + SEND_BUFS, 1, &size, 0, &s->pool) !=
-		    TI_SUCCESS) {
+		    TI_SUCCESS ||
+	    s->ops->res_pool_create(s->ti, TI_RES_POOL_RDMA, RDMA_ELEMENTS, 1, &none, 0, &s->rdma_pool) != TI_SUCCESS) {
+		if (s->ti)
+			s->ops->destroy_ti(s->ti, 0, 0);
 		nicsim_free(s);
 		return 0;
 	}
+	s->zcopy = sdp_zcopy_threshold();
 	s->next = all_socks;
 	all_socks = s;
 	return s;
@@ -200,7 +243,7 @@ static ti_comp_info_t sdp_comp(struct sdp_sock *s)
 	c.h_send_cq = c.h_recv_cq = s->cq;
 	c.pfn_send_cb = on_send;
 	c.pfn_recv_cb = on_recv;
-	c.pfn_rdma_cb = on_send;
+	c.pfn_rdma_cb = sdp_zcopy_rdma_done;
 	c.pfn_err_cb = on_error;
 	c.p_err_context = s;
 	return c;
@@ -236,7 +279,7 @@ static void fill_hello(struct sdp_sock *s, uint32_t dst_ip, uint16_t port)
 	put_bsdh(s, s->hello, SDP_MID_HELLO, sizeof s->hello, 0);
 	hh[0] = 0x22; /* SDP 2.2 */
 	hh[1] = 0x40; /* IPv4 */
-	hh[3] = 0;    /* max adverts: no zero-copy sink adverts */
+	hh[3] = 1;    /* max adverts: one SinkAvail outstanding */
 	put32(hh + 4, s->buf_size);
 	put32(hh + 8, s->buf_size);
 	hh[12] = (uint8_t)(port >> 8), hh[13] = (uint8_t)port;
@@ -302,6 +345,7 @@ struct sdp_sock *sdp_accept(uint16_t port)
 	memset(s->hello_ack, 0, sizeof s->hello_ack);
 	put_bsdh(s, s->hello_ack, SDP_MID_HELLO_ACK, sizeof s->hello_ack, 0);
 	s->hello_ack[BSDH] = 0x22;
+	s->hello_ack[BSDH + 3] = 1; /* max adverts */
 	put32(s->hello_ack + BSDH + 4, s->buf_size);
 	s->req.private_data = s->hello_ack;
 	s->req.private_data_len = sizeof s->hello_ack;
@@ -315,32 +359,51 @@ struct sdp_sock *sdp_accept(uint16_t port)
 	return s;
 }
 
+ti_data_element_t *sdp_take_tx(struct sdp_sock *s)
+{
+	ti_data_element_t *e = 0;
+	uint64_t t;
+	for (t = 0; (!credits(s) || !(e = take(s, 1))) && t < 20000000; ++t) {
+		if (s->failed)
+			return 0;
+		nicsim_sleep_ns(200);
+	}
+	return e;
+}
+
+void sdp_frame(struct sdp_sock *s, ti_data_element_t *e, uint8_t mid, uint32_t len)
+{
+	put_bsdh(s, (uint8_t *)e->local_data_desc[0].vaddr, mid, len, 1);
+	e->local_data_desc[0].byte_count = len;
+	e->num_io_bufs = 1;
+	e->msg_opt = TI_OPT_SIGNALED | TI_OPT_SOLICITED;
+	e->oob_data_len = 0;
+	e->p_next_msg = 0;
+}
+
 /* Sends one message of `len` payload bytes; mid Data with payload, or an
  * empty Data (credit advertisement), or DisConn. */
 static int send_message(struct sdp_sock *s, uint8_t mid, const void *data, uint32_t len)
 {
-	ti_data_element_t *e = 0;
-	uint8_t *p;
-	uint64_t t;
-	for (t = 0; (!credits(s) || !(e = take(s, 1))) && t < 20000000; ++t) {
-		if (s->failed)
-			return -1;
-		nicsim_sleep_ns(200);
-	}
+	ti_data_element_t *e = sdp_take_tx(s);
 	if (!e)
 		return -1;
-	p = (uint8_t *)e->local_data_desc[0].vaddr;
-	put_bsdh(s, p, mid, BSDH + len, 1);
-	if (len)
-		memcpy(p + BSDH, data, len);
-	e->local_data_desc[0].byte_count = BSDH + len;
-	e->msg_opt = TI_OPT_SIGNALED | TI_OPT_SOLICITED;
-	e->oob_data_len = 0;
+	if (len) {
+		sdp_charge_copy(len);
+		memcpy((uint8_t *)e->local_data_desc[0].vaddr + BSDH, data, len);
+	}
+	sdp_frame(s, e, mid, BSDH + len);
 	if (s->ops->msg_send(s->conn, e) > TI_PENDING) {
 		s->ops->res_pool_put(s->pool, e);
 		return -1;
 	}
 	return 0;
+}
+
+void sdp_flush_credits(struct sdp_sock *s)
+{
+	if (s->freed >= RECV_BUFS / 2 && credits(s) && !s->failed)
+		send_message(s, SDP_MID_DATA, 0, 0);
 }
 
 int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
@@ -349,6 +412,14 @@ int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
 	const uint32_t chunk = s->buf_size - BSDH;
 	while (len) {
 		uint32_t n = len < chunk ? (uint32_t)len : chunk;
+		if (s->zcopy && len >= s->zcopy) {
+			long sent = sdp_zcopy_send(s, p, len);
+			if (sent <= 0)
+				return -1;
+			p += sent;
+			len -= (size_t)sent;
+			continue;
+		}
 		if (send_message(s, SDP_MID_DATA, p, n))
 			return -1;
 		p += n;
@@ -358,8 +429,9 @@ int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
 }
 
 /* Reposts a drained buffer; advertises when half the buffers came back. */
-static void repost(struct sdp_sock *s, ti_data_element_t *e)
+void sdp_repost(struct sdp_sock *s, ti_data_element_t *e)
 {
+	--s->held;
 	s->rx_head = e->p_next_msg;
 	if (!s->rx_head)
 		s->rx_tail = 0;
@@ -367,8 +439,59 @@ static void repost(struct sdp_sock *s, ti_data_element_t *e)
 	e->local_data_desc[0].byte_count = s->buf_size;
 	if (s->ops->msg_recv(s->conn, e) != TI_SUCCESS)
 		s->ops->res_pool_put(s->pool, e);
-	if (++s->freed >= RECV_BUFS / 2)
-		send_message(s, SDP_MID_DATA, 0, 0);
+	++s->freed;
+	sdp_flush_credits(s);
+}
+#define repost sdp_repost
+
+/* Copies from the Data message at the head; 0 for an empty one (credits
+ * only: reposted). */
+static long copy_data(struct sdp_sock *s, ti_data_element_t *e, void *buf, size_t cap)
+{
+	const uint8_t *h = (const uint8_t *)e->local_data_desc[0].vaddr;
+	uint32_t n;
+	if (e->ud_offset >= e->recv_byte_count) {
+		repost(s, e);
+		return 0;
+	}
+	n = e->recv_byte_count - e->ud_offset;
+	if (n > cap)
+		n = (uint32_t)cap;
+	sdp_charge_copy(n);
+	memcpy(buf, h + e->ud_offset, n);
+	e->ud_offset += n;
+	if (e->ud_offset >= e->recv_byte_count)
+		repost(s, e);
+	return (long)n;
+}
+
+/* What the message at the head gives the reader: bytes, 0 when it had
+ * none for it (look again), -1 on failure. */
+static long take_head(struct sdp_sock *s, ti_data_element_t *e, void *buf, size_t cap)
+{
+	const uint8_t *h = (const uint8_t *)e->local_data_desc[0].vaddr;
+	const uint8_t mid = h[0];
+	if (mid == SDP_MID_RDMA_WR_COMPL && s->sink_out) {
+		/* The peer wrote into our sink, then said how much. */
+		const uint32_t n = get32(h + BSDH);
+		sdp_zcopy_void_sink(s);
+		repost(s, e);
+		return n <= cap ? (long)n : -1;
+	}
+	if (s->sink_out && (mid == SDP_MID_DISCONN || mid == SDP_MID_SRC_AVAIL ||
+			    (mid == SDP_MID_DATA && e->recv_byte_count > BSDH)))
+		sdp_zcopy_void_sink(s); /* the peer sent its data another way */
+	if (mid == SDP_MID_DISCONN) {
+		s->peer_closed = 1;
+		repost(s, e);
+		return 0;
+	}
+	if (mid == SDP_MID_SRC_AVAIL)
+		return sdp_zcopy_read(s, e, buf, cap);
+	if (mid == SDP_MID_DATA)
+		return copy_data(s, e, buf, cap);
+	repost(s, e); /* nothing for the reader */
+	return 0;
 }
 
 long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
@@ -376,31 +499,22 @@ long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
 	uint64_t t;
 	for (t = 0; t < 40000000; ++t) {
 		ti_data_element_t *e = s->rx_head;
-		const uint8_t *h;
+		long n;
 		if (!e) {
-			if (s->failed || s->peer_closed)
+			if (s->failed || s->peer_closed) {
+				sdp_zcopy_void_sink(s);
 				return 0;
+			}
+			sdp_zcopy_offer_sink(s, buf, cap);
+			sdp_flush_credits(s);
 			nicsim_sleep_ns(100);
 			continue;
 		}
-		h = (const uint8_t *)e->local_data_desc[0].vaddr;
-		if (h[0] == SDP_MID_DISCONN) {
-			s->peer_closed = 1;
-			repost(s, e);
-			return 0;
-		}
-		if (e->ud_offset < e->recv_byte_count) {
-			uint32_t n = e->recv_byte_count - e->ud_offset;
-			if (n > cap)
-				n = (uint32_t)cap;
-			memcpy(buf, h + e->ud_offset, n);
-			e->ud_offset += n;
-			if (e->ud_offset >= e->recv_byte_count)
-				repost(s, e);
-			return (long)n;
-		}
-		repost(s, e); /* an empty Data: credits only */
+		n = take_head(s, e, buf, cap);
+		if (n != 0 || s->peer_closed)
+			return n;
 	}
+	sdp_zcopy_void_sink(s);
 	return -1;
 }
 
@@ -408,13 +522,17 @@ int sdp_close(struct sdp_sock *s)
 {
 	struct sdp_sock **pp;
 	int rc = 0;
+	uint64_t t;
 	if (!s)
 		return -1;
 	if (s->conn && !s->peer_closed && !s->failed)
 		rc = send_message(s, SDP_MID_DISCONN, 0, 0);
-	nicsim_sleep_ns(20000); /* the DisConn reaches the peer first */
+	/* Everything sent, DisConn last, reaches the peer before the DREQ. */
+	for (t = 0; s->sent_done < s->framed && !s->failed && t < 1000000; ++t)
+		nicsim_sleep_ns(100);
 	if (s->conn && s->ops->disconnect(s->conn, on_done, (void *)&s->disconnected) == TI_SUCCESS)
 		wait_flag(&s->disconnected, 100000);
+	sdp_zcopy_release(s);
 	s->ops->destroy_ti(s->ti, on_done, (void *)&s->destroyed);
 	wait_flag(&s->destroyed, 100000);
 	for (pp = &all_socks; *pp; pp = &(*pp)->next)
@@ -425,3 +543,5 @@ int sdp_close(struct sdp_sock *s)
 	nicsim_free(s);
 	return rc;
 }
+
+uint32_t sdp_messages_sent(const struct sdp_sock *s, uint8_t mid) { return s ? s->sent_by_mid[mid] : 0; }
