@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/tests/scenario_figures.h"
 #include "tests/world_run.h"
 #include "ti/sdp/sdp.h"
 #include "ti/tests/ti_probe.h"
@@ -113,6 +114,39 @@ TEST(Sdp, ZeroCopyOffCopiesEverything) {
     EXPECT_EQ(g_stream.writer[mid], 0u) << mid;
     EXPECT_EQ(g_stream.reader[mid], 0u) << mid;
   }
+}
+
+}  // namespace
+}  // namespace nicsim::ti
+
+namespace nicsim::ti {
+namespace {
+
+// scenarios/sdp_stream.textproto: two connections, 4 MiB each per size;
+// 64 KiB and up move by RDMA, below by copy through 8 KiB buffers.
+TEST(Sdp, StreamFiguresOfItsScenario) {
+  const auto r = nicsim::testing::scenario_results("sdp_stream.textproto");
+  const std::vector<std::pair<const char*, double>> want = {
+      {"sdp_stream_4096_ns", 12576133},   {"sdp_stream_16384_ns", 10760005},   {"sdp_stream_65536_ns", 11125161},
+      {"sdp_stream_262144_ns", 10325523}, {"sdp_stream_1048576_ns", 10131796},
+  };
+  for (const auto& [name, value] : want) {
+    ASSERT_TRUE(r.count(name)) << name;
+    EXPECT_EQ(r.at(name), value) << name;
+  }
+  EXPECT_DOUBLE_EQ(r.at("sdp_stream_1048576_MBps"), 2.0 * 4194304 * 1e3 / 10131796);
+  EXPECT_EQ(r.at("bytes_ok"), 5.0 * 2 * 4194304);
+  // Per connection: 64 + 16 + 4 messages by RDMA (sizes 64 KiB, 256 KiB,
+  // 1 MiB), 4 MiB / 8176 bytes rounded up for each copied size.
+  EXPECT_EQ(r.at("zcopy_msgs"), 2.0 * (64 + 16 + 4));
+}
+
+TEST(Sdp, StreamOverThreeConnectionsEveryByteChecked) {
+  const auto r = nicsim::testing::run_text(
+      testing::scenario(3, "sdp_stream", "nodes: \"h1\" nodes: \"h2\"",
+                        " args: \"--conns=3\" args: \"--bytes=300001\" args: \"--sizes=1000,70000,300001\""));
+  EXPECT_EQ(r.results.at("bytes_ok"), 3.0 * 3 * 300001);
+  EXPECT_GT(r.results.at("sdp_stream_300001_MBps"), r.results.at("sdp_stream_1000_MBps"));
 }
 
 }  // namespace
