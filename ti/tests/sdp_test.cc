@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/tests/scenario_figures.h"
+#include "tests/test_shell.h"
 #include "tests/world_run.h"
 #include "ti/sdp/sdp.h"
 #include "ti/tests/ti_probe.h"
@@ -147,6 +148,41 @@ TEST(Sdp, StreamOverThreeConnectionsEveryByteChecked) {
                         " args: \"--conns=3\" args: \"--bytes=300001\" args: \"--sizes=1000,70000,300001\""));
   EXPECT_EQ(r.results.at("bytes_ok"), 3.0 * 3 * 300001);
   EXPECT_GT(r.results.at("sdp_stream_300001_MBps"), r.results.at("sdp_stream_1000_MBps"));
+}
+
+}  // namespace
+}  // namespace nicsim::ti
+
+namespace nicsim::ti {
+namespace {
+
+// A capture of an sdp_pingpong run (100 bytes copied, 70000 by zero-copy)
+// on the client's link, dissected by tshark's own InfiniBand and SDP
+// dissectors: the CM's REQ and REP carry Hello and HelloAck in SDP's port
+// space, the connection's RC messages are SDP's, nothing is malformed.
+TEST(Sdp, PcapOfAnSdpRunDissectsWithTshark) {
+  ASSERT_NO_FATAL_FAILURE(nicsim::testing::require_tshark());
+  const std::string pcap = ::testing::TempDir() + "sdp_pingpong.pcap";
+  nicsim::testing::RunOptions o;
+  o.pcap_path = pcap;
+  const auto run = nicsim::testing::run_text(
+      testing::scenario(3, "sdp_pingpong", "nodes: \"h1\" nodes: \"h2\"",
+                        " args: \"--iters=2\" args: \"--sizes=100,70000\"", "outputs { pcap: \"h2--sw0\" }\n"),
+      o);
+  EXPECT_EQ(run.results.at("bytes_ok"), 2.0 * 2 * (100 + 70000));
+  const auto list = nicsim::testing::run_command("tshark -r " + pcap + " 2>&1");
+  ASSERT_EQ(list.status, 0) << list.output;
+  for (const char* what : {"CM: ConnectRequest(SDP Hello)", "CM: ConnectReply(SDP HelloAck)", "(SDP Data)",
+                           "(SDP SrcAvail)", "(SDP RdmaRdCompl)", "(SDP DisConn)"})
+    EXPECT_NE(list.output.find(what), std::string::npos) << what;
+  const auto detail = nicsim::testing::run_command("tshark -r " + pcap + " -V 2>&1");
+  ASSERT_EQ(detail.status, 0);
+  // Port 5001 in SDP's port space (RDMA_PS_SDP, 0x0001, in bits 16..31).
+  for (const char* what : {"ServiceID: 0x0000000000011389", "MID: Hello (0x00)", "MID: HelloAck (0x01)",
+                           "MID: SrcAvail (0xfe)", "MID: Data (0xff)", "SrcAvail Header"})
+    EXPECT_NE(detail.output.find(what), std::string::npos) << what;
+  EXPECT_EQ(detail.output.find("Malformed"), std::string::npos);
+  EXPECT_EQ(detail.output.find("Expert Info (Error"), std::string::npos);
 }
 
 }  // namespace
