@@ -61,29 +61,19 @@ T as(void* p) {
   return reinterpret_cast<T>(p);
 }
 
-// Every handle-taking operation with each kind of bad handle.
-void handle_rows(std::vector<Row>& rows) {
-  struct Bad {
-    const char* name;
-    std::function<void*(Handles&)> of;  // the bad handle for a slot of kind `kind`
-  };
-  enum Kind { kTi, kEp, kPd, kCq, kPool, kMem, kConn };
-  auto stale = [](Handles& h, Kind k) -> void* {
-    void* v[] = {h.old_ti, h.old_ep, h.old_pd, h.old_cq, h.old_pool, h.old_mem, h.old_conn};
-    return v[k];
-  };
-  auto wrong = [](Handles& h, Kind k) -> void* {  // a live handle of another kind
-    void* v[] = {h.pd, h.cq, h.ti, h.pool, h.mem, h.ep, h.pool};
-    return v[k];
-  };
-  using Op = std::function<ti_status_t(Handles&, void*)>;
-  struct OpRow {
-    const char* name;
-    Kind kind;
-    Op op;
-    ti_status_t want;
-  };
-  const std::vector<OpRow> ops = {
+// A handle-taking operation: which kind of handle it takes, the call with
+// a bad one in that place, the status the interface lists.
+enum Kind { kTi, kEp, kPd, kCq, kPool, kMem, kConn };
+using Op = std::function<ti_status_t(Handles&, void*)>;
+struct OpRow {
+  const char* name;
+  Kind kind;
+  Op op;
+  ti_status_t want;
+};
+
+std::vector<OpRow> instance_ops() {  // instances and endpoints
+  return {
       {"destroy_ti", kTi, [](Handles& h, void* b) { return h.o->destroy_ti(as<ti_handle_t>(b), nullptr, nullptr); },
        TI_INVALID_HANDLE},
       {"debug_svc", kTi, [](Handles& h, void* b) { return h.o->debug_svc(as<ti_handle_t>(b), TI_DBG_STD); },
@@ -109,6 +99,11 @@ void handle_rows(std::vector<Row>& rows) {
          return h.o->create_pd(h.ti, as<ti_endpoint_handle_t>(b), &p);
        },
        TI_INVALID_PARAMETER},
+  };
+}
+
+std::vector<OpRow> cq_ops() {  // PDs and CQs
+  return {
       {"destroy_pd", kPd, [](Handles& h, void* b) { return h.o->destroy_pd(as<ti_pd_handle_t>(b)); },
        TI_INVALID_PARAMETER},
       {"create_cq(ti)", kTi,
@@ -132,6 +127,11 @@ void handle_rows(std::vector<Row>& rows) {
       {"rearm_cq", kCq, [](Handles& h, void* b) { return h.o->rearm_cq(as<ti_cq_handle_t>(b)); }, TI_INVALID_PARAMETER},
       {"destroy_cq", kCq, [](Handles& h, void* b) { return h.o->destroy_cq(as<ti_cq_handle_t>(b)); },
        TI_INVALID_PARAMETER},
+  };
+}
+
+std::vector<OpRow> connection_ops() {  // connections
+  return {
       {"connect", kTi,
        [](Handles& h, void* b) {
          ti_conn_attr_t a = default_attr();
@@ -167,6 +167,11 @@ void handle_rows(std::vector<Row>& rows) {
       {"disconnect", kConn,
        [](Handles& h, void* b) { return h.o->disconnect(as<ti_conn_handle_t>(b), nullptr, nullptr); },
        TI_INVALID_HANDLE},
+  };
+}
+
+std::vector<OpRow> memory_and_pool_ops() {  // memory and pools
+  return {
       {"reg_virt_mem(ti)", kTi,
        [](Handles& h, void* b) {
          ti_rdma_desc_t d;
@@ -208,6 +213,11 @@ void handle_rows(std::vector<Row>& rows) {
        TI_INVALID_HANDLE},
       {"res_pool_put", kPool,
        [](Handles& h, void* b) { return h.o->res_pool_put(as<ti_res_pool_handle_t>(b), &h.loose); }, TI_INVALID_HANDLE},
+  };
+}
+
+std::vector<OpRow> data_ops() {  // data transfer and io_ctl
+  return {
       {"msg_send", kConn, [](Handles& h, void* b) { return h.o->msg_send(as<ti_conn_handle_t>(b), &h.loose); },
        TI_INVALID_HANDLE},
       {"msg_recv", kConn, [](Handles& h, void* b) { return h.o->msg_recv(as<ti_conn_handle_t>(b), &h.loose); },
@@ -241,6 +251,25 @@ void handle_rows(std::vector<Row>& rows) {
        },
        TI_INVALID_HANDLE},
   };
+}
+
+// Every handle-taking operation with each kind of bad handle.
+void handle_rows(std::vector<Row>& rows) {
+  struct Bad {
+    const char* name;
+    std::function<void*(Handles&)> of;  // the bad handle for a slot of kind `kind`
+  };
+  auto stale = [](Handles& h, Kind k) -> void* {
+    void* v[] = {h.old_ti, h.old_ep, h.old_pd, h.old_cq, h.old_pool, h.old_mem, h.old_conn};
+    return v[k];
+  };
+  auto wrong = [](Handles& h, Kind k) -> void* {  // a live handle of another kind
+    void* v[] = {h.pd, h.cq, h.ti, h.pool, h.mem, h.ep, h.pool};
+    return v[k];
+  };
+  std::vector<OpRow> ops;
+  for (auto group : {instance_ops, cq_ops, connection_ops, memory_and_pool_ops, data_ops})
+    for (OpRow& op : group()) ops.push_back(std::move(op));
   const std::vector<Bad> bads = {
       {"NULL", [](Handles&) -> void* { return nullptr; }},
       {"invented", [](Handles& h) -> void* { return h.invented; }},
@@ -261,10 +290,9 @@ void handle_rows(std::vector<Row>& rows) {
   }
 }
 
-// Bad parameters with good handles.
-void parameter_rows(std::vector<Row>& rows) {
+// Instances, endpoints, PDs and CQs: bad parameters with good handles.
+void instance_parameter_rows(std::vector<Row>& rows) {
   const ti_status_t P = TI_INVALID_PARAMETER;
-  auto attr = default_attr();
   rows.push_back(
       {"events_register NULL callback", [](Handles& h) { return h.o->events_register(nullptr, nullptr); }, P});
   rows.push_back({"events_deregister never registered", [](Handles& h) { return h.o->events_deregister(&h, no_event); },
@@ -293,6 +321,12 @@ void parameter_rows(std::vector<Row>& rows) {
                   P});
   rows.push_back({"poll_cq NULL list", [](Handles& h) { return h.o->poll_cq(h.cq, nullptr); }, P});
   rows.push_back({"destroy_pd in use", [](Handles& h) { return h.o->destroy_pd(h.pd); }, TI_RESOURCE_BUSY});
+}
+
+// Connections: bad parameters with good handles.
+void connection_parameter_rows(std::vector<Row>& rows) {
+  const ti_status_t P = TI_INVALID_PARAMETER;
+  const ti_conn_attr_t attr = default_attr();
   rows.push_back({"connect NULL attr",
                   [](Handles& h) {
                     ti_conn_info_t i{h.ep, h.ep, h.pd, h.cq, h.cq, nullptr, 0, 0, 0, no_cb, nullptr};
@@ -357,6 +391,11 @@ void parameter_rows(std::vector<Row>& rows) {
   rows.push_back({"reject NULL request", [](Handles& h) { return h.o->reject(nullptr); }, P});
   rows.push_back(
       {"msg_send on a listen handle", [](Handles& h) { return h.o->msg_send(h.listen, &h.loose); }, TI_INVALID_HANDLE});
+}
+
+// Memory registration: bad parameters with good handles.
+void memory_parameter_rows(std::vector<Row>& rows) {
+  const ti_status_t P = TI_INVALID_PARAMETER;
   rows.push_back({"reg_virt_mem NULL address",
                   [](Handles& h) {
                     ti_rdma_desc_t d;
@@ -394,6 +433,11 @@ void parameter_rows(std::vector<Row>& rows) {
                     return h.o->reg_phys_mem(h.ti, h.pd, &page, 1, TI_MEM_READ, &d, &m);
                   },
                   P});
+}
+
+// Pools: bad parameters with good handles.
+void pool_parameter_rows(std::vector<Row>& rows) {
+  const ti_status_t P = TI_INVALID_PARAMETER;
   rows.push_back({"res_pool_create no elements",
                   [](Handles& h) {
                     uint32_t size = 64;
@@ -454,6 +498,11 @@ void parameter_rows(std::vector<Row>& rows) {
                     return s;
                   },
                   P});
+}
+
+// Data transfer and io_ctl: bad parameters with good handles.
+void data_parameter_rows(std::vector<Row>& rows) {
+  const ti_status_t P = TI_INVALID_PARAMETER;
   rows.push_back({"atomic_op operation 7",
                   [](Handles& h) { return h.o->atomic_op(h.listen, static_cast<ti_atomic_op_t>(7), &h.loose); }, P});
   rows.push_back({"io_ctl command 9",
@@ -470,6 +519,12 @@ void parameter_rows(std::vector<Row>& rows) {
                     return h.o->io_ctl(h.ti, TI_GET_CONN_PROFILE, &n, &h.region);
                   },
                   P});
+}
+
+void parameter_rows(std::vector<Row>& rows) {
+  for (auto part : {instance_parameter_rows, connection_parameter_rows, memory_parameter_rows, pool_parameter_rows,
+                    data_parameter_rows})
+    part(rows);
 }
 
 void open_handles(Handles& h) {
