@@ -18,6 +18,7 @@ using E = TiConnEvent;
 constexpr std::uint64_t kSdpServiceIdBase = 0x0000000000010000ull;  // SDP's port space
 constexpr std::uint32_t kForever = 0xffffffffu;
 constexpr Tick kDrainBudget = 2 * kMs;
+constexpr Tick kReleaseBudget = 50 * kMs;  // a DREQ's retries to a peer that is gone
 
 __be64 service_id_of(ti_port_t port) {
   const std::uint64_t v = kSdpServiceIdBase | port;
@@ -236,6 +237,7 @@ void active_reply(std::uint64_t id) {
 void on_active_event(ib_cma_event event, void* context, void* private_data) {
   Conn* c = conn_of_ctx(context);
   if (!c) return;
+  c->cm_done = event != IB_CMA_EVENT_ESTABLISHED;
   const std::uint64_t id = c->id;
   TiNode* n = node();
   if (event == IB_CMA_EVENT_ESTABLISHED && private_data) {
@@ -295,6 +297,7 @@ void on_request(union ib_cma_id* cma_id, void* private_data, void* context) {
 void on_accepted(ib_cma_event event, void* context) {
   Conn* c = conn_of_ctx(context);
   if (!c) return;
+  c->cm_done = event != IB_CMA_EVENT_ESTABLISHED;
   const std::uint64_t id = c->id;
   if (event == IB_CMA_EVENT_ESTABLISHED) {
     c->established_seen = true;
@@ -552,9 +555,25 @@ Conn* conn_by_id(TiNode& n, std::uint64_t id) {
 }
 
 void conn_release(Conn* c) {
+  const S st = c->fsm.state();
+  const std::uint64_t id = c->id;
+  TiNode* n = node();
   fire(c, E::Released, "destroy_ti");
-  if (c->listener) ib_cma_sid_destroy(&c->cma_id);
-  free_conn(c);
+  if (c->listener) {
+    ib_cma_sid_destroy(&c->cma_id);
+  } else if (st == S::Requested) {
+    ib_cma_reject(&c->cma_id, nullptr, 0);
+  } else if (c->qp && !c->cm_done && (st == S::Established || st == S::ReplyReceived || st == S::Accepting)) {
+    // The CM lets go of the QP when it says the connection is gone.
+    if (!ib_cma_disconnect(c->qp, &c->cma_id))
+      wait_for(
+          [n, id] {
+            Conn* k = conn_by_id(*n, id);
+            return !k || k->cm_done;
+          },
+          kReleaseBudget, 1 * kUs);
+  }
+  if ((c = conn_by_id(*n, id))) free_conn(c);
 }
 
 }  // namespace nicsim::ti

@@ -161,7 +161,8 @@ struct Conn : _ti_conn_handle {
   std::unique_ptr<host::Timer> deadline;
   bool timed_out = false;
   bool established_seen = false;
-  bool failed = false;  // the QP failed (error completions): reported once
+  bool failed = false;   // the QP failed (error completions): reported once
+  bool cm_done = false;  // the CM's last event for it came (the QP is ours alone)
   std::uint32_t posted_sends = 0, posted_recvs = 0;
   std::deque<ti_data_element_t*> send_queue;  // beyond max_transfer_depth
   std::uint32_t in_flight = 0;                // elements posted (all kinds)
@@ -277,7 +278,9 @@ ti_status_t conn_listen(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_r
 ti_status_t conn_accept(ti_conn_request_t*, uint32_t, ti_comp_info_t*, ti_data_element_t*);
 ti_status_t conn_reject(ti_conn_request_t*);
 ti_status_t conn_disconnect(ti_conn_handle_t, ti_context_cb_t, void*);
-// Ends a connection at once (destroy_ti): QP and handle gone.
+// Ends a connection for destroy_ti (thread context): a request is
+// rejected, a live connection disconnected and its CM exchange waited for
+// (bounded), then the QP and the handle go.
 void conn_release(Conn* c);
 // The connection whose id a CMA handler got, if it still lives.
 Conn* conn_by_id(TiNode& n, std::uint64_t id);

@@ -11,6 +11,8 @@
 
 #include "tests/world_run.h"
 #include "ti/ib/ti_ib.h"
+// after ti_ib.h: the CM's header needs the kernel verbs' types first
+#include "cm/core/cm_node.h"
 #include "ti/tests/ti_peer.h"
 #include "world/node.h"
 #include "world/programs.h"
@@ -294,6 +296,76 @@ TEST(Ti, LinkFailureMidStreamReturnsEveryElementOnceWithAnErrorAndReportsTheLink
   const std::vector<ti_event_t> want = {TI_EVENT_NETDEV_ONLINE, TI_EVENT_NETDEV_GOING_DOWN, TI_EVENT_NETDEV_DOWN};
   EXPECT_EQ(g_link.server_events, want);
   EXPECT_EQ(g_link.client_events, std::vector<ti_event_t>{TI_EVENT_NETDEV_ONLINE});
+}
+
+// ---- destroy_ti with a live connection ---------------------------------------------
+
+struct DestroySeen {
+  int server_events_after = 0;
+  ti_status_t stale_send = TI_SUCCESS;
+};
+DestroySeen g_destroy;
+
+void destroy_server() {
+  Peer& s = g_srv;
+  peer_open(s, nicsim_workload_node(1), kPort, 8, 1024);
+  ti_conn_attr_t attr = default_attr();
+  ti_conn_info_t info = peer_info(s, peer_keep_request, false);
+  ASSERT_EQ(s.ops->listen(s.ti, &attr, &info, nullptr, &s.listen_conn), TI_SUCCESS);
+  nicsim_barrier();
+  ASSERT_TRUE(wait_until(s.requests, 1));
+  ti_comp_info_t comp = peer_comp(s, ignore, ignore);
+  ASSERT_EQ(s.ops->accept(&s.req, 0, &comp, peer_get(s, 4)), TI_SUCCESS);
+  s.conn = s.req.conn_handle;
+  nicsim_barrier();  // both sides established
+  // Everything at once: the listen, the connection with its posted
+  // receives, the pool, the CQ, the PD, the endpoints.
+  peer_close(s);
+  g_destroy.stale_send = s.ops->msg_send(s.conn, nullptr);
+  nicsim_barrier();
+  nicsim_sleep_ns(1000000);  // the CM's timewait (200 us) ends
+}
+
+void destroy_client_reply(ti_conn_request_t* r) {
+  peer_keep_request(r);
+  ti_comp_info_t comp = peer_comp(g_cli, ignore, ignore);
+  EXPECT_EQ(g_cli.ops->accept(r, 0, &comp, nullptr), TI_SUCCESS);
+}
+
+void destroy_client() {
+  Peer& c = g_cli;
+  peer_open(c, nicsim_workload_node(0), kPort, 8, 1024);
+  nicsim_barrier();
+  ti_conn_attr_t attr = default_attr();
+  ti_conn_info_t info = peer_info(c, destroy_client_reply, true);
+  ASSERT_EQ(c.ops->connect(c.ti, &attr, &info, &c.req, &c.conn), TI_SUCCESS);
+  ASSERT_TRUE(wait_until(c.replies, 1));
+  nicsim_barrier();
+  peer_close(c);
+  nicsim_barrier();
+  nicsim_sleep_ns(1000000);
+}
+
+int destroy_probe(int, char**) {
+  if (nicsim_workload_rank() == 0)
+    destroy_server();
+  else
+    destroy_client();
+  return 0;
+}
+const BuiltinProgram reg_destroy("ti_destroy_probe", destroy_probe, "test: destroy_ti with a live connection");
+
+TEST(Ti, DestroyTiWithALiveConnectionLeavesNothingOnEitherNode) {
+  nicsim::testing::RunOptions o;
+  o.inspect = [](World& w) {
+    leak_check(w);
+    for (std::uint32_t i = 1; i < w.num_nodes(); ++i)
+      if (cm::CmNode* n = cm::node_cm_if_started(w.node(i).host())) {
+        EXPECT_EQ(n->counters().live_conns, 0u) << w.node(i).name();
+      }
+  };
+  nicsim::testing::run_text(scenario(3, "ti_destroy_probe", "nodes: \"h1\" nodes: \"h2\""), o);
+  EXPECT_EQ(g_destroy.stale_send, TI_INVALID_HANDLE);
 }
 
 }  // namespace
