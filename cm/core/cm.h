@@ -85,6 +85,10 @@ struct Conn {
   int access = 0;
   std::uint8_t remote_resp_to = 0, local_resp_to = 0, max_retries = 0;  // REQ fields (exponents, count)
   std::uint32_t sends = 0;                                              // sends of the current message
+  // The connection's transaction id: the active side's REQ's, which the
+  // passive side takes, so REQ, MRA, REP, REJ and RTU share it (as Linux's
+  // CM does; Wireshark pairs a REP with its REQ by it).
+  std::uint64_t tid = 0;
   std::uint32_t mads = 0;                // MADs this side built or handled for the connection
   std::array<std::uint8_t, 256> last{};  // the last message sent (for retries and duplicates)
   std::vector<std::uint8_t> req_private, rep_private;

@@ -46,7 +46,7 @@ void on_req(CmNode& n, const std::uint8_t* m, const MadSource& from) {
   if (Conn* dup = n.by_remote(remote_id, get(m + req::kLocalCaGuid, 8))) {
     // A resent REQ: the consumer is slow (MRA), or our REP was lost.
     if (dup->fsm.state() == CmState::ReqRcvd) {
-      build_mra(dup->last.data(), n.next_tid(), *dup, exponent_for(n.host().params().time("cm.service_timeout")));
+      build_mra(dup->last.data(), dup->tid, *dup, exponent_for(n.host().params().time("cm.service_timeout")));
       dup->fsm.fire(CmEvent::SendMra, "duplicate_req");
       ++n.mutable_counters().mras_sent;
     }
@@ -57,8 +57,9 @@ void on_req(CmNode& n, const std::uint8_t* m, const MadSource& from) {
   if (!l) return stateless_rej(n, m, from, rej::kInvalidServiceId);
   Conn* c = n.new_conn();
   parse_req(m, *c);
+  c->tid = get(m + kTid, 8);
   c->listener = l;
-  c->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+  c->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
   c->fsm.fire(CmEvent::RecvReq, "req");
   c->timer->start(n.host().params().time("cm.mra_after"));
   // The listener's owner makes the new id (Upcall::Request carries the
@@ -79,11 +80,11 @@ void on_rep(CmNode& n, Conn& c, const std::uint8_t* m) {
   std::uint8_t priv[rep::kPrivateBytes];
   std::memcpy(priv, m + rep::kPrivate, sizeof priv);
   if (!to_rtr(c) || !to_rts(c)) {
-    build_rej(c.last.data(), n.next_tid(), c, rej::kRepMsg, 3, nullptr, 0);
+    build_rej(c.last.data(), c.tid, c, rej::kRepMsg, 3, nullptr, 0);
     send_last(n, c);
     return fail_active(n, c, CmEvent::Timeout, Upcall::Unreachable, nullptr, 0);
   }
-  build_rtu(c.last.data(), n.next_tid(), c);
+  build_rtu(c.last.data(), c.tid, c);
   send_last(n, c);
   c.fsm.fire(CmEvent::SendRtu, "rtu");
   ConnectFigures& f = n.figures();
@@ -181,11 +182,11 @@ void Protocol::do_accept(CmNode& n, Conn& c) {
   if (const Tick tw = n.timewait_end(c.local_qpn); tw > now()) return c.timer->start(tw - now());
   c.t_qp = now();
   if (!to_init(c) || !to_rtr(c)) {
-    build_rej(c.last.data(), n.next_tid(), c, rej::kReqMsg, 1, nullptr, 0);  // no QP available
+    build_rej(c.last.data(), c.tid, c, rej::kReqMsg, 1, nullptr, 0);  // no QP available
     send_last(n, c);
     return fail_active(n, c, CmEvent::SendRej, Upcall::Unreachable, nullptr, 0);
   }
-  build_rep(c.last.data(), n.next_tid(), c, n.ca_guid());
+  build_rep(c.last.data(), c.tid, c, n.ca_guid());
   c.sends = 0;
   c.fsm.fire(CmEvent::SendRep, "accept");
   send_last(n, c);
@@ -194,7 +195,7 @@ void Protocol::do_accept(CmNode& n, Conn& c) {
 
 void Protocol::do_reject(CmNode& n, Conn& c, std::uint16_t reason, bool destroy) {
   if (!in(c, {CmState::ReqRcvd, CmState::MraSent})) return;
-  build_rej(c.last.data(), n.next_tid(), c, rej::kReqMsg, reason, c.rep_private.data(), c.rep_private.size());
+  build_rej(c.last.data(), c.tid, c, rej::kReqMsg, reason, c.rep_private.data(), c.rep_private.size());
   send_last(n, c);
   c.fsm.fire(CmEvent::SendRej, "reject");
   if (destroy) n.finish(&c);
@@ -220,7 +221,7 @@ void Protocol::on_timer(CmNode& n, std::uint64_t handle) {
       return;
     case CmState::ReqRcvd:
       if (c.accept_pending) return Protocol::do_accept(n, c);
-      build_mra(c.last.data(), n.next_tid(), c, exponent_for(n.host().params().time("cm.service_timeout")));
+      build_mra(c.last.data(), c.tid, c, exponent_for(n.host().params().time("cm.service_timeout")));
       c.fsm.fire(CmEvent::SendMra, "consumer_slow");
       ++n.mutable_counters().mras_sent;
       return send_last(n, c);
@@ -251,7 +252,7 @@ void Protocol::on_timer(CmNode& n, std::uint64_t handle) {
     return deliver(n, c, Upcall::Disconnected, nullptr, 0);
   }
   // The peer never answered: tell it we gave up, and our owner.
-  build_rej(c.last.data(), n.next_tid(), c, c.active ? rej::kReqMsg : rej::kRepMsg, rej::kTimeout, nullptr, 0);
+  build_rej(c.last.data(), c.tid, c, c.active ? rej::kReqMsg : rej::kRepMsg, rej::kTimeout, nullptr, 0);
   send_last(n, c);
   fail_active(n, c, CmEvent::Timeout, Upcall::Unreachable, nullptr, 0);
 }

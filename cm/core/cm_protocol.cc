@@ -260,7 +260,8 @@ void fail_active(CmNode& n, Conn& c, CmEvent e, Upcall u, const std::uint8_t* pr
 void send_req(CmNode& n, Conn& c) {
   c.t_req = now();
   if (!to_init(c)) return fail_active(n, c, CmEvent::Timeout, Upcall::Unreachable, nullptr, 0);
-  build_req(c.last.data(), n.next_tid(), c, n.ca_guid());
+  if (!c.tid) c.tid = n.next_tid();
+  build_req(c.last.data(), c.tid, c, n.ca_guid());
   c.sends = 0;
   c.fsm.fire(CmEvent::SendReq, "connect");
   send_last(n, c);

@@ -211,10 +211,6 @@ int convert_send(KDevice& d, const kv::ib_send_wr& w, ib_send_wr_t& c, std::vect
   if (w.send_flags & kv::IB_SEND_SIGNALED) c.send_opt |= IB_SEND_OPT_SIGNALED;
   if (w.send_flags & kv::IB_SEND_SOLICITED) c.send_opt |= IB_SEND_OPT_SOLICITED;
   if (w.send_flags & kv::IB_SEND_INLINE) c.send_opt |= IB_SEND_OPT_INLINE;
-  if (w.wr.ud.ah) {
-    auto* ah = reinterpret_cast<KAh*>(w.wr.ud.ah);
-    if (!d.ahs.count(ah)) return -EINVAL;
-  }
   return 0;
 }
 
@@ -416,6 +412,33 @@ ib_mr* ib_get_dma_mr(ib_pd* pd, int mr_access_flags) {
   return &mr->pub;
 }
 
+ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, int mr_access_flags, u64* iova_start) {
+  KDevice* d = current();
+  auto* kpd = reinterpret_cast<KPd*>(pd);
+  if (!d || !d->pds.count(kpd) || !phys_buf_array || num_phys_buf < 1 || !iova_start) return nullptr;
+  u64 length = 0;
+  for (int i = 0; i < num_phys_buf; ++i) {
+    if (phys_buf_array[i].addr != phys_buf_array[0].addr + length) return nullptr;  // not contiguous
+    length += phys_buf_array[i].size;
+  }
+  if (*iova_start != phys_buf_array[0].addr || length == 0 || length > 0xffffffffu) return nullptr;
+  ib_mr_create_t mc{};
+  mc.vaddr = reinterpret_cast<void*>(phys_buf_array[0].addr);
+  mc.length = length;
+  mc.access_ctrl = nicsim::kverbs::access_of(mr_access_flags);
+  auto* mr = new KMr;
+  if (d->ci->register_mr(kpd->h, &mc, &mr->pub.lkey, &mr->pub.rkey, &mr->h, nullptr) != IB_SUCCESS) {
+    delete mr;
+    return nullptr;
+  }
+  mr->access = mr_access_flags;
+  mr->pub.device = pd->device;
+  mr->pub.pd = pd;
+  use(pd->usecnt);
+  d->mrs.insert(mr);
+  return &mr->pub;
+}
+
 int ib_dereg_mr(ib_mr* mr) {
   KDevice* d = current();
   auto* k = reinterpret_cast<KMr*>(mr);
@@ -440,7 +463,10 @@ int ib_post_send(ib_qp* qp, ib_send_wr* send_wr, ib_send_wr** bad_send_wr) {
     std::vector<ib_local_ds_t> ds;
     ib_send_wr_t c;
     int rc = convert_send(*d, *w, c, ds);
-    if (!rc && w->wr.ud.ah && (qp->qp_type == IB_QPT_UD || qp->qp_type == IB_QPT_GSI)) {
+    // wr.ud and wr.rdma share their storage: the AH is only read on UD QPs.
+    const bool ud = qp->qp_type == IB_QPT_UD || qp->qp_type == IB_QPT_GSI;
+    if (!rc && ud && w->wr.ud.ah && !d->ahs.count(reinterpret_cast<KAh*>(w->wr.ud.ah))) rc = -EINVAL;
+    if (!rc && ud && w->wr.ud.ah) {
       c.dgrm.ud.remote_qp = cl_hton32(w->wr.ud.remote_qpn);
       c.dgrm.ud.remote_qkey = cl_hton32(w->wr.ud.remote_qkey);
       c.dgrm.ud.h_av = reinterpret_cast<KAh*>(w->wr.ud.ah)->h;

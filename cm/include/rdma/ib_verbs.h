@@ -485,6 +485,20 @@ int ib_query_qp(struct ib_qp *qp, struct ib_qp_attr *qp_attr, int qp_attr_mask,
 int ib_destroy_qp(struct ib_qp *qp);
 
 struct ib_mr *ib_get_dma_mr(struct ib_pd *pd, int mr_access_flags);
+
+struct ib_phys_buf {
+	u64 addr;
+	u64 size;
+};
+/* Registers the buffers as one region starting at *iova_start. nicsim:
+ * physical addresses are node memory addresses, the buffers must be
+ * contiguous (each starts where the previous ends) and *iova_start must be
+ * the first one's address (the region is addressed by its node addresses);
+ * NULL otherwise, or when the provider is out of regions. Thread context
+ * (an HCA command). The rkey names the region for RDMA and atomics within
+ * mr_access_flags. */
+struct ib_mr *ib_reg_phys_mr(struct ib_pd *pd, struct ib_phys_buf *phys_buf_array, int num_phys_buf,
+			     int mr_access_flags, u64 *iova_start);
 int ib_dereg_mr(struct ib_mr *mr);
 
 /* 0, or a negative errno value with *bad_send_wr naming the first request

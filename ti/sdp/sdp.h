@@ -1,0 +1,43 @@
+/*
+ * SDP stream sockets over the SDP Transport Interface (sdp_ti.h): the
+ * socket calls nicsim programs use, and the wire protocol's constants.
+ */
+#ifndef NICSIM_SDP_H
+#define NICSIM_SDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sdp_ti.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The transport SDP uses on this node (loads the IB transport if none
+ * registered yet); NULL without one. */
+ti_ops_t* sdp_transport(void);
+
+/* A connected SDP socket (stream semantics, one per connection). */
+struct sdp_sock;
+/* Connects to ip (host order) and port; blocks until established. NULL on
+ * failure (no listener, rejected, unreachable). */
+struct sdp_sock* sdp_connect(uint32_t ip, uint16_t port);
+/* Listens on port, reaches the workload's barrier, and accepts the first
+ * connection (blocking); the listen ends with it. */
+struct sdp_sock* sdp_accept(uint16_t port);
+/* Sends all of buf (blocking while the peer has no buffers); 0 or -1. */
+int sdp_send(struct sdp_sock* s, const void* buf, size_t len);
+/* Receives up to cap bytes (blocking); bytes received, 0 once the peer
+ * closed, -1 on failure. */
+long sdp_recv(struct sdp_sock* s, void* buf, size_t cap);
+/* DisConn, disconnect, and every transport resource of the socket released. */
+int sdp_close(struct sdp_sock* s);
+/* Messages of SDP message id `mid` this socket sent (0xff Data, 0xfe
+ * SrcAvail, 0xfd SinkAvail, 0x05 RdmaWrCompl, 0x06 RdmaRdCompl, ...). */
+uint32_t sdp_messages_sent(const struct sdp_sock* s, uint8_t mid);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NICSIM_SDP_H */

@@ -1,0 +1,41 @@
+// SDP sockets' node parameters: the zero-copy threshold and the cost of a
+// copy between the user's buffer and the socket's.
+#include <cstdint>
+
+#include "core/params.h"
+#include "host/host.h"
+
+namespace {
+
+const nicsim::ParamRegistration sdp_params(
+    "host", "",
+    {
+        {"sdp.zcopy_threshold",
+         nicsim::UnitKind::Size,
+         "64KiB",
+         "0B",
+         "1GiB",
+         {},
+         "SDP sockets: sends and receives of at least this many bytes move by RDMA between the users' buffers "
+         "(SinkAvail/RdmaWrCompl, SrcAvail/RdmaRdCompl); smaller ones are copied through the socket's buffers. 0B: "
+         "always copied"},
+        {"cost.sdp_copy",
+         nicsim::UnitKind::Time,
+         "50ns",
+         "0ps",
+         "1s",
+         {},
+         "SDP sockets: a copy between the user's buffer and one of the socket's (the bytes are charged on top at "
+         "copy_bandwidth)"},
+    });
+
+}  // namespace
+
+extern "C" std::uint64_t sdp_zcopy_threshold(void) {
+  nicsim::host::Host* h = nicsim::host::Host::current_host();
+  return h ? h->params().size("sdp.zcopy_threshold") : 0;
+}
+
+extern "C" void sdp_charge_copy(std::uint64_t bytes) {
+  if (nicsim::host::Host* h = nicsim::host::Host::current_host()) h->work("sdp_copy", bytes);
+}
