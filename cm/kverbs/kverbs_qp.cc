@@ -416,6 +416,34 @@ ib_mr* ib_get_dma_mr(ib_pd* pd, int mr_access_flags) {
   return &mr->pub;
 }
 
+ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, int mr_access_flags,
+                      u64* iova_start) {
+  KDevice* d = current();
+  auto* kpd = reinterpret_cast<KPd*>(pd);
+  if (!d || !d->pds.count(kpd) || !phys_buf_array || num_phys_buf != 1 || !iova_start ||
+      *iova_start != phys_buf_array[0].addr || !phys_buf_array[0].size || phys_buf_array[0].size > 0xffffffffu)
+    return nullptr;
+  ib_mr_create_t mc{};
+  mc.vaddr = reinterpret_cast<void*>(phys_buf_array[0].addr);
+  mc.length = phys_buf_array[0].size;
+  if (mr_access_flags & IB_ACCESS_LOCAL_WRITE) mc.access_ctrl |= IB_AC_LOCAL_WRITE;
+  if (mr_access_flags & IB_ACCESS_REMOTE_WRITE) mc.access_ctrl |= IB_AC_RDMA_WRITE;
+  if (mr_access_flags & IB_ACCESS_REMOTE_READ) mc.access_ctrl |= IB_AC_RDMA_READ;
+  if (mr_access_flags & IB_ACCESS_REMOTE_ATOMIC) mc.access_ctrl |= IB_AC_ATOMIC;
+  if (mr_access_flags & IB_ACCESS_MW_BIND) mc.access_ctrl |= IB_AC_MW_BIND;
+  auto* mr = new KMr;
+  if (d->ci->register_mr(kpd->h, &mc, &mr->pub.lkey, &mr->pub.rkey, &mr->h, nullptr) != IB_SUCCESS) {
+    delete mr;
+    return nullptr;
+  }
+  mr->access = mr_access_flags;
+  mr->pub.device = pd->device;
+  mr->pub.pd = pd;
+  use(pd->usecnt);
+  d->mrs.insert(mr);
+  return &mr->pub;
+}
+
 int ib_dereg_mr(ib_mr* mr) {
   KDevice* d = current();
   auto* k = reinterpret_cast<KMr*>(mr);

@@ -485,6 +485,17 @@ int ib_query_qp(struct ib_qp *qp, struct ib_qp_attr *qp_attr, int qp_attr_mask,
 int ib_destroy_qp(struct ib_qp *qp);
 
 struct ib_mr *ib_get_dma_mr(struct ib_pd *pd, int mr_access_flags);
+
+struct ib_phys_buf {
+	u64 addr;
+	u64 size;
+};
+/* A region a peer can reach with its rkey. nicsim: node memory is
+ * contiguous, so the region is one buffer (num_phys_buf 1) of node memory,
+ * and *iova_start is its address (the region's I/O virtual address is the
+ * node address). NULL on bad arguments or when the provider has no room. */
+struct ib_mr *ib_reg_phys_mr(struct ib_pd *pd, struct ib_phys_buf *phys_buf_array, int num_phys_buf,
+			     int mr_access_flags, u64 *iova_start);
 int ib_dereg_mr(struct ib_mr *mr);
 
 /* 0, or a negative errno value with *bad_send_wr naming the first request
