@@ -211,10 +211,6 @@ int convert_send(KDevice& d, const kv::ib_send_wr& w, ib_send_wr_t& c, std::vect
   if (w.send_flags & kv::IB_SEND_SIGNALED) c.send_opt |= IB_SEND_OPT_SIGNALED;
   if (w.send_flags & kv::IB_SEND_SOLICITED) c.send_opt |= IB_SEND_OPT_SOLICITED;
   if (w.send_flags & kv::IB_SEND_INLINE) c.send_opt |= IB_SEND_OPT_INLINE;
-  if (w.wr.ud.ah) {
-    auto* ah = reinterpret_cast<KAh*>(w.wr.ud.ah);
-    if (!d.ahs.count(ah)) return -EINVAL;
-  }
   return 0;
 }
 
@@ -468,7 +464,11 @@ int ib_post_send(ib_qp* qp, ib_send_wr* send_wr, ib_send_wr** bad_send_wr) {
     std::vector<ib_local_ds_t> ds;
     ib_send_wr_t c;
     int rc = convert_send(*d, *w, c, ds);
-    if (!rc && w->wr.ud.ah && (qp->qp_type == IB_QPT_UD || qp->qp_type == IB_QPT_GSI)) {
+    // wr.ud and wr.rdma share their storage: the address handle is only
+    // looked at on datagram QPs.
+    const bool datagram = qp->qp_type == IB_QPT_UD || qp->qp_type == IB_QPT_GSI;
+    if (!rc && datagram && w->wr.ud.ah && !d->ahs.count(reinterpret_cast<KAh*>(w->wr.ud.ah))) rc = -EINVAL;
+    if (!rc && datagram && w->wr.ud.ah) {
       c.dgrm.ud.remote_qp = cl_hton32(w->wr.ud.remote_qpn);
       c.dgrm.ud.remote_qkey = cl_hton32(w->wr.ud.remote_qkey);
       c.dgrm.ud.h_av = reinterpret_cast<KAh*>(w->wr.ud.ah)->h;

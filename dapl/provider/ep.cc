@@ -246,7 +246,7 @@ DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK ep_param_mas
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
   charge_call(*n);
   Pz* pz = nullptr;
-  Evd* evds[3];
+  Evd* evds[3] = {nullptr, nullptr, nullptr};
   if (DAT_RETURN rc = modify_checks(*n, *ep, ep_param_mask, ep_param, pz, evds)) return rc;
   DAT_EP_ATTR attr = ep->param.ep_attr;
   if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_ALL) {
@@ -272,7 +272,7 @@ DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK ep_param_mas
   ep->param.ep_attr = attr;
   set_pz(*ep, pz);
   bind_evds(*ep, evds[0], evds[1], evds[2]);
-  return new_qp ? ep_attach_qp(*n, *ep) : DAT_SUCCESS;
+  return new_qp ? ep_attach_qp(*n, *ep) : static_cast<DAT_RETURN>(DAT_SUCCESS);
 }
 
 DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE* ep_state, DAT_BOOLEAN* recv_idle,
