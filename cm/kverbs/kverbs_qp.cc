@@ -412,8 +412,7 @@ ib_mr* ib_get_dma_mr(ib_pd* pd, int mr_access_flags) {
   return &mr->pub;
 }
 
-ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, int mr_access_flags,
-                      u64* iova_start) {
+ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, int mr_access_flags, u64* iova_start) {
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(kpd) || !phys_buf_array || num_phys_buf != 1 || !iova_start ||

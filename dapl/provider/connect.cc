@@ -79,8 +79,7 @@ void on_active_event(kib::ib_cma_event event, void* context, void* private_data)
       ep->cma_id = 0;
       const bool peer = get_header(pd, 0, kind, len) && kind == kPeerReject;
       ep_fire(*ep, peer ? EpEvent::PeerRejected : EpEvent::NonPeerRejected, "rej");
-      return post_event(*ep, peer ? DAT_CONNECTION_EVENT_PEER_REJECTED : DAT_CONNECTION_EVENT_NON_PEER_REJECTED,
-                        false);
+      return post_event(*ep, peer ? DAT_CONNECTION_EVENT_PEER_REJECTED : DAT_CONNECTION_EVENT_NON_PEER_REJECTED, false);
     }
     case kib::IB_CMA_EVENT_UNREACHABLE:
       n->cancel_timer(*ep);
@@ -229,7 +228,6 @@ void cr_release(Node& n, Cr& cr) {
 
 }  // namespace nicsim::dapl
 
-
 using namespace nicsim;
 using namespace nicsim::dapl;
 
@@ -248,8 +246,8 @@ DAT_RETURN connect_checks(Ep& ep, DAT_IA_ADDRESS_PTR remote, DAT_COUNT size, con
   return DAT_SUCCESS;
 }
 
-DAT_RETURN connect_ep(Node& n, Ep& ep, const sockaddr_in& dst, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout,
-                      DAT_COUNT size, const void* data) {
+DAT_RETURN connect_ep(Node& n, Ep& ep, const sockaddr_in& dst, DAT_CONN_QUAL qual, DAT_TIMEOUT timeout, DAT_COUNT size,
+                      const void* data) {
   if (ep.qp_failed)
     if (DAT_RETURN rc = ep_attach_qp(n, ep)) return rc;
   std::uint8_t req[kReqHeader + kMaxReqPrivate] = {};
@@ -321,9 +319,9 @@ DAT_RETURN listen(Node& n, Ia& ia, DAT_CONN_QUAL qual, Evd* evd, std::unique_ptr
 
 extern "C" {
 
-DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_address,
-                          DAT_CONN_QUAL remote_conn_qual, DAT_TIMEOUT timeout, DAT_COUNT private_data_size,
-                          const DAT_PVOID private_data, DAT_QOS quality_of_service, DAT_CONNECT_FLAGS connect_flags) {
+DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_address, DAT_CONN_QUAL remote_conn_qual,
+                          DAT_TIMEOUT timeout, DAT_COUNT private_data_size, const DAT_PVOID private_data,
+                          DAT_QOS quality_of_service, DAT_CONNECT_FLAGS connect_flags) {
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -338,8 +336,7 @@ DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_
 }
 
 DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE ep_dup_handle, DAT_TIMEOUT timeout,
-                              DAT_COUNT private_data_size, const DAT_PVOID private_data,
-                              DAT_QOS quality_of_service) {
+                              DAT_COUNT private_data_size, const DAT_PVOID private_data, DAT_QOS quality_of_service) {
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -347,11 +344,10 @@ DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE ep_dup_hand
   if (!dup) return bad_handle(DAT_INVALID_HANDLE2);
   if (dup->fsm.state() != EpState::Connected) return bad_ep_state(*dup);
   charge_call(*n);
-  if (DAT_RETURN rc = connect_checks(*ep, reinterpret_cast<DAT_IA_ADDRESS_PTR>(&dup->remote_addr),
-                                     private_data_size, private_data, quality_of_service))
+  if (DAT_RETURN rc = connect_checks(*ep, reinterpret_cast<DAT_IA_ADDRESS_PTR>(&dup->remote_addr), private_data_size,
+                                     private_data, quality_of_service))
     return rc;
-  return connect_ep(*n, *ep, dup->remote_addr, dup->param.remote_port_qual, timeout, private_data_size,
-                    private_data);
+  return connect_ep(*n, *ep, dup->remote_addr, dup->param.remote_port_qual, timeout, private_data_size, private_data);
 }
 
 DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS close_flags) {

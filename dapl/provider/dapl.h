@@ -35,12 +35,15 @@ namespace nicsim::dapl {
 
 // ---- the EP state machine: DAT_EP_STATE x what happens to the EP ----------
 // The states are DAT_EP_STATE's, in its order (a state converts by value).
-#define NICSIM_DAPL_EP_STATES(X)                                                                      \
-  X(Unconnected) X(Reserved) X(PassiveConnectionPending) X(ActiveConnectionPending)                   \
-  X(TentativeConnectionPending) X(Connected) X(DisconnectPending) X(Disconnected) X(CompletionPending)
-#define NICSIM_DAPL_EP_EVENTS(X)                                                                                  \
-  X(Connect) X(Reserve) X(Unreserve) X(Request) X(Accept) X(Reject) X(Established) X(PeerRejected)              \
-  X(NonPeerRejected) X(Unreachable) X(Timeout) X(Disconnect) X(Disconnected) X(Broken) X(FlushRecvs) X(Reset)
+#define NICSIM_DAPL_EP_SETUP_STATES(X) \
+  X(Unconnected) X(Reserved) X(PassiveConnectionPending) X(ActiveConnectionPending) X(TentativeConnectionPending)
+#define NICSIM_DAPL_EP_LIVE_STATES(X) X(Connected) X(DisconnectPending) X(Disconnected) X(CompletionPending)
+#define NICSIM_DAPL_EP_STATES(X) NICSIM_DAPL_EP_SETUP_STATES(X) NICSIM_DAPL_EP_LIVE_STATES(X)
+#define NICSIM_DAPL_EP_SETUP_EVENTS(X) X(Connect) X(Reserve) X(Unreserve) X(Request) X(Accept) X(Reject)
+#define NICSIM_DAPL_EP_REPLY_EVENTS(X) X(Established) X(PeerRejected) X(NonPeerRejected) X(Unreachable) X(Timeout)
+#define NICSIM_DAPL_EP_RELEASE_EVENTS(X) X(Disconnect) X(Disconnected) X(Broken) X(FlushRecvs) X(Reset)
+#define NICSIM_DAPL_EP_EVENTS(X) \
+  NICSIM_DAPL_EP_SETUP_EVENTS(X) NICSIM_DAPL_EP_REPLY_EVENTS(X) NICSIM_DAPL_EP_RELEASE_EVENTS(X)
 NICSIM_FSM_ENUM(EpState, NICSIM_DAPL_EP_STATES)
 NICSIM_FSM_ENUM(EpEvent, NICSIM_DAPL_EP_EVENTS)
 struct EpMachine {

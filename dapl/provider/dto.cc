@@ -21,20 +21,32 @@ std::uint64_t wr_id_of(const Ep& ep, std::uint32_t seq) {
 
 DAT_DTO_COMPLETION_STATUS status_of(kib::ib_wc_status s) {
   switch (s) {
-    case kib::IB_WC_SUCCESS: return DAT_DTO_SUCCESS;
-    case kib::IB_WC_WR_FLUSH_ERR: return DAT_DTO_ERR_FLUSHED;
-    case kib::IB_WC_LOC_LEN_ERR: return DAT_DTO_ERR_LOCAL_LENGTH;
-    case kib::IB_WC_LOC_QP_OP_ERR: return DAT_DTO_ERR_LOCAL_EP;
+    case kib::IB_WC_SUCCESS:
+      return DAT_DTO_SUCCESS;
+    case kib::IB_WC_WR_FLUSH_ERR:
+      return DAT_DTO_ERR_FLUSHED;
+    case kib::IB_WC_LOC_LEN_ERR:
+      return DAT_DTO_ERR_LOCAL_LENGTH;
+    case kib::IB_WC_LOC_QP_OP_ERR:
+      return DAT_DTO_ERR_LOCAL_EP;
     case kib::IB_WC_LOC_PROT_ERR:
-    case kib::IB_WC_LOC_ACCESS_ERR: return DAT_DTO_ERR_LOCAL_PROTECTION;
-    case kib::IB_WC_BAD_RESP_ERR: return DAT_DTO_ERR_BAD_RESPONSE;
-    case kib::IB_WC_REM_ACCESS_ERR: return DAT_DTO_ERR_REMOTE_ACCESS;
+    case kib::IB_WC_LOC_ACCESS_ERR:
+      return DAT_DTO_ERR_LOCAL_PROTECTION;
+    case kib::IB_WC_BAD_RESP_ERR:
+      return DAT_DTO_ERR_BAD_RESPONSE;
+    case kib::IB_WC_REM_ACCESS_ERR:
+      return DAT_DTO_ERR_REMOTE_ACCESS;
     case kib::IB_WC_REM_INV_REQ_ERR:
-    case kib::IB_WC_REM_OP_ERR: return DAT_DTO_ERR_REMOTE_RESPONDER;
-    case kib::IB_WC_RETRY_EXC_ERR: return DAT_DTO_ERR_TRANSPORT;
-    case kib::IB_WC_RNR_RETRY_EXC_ERR: return DAT_DTO_ERR_RECEIVER_NOT_READY;
-    case kib::IB_WC_MW_BIND_ERR: return DAT_RMR_OPERATION_FAILED;
-    default: return DAT_DTO_ERR_TRANSPORT;
+    case kib::IB_WC_REM_OP_ERR:
+      return DAT_DTO_ERR_REMOTE_RESPONDER;
+    case kib::IB_WC_RETRY_EXC_ERR:
+      return DAT_DTO_ERR_TRANSPORT;
+    case kib::IB_WC_RNR_RETRY_EXC_ERR:
+      return DAT_DTO_ERR_RECEIVER_NOT_READY;
+    case kib::IB_WC_MW_BIND_ERR:
+      return DAT_RMR_OPERATION_FAILED;
+    default:
+      return DAT_DTO_ERR_TRANSPORT;
   }
 }
 
@@ -156,8 +168,8 @@ extern "C" {
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT_LMR_TRIPLET* local_iov,
                             DAT_DTO_COOKIE user_cookie, DAT_COMPLETION_FLAGS completion_flags) {
   Node* n = Node::current();
-  return post_request(n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr, num_segments, local_iov, user_cookie,
-                      nullptr, completion_flags, kib::IB_WR_SEND);
+  return post_request(n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr, num_segments, local_iov, user_cookie, nullptr,
+                      completion_flags, kib::IB_WR_SEND);
 }
 
 DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT_LMR_TRIPLET* local_iov,

@@ -102,8 +102,8 @@ int to_init(Ep& ep) {
   a.pkey_index = 0;
   a.port_num = static_cast<kib::u8>(ep.ia->port);
   a.qp_access_flags = kib::IB_ACCESS_LOCAL_WRITE | kib::IB_ACCESS_REMOTE_WRITE | kib::IB_ACCESS_REMOTE_READ;
-  return kib::ib_modify_qp(ep.qp, &a, kib::IB_QP_STATE | kib::IB_QP_PKEY_INDEX | kib::IB_QP_PORT |
-                                          kib::IB_QP_ACCESS_FLAGS);
+  return kib::ib_modify_qp(ep.qp, &a,
+                           kib::IB_QP_STATE | kib::IB_QP_PKEY_INDEX | kib::IB_QP_PORT | kib::IB_QP_ACCESS_FLAGS);
 }
 
 }  // namespace
@@ -182,8 +182,7 @@ DAT_RETURN modify_checks(Node& n, Ep& ep, DAT_EP_PARAM_MASK mask, const DAT_EP_P
     return bad_handle(DAT_INVALID_HANDLE_EVD_RECV);
   if ((mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE) && !evd_arg(n, p->request_evd_handle, DAT_EVD_DTO_FLAG, evds[1]))
     return bad_handle(DAT_INVALID_HANDLE_EVD_REQUEST);
-  if ((mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE) &&
-      !evd_arg(n, p->connect_evd_handle, DAT_EVD_CONNECTION_FLAG, evds[2]))
+  if ((mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE) && !evd_arg(n, p->connect_evd_handle, DAT_EVD_CONNECTION_FLAG, evds[2]))
     return bad_handle(DAT_INVALID_HANDLE_EVD_CONN);
   return DAT_SUCCESS;
 }
@@ -204,8 +203,7 @@ DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_E
   if (pz_handle != DAT_HANDLE_NULL && !(pz = n->find_as<Pz>(pz_handle, Kind::Pz)))
     return bad_handle(DAT_INVALID_HANDLE_PZ);
   if (!evd_arg(*n, recv_evd_handle, DAT_EVD_DTO_FLAG, recv)) return bad_handle(DAT_INVALID_HANDLE_EVD_RECV);
-  if (!evd_arg(*n, request_evd_handle, DAT_EVD_DTO_FLAG, request))
-    return bad_handle(DAT_INVALID_HANDLE_EVD_REQUEST);
+  if (!evd_arg(*n, request_evd_handle, DAT_EVD_DTO_FLAG, request)) return bad_handle(DAT_INVALID_HANDLE_EVD_REQUEST);
   if (!evd_arg(*n, connect_evd_handle, DAT_EVD_CONNECTION_FLAG, connect))
     return bad_handle(DAT_INVALID_HANDLE_EVD_CONN);
   const DAT_EP_ATTR attr = ep_attributes ? *ep_attributes : ep_default_attr();
@@ -255,7 +253,8 @@ DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK ep_param_mas
     if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE) attr.max_mtu_size = in.max_mtu_size;
     if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_MAX_RDMA_SIZE) attr.max_rdma_size = in.max_rdma_size;
     if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_QOS) attr.qos = in.qos;
-    if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS) attr.recv_completion_flags = in.recv_completion_flags;
+    if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_RECV_COMPLETION_FLAGS)
+      attr.recv_completion_flags = in.recv_completion_flags;
     if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_REQUEST_COMPLETION_FLAGS)
       attr.request_completion_flags = in.request_completion_flags;
     if (ep_param_mask & DAT_EP_FIELD_EP_ATTR_MAX_RECV_DTOS) attr.max_recv_dtos = in.max_recv_dtos;

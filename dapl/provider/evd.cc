@@ -115,8 +115,9 @@ DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK, DAT_EVD_
   if (!evd_param) return bad_arg(3);
   evd_param->ia_handle = to_handle(evd->ia);
   evd_param->evd_qlen = evd->qlen;
-  evd_param->evd_state = static_cast<DAT_EVD_STATE>((evd->enabled ? DAT_EVD_STATE_ENABLED : DAT_EVD_STATE_DISABLED) |
-                                                    (evd->waitable ? DAT_EVD_STATE_WAITABLE : DAT_EVD_STATE_UNWAITABLE));
+  evd_param->evd_state =
+      static_cast<DAT_EVD_STATE>((evd->enabled ? DAT_EVD_STATE_ENABLED : DAT_EVD_STATE_DISABLED) |
+                                 (evd->waitable ? DAT_EVD_STATE_WAITABLE : DAT_EVD_STATE_UNWAITABLE));
   evd_param->cno_handle = DAT_HANDLE_NULL;
   evd_param->evd_flags = evd->flags;
   return DAT_SUCCESS;

@@ -120,7 +120,7 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE* async_evd_handl
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
-  if ((ia_attr_mask && !ia_attr) ) return bad_arg(4);
+  if ((ia_attr_mask && !ia_attr)) return bad_arg(4);
   if (provider_attr_mask && !provider_attr) return bad_arg(6);
   if (async_evd_handle) *async_evd_handle = to_handle(ia->async_evd);
   if (ia_attr_mask && ia_attr) {

@@ -65,8 +65,8 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_RE
   lmr->mr = mr;
   lmr->pz = pz;
   ++pz->refs;
-  lmr->param = {ia_handle, mem_type, region_description, length, pz_handle, privileges, mr->lkey, mr->rkey,
-                length,    addr};
+  lmr->param = {ia_handle,  mem_type, region_description, length, pz_handle,
+                privileges, mr->lkey, mr->rkey,           length, addr};
   Lmr* raw = n->add(std::move(lmr));
   n->lmrs_by_context[mr->lkey] = raw;
   ++n->counters_mut().lmrs;
@@ -143,7 +143,7 @@ DAT_RETURN dat_strerror(DAT_RETURN value, const char** major_message, const char
                                        "DAT_INTERRUPTED_CALL",
                                        "DAT_CONN_QUAL_UNAVAILABLE"};
   const DAT_UINT32 type = DAT_GET_TYPE(value) >> 16;
-  const char* major = type < sizeof kTypes / sizeof *kTypes ? kTypes[type]
+  const char* major = type < sizeof kTypes / sizeof *kTypes        ? kTypes[type]
                       : DAT_GET_TYPE(value) == DAT_NOT_IMPLEMENTED ? "DAT_NOT_IMPLEMENTED"
                                                                    : nullptr;
   if (!major) return bad_arg(1);

@@ -28,8 +28,7 @@ struct NodeSoftware : host::HostSoftware {
   Node node;
 };
 
-Node::Node(host::Host& h)
-    : host_(h), node_tag_(h.node_id() + 1), timer_wq_(std::make_unique<host::WaitQueue>(h)) {}
+Node::Node(host::Host& h) : host_(h), node_tag_(h.node_id() + 1), timer_wq_(std::make_unique<host::WaitQueue>(h)) {}
 Node::~Node() = default;
 
 Node* Node::current() {
@@ -65,8 +64,8 @@ std::vector<Object*> Node::objects_of(const Ia* ia) const {
 }
 
 Ep* Node::ep_of_serial(std::uint32_t serial) const {
-  const std::uint64_t h = (static_cast<std::uint64_t>(node_tag_) << 40) |
-                          (static_cast<std::uint64_t>(Kind::Ep) << 32) | serial;
+  const std::uint64_t h =
+      (static_cast<std::uint64_t>(node_tag_) << 40) | (static_cast<std::uint64_t>(Kind::Ep) << 32) | serial;
   auto it = objects_.find(h);
   return it == objects_.end() ? nullptr : static_cast<Ep*>(it->second.get());
 }
@@ -143,9 +142,9 @@ Ep::Ep(Ia* owner, std::uint32_t device, const std::string& name)
 
 DAT_RETURN bad_ep_state(const Ep& ep) {
   static constexpr DAT_RETURN_SUBTYPE kSub[] = {
-      DAT_INVALID_STATE_EP_UNCONNECTED,   DAT_INVALID_STATE_EP_RESERVED,       DAT_INVALID_STATE_EP_PASSCONNPENDING,
+      DAT_INVALID_STATE_EP_UNCONNECTED,    DAT_INVALID_STATE_EP_RESERVED,        DAT_INVALID_STATE_EP_PASSCONNPENDING,
       DAT_INVALID_STATE_EP_ACTCONNPENDING, DAT_INVALID_STATE_EP_TENTCONNPENDING, DAT_INVALID_STATE_EP_CONNECTED,
-      DAT_INVALID_STATE_EP_DISCPENDING,    DAT_INVALID_STATE_EP_DISCONNECTED,  DAT_INVALID_STATE_EP_COMPLPENDING};
+      DAT_INVALID_STATE_EP_DISCPENDING,    DAT_INVALID_STATE_EP_DISCONNECTED,    DAT_INVALID_STATE_EP_COMPLPENDING};
   return err(DAT_INVALID_STATE, kSub[static_cast<int>(ep.fsm.state())]);
 }
 
@@ -160,7 +159,7 @@ DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE* handle_type) 
   Object* o = n ? n->find(handle) : nullptr;
   if (!o) return bad_handle(DAT_INVALID_HANDLE1);
   if (!handle_type) return bad_arg(2);
-  static constexpr DAT_HANDLE_TYPE kType[] = {DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_IA, DAT_HANDLE_TYPE_PZ,
+  static constexpr DAT_HANDLE_TYPE kType[] = {DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_PZ,
                                               DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_EP,
                                               DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_CR};
   *handle_type = kType[static_cast<int>(o->kind)];

@@ -16,15 +16,15 @@
 typedef unsigned int DAT_UINT32;
 typedef unsigned long long DAT_UINT64;
 typedef int DAT_COUNT;
-typedef void *DAT_PVOID;
-typedef char *DAT_NAME_PTR;
+typedef void* DAT_PVOID;
+typedef char* DAT_NAME_PTR;
 typedef DAT_UINT64 DAT_VADDR; /* a virtual address of the consumer */
 typedef DAT_UINT64 DAT_VLEN;  /* a length in bytes */
 
 /* The IA address: an IPv4 (or IPv6) socket address. */
 typedef struct sockaddr DAT_SOCK_ADDR;
 typedef struct sockaddr DAT_SOCK_ADDR6; /* nicsim: IPv4 only, so the same */
-typedef DAT_SOCK_ADDR *DAT_IA_ADDRESS_PTR;
+typedef DAT_SOCK_ADDR* DAT_IA_ADDRESS_PTR;
 
 typedef DAT_UINT64 DAT_CONN_QUAL; /* becomes the IB service id */
 typedef DAT_UINT64 DAT_PORT_QUAL;
