@@ -66,14 +66,23 @@ inline constexpr std::uint8_t kMagic = 0xDA, kVersion = 0x11, kPeerReject = 0x5E
 enum class Kind : std::uint8_t { Ia = 1, Pz, Lmr, Evd, Ep, Psp, Rsp, Cr };
 
 struct Ia;
+class Node;
 struct Object {
   Object(Kind k, Ia* owner) : kind(k), ia(owner) {}
   virtual ~Object() = default;
+  // Releases what a pinned object kept after it was freed (its last pin went).
+  virtual void reap(Node&) {}
   Kind kind;
   std::uint64_t handle = 0;
   Ia* ia;
   DAT_CONTEXT context{};
   int refs = 0;  // bound handles using this one (EPs on a PZ or EVD, LMRs on a PZ)
+  // Calls under way on this object (a thread blocked in dat_evd_wait, or in
+  // a verbs call that takes simulated time). A freed object that is pinned
+  // leaves the handle table at once but lives until its last call returns,
+  // which then sees `dead` and returns the error its call names.
+  int pins = 0;
+  bool dead = false;
 };
 
 struct Pz : Object {
@@ -91,6 +100,7 @@ struct Lmr : Object {
 struct Evd : Object {
   Evd(Ia* owner, host::Host& h);
   ~Evd() override;
+  void reap(Node& n) override;  // destroys the CQ a waiter kept
   DAT_EVD_FLAGS flags{};
   int qlen = 0;
   std::deque<DAT_EVENT> queue;
@@ -186,7 +196,10 @@ class Node {
     Object* o = find(h);
     return o && o->kind == k ? static_cast<T*>(o) : nullptr;
   }
+  // Takes the object out of the handle table; destroys it now, or when its
+  // last pin goes (Pin).
   void remove(Object* o);
+  void unpin(Object* o);
   const Counters& counters() const { return counters_; }
   Counters& counters_mut() { return counters_; }
   std::vector<Object*> objects_of(const Ia* ia) const;
@@ -208,8 +221,9 @@ class Node {
   std::uint32_t node_tag_;
   std::uint64_t next_serial_ = 1, next_attempt_ = 1;
   std::map<std::uint64_t, std::unique_ptr<Object>> objects_;
-  std::map<std::uint64_t, std::uint64_t> attempts_;  // token -> EP handle
-  std::multimap<Tick, std::uint64_t> timers_;        // deadline -> EP handle
+  std::map<Object*, std::unique_ptr<Object>> zombies_;  // removed while pinned
+  std::map<std::uint64_t, std::uint64_t> attempts_;     // token -> EP handle
+  std::multimap<Tick, std::uint64_t> timers_;           // deadline -> EP handle
   std::unique_ptr<host::WaitQueue> timer_wq_;
   bool timer_started_ = false;
   Counters counters_;
@@ -223,6 +237,20 @@ T* Node::add(std::unique_ptr<T> obj) {
   objects_.emplace(raw->handle, std::move(obj));
   return raw;
 }
+
+// Keeps an object alive for the scope of a call that may block or take
+// simulated time (another thread may free it meanwhile).
+class Pin {
+ public:
+  Pin(Node& n, Object& o) : n_(n), o_(o) { ++o_.pins; }
+  ~Pin() { n_.unpin(&o_); }
+  Pin(const Pin&) = delete;
+  Pin& operator=(const Pin&) = delete;
+
+ private:
+  Node& n_;
+  Object& o_;
+};
 
 inline DAT_HANDLE to_handle(const Object* o) {
   return o ? reinterpret_cast<DAT_HANDLE>(static_cast<std::uintptr_t>(o->handle)) : DAT_HANDLE_NULL;

@@ -103,7 +103,9 @@ DAT_RETURN post_request(Ep* ep, DAT_COUNT num, DAT_LMR_TRIPLET* iov, DAT_DTO_COO
                         const DAT_RMR_TRIPLET* remote, DAT_COMPLETION_FLAGS flags, kib::ib_wr_opcode op) {
   Node* n = Node::current();
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed meanwhile
   if (ep->fsm.state() != EpState::Connected || ep->graceful_pending) return bad_ep_state(*ep);
   std::vector<kib::ib_sge> sges;
   DAT_VLEN total = 0;
@@ -193,7 +195,9 @@ DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);                     // freed meanwhile
   if (!ep->qp) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EP_NOTREADY);  // UNATTACHED: no PZ yet
   if (ep->fsm.state() == EpState::Disconnected || ep->fsm.state() == EpState::DisconnectPending)
     return bad_ep_state(*ep);

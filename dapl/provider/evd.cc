@@ -55,8 +55,10 @@ void evd_post_connection(Ep& ep, DAT_EVENT_NUMBER number) {
 }
 
 DAT_RETURN evd_free_all(Node& n, Evd& evd) {
-  if (evd.cq) {
+  // A waiter may be inside a CQ call: the CQ goes when it leaves (reap).
+  if (evd.cq && evd.pins == 0) {
     if (kib::ib_destroy_cq(evd.cq)) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
+    evd.cq = nullptr;
     --n.counters_mut().cqs;
   }
   evd.wq->notify_all();
@@ -64,6 +66,39 @@ DAT_RETURN evd_free_all(Node& n, Evd& evd) {
   n.remove(&evd);
   return DAT_SUCCESS;
 }
+
+void Evd::reap(Node& n) {
+  if (!cq) return;
+  kib::ib_destroy_cq(cq);
+  cq = nullptr;
+  --n.counters_mut().cqs;
+}
+
+namespace {
+
+// dat_evd_wait's loop: until `threshold` events are queued, the deadline
+// passes, the EVD is freed (DAT_ABORT: its IA was closed or the EVD
+// destroyed) or set unwaitable (DAT_INVALID_STATE).
+DAT_RETURN wait_events(Node& n, Evd& evd, Tick deadline, DAT_COUNT threshold) {
+  for (;;) {
+    if (evd.dead) return err(DAT_ABORT);
+    if (!evd.waitable) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
+    if (evd.cq) evd_drain_cq(n, evd);
+    if (evd.dead) return err(DAT_ABORT);
+    if (static_cast<DAT_COUNT>(evd.queue.size()) >= threshold) return DAT_SUCCESS;
+    if (evd.cq) {
+      kib::ib_req_notify_cq(evd.cq, kib::IB_CQ_NEXT_COMP);
+      if (evd.dead) return err(DAT_ABORT);
+      evd_drain_cq(n, evd);  // what came before the arming
+      if (evd.dead) return err(DAT_ABORT);
+      if (static_cast<DAT_COUNT>(evd.queue.size()) >= threshold) return DAT_SUCCESS;
+    }
+    if (now() >= deadline) return err(DAT_TIMEOUT_EXPIRED);
+    evd.wq->wait_until(deadline);
+  }
+}
+
+}  // namespace
 
 }  // namespace nicsim::dapl
 
@@ -152,8 +187,10 @@ DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT* event) {
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
   if (!event) return bad_arg(2);
+  Pin pin(*n, *evd);
   charge_call(*n);
-  if (evd->queue.empty() && evd->cq) evd_drain_cq(*n, *evd);
+  if (evd->queue.empty() && evd->cq && !evd->dead) evd_drain_cq(*n, *evd);
+  if (evd->dead) return err(DAT_ABORT);
   if (evd->queue.empty()) return err(DAT_QUEUE_EMPTY);
   *event = evd->queue.front();
   evd->queue.pop_front();
@@ -171,29 +208,14 @@ DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUN
   if (!evd->waitable) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE);
   if (evd->waiting) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_WAITER);
   if (n->host().in_interrupt()) return err(DAT_INVALID_STATE);
-  charge_call(*n);
-  const DAT_UINT64 handle = evd->handle;
-  const Tick deadline = timeout == DAT_TIMEOUT_INFINITE ? kTickMax : now() + static_cast<Tick>(timeout) * kUs;
+  Pin pin(*n, *evd);
   evd->waiting = true;
-  for (;;) {
-    if (evd->cq) evd_drain_cq(*n, *evd);
-    if (static_cast<DAT_COUNT>(evd->queue.size()) >= threshold) break;
-    if (evd->cq) {
-      kib::ib_req_notify_cq(evd->cq, kib::IB_CQ_NEXT_COMP);
-      evd_drain_cq(*n, *evd);  // what came before the arming
-      if (static_cast<DAT_COUNT>(evd->queue.size()) >= threshold) break;
-    }
-    if (now() >= deadline || !evd->wq->wait_until(deadline)) {
-      if (!n->find(reinterpret_cast<DAT_HANDLE>(static_cast<std::uintptr_t>(handle)))) return err(DAT_ABORT);
-      if (now() >= deadline) {
-        evd->waiting = false;
-        *nmore = static_cast<DAT_COUNT>(evd->queue.size());
-        return err(DAT_TIMEOUT_EXPIRED);
-      }
-    }
-    if (!n->find(reinterpret_cast<DAT_HANDLE>(static_cast<std::uintptr_t>(handle)))) return err(DAT_ABORT);
-  }
+  charge_call(*n);
+  const Tick deadline = timeout == DAT_TIMEOUT_INFINITE ? kTickMax : now() + static_cast<Tick>(timeout) * kUs;
+  const DAT_RETURN rc = wait_events(*n, *evd, deadline, threshold);
   evd->waiting = false;
+  *nmore = static_cast<DAT_COUNT>(evd->queue.size());
+  if (rc != DAT_SUCCESS) return rc;
   *event = evd->queue.front();
   evd->queue.pop_front();
   *nmore = static_cast<DAT_COUNT>(evd->queue.size());

@@ -10,6 +10,9 @@
 namespace nicsim::dapl {
 namespace {
 
+// IAs open at once on a node (each is an open of the provider's device).
+constexpr std::uint32_t kMaxIas = 8;
+
 // The port an IA name stands for (0: no such name).
 int port_of_name(const char* name) {
   if (!name) return 0;
@@ -74,6 +77,7 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR ia_name, DAT_COUNT async_evd_min_qlen
   if (!async_evd_handle) return bad_arg(3);
   if (*async_evd_handle != DAT_HANDLE_NULL) return bad_handle(DAT_INVALID_HANDLE_EVD_ASYNC);
   if (!ia_handle) return bad_arg(4);
+  if (n->counters().ias >= kMaxIas) return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_DEVICE);
   const std::uint32_t ip = n->host().ipv4(static_cast<std::uint32_t>(port));
   if (!ip) return err(DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
   const sockaddr_in self = ipv4_addr(n->host().ipv4(1));

@@ -53,7 +53,23 @@ Object* Node::find(DAT_HANDLE h) const {
 void Node::remove(Object* o) {
   for (auto it = attempts_.begin(); it != attempts_.end();)
     it = it->second == o->handle ? attempts_.erase(it) : std::next(it);
-  objects_.erase(o->handle);
+  auto it = objects_.find(o->handle);
+  if (it == objects_.end()) return;
+  std::unique_ptr<Object> owned = std::move(it->second);
+  objects_.erase(it);
+  if (owned->pins > 0) {
+    owned->dead = true;
+    zombies_.emplace(owned.get(), std::move(owned));
+  }
+}
+
+void Node::unpin(Object* o) {
+  if (--o->pins > 0 || !o->dead) return;
+  auto it = zombies_.find(o);
+  if (it == zombies_.end()) return;
+  std::unique_ptr<Object> owned = std::move(it->second);
+  zombies_.erase(it);
+  owned->reap(*this);
 }
 
 std::vector<Object*> Node::objects_of(const Ia* ia) const {

@@ -108,5 +108,67 @@ TEST(DaplErrors, BadCallsReturnTheSubtypedErrorAndLeakNothing) {
       o);
 }
 
+// Threads blocked in dat_evd_wait while their EVD goes: one on a DTO EVD
+// (its CQ armed) and one on a connection EVD when the IA is closed
+// abruptly, one on an EVD set unwaitable. Each returns the error the
+// specification names, and the EVDs are gone (LSan and the counters).
+struct Waiter {
+  DAT_EVD_HANDLE evd;
+  DAT_RETURN rc;
+};
+
+void wait_forever(void* arg) {
+  auto* w = static_cast<Waiter*>(arg);
+  DAT_EVENT ev{};
+  DAT_COUNT more = 0;
+  w->rc = dat_evd_wait(w->evd, DAT_TIMEOUT_INFINITE, 1, &ev, &more);
+}
+
+int waiters_at_close(int, char**) {
+  char ib0[] = "ib0";
+  DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
+  DAT_EVD_HANDLE async = DAT_HANDLE_NULL, unwaitable = DAT_HANDLE_NULL;
+  Waiter w[3] = {};
+  if (dat_ia_open(ib0, 8, &async, &ia) != DAT_SUCCESS) return 1;
+  dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &w[0].evd);
+  dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &w[1].evd);
+  dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &unwaitable);
+  w[2].evd = unwaitable;
+  nicsim_thread_t t[3];
+  for (int i = 0; i < 3; ++i) t[i] = nicsim_thread_spawn(wait_forever, &w[i], "dapl_waiter");
+  nicsim_sleep_ns(20000);
+  expect_rc(dat_evd_free(w[0].evd), DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE, "free an EVD with a waiter");
+  dat_evd_set_unwaitable(unwaitable);
+  nicsim_thread_join(t[2]);
+  expect_rc(w[2].rc, DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_UNWAITABLE, "a waiter on an EVD set unwaitable");
+  if (dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG) != DAT_SUCCESS) return 1;
+  for (int i = 0; i < 2; ++i) {
+    nicsim_thread_join(t[i]);
+    expect_rc(w[i].rc, DAT_ABORT, 0, "a waiter when its IA closed abruptly");
+  }
+  DAT_EVENT ev{};
+  DAT_COUNT more = 0;
+  expect_rc(dat_evd_wait(w[0].evd, 0, 1, &ev, &more), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1, "wait on a freed EVD");
+  return failures ? 1 : 0;
+}
+
+const int registered_close = nicsim_register_program("dapl_waiters_at_close", waiters_at_close, "waiters at IA close");
+
+TEST(DaplErrors, AbruptCloseWakesItsWaitersWithAbort) {
+  testing::RunOptions o;
+  o.inspect = [](World& w) {
+    Node* n = Node::of(w.node(1).host());
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->counters().total(), 0u);
+  };
+  const auto r = testing::run_text(
+      "seed: 1\ntopology { star { hosts: 2 } nic: \"hca\" }\n"
+      "workload { program: \"ib_sa\" nodes: \"h0\" }\n"
+      "workload { program: \"dapl_waiters_at_close\" nodes: \"h1\" }\n",
+      o);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(failures, 0);
+}
+
 }  // namespace
 }  // namespace nicsim::dapl
