@@ -125,6 +125,7 @@ void counts_impl(kv::ib_device* dev, Counts& c) {
   c.mrs = static_cast<std::uint32_t>(d->mrs.size());
   c.ahs = static_cast<std::uint32_t>(d->ahs.size());
   c.dma_regs = d->dma_regs;
+  c.mws = static_cast<std::uint32_t>(d->mws.size());
 }
 
 KMr* dma_mr_of(KDevice& d, std::uint32_t lkey) {

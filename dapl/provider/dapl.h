@@ -24,11 +24,13 @@ class WaitQueue;
 }  // namespace nicsim::host
 
 namespace kib {
+struct ib_mw_bind;
 struct ib_device;
 struct ib_pd;
 struct ib_cq;
 struct ib_qp;
 struct ib_mr;
+struct ib_mw;
 }  // namespace kib
 
 namespace nicsim::dapl {
@@ -63,7 +65,7 @@ inline constexpr int kMaxReqPrivate = 92 - kReqHeader;  // IB_CMA_REQ_PRIVATE_DA
 inline constexpr int kMaxRepPrivate = 196 - kRepHeader;
 inline constexpr std::uint8_t kMagic = 0xDA, kVersion = 0x11, kPeerReject = 0x5E;
 
-enum class Kind : std::uint8_t { Ia = 1, Pz, Lmr, Evd, Ep, Psp, Rsp, Cr };
+enum class Kind : std::uint8_t { Ia = 1, Pz, Lmr, Evd, Ep, Psp, Rsp, Cr, Rmr };
 
 struct Ia;
 class Node;
@@ -97,6 +99,15 @@ struct Lmr : Object {
   DAT_LMR_PARAM param{};
 };
 
+// A memory window: bound to part of an LMR by a work request on an EP.
+struct Rmr : Object {
+  using Object::Object;
+  kib::ib_mw* mw = nullptr;
+  struct Pz* pz = nullptr;
+  Lmr* lmr = nullptr;  // bound to (a reference on it), or none
+  DAT_RMR_PARAM param{};
+};
+
 struct Evd : Object {
   Evd(Ia* owner, host::Host& h);
   ~Evd() override;
@@ -115,6 +126,7 @@ struct Cookie {
   DAT_DTO_COOKIE user{};
   DAT_VLEN length = 0;
   bool signalled = true;
+  std::uint64_t rmr = 0;  // a bind: the RMR's handle (its event is an RMR bind completion)
 };
 
 struct Cr;
@@ -172,9 +184,9 @@ struct Ia : Object {
 
 // Live objects by kind, for the limit test and the leak checks.
 struct Counters {
-  std::uint32_t ias = 0, pzs = 0, lmrs = 0, evds = 0, eps = 0, psps = 0, rsps = 0, crs = 0, qps = 0, cqs = 0;
+  std::uint32_t ias = 0, pzs = 0, lmrs = 0, rmrs = 0, evds = 0, eps = 0, psps = 0, rsps = 0, crs = 0, qps = 0, cqs = 0;
   std::uint32_t timers = 0;
-  std::uint32_t total() const { return ias + pzs + lmrs + evds + eps + psps + rsps + crs + qps + cqs + timers; }
+  std::uint32_t total() const { return ias + pzs + lmrs + rmrs + evds + eps + psps + rsps + crs + qps + cqs + timers; }
 };
 
 // The provider on one node (its objects, the timer thread).
@@ -276,6 +288,11 @@ void evd_post_connection(Ep& ep, DAT_EVENT_NUMBER number);
 DAT_RETURN evd_free_all(Node& n, Evd& evd);
 // DTO completions (dto.cc): the CQ's entries into the EVD's queue.
 void evd_drain_cq(Node& n, Evd& evd);
+// Posts a bind (or, with length 0, an unbind) of `mw` on the EP's QP as
+// one of its requests; its completion is an RMR bind completion event.
+DAT_RETURN ep_post_bind(Node& n, Ep& ep, Rmr& rmr, kib::ib_mw_bind& bind, DAT_RMR_COOKIE cookie, bool signalled);
+// Frees an RMR (its window, its references); the IA's abrupt close too.
+DAT_RETURN rmr_free_all(Node& n, Rmr& rmr);
 // Posts a FLUSHED event for every DTO still on the EP (its QP went away).
 void ep_flush_cookies(Ep& ep);
 // EPs (ep.cc).

@@ -3,6 +3,7 @@
 // number, with the receive bit); completions become DAT_DTO_COMPLETION
 // events carrying the consumer's cookie. Unsignalled requests complete
 // silently when a later request of the same EP completes (RC order).
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -52,6 +53,14 @@ DAT_DTO_COMPLETION_STATUS status_of(kib::ib_wc_status s) {
 
 void post_dto_event(Evd& evd, Ep& ep, const Cookie& c, DAT_DTO_COMPLETION_STATUS st, DAT_VLEN len) {
   DAT_EVENT ev{};
+  if (c.rmr) {
+    ev.event_number = DAT_RMR_BIND_COMPLETION_EVENT;
+    ev.event_data.rmr_completion_event_data.rmr_handle =
+        reinterpret_cast<DAT_RMR_HANDLE>(static_cast<std::uintptr_t>(c.rmr));
+    ev.event_data.rmr_completion_event_data.user_cookie = c.user;
+    ev.event_data.rmr_completion_event_data.status = st;
+    return evd_post(evd, ev);
+  }
   ev.event_number = DAT_DTO_COMPLETION_EVENT;
   ev.event_data.dto_completion_event_data.ep_handle = to_handle(&ep);
   ev.event_data.dto_completion_event_data.user_cookie = c.user;
@@ -149,6 +158,24 @@ void evd_drain_cq(Node& n, Evd& evd) {
     if (got <= 0) break;
     for (int i = 0; i < got; ++i) complete(n, evd, wc[i]);
   }
+}
+
+DAT_RETURN ep_post_bind(Node& n, Ep& ep, Rmr& rmr, kib::ib_mw_bind& bind, DAT_RMR_COOKIE cookie, bool signalled) {
+  if (static_cast<int>(ep.requests.size()) >= ep.param.ep_attr.max_request_dtos)
+    return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP);
+  Cookie c;
+  c.seq = ep.next_seq++ & ~kRecvBit;
+  c.user = cookie;
+  c.signalled = signalled;
+  c.rmr = rmr.handle;
+  bind.wr_id = wr_id_of(ep, c.seq);
+  bind.send_flags = signalled ? kib::IB_SEND_SIGNALED : 0;
+  const int rc = kib::ib_bind_mw(ep.qp, rmr.mw, &bind);
+  (void)n;
+  if (rc == -EACCES) return err(DAT_PRIVILEGES_VIOLATION);
+  if (rc) return err(DAT_PROTECTION_VIOLATION);
+  ep.requests.push_back(c);
+  return DAT_SUCCESS;
 }
 
 void ep_flush_cookies(Ep& ep) {

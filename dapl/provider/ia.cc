@@ -40,7 +40,7 @@ kib::ib_device* open_device(const sockaddr_in& self) {
 
 // Everything an IA still owns, freed in dependency order (an abrupt close).
 void free_everything(Node& n, Ia& ia) {
-  const Kind order[] = {Kind::Cr, Kind::Psp, Kind::Rsp, Kind::Ep, Kind::Lmr, Kind::Evd, Kind::Pz};
+  const Kind order[] = {Kind::Cr, Kind::Psp, Kind::Rsp, Kind::Ep, Kind::Rmr, Kind::Lmr, Kind::Evd, Kind::Pz};
   for (Kind k : order)
     for (Object* o : n.objects_of(&ia)) {
       if (o->kind != k || (k == Kind::Evd && o == ia.async_evd)) continue;
@@ -51,6 +51,7 @@ void free_everything(Node& n, Ia& ia) {
         sp_release(n, *sp);
       }
       if (k == Kind::Ep) ep_free_all(n, *static_cast<Ep*>(o));
+      if (k == Kind::Rmr) rmr_free_all(n, *static_cast<Rmr*>(o));
       if (k == Kind::Lmr) dat_lmr_free(to_handle(o));
       if (k == Kind::Evd) evd_free_all(n, *static_cast<Evd*>(o));
       if (k == Kind::Pz) dat_pz_free(to_handle(o));
@@ -144,7 +145,7 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE* async_evd_handl
     ia_attr->max_lmr_virtual_address = ~0ull;
     ia_attr->max_pzs = 1024;
     ia_attr->max_mtu_size = ia_attr->max_rdma_size = 0x80000000u;
-    ia_attr->max_rmrs = 0;  // no memory windows: dat_rmr_bind is not implemented
+    ia_attr->max_rmrs = 4096;
     ia_attr->max_rmr_target_address = ~0ull;
   }
   if (provider_attr_mask && provider_attr) {

@@ -1,6 +1,6 @@
 // Local memory regions (kernel verbs ib_reg_phys_mr: an lkey for local
-// IOVs and an rkey a peer's RDMA can use), remote memory regions (not
-// provided: the kernel verbs here have no memory windows), dat_strerror.
+// IOVs and an rkey a peer's RDMA can use; RMRs may be bound to any part of
+// one), dat_strerror.
 #include <cstring>
 
 #include "dapl/provider/dapl.h"
@@ -13,7 +13,7 @@ using namespace nicsim::dapl;
 namespace {
 
 int access_of(DAT_MEM_PRIV_FLAGS p) {
-  int a = 0;
+  int a = kib::IB_ACCESS_MW_BIND;
   if (p & (DAT_MEM_PRIV_LOCAL_WRITE_FLAG | DAT_MEM_PRIV_REMOTE_WRITE_FLAG)) a |= kib::IB_ACCESS_LOCAL_WRITE;
   if (p & DAT_MEM_PRIV_REMOTE_WRITE_FLAG) a |= kib::IB_ACCESS_REMOTE_WRITE;
   if (p & DAT_MEM_PRIV_REMOTE_READ_FLAG) a |= kib::IB_ACCESS_REMOTE_READ;
@@ -92,33 +92,13 @@ DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle) {
   Lmr* lmr = n ? n->find_as<Lmr>(lmr_handle, Kind::Lmr) : nullptr;
   if (!lmr) return bad_handle(DAT_INVALID_HANDLE_LMR);
   charge_call(*n);
-  if (kib::ib_dereg_mr(lmr->mr)) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_LMR_IN_USE);
+  if (lmr->refs > 0 || kib::ib_dereg_mr(lmr->mr)) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_LMR_IN_USE);
   n->lmrs_by_context.erase(lmr->param.lmr_context);
   --lmr->pz->refs;
   --n->counters_mut().lmrs;
   n->remove(lmr);
   return DAT_SUCCESS;
 }
-
-// Remote memory regions need memory windows, which the 2.6.13 kernel
-// verbs this provider stands on do not have: every call says so.
-DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_HANDLE* rmr_handle) {
-  Node* n = Node::current();
-  if (!n || !n->find_as<Pz>(pz_handle, Kind::Pz)) return bad_handle(DAT_INVALID_HANDLE_PZ);
-  if (!rmr_handle) return bad_arg(2);
-  return err(DAT_NOT_IMPLEMENTED);
-}
-
-DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE, DAT_RMR_PARAM_MASK, DAT_RMR_PARAM*) {
-  return bad_handle(DAT_INVALID_HANDLE_RMR);  // no RMR is ever made
-}
-
-DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE, const DAT_LMR_TRIPLET*, DAT_MEM_PRIV_FLAGS, DAT_EP_HANDLE, DAT_RMR_COOKIE,
-                        DAT_COMPLETION_FLAGS, DAT_RMR_CONTEXT*) {
-  return bad_handle(DAT_INVALID_HANDLE_RMR);
-}
-
-DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE) { return bad_handle(DAT_INVALID_HANDLE_RMR); }
 
 DAT_RETURN dat_strerror(DAT_RETURN value, const char** major_message, const char** minor_message) {
   static const char* const kTypes[] = {"DAT_SUCCESS",

@@ -17,7 +17,9 @@ RunOptions leak_check() {
   RunOptions o;
   o.inspect = [](World& w) {
     for (std::uint32_t i = 0; i < w.num_nodes(); ++i)
-      if (Node* n = Node::of(w.node(i).host())) EXPECT_EQ(n->counters().total(), 0u) << w.node(i).name();
+      if (Node* n = Node::of(w.node(i).host())) {
+        EXPECT_EQ(n->counters().total(), 0u) << w.node(i).name();
+      }
   };
   return o;
 }

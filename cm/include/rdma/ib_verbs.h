@@ -438,6 +438,22 @@ struct ib_mr {
 	atomic_t usecnt; /* count number of MWs */
 };
 
+struct ib_mw {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	struct ib_uobject *uobject;
+	u32 rkey;
+};
+
+struct ib_mw_bind {
+	struct ib_mr *mr;
+	u64 wr_id;
+	u64 addr;
+	u32 length;
+	int send_flags;
+	int mw_access_flags;
+};
+
 struct ib_qp {
 	struct ib_device *device;
 	struct ib_pd *pd;
@@ -497,6 +513,20 @@ struct ib_phys_buf {
 struct ib_mr *ib_reg_phys_mr(struct ib_pd *pd, struct ib_phys_buf *phys_buf_array, int num_phys_buf,
 			     int mr_access_flags, u64 *iova_start);
 int ib_dereg_mr(struct ib_mr *mr);
+
+/* Memory windows. NULL when the provider has no room or pd is not live. */
+struct ib_mw *ib_alloc_mw(struct ib_pd *pd);
+/* Posts a bind of mw to [addr, addr+length) of mr (a region registered
+ * with IB_ACCESS_MW_BIND; length 0 unbinds) on qp's send queue, an RC or UC
+ * QP of mw's PD. On success mw->rkey is the window's new rkey, valid once
+ * the bind completes (IB_WC_BIND_MW on the send CQ, with mw_bind->wr_id,
+ * when IB_SEND_SIGNALED or the QP signals all); the old rkey is refused
+ * from then on. 0 or a negative errno value (-EINVAL: bad handles, a range
+ * outside mr, another PD; -EACCES: access mr does not allow). nicsim: a
+ * function (2.6.13 has it inline, calling the device's bind_mw). */
+int ib_bind_mw(struct ib_qp *qp, struct ib_mw *mw, struct ib_mw_bind *mw_bind);
+/* 0 or -EINVAL; a bound window goes too (its rkey is refused). */
+int ib_dealloc_mw(struct ib_mw *mw);
 
 /* 0, or a negative errno value with *bad_send_wr naming the first request
  * not posted. */
