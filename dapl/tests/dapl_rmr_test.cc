@@ -3,7 +3,8 @@
 // writes through it (every byte checked on both sides); the server then
 // binds the window elsewhere, and the client's RDMA write with the stale
 // rmr_context is refused by the server's HCA (a remote access error,
-// nothing written). The bad calls around RMRs return their DAT errors.
+// nothing written). The bad calls around RMRs, and those of a connected
+// and a disconnected EP, return their DAT errors.
 #include <dat/udat.h>
 
 #include <cstring>
@@ -23,7 +24,9 @@ unsigned char server_byte(int j) { return static_cast<unsigned char>(0xa5 ^ j); 
 unsigned char client_byte(int j, int round) { return static_cast<unsigned char>(3 * j + 17 * round); }
 
 bool is(DAT_RETURN got, DAT_RETURN_TYPE type, int sub) {
-  return got == (DAT_CLASS_ERROR | static_cast<DAT_UINT32>(type) | static_cast<DAT_UINT32>(sub));
+  const DAT_RETURN want = DAT_CLASS_ERROR | static_cast<DAT_UINT32>(type) | static_cast<DAT_UINT32>(sub);
+  if (got != want) ADD_FAILURE() << std::hex << "0x" << got << " instead of 0x" << want;
+  return got == want;
 }
 
 // A request completion on the EP's DTO EVD: its event, status and cookie.
@@ -95,11 +98,48 @@ int serve(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, dt_ep& e, DAT_EVD_HANDLE cr_evd) {
   return 0;
 }
 
+// Calls a CONNECTED EP refuses: too many or a negative number of IOVs,
+// a message over the EP's max_mtu_size (100), an RDMA longer than its
+// remote segment, no remote segment, and the calls its state forbids.
+int connected_bad_calls(dt_ep& e, const DAT_RMR_TRIPLET& r) {
+  DAT_LMR_TRIPLET iovs[5];
+  for (auto& t : iovs) t = dt_iov(&e, dt_send_area(&e), 8);
+  DAT_LMR_TRIPLET big = dt_iov(&e, dt_send_area(&e), 101), l = dt_iov(&e, dt_rdma_area(&e), kLen);
+  DAT_RMR_TRIPLET shorter = r;
+  shorter.segment_length = kLen / 2;
+  const DAT_DTO_COOKIE c{};
+  const auto f = DAT_COMPLETION_DEFAULT_FLAG;
+  const int connected = DAT_INVALID_STATE_EP_CONNECTED;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  DAT_EP_PARAM p{};
+  const bool ok = is(dat_ep_post_send(e.ep, 5, iovs, c, f), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2) &&
+                  is(dat_ep_post_send(e.ep, -1, iovs, c, f), DAT_INVALID_PARAMETER, DAT_INVALID_ARG2) &&
+                  is(dat_ep_post_send(e.ep, 1, &big, c, f), DAT_LENGTH_ERROR, 0) &&
+                  is(dat_ep_post_rdma_write(e.ep, 1, &l, c, &shorter, f), DAT_LENGTH_ERROR, 0) &&
+                  is(dat_ep_post_rdma_read(e.ep, 1, &l, c, nullptr, f), DAT_INVALID_PARAMETER, DAT_INVALID_ARG5) &&
+                  is(dat_ep_connect(e.ep, reinterpret_cast<DAT_IA_ADDRESS_PTR>(&a), kQual, 10, 0, nullptr,
+                                    DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+                     DAT_INVALID_STATE, connected) &&
+                  is(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &p), DAT_INVALID_STATE, connected) &&
+                  is(dat_ep_reset(e.ep), DAT_INVALID_STATE, connected);
+  return ok ? 0 : (nicsim_log("a connected EP's bad calls"), 1);
+}
+
+// The EP's message size limit: 100 bytes (set before connecting).
+int limit_message_size(dt_ep& e) {
+  DAT_EP_PARAM p{};
+  p.ep_attr = ep_default_attr();
+  p.ep_attr.max_mtu_size = 100;
+  DT_CHECK(dat_ep_modify(e.ep, DAT_EP_FIELD_EP_ATTR_MAX_MESSAGE_SIZE, &p));
+  return 0;
+}
+
 int use_window(DAT_IA_HANDLE ia, dt_ep& e) {
   DAT_EVENT ev{};
   sockaddr_in server{};
   dt_addr(&server, dt_node_ip(nicsim_workload_node(0)));
-  if (!post(e, true, 1, 64)) return 1;
+  if (limit_message_size(e) || !post(e, true, 1, 64)) return 1;
   DT_CHECK(dat_ep_connect(e.ep, reinterpret_cast<DAT_IA_ADDRESS_PTR>(&server), kQual, 1000000, 0, nullptr,
                           DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG));
   if (dt_wait(e.conn_evd, DAT_CONNECTION_EVENT_ESTABLISHED, &ev, 1000000)) return 1;
@@ -108,6 +148,7 @@ int use_window(DAT_IA_HANDLE ia, dt_ep& e) {
   std::memcpy(&r.rmr_context, dt_recv_area(&e), 4);
   std::memcpy(&r.target_address, dt_recv_area(&e) + 4, 8);
   r.segment_length = kLen;
+  if (connected_bad_calls(e, r)) return 1;
   DAT_LMR_TRIPLET l = dt_iov(&e, dt_rdma_area(&e), kLen);
   DAT_DTO_COOKIE c{};
   c.as_64 = 10;
@@ -132,7 +173,14 @@ int use_window(DAT_IA_HANDLE ia, dt_ep& e) {
   nicsim_barrier();
   DT_CHECK(dat_ep_disconnect(e.ep, DAT_CLOSE_ABRUPT_FLAG));
   (void)ia;
-  return dt_wait(e.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, &ev, 1000000);
+  if (dt_wait(e.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, &ev, 1000000)) return 1;
+  if (!is(dat_ep_post_rdma_write(e.ep, 1, &l, c, &r, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_STATE,
+          DAT_INVALID_STATE_EP_DISCONNECTED) ||
+      !is(dat_ep_connect(e.ep, reinterpret_cast<DAT_IA_ADDRESS_PTR>(&server), kQual, 10, 0, nullptr,
+                         DAT_QOS_BEST_EFFORT, DAT_CONNECT_DEFAULT_FLAG),
+          DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED))
+    return nicsim_log("a disconnected EP's bad calls"), 1;
+  return 0;
 }
 
 int rmr_main(int, char**) {
