@@ -143,6 +143,14 @@ int probe_main(int, char**) {
       nullptr, note, 8);
   ib_pd* pd = ib_alloc_pd(dev);
   bad_calls(dev, pd, cq);
+  ib_device_attr da{};
+  EXPECT_EQ(ib_query_device(dev, &da), 0);  // the HCA's default limits
+  EXPECT_EQ(da.max_qp, 65536);
+  EXPECT_EQ(da.max_cq, 65536);
+  EXPECT_EQ(da.max_pd, 32768);
+  EXPECT_GT(da.max_mr, 0);
+  EXPECT_EQ(da.max_mw, da.max_mr);
+  EXPECT_EQ(ib_query_device(dev, nullptr), -EINVAL);
   ib_qp* qp = make_qp(pd, cq);
   ib_port_attr pa{};
   for (int i = 0; i < 1000 && (ib_query_port(dev, 1, &pa) || pa.state != IB_PORT_ACTIVE); ++i)

@@ -9,6 +9,7 @@
  *   evds   DTO EVDs (each owns a CQ)                    DAT_RESOURCE_TEVD
  *   eps    EPs with a PZ (each owns an RC QP)           DAT_RESOURCE_TEP
  *   lmrs   LMRs (memory regions of the HCA)             DAT_RESOURCE_MEMORY_REGION
+ *   rmrs   RMRs (memory windows, the same HCA table)    DAT_RESOURCE_MEMORY_REGION
  *   recvs  RECVs on one EP (its max_recv_dtos)          DAT_RESOURCE_TEP
  *   events software events on one EVD (its qlen)        DAT_QUEUE_FULL
  * Lower the HCA's limits in the scenario (nic.max_pd, max_cq, max_qp,
@@ -16,7 +17,9 @@
  *
  * Arguments: --max=N (4096), --qlen=N (the events EVD, 64), --recvs=N
  * (the EP's max_recv_dtos, 32). Results: one per kind, the number made
- * before the failure; limits_ok 1 when every failure was the right one.
+ * before the failure; the IA's attributes for them (max_pzs, max_evds,
+ * max_eps, max_lmrs, max_rmrs); limits_ok 1 when every failure was the
+ * right one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +65,12 @@ static DAT_RETURN make_ep(struct dl_ctx *c, int i, DAT_HANDLE *h)
 {
 	(void)i;
 	return dat_ep_create(c->ia, c->pz, c->dto, c->dto, c->conn, NULL, h);
+}
+
+static DAT_RETURN make_rmr(struct dl_ctx *c, int i, DAT_HANDLE *h)
+{
+	(void)i;
+	return dat_rmr_create(c->pz, h);
 }
 
 static DAT_RETURN make_lmr(struct dl_ctx *c, int i, DAT_HANDLE *h)
@@ -166,12 +175,27 @@ static int limit_events(struct dl_ctx *c)
 	return 0;
 }
 
+/* What the IA says it has: the counts made stay within these. */
+static int report_attributes(DAT_IA_HANDLE ia)
+{
+	DAT_IA_ATTR a;
+	DT_CHECK(dat_ia_query(ia, NULL, DAT_IA_ALL, &a, 0, NULL));
+	nicsim_result("max_pzs", a.max_pzs, "");
+	nicsim_result("max_evds", a.max_evds, "");
+	nicsim_result("max_eps", a.max_eps, "");
+	nicsim_result("max_lmrs", a.max_lmrs, "");
+	nicsim_result("max_rmrs", a.max_rmrs, "");
+	return 0;
+}
+
 static int run(struct dl_ctx *c)
 {
 	DAT_EVD_HANDLE async = DAT_HANDLE_NULL;
 	if (exhaust(c, "ias", make_ia, free_ia, DL_RC(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_DEVICE)))
 		return 1;
 	DT_CHECK(dat_ia_open("ib0", 8, &async, &c->ia));
+	if (report_attributes(c->ia))
+		return 1;
 	if (exhaust(c, "pzs", make_pz, dat_pz_free, DL_RC(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_PROTECTION_DOMAIN)) ||
 	    exhaust(c, "evds", make_evd, dat_evd_free, DL_RC(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEVD)))
 		return 1;
@@ -180,6 +204,7 @@ static int run(struct dl_ctx *c)
 	DT_CHECK(dat_evd_create(c->ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &c->conn));
 	if (exhaust(c, "eps", make_ep, dat_ep_free, DL_RC(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP)) ||
 	    exhaust(c, "lmrs", make_lmr, dat_lmr_free, DL_RC(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION)) ||
+	    exhaust(c, "rmrs", make_rmr, dat_rmr_free, DL_RC(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION)) ||
 	    limit_recvs(c) || limit_events(c))
 		return 1;
 	DT_CHECK(dat_evd_free(c->conn));

@@ -58,6 +58,33 @@ void free_everything(Node& n, Ia& ia) {
     }
 }
 
+// The IA's attributes: the HCA's limits (ib_query_device), capped by what
+// the provider allows an EP (ep.cc's attribute checks).
+void fill_ia_attr(const Ia& ia, const kib::ib_device_attr& dev, DAT_IA_ATTR& a) {
+  const auto cap = [](int v, int limit) { return v < limit ? v : limit; };
+  std::memset(&a, 0, sizeof a);
+  std::snprintf(a.adapter_name, sizeof a.adapter_name, "%s", ia.name.c_str());
+  std::snprintf(a.vendor_name, sizeof a.vendor_name, "nicsim");
+  a.hardware_version_major = static_cast<DAT_UINT32>(dev.hw_ver);
+  a.firmware_version_major = static_cast<DAT_UINT32>(dev.fw_ver >> 32);
+  a.firmware_version_minor = static_cast<DAT_UINT32>(dev.fw_ver);
+  a.ia_address_ptr = reinterpret_cast<DAT_IA_ADDRESS_PTR>(const_cast<sockaddr_in*>(&ia.addr));
+  a.max_eps = dev.max_qp;
+  a.max_dto_per_ep = cap(dev.max_qp_wr, 4096);
+  a.max_rdma_read_per_ep_in = cap(dev.max_qp_rd_atom, 4);
+  a.max_rdma_read_per_ep_out = cap(dev.max_qp_init_rd_atom, 4);
+  a.max_evds = dev.max_cq;  // DTO EVDs (each owns a CQ); the others have no HCA limit
+  a.max_evd_qlen = dev.max_cqe;
+  a.max_iov_segments_per_dto = cap(dev.max_sge, 8);
+  a.max_lmrs = dev.max_mr;
+  a.max_lmr_block_size = dev.max_mr_size < 0xffffffffu ? dev.max_mr_size : 0xffffffffu;
+  a.max_lmr_virtual_address = ~0ull;
+  a.max_pzs = dev.max_pd;
+  a.max_mtu_size = a.max_rdma_size = 0x80000000u;
+  a.max_rmrs = dev.max_mw;
+  a.max_rmr_target_address = ~0ull;
+}
+
 }  // namespace
 }  // namespace nicsim::dapl
 
@@ -129,24 +156,11 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE* async_evd_handl
   if (provider_attr_mask && !provider_attr) return bad_arg(6);
   if (async_evd_handle) *async_evd_handle = to_handle(ia->async_evd);
   if (ia_attr_mask && ia_attr) {
-    std::memset(ia_attr, 0, sizeof *ia_attr);
-    std::snprintf(ia_attr->adapter_name, sizeof ia_attr->adapter_name, "%s", ia->name.c_str());
-    std::snprintf(ia_attr->vendor_name, sizeof ia_attr->vendor_name, "nicsim");
-    ia_attr->hardware_version_major = 1;
-    ia_attr->ia_address_ptr = reinterpret_cast<DAT_IA_ADDRESS_PTR>(&ia->addr);
-    ia_attr->max_eps = 1024;
-    ia_attr->max_dto_per_ep = 1024;
-    ia_attr->max_rdma_read_per_ep_in = ia_attr->max_rdma_read_per_ep_out = 4;
-    ia_attr->max_evds = 1024;
-    ia_attr->max_evd_qlen = 4096;
-    ia_attr->max_iov_segments_per_dto = 8;
-    ia_attr->max_lmrs = 4096;
-    ia_attr->max_lmr_block_size = 0xffffffffu;
-    ia_attr->max_lmr_virtual_address = ~0ull;
-    ia_attr->max_pzs = 1024;
-    ia_attr->max_mtu_size = ia_attr->max_rdma_size = 0x80000000u;
-    ia_attr->max_rmrs = 4096;
-    ia_attr->max_rmr_target_address = ~0ull;
+    Pin pin(*n, *ia);
+    kib::ib_device_attr dev{};
+    if (kib::ib_query_device(ia->dev, &dev)) return err(DAT_INTERNAL_ERROR);
+    if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // closed meanwhile
+    fill_ia_attr(*ia, dev, *ia_attr);
   }
   if (provider_attr_mask && provider_attr) {
     std::memset(provider_attr, 0, sizeof *provider_attr);

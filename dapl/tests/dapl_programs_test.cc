@@ -68,8 +68,17 @@ TEST(DaplLimit, EveryKindRunsOutWithItsErrorAndComesBack) {
   EXPECT_EQ(v.at("evds"), 23);   // 24 CQs less those the CM holds
   EXPECT_EQ(v.at("eps"), 24);    // QPNs 64 to 87
   EXPECT_EQ(v.at("lmrs"), 62);   // 64 memory protection entries less those in use
+  EXPECT_EQ(v.at("rmrs"), 62);   // windows share that table
   EXPECT_EQ(v.at("recvs"), 32);  // the EP's max_recv_dtos
   EXPECT_EQ(v.at("events"), 64);
+  // The IA's attributes are the HCA's limits (the QP count includes the
+  // QPNs below 64 the driver keeps).
+  EXPECT_EQ(v.at("max_pzs"), 64);
+  EXPECT_EQ(v.at("max_evds"), 24);
+  EXPECT_EQ(v.at("max_eps"), 88);
+  EXPECT_EQ(v.at("max_lmrs"), 64);
+  EXPECT_EQ(v.at("max_rmrs"), 64);
+  for (const char* k : {"pzs", "evds", "eps", "lmrs", "rmrs"}) EXPECT_LE(v.at(k), v.at(std::string("max_") + k)) << k;
 }
 
 }  // namespace
