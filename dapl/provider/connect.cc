@@ -325,7 +325,9 @@ DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed by another thread meanwhile
   if (DAT_RETURN rc = connect_checks(*ep, remote_ia_address, private_data_size, private_data, quality_of_service))
     return rc;
   if (connect_flags == DAT_CONNECT_MULTIPATH_FLAG) return err(DAT_MODEL_NOT_SUPPORTED);
@@ -343,7 +345,10 @@ DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE ep_dup_hand
   Ep* dup = n->find_as<Ep>(ep_dup_handle, Kind::Ep);
   if (!dup) return bad_handle(DAT_INVALID_HANDLE2);
   if (dup->fsm.state() != EpState::Connected) return bad_ep_state(*dup);
+  Pin pin(*n, *ep), pin_dup(*n, *dup);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed by another thread meanwhile
+  if (dup->dead) return bad_handle(DAT_INVALID_HANDLE2);
   if (DAT_RETURN rc = connect_checks(*ep, reinterpret_cast<DAT_IA_ADDRESS_PTR>(&dup->remote_addr), private_data_size,
                                      private_data, quality_of_service))
     return rc;
@@ -354,7 +359,9 @@ DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS close_flag
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed by another thread meanwhile
   if (close_flags != DAT_CLOSE_ABRUPT_FLAG && close_flags != DAT_CLOSE_GRACEFUL_FLAG) return bad_arg(2);
   if (ep->fsm.state() == EpState::Unconnected) {
     // The only way to take pending RECVs off an EP: its QP goes to ERROR
@@ -384,7 +391,9 @@ DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual, DAT_
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   Evd* evd = n->find_as<Evd>(evd_handle, Kind::Evd);
   if (!evd || !(evd->flags & DAT_EVD_CR_FLAG)) return bad_handle(DAT_INVALID_HANDLE_EVD_CR);
   if (psp_flags != DAT_PSP_CONSUMER_FLAG && psp_flags != DAT_PSP_PROVIDER_FLAG) return bad_arg(4);
@@ -407,7 +416,9 @@ DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle) {
   Node* n = Node::current();
   Sp* sp = live_sp(n, psp_handle, Kind::Psp);
   if (!sp) return bad_handle(DAT_INVALID_HANDLE_PSP);
+  Pin pin(*n, *sp);
   charge_call(*n);
+  if (sp->dead) return bad_handle(DAT_INVALID_HANDLE_PSP);  // freed by another thread meanwhile
   // Live connections keep their CRs here; new requests are rejected.
   sp->listening = false;
   sp->consumer_freed = true;
@@ -420,7 +431,9 @@ DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual, DAT_
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   Ep* ep = n->find_as<Ep>(ep_handle, Kind::Ep);
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
   Evd* evd = n->find_as<Evd>(evd_handle, Kind::Evd);
@@ -447,7 +460,9 @@ DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle) {
   Node* n = Node::current();
   Sp* sp = live_sp(n, rsp_handle, Kind::Rsp);
   if (!sp) return bad_handle(DAT_INVALID_HANDLE_RSP);
+  Pin pin(*n, *sp);
   charge_call(*n);
+  if (sp->dead) return bad_handle(DAT_INVALID_HANDLE_RSP);  // freed by another thread meanwhile
   sp->listening = false;
   sp->consumer_freed = true;
   if (sp->crs <= 0) sp_release(*n, *sp);
@@ -472,7 +487,9 @@ DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_C
   Node* n = Node::current();
   Cr* cr = n ? n->find_as<Cr>(cr_handle, Kind::Cr) : nullptr;
   if (!cr || cr->answered) return bad_handle(DAT_INVALID_HANDLE_CR);
+  Pin pin(*n, *cr);
   charge_call(*n);
+  if (cr->dead || cr->answered) return bad_handle(DAT_INVALID_HANDLE_CR);  // answered by another thread meanwhile
   Ep* ep = ep_handle == DAT_HANDLE_NULL ? cr->ep : n->find_as<Ep>(ep_handle, Kind::Ep);
   if (!ep || (cr->ep && ep != cr->ep)) return bad_handle(DAT_INVALID_HANDLE_EP);
   if (private_data_size < 0 || private_data_size > kMaxRepPrivate) return bad_arg(3);
@@ -505,7 +522,9 @@ DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle) {
   Node* n = Node::current();
   Cr* cr = n ? n->find_as<Cr>(cr_handle, Kind::Cr) : nullptr;
   if (!cr || cr->answered) return bad_handle(DAT_INVALID_HANDLE_CR);
+  Pin pin(*n, *cr);
   charge_call(*n);
+  if (cr->dead || cr->answered) return bad_handle(DAT_INVALID_HANDLE_CR);  // answered by another thread meanwhile
   std::uint8_t rej[kRepHeader];
   put_header(rej, kPeerReject, 0);
   CmaId id = id_of(cr->cma_id);

@@ -285,7 +285,8 @@ void charge_call(Node& n);
 // EVDs (evd.cc): queue an event (overflow goes to the IA's async EVD), wake waiters.
 void evd_post(Evd& evd, const DAT_EVENT& ev);
 void evd_post_connection(Ep& ep, DAT_EVENT_NUMBER number);
-DAT_RETURN evd_free_all(Node& n, Evd& evd);
+// `own_pins`: the pins the caller holds (others may be in a CQ call).
+DAT_RETURN evd_free_all(Node& n, Evd& evd, int own_pins = 0);
 // DTO completions (dto.cc): the CQ's entries into the EVD's queue.
 void evd_drain_cq(Node& n, Evd& evd);
 // Posts a bind (or, with length 0, an unbind) of `mw` on the EP's QP as

@@ -197,7 +197,9 @@ DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_E
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   Pz* pz = nullptr;
   Evd *recv = nullptr, *request = nullptr, *connect = nullptr;
   if (pz_handle != DAT_HANDLE_NULL && !(pz = n->find_as<Pz>(pz_handle, Kind::Pz)))
@@ -230,7 +232,9 @@ DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK, DAT_EP_PARAM
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
   if (!ep_param) return bad_arg(3);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed by another thread meanwhile
   ep->param.ep_state = dat_state(*ep);
   const bool connected = ep->fsm.state() == EpState::Connected || ep->fsm.state() == EpState::DisconnectPending;
   ep->param.remote_ia_address_ptr = connected ? reinterpret_cast<DAT_IA_ADDRESS_PTR>(&ep->remote_addr) : nullptr;
@@ -242,7 +246,9 @@ DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK ep_param_mas
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed by another thread meanwhile
   Pz* pz = nullptr;
   Evd* evds[3] = {nullptr, nullptr, nullptr};
   if (DAT_RETURN rc = modify_checks(*n, *ep, ep_param_mask, ep_param, pz, evds)) return rc;
@@ -289,7 +295,9 @@ DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle) {
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);  // freed by another thread meanwhile
   if (!ep->fsm.handles(EpEvent::Reset)) return bad_ep_state(*ep);
   ep_fire(*ep, EpEvent::Reset, "dat_ep_reset");
   ep->cma_id = 0;
@@ -301,7 +309,9 @@ DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle) {
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
+  Pin pin(*n, *ep);
   charge_call(*n);
+  if (ep->dead) return bad_handle(DAT_INVALID_HANDLE_EP);              // freed by another thread meanwhile
   if (ep->fsm.state() == EpState::Reserved) return bad_ep_state(*ep);  // its RSP holds it
   return ep_free_all(*n, *ep);
 }

@@ -54,9 +54,9 @@ void evd_post_connection(Ep& ep, DAT_EVENT_NUMBER number) {
   evd_post(*ep.connect_evd, ev);
 }
 
-DAT_RETURN evd_free_all(Node& n, Evd& evd) {
+DAT_RETURN evd_free_all(Node& n, Evd& evd, int own_pins) {
   // A waiter may be inside a CQ call: the CQ goes when it leaves (reap).
-  if (evd.cq && evd.pins == 0) {
+  if (evd.cq && evd.pins == own_pins) {
     if (kib::ib_destroy_cq(evd.cq)) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
     evd.cq = nullptr;
     --n.counters_mut().cqs;
@@ -112,7 +112,9 @@ DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_C
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   if (evd_min_qlen < 1 || evd_min_qlen > 65536) return bad_arg(2);
   if (cno_handle != DAT_HANDLE_NULL) return bad_handle(DAT_INVALID_HANDLE_CNO);
   if (!evd_flags || (evd_flags & ~kValidFlags)) return bad_arg(4);
@@ -138,10 +140,12 @@ DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle) {
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
+  Pin pin(*n, *evd);
   charge_call(*n);
+  if (evd->dead) return bad_handle(DAT_INVALID_HANDLE1);  // freed by another thread meanwhile
   if (evd->refs > 0 || evd == evd->ia->async_evd || evd->waiting)
     return err(DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_IN_USE);
-  return evd_free_all(*n, *evd);
+  return evd_free_all(*n, *evd, 1);
 }
 
 DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK, DAT_EVD_PARAM* evd_param) {
@@ -175,7 +179,9 @@ DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT* event) {
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
+  Pin pin(*n, *evd);
   charge_call(*n);
+  if (evd->dead) return bad_handle(DAT_INVALID_HANDLE1);  // freed by another thread meanwhile
   if (!event || event->event_number != DAT_SOFTWARE_EVENT) return bad_arg(2);
   if (static_cast<int>(evd->queue.size()) >= evd->qlen) return err(DAT_QUEUE_FULL);
   evd_post(*evd, *event);

@@ -134,7 +134,9 @@ DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS close_flags) {
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   if (close_flags != DAT_CLOSE_ABRUPT_FLAG && close_flags != DAT_CLOSE_GRACEFUL_FLAG) return bad_arg(2);
   if (close_flags == DAT_CLOSE_GRACEFUL_FLAG && n->objects_of(ia).size() > 1)
     return err(DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE);
@@ -209,7 +211,9 @@ DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE* pz_handle) {
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
   if (!pz_handle) return bad_arg(2);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // closed by another thread meanwhile
   kib::ib_pd* pd = kib::ib_alloc_pd(ia->dev);
   if (!pd) return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_PROTECTION_DOMAIN);
   auto pz = std::make_unique<Pz>(Kind::Pz, ia);
@@ -232,7 +236,9 @@ DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz_handle) {
   Node* n = Node::current();
   Pz* pz = n ? n->find_as<Pz>(pz_handle, Kind::Pz) : nullptr;
   if (!pz) return bad_handle(DAT_INVALID_HANDLE_PZ);
+  Pin pin(*n, *pz);
   charge_call(*n);
+  if (pz->dead) return bad_handle(DAT_INVALID_HANDLE_PZ);  // freed by another thread meanwhile
   if (pz->refs > 0) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
   if (kib::ib_dealloc_pd(pz->pd)) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_PZ_IN_USE);
   --n->counters_mut().pzs;

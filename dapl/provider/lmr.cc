@@ -49,7 +49,9 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_RE
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
+  Pin pin(*n, *ia);
   charge_call(*n);
+  if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   DAT_VADDR addr = 0;
   if (DAT_RETURN rc = region_of(*n, mem_type, region_description, length, addr)) return rc;
   Pz* pz = n->find_as<Pz>(pz_handle, Kind::Pz);
@@ -91,7 +93,9 @@ DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle) {
   Node* n = Node::current();
   Lmr* lmr = n ? n->find_as<Lmr>(lmr_handle, Kind::Lmr) : nullptr;
   if (!lmr) return bad_handle(DAT_INVALID_HANDLE_LMR);
+  Pin pin(*n, *lmr);
   charge_call(*n);
+  if (lmr->dead) return bad_handle(DAT_INVALID_HANDLE_LMR);  // freed by another thread meanwhile
   if (lmr->refs > 0 || kib::ib_dereg_mr(lmr->mr)) return err(DAT_INVALID_STATE, DAT_INVALID_STATE_LMR_IN_USE);
   n->lmrs_by_context.erase(lmr->param.lmr_context);
   --lmr->pz->refs;

@@ -70,7 +70,9 @@ DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_HANDLE* rmr_handle) {
   Pz* pz = n ? n->find_as<Pz>(pz_handle, Kind::Pz) : nullptr;
   if (!pz) return bad_handle(DAT_INVALID_HANDLE_PZ);
   if (!rmr_handle) return bad_arg(2);
+  Pin pin(*n, *pz);
   charge_call(*n);
+  if (pz->dead) return bad_handle(DAT_INVALID_HANDLE_PZ);  // freed by another thread meanwhile
   kib::ib_mw* mw = kib::ib_alloc_mw(pz->pd);
   if (!mw) return err(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY_REGION);
   auto rmr = std::make_unique<Rmr>(Kind::Rmr, pz->ia);
@@ -133,8 +135,9 @@ DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr_handle) {
   Node* n = Node::current();
   Rmr* rmr = n ? n->find_as<Rmr>(rmr_handle, Kind::Rmr) : nullptr;
   if (!rmr) return bad_handle(DAT_INVALID_HANDLE_RMR);
+  Pin pin(*n, *rmr);
   charge_call(*n);
-  if (rmr->dead) return bad_handle(DAT_INVALID_HANDLE_RMR);
+  if (rmr->dead) return bad_handle(DAT_INVALID_HANDLE_RMR);  // freed by another thread meanwhile
   return rmr_free_all(*n, *rmr);
 }
 

@@ -126,12 +126,49 @@ void wait_forever(void* arg) {
   w->rc = dat_evd_wait(w->evd, DAT_TIMEOUT_INFINITE, 1, &ev, &more);
 }
 
+// A call still inside the provider (charged its CPU time) when another
+// thread frees its object: it returns DAT_INVALID_HANDLE, the object
+// lives until it has (ASan would see the use after free otherwise).
+struct Poster {
+  DAT_EP_HANDLE ep;
+  std::uint64_t free_ns, at_ns;  // how long a free takes; when to post
+  DAT_RETURN rc;
+};
+
+void post_late(void* arg) {
+  auto* p = static_cast<Poster*>(arg);
+  DAT_LMR_TRIPLET iov{};
+  // Found just before the free takes the EP out, charged after.
+  if (nicsim_now_ns() < p->at_ns) nicsim_sleep_ns(p->at_ns - nicsim_now_ns());
+  p->rc = dat_ep_post_recv(p->ep, 0, &iov, DAT_DTO_COOKIE{}, DAT_COMPLETION_DEFAULT_FLAG);
+}
+
+int free_under_a_call(DAT_IA_HANDLE ia) {
+  DAT_PZ_HANDLE pz = DAT_HANDLE_NULL;
+  DAT_EVD_HANDLE dto = DAT_HANDLE_NULL;
+  Poster p{};
+  if (dat_pz_create(ia, &pz) || dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &dto) ||
+      dat_ep_create(ia, pz, dto, dto, DAT_HANDLE_NULL, nullptr, &p.ep))
+    return 1;
+  // How long a free takes (simulated time is deterministic): the same again.
+  const std::uint64_t t0 = nicsim_now_ns();
+  if (dat_ep_free(p.ep)) return 1;
+  p.free_ns = nicsim_now_ns() - t0;
+  if (dat_ep_create(ia, pz, dto, dto, DAT_HANDLE_NULL, nullptr, &p.ep)) return 1;
+  p.at_ns = nicsim_now_ns() + p.free_ns - 100;
+  nicsim_thread_t t = nicsim_thread_spawn(post_late, &p, "dapl_poster");
+  if (dat_ep_free(p.ep) != DAT_SUCCESS) return 1;
+  nicsim_thread_join(t);
+  expect_rc(p.rc, DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP, "a post whose EP was freed under it");
+  return dat_evd_free(dto) || dat_pz_free(pz);
+}
+
 int waiters_at_close(int, char**) {
   char ib0[] = "ib0";
   DAT_IA_HANDLE ia = DAT_HANDLE_NULL;
   DAT_EVD_HANDLE async = DAT_HANDLE_NULL, unwaitable = DAT_HANDLE_NULL;
   Waiter w[3] = {};
-  if (dat_ia_open(ib0, 8, &async, &ia) != DAT_SUCCESS) return 1;
+  if (dat_ia_open(ib0, 8, &async, &ia) != DAT_SUCCESS || free_under_a_call(ia)) return 1;
   dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &w[0].evd);
   dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG, &w[1].evd);
   dat_evd_create(ia, 8, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG, &unwaitable);
@@ -156,7 +193,7 @@ int waiters_at_close(int, char**) {
 
 const int registered_close = nicsim_register_program("dapl_waiters_at_close", waiters_at_close, "waiters at IA close");
 
-TEST(DaplErrors, AbruptCloseWakesItsWaitersWithAbort) {
+TEST(DaplErrors, AbruptCloseWakesItsWaitersWithAbortAndFreesWaitForCalls) {
   testing::RunOptions o;
   o.inspect = [](World& w) {
     Node* n = Node::of(w.node(1).host());
