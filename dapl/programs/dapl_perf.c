@@ -163,13 +163,12 @@ static int measure(const struct dp_opts *o, struct dt_ep *e, int read, int poll,
 	return 0;
 }
 
-static int client_connect(const struct dp_opts *o, DAT_IA_HANDLE ia, struct dt_ep *e)
+static int client_connect(struct dt_ep *e)
 {
 	struct sockaddr_in server;
 	unsigned char priv[12];
 	DAT_EVENT ev;
 	unsigned long long t0 = nicsim_now_ps();
-	(void)o;
 	dt_addr(&server, dt_node_ip(nicsim_workload_node(1)));
 	dt_put_region(priv, e);
 	DT_CHECK(dat_ep_connect(e->ep, (DAT_IA_ADDRESS_PTR)&server, DP_QUAL, 1000000, 12, priv, DAT_QOS_BEST_EFFORT,
@@ -180,7 +179,6 @@ static int client_connect(const struct dp_opts *o, DAT_IA_HANDLE ia, struct dt_e
 		return nicsim_log("dapl_perf: ESTABLISHED without the server's region"), 1;
 	dt_get_region((const unsigned char *)ev.event_data.connect_event_data.private_data, e);
 	nicsim_result("connect_us", (double)(nicsim_now_ps() - t0) / 1e6, "us");
-	(void)ia;
 	return 0;
 }
 
@@ -200,7 +198,7 @@ static int run_client(const struct dp_opts *o)
 	for (j = 0; j < o->max_size; ++j)
 		dt_rdma_area(&e)[j] = client_byte(j);
 	nicsim_barrier();
-	if (client_connect(o, ia, &e))
+	if (client_connect(&e))
 		return 1;
 	for (read = 1; read >= 0; --read) {
 		if ((read && !o->rr) || (!read && !o->rw))
@@ -222,7 +220,7 @@ static int run_client(const struct dp_opts *o)
 
 /* ---- server ----------------------------------------------------------- */
 
-static int serve(const struct dp_opts *o, DAT_IA_HANDLE ia, DAT_EVD_HANDLE cr_evd, struct dt_ep *e)
+static int serve(const struct dp_opts *o, DAT_EVD_HANDLE cr_evd, struct dt_ep *e)
 {
 	DAT_EVENT ev;
 	DAT_CR_PARAM cp;
@@ -240,7 +238,6 @@ static int serve(const struct dp_opts *o, DAT_IA_HANDLE ia, DAT_EVD_HANDLE cr_ev
 	for (j = 0; o->rw && j < o->max_size; ++j) /* the client's bytes, by RDMA write */
 		if (dt_rdma_area(e)[j] != client_byte(j))
 			return nicsim_log("dapl_perf: server byte %u after the RWs is wrong", j), 1;
-	(void)ia;
 	return 0;
 }
 
@@ -261,7 +258,7 @@ static int run_server(const struct dp_opts *o)
 		dt_rdma_area(&e)[j] = server_byte(j);
 	DT_CHECK(dat_psp_create(ia, DP_QUAL, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
 	nicsim_barrier();
-	if (serve(o, ia, cr_evd, &e))
+	if (serve(o, cr_evd, &e))
 		return 1;
 	DT_CHECK(dat_psp_free(psp));
 	if (dt_ep_close(&e))

@@ -58,7 +58,7 @@ bool bind(dt_ep& e, DAT_RMR_HANDLE rmr, int off, int len, DAT_UINT64 cookie, DAT
          completion(e, DAT_RMR_BIND_COMPLETION_EVENT, DAT_DTO_SUCCESS, cookie);
 }
 
-int serve(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, dt_ep& e, DAT_EVD_HANDLE cr_evd) {
+int serve(DAT_PZ_HANDLE pz, dt_ep& e, DAT_EVD_HANDLE cr_evd) {
   DAT_RMR_HANDLE rmr = DAT_HANDLE_NULL;
   DAT_RMR_CONTEXT k1 = 0, k2 = 0;
   DAT_EVENT ev{};
@@ -94,7 +94,6 @@ int serve(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz, dt_ep& e, DAT_EVD_HANDLE cr_evd) {
   if (dt_wait(e.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, &ev, 1000000)) return 1;
   DT_CHECK(dat_rmr_free(rmr));
   if (!is(dat_rmr_free(rmr), DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR)) return nicsim_log("RMR freed twice"), 1;
-  (void)ia;
   return 0;
 }
 
@@ -135,7 +134,7 @@ int limit_message_size(dt_ep& e) {
   return 0;
 }
 
-int use_window(DAT_IA_HANDLE ia, dt_ep& e) {
+int use_window(dt_ep& e) {
   DAT_EVENT ev{};
   sockaddr_in server{};
   dt_addr(&server, dt_node_ip(nicsim_workload_node(0)));
@@ -172,7 +171,6 @@ int use_window(DAT_IA_HANDLE ia, dt_ep& e) {
   }
   nicsim_barrier();
   DT_CHECK(dat_ep_disconnect(e.ep, DAT_CLOSE_ABRUPT_FLAG));
-  (void)ia;
   if (dt_wait(e.conn_evd, DAT_CONNECTION_EVENT_DISCONNECTED, &ev, 1000000)) return 1;
   if (!is(dat_ep_post_rdma_write(e.ep, 1, &l, c, &r, DAT_COMPLETION_DEFAULT_FLAG), DAT_INVALID_STATE,
           DAT_INVALID_STATE_EP_DISCONNECTED) ||
@@ -199,7 +197,7 @@ int rmr_main(int, char**) {
     DT_CHECK(dat_psp_create(ia, kQual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
   }
   nicsim_barrier();
-  if (server ? serve(ia, pz, e, cr_evd) : use_window(ia, e)) return 1;
+  if (server ? serve(pz, e, cr_evd) : use_window(e)) return 1;
   if (server) {
     DT_CHECK(dat_psp_free(psp));
     DT_CHECK(dat_evd_free(cr_evd));
