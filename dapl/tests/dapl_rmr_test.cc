@@ -125,6 +125,23 @@ int connected_bad_calls(dt_ep& e, const DAT_RMR_TRIPLET& r) {
   return ok ? 0 : (nicsim_log("a connected EP's bad calls"), 1);
 }
 
+// Requests in flight up to the EP's max_request_dtos (16): the next is
+// DAT_INSUFFICIENT_RESOURCES with DAT_RESOURCE_TEP; every one completes.
+int request_limit(dt_ep& e, const DAT_RMR_TRIPLET& r) {
+  DAT_LMR_TRIPLET l = dt_iov(&e, dt_rdma_area(&e), kLen);
+  DAT_DTO_COOKIE c{};
+  int n = 0;
+  DAT_RETURN rc = DAT_SUCCESS;
+  for (; n < 64; ++n) {
+    c.as_64 = 100 + static_cast<DAT_UINT64>(n);
+    if ((rc = dat_ep_post_rdma_read(e.ep, 1, &l, c, &r, DAT_COMPLETION_DEFAULT_FLAG)) != DAT_SUCCESS) break;
+  }
+  if (n != 16 || !is(rc, DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_TEP)) return nicsim_log("%d requests", n), 1;
+  for (int i = 0; i < n; ++i)
+    if (!completion(e, DAT_DTO_COMPLETION_EVENT, DAT_DTO_SUCCESS, 100 + static_cast<DAT_UINT64>(i))) return 1;
+  return 0;
+}
+
 // The EP's message size limit: 100 bytes (set before connecting).
 int limit_message_size(dt_ep& e) {
   DAT_EP_PARAM p{};
@@ -147,7 +164,7 @@ int use_window(dt_ep& e) {
   std::memcpy(&r.rmr_context, dt_recv_area(&e), 4);
   std::memcpy(&r.target_address, dt_recv_area(&e) + 4, 8);
   r.segment_length = kLen;
-  if (connected_bad_calls(e, r)) return 1;
+  if (connected_bad_calls(e, r) || request_limit(e, r)) return 1;
   DAT_LMR_TRIPLET l = dt_iov(&e, dt_rdma_area(&e), kLen);
   DAT_DTO_COOKIE c{};
   c.as_64 = 10;
