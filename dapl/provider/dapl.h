@@ -65,7 +65,7 @@ inline constexpr int kMaxReqPrivate = 92 - kReqHeader;  // IB_CMA_REQ_PRIVATE_DA
 inline constexpr int kMaxRepPrivate = 196 - kRepHeader;
 inline constexpr std::uint8_t kMagic = 0xDA, kVersion = 0x11, kPeerReject = 0x5E;
 
-enum class Kind : std::uint8_t { Ia = 1, Pz, Lmr, Evd, Ep, Psp, Rsp, Cr, Rmr };
+enum class Kind : std::uint8_t { Ia = 1, Pz, Lmr, Evd, Ep, Psp, Rsp, Cr, Rmr, Cno };
 
 struct Ia;
 class Node;
@@ -108,6 +108,18 @@ struct Rmr : Object {
   DAT_RMR_PARAM param{};
 };
 
+// A consumer notification object: triggered by an event on one of its
+// EVDs that nobody waits on; dat_cno_wait takes the trigger.
+struct Cno : Object {
+  Cno(Ia* owner, host::Host& h);
+  ~Cno() override;
+  DAT_OS_WAIT_PROXY_AGENT agent{};
+  bool triggered = false;
+  std::uint64_t triggered_evd = 0;
+  int waiters = 0;
+  std::unique_ptr<host::WaitQueue> wq;
+};
+
 struct Evd : Object {
   Evd(Ia* owner, host::Host& h);
   ~Evd() override;
@@ -117,6 +129,7 @@ struct Evd : Object {
   std::deque<DAT_EVENT> queue;
   kib::ib_cq* cq = nullptr;  // DTO and RMR bind EVDs
   bool enabled = true, waitable = true, waiting = false;
+  Cno* cno = nullptr;  // its CNO (a reference on it), or none
   std::unique_ptr<host::WaitQueue> wq;
 };
 
@@ -185,8 +198,10 @@ struct Ia : Object {
 // Live objects by kind, for the limit test and the leak checks.
 struct Counters {
   std::uint32_t ias = 0, pzs = 0, lmrs = 0, rmrs = 0, evds = 0, eps = 0, psps = 0, rsps = 0, crs = 0, qps = 0, cqs = 0;
-  std::uint32_t timers = 0;
-  std::uint32_t total() const { return ias + pzs + lmrs + rmrs + evds + eps + psps + rsps + crs + qps + cqs + timers; }
+  std::uint32_t timers = 0, cnos = 0;
+  std::uint32_t total() const {
+    return ias + pzs + lmrs + rmrs + evds + eps + psps + rsps + crs + qps + cqs + timers + cnos;
+  }
 };
 
 // The provider on one node (its objects, the timer thread).
@@ -283,10 +298,17 @@ inline DAT_EP_STATE dat_state(const Ep& ep) { return static_cast<DAT_EP_STATE>(e
 // CPU cost of one provider call ("cost.dapl_call").
 void charge_call(Node& n);
 // EVDs (evd.cc): queue an event (overflow goes to the IA's async EVD), wake waiters.
-void evd_post(Evd& evd, const DAT_EVENT& ev);
+// `arrival`: false for a CQ entry moved into the queue (its completion
+// interrupt already notified the EVD's CNO).
+void evd_post(Evd& evd, const DAT_EVENT& ev, bool arrival = true);
 void evd_post_connection(Ep& ep, DAT_EVENT_NUMBER number);
 // `own_pins`: the pins the caller holds (others may be in a CQ call).
 DAT_RETURN evd_free_all(Node& n, Evd& evd, int own_pins = 0);
+// CNOs (cno.cc): an event reached the EVD (triggers its CNO when nobody
+// waits on the EVD); attach or detach an EVD; free one (the IA's close).
+void cno_notify(Evd& evd);
+DAT_RETURN evd_set_cno(Node& n, Evd& evd, DAT_CNO_HANDLE cno_handle);
+DAT_RETURN cno_free_all(Node& n, Cno& cno);
 // DTO completions (dto.cc): the CQ's entries into the EVD's queue.
 void evd_drain_cq(Node& n, Evd& evd);
 // Posts a bind (or, with length 0, an unbind) of `mw` on the EP's QP as

@@ -51,7 +51,7 @@ DAT_DTO_COMPLETION_STATUS status_of(kib::ib_wc_status s) {
   }
 }
 
-void post_dto_event(Evd& evd, Ep& ep, const Cookie& c, DAT_DTO_COMPLETION_STATUS st, DAT_VLEN len) {
+void post_dto_event(Evd& evd, Ep& ep, const Cookie& c, DAT_DTO_COMPLETION_STATUS st, DAT_VLEN len, bool arrival) {
   DAT_EVENT ev{};
   if (c.rmr) {
     ev.event_number = DAT_RMR_BIND_COMPLETION_EVENT;
@@ -59,14 +59,14 @@ void post_dto_event(Evd& evd, Ep& ep, const Cookie& c, DAT_DTO_COMPLETION_STATUS
         reinterpret_cast<DAT_RMR_HANDLE>(static_cast<std::uintptr_t>(c.rmr));
     ev.event_data.rmr_completion_event_data.user_cookie = c.user;
     ev.event_data.rmr_completion_event_data.status = st;
-    return evd_post(evd, ev);
+    return evd_post(evd, ev, arrival);
   }
   ev.event_number = DAT_DTO_COMPLETION_EVENT;
   ev.event_data.dto_completion_event_data.ep_handle = to_handle(&ep);
   ev.event_data.dto_completion_event_data.user_cookie = c.user;
   ev.event_data.dto_completion_event_data.status = st;
   ev.event_data.dto_completion_event_data.transfered_length = len;
-  evd_post(evd, ev);
+  evd_post(evd, ev, arrival);
 }
 
 // One work completion into the EVD's queue.
@@ -81,7 +81,7 @@ void complete(Node& n, Evd& evd, const kib::ib_wc& wc) {
   const Cookie c = q.front();
   q.pop_front();
   if (c.signalled || st != DAT_DTO_SUCCESS)
-    post_dto_event(evd, *ep, c, st, (seq & kRecvBit) ? wc.byte_len : (st == DAT_DTO_SUCCESS ? c.length : 0));
+    post_dto_event(evd, *ep, c, st, (seq & kRecvBit) ? wc.byte_len : (st == DAT_DTO_SUCCESS ? c.length : 0), false);
   if (ep->graceful_pending && ep->requests.empty()) ep_try_graceful_disconnect(*ep);
 }
 
@@ -180,9 +180,9 @@ DAT_RETURN ep_post_bind(Node& n, Ep& ep, Rmr& rmr, kib::ib_mw_bind& bind, DAT_RM
 
 void ep_flush_cookies(Ep& ep) {
   for (const Cookie& c : ep.requests)
-    if (ep.request_evd) post_dto_event(*ep.request_evd, ep, c, DAT_DTO_ERR_FLUSHED, 0);
+    if (ep.request_evd) post_dto_event(*ep.request_evd, ep, c, DAT_DTO_ERR_FLUSHED, 0, true);
   for (const Cookie& c : ep.recvs)
-    if (ep.recv_evd) post_dto_event(*ep.recv_evd, ep, c, DAT_DTO_ERR_FLUSHED, 0);
+    if (ep.recv_evd) post_dto_event(*ep.recv_evd, ep, c, DAT_DTO_ERR_FLUSHED, 0, true);
   ep.requests.clear();
   ep.recvs.clear();
 }

@@ -18,14 +18,16 @@ constexpr int kValidFlags = DAT_EVD_SOFTWARE_FLAG | DAT_EVD_CR_FLAG | DAT_EVD_DT
 void on_completion(kib::ib_cq*, void* context) {
   Node* n = Node::current();
   Evd* evd = n ? n->find_as<Evd>(context, Kind::Evd) : nullptr;
-  if (evd) evd->wq->notify_all();
+  if (!evd) return;
+  evd->wq->notify_all();
+  cno_notify(*evd);  // the entry stays in the CQ until the consumer takes it
 }
 
 Evd* evd_of(Node* n, DAT_EVD_HANDLE h) { return n ? n->find_as<Evd>(h, Kind::Evd) : nullptr; }
 
 }  // namespace
 
-void evd_post(Evd& evd, const DAT_EVENT& ev) {
+void evd_post(Evd& evd, const DAT_EVENT& ev, bool arrival) {
   if (static_cast<int>(evd.queue.size()) >= evd.qlen) {
     // Overflow: the event is lost, the IA's async EVD says so.
     Evd* async = evd.ia ? evd.ia->async_evd : nullptr;
@@ -42,6 +44,7 @@ void evd_post(Evd& evd, const DAT_EVENT& ev) {
   evd.queue.push_back(ev);
   evd.queue.back().evd_handle = to_handle(&evd);
   evd.wq->notify_all();
+  if (arrival) cno_notify(evd);
 }
 
 void evd_post_connection(Ep& ep, DAT_EVENT_NUMBER number) {
@@ -62,6 +65,7 @@ DAT_RETURN evd_free_all(Node& n, Evd& evd, int own_pins) {
     --n.counters_mut().cqs;
   }
   evd.wq->notify_all();
+  evd_set_cno(n, evd, DAT_HANDLE_NULL);
   --n.counters_mut().evds;
   n.remove(&evd);
   return DAT_SUCCESS;
@@ -116,7 +120,8 @@ DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_C
   charge_call(*n);
   if (ia->dead) return bad_handle(DAT_INVALID_HANDLE_IA);  // freed by another thread meanwhile
   if (evd_min_qlen < 1 || evd_min_qlen > 65536) return bad_arg(2);
-  if (cno_handle != DAT_HANDLE_NULL) return bad_handle(DAT_INVALID_HANDLE_CNO);
+  Cno* cno = cno_handle == DAT_HANDLE_NULL ? nullptr : n->find_as<Cno>(cno_handle, Kind::Cno);
+  if (cno_handle != DAT_HANDLE_NULL && (!cno || cno->ia != ia)) return bad_handle(DAT_INVALID_HANDLE_CNO);
   if (!evd_flags || (evd_flags & ~kValidFlags)) return bad_arg(4);
   if (!evd_handle) return bad_arg(5);
   auto evd = std::make_unique<Evd>(ia, n->host());
@@ -132,6 +137,7 @@ DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_C
     ++n->counters_mut().cqs;
   }
   ++n->counters_mut().evds;
+  evd_set_cno(*n, *raw, cno_handle);
   *evd_handle = to_handle(raw);
   return DAT_SUCCESS;
 }
@@ -157,7 +163,7 @@ DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK, DAT_EVD_
   evd_param->evd_state =
       static_cast<DAT_EVD_STATE>((evd->enabled ? DAT_EVD_STATE_ENABLED : DAT_EVD_STATE_DISABLED) |
                                  (evd->waitable ? DAT_EVD_STATE_WAITABLE : DAT_EVD_STATE_UNWAITABLE));
-  evd_param->cno_handle = DAT_HANDLE_NULL;
+  evd_param->cno_handle = to_handle(evd->cno);
   evd_param->evd_flags = evd->flags;
   return DAT_SUCCESS;
 }
@@ -226,6 +232,16 @@ DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUN
   evd->queue.pop_front();
   *nmore = static_cast<DAT_COUNT>(evd->queue.size());
   return DAT_SUCCESS;
+}
+
+DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle) {
+  Node* n = Node::current();
+  Evd* evd = evd_of(n, evd_handle);
+  if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
+  Pin pin(*n, *evd);
+  charge_call(*n);
+  if (evd->dead) return bad_handle(DAT_INVALID_HANDLE1);  // freed by another thread meanwhile
+  return evd_set_cno(*n, *evd, cno_handle);
 }
 
 DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle) {

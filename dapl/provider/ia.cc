@@ -40,7 +40,8 @@ kib::ib_device* open_device(const sockaddr_in& self) {
 
 // Everything an IA still owns, freed in dependency order (an abrupt close).
 void free_everything(Node& n, Ia& ia) {
-  const Kind order[] = {Kind::Cr, Kind::Psp, Kind::Rsp, Kind::Ep, Kind::Rmr, Kind::Lmr, Kind::Evd, Kind::Pz};
+  const Kind order[] = {Kind::Cr, Kind::Psp, Kind::Rsp, Kind::Ep, Kind::Rmr, Kind::Lmr, Kind::Evd, Kind::Cno, Kind::Pz};
+  if (ia.async_evd) evd_set_cno(n, *ia.async_evd, DAT_HANDLE_NULL);  // its CNO goes below
   for (Kind k : order)
     for (Object* o : n.objects_of(&ia)) {
       if (o->kind != k || (k == Kind::Evd && o == ia.async_evd)) continue;
@@ -54,6 +55,7 @@ void free_everything(Node& n, Ia& ia) {
       if (k == Kind::Rmr) rmr_free_all(n, *static_cast<Rmr*>(o));
       if (k == Kind::Lmr) dat_lmr_free(to_handle(o));
       if (k == Kind::Evd) evd_free_all(n, *static_cast<Evd*>(o));
+      if (k == Kind::Cno) cno_free_all(n, *static_cast<Cno*>(o));
       if (k == Kind::Pz) dat_pz_free(to_handle(o));
     }
 }

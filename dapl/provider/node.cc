@@ -175,9 +175,10 @@ DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE* handle_type) 
   Object* o = n ? n->find(handle) : nullptr;
   if (!o) return bad_handle(DAT_INVALID_HANDLE1);
   if (!handle_type) return bad_arg(2);
-  static constexpr DAT_HANDLE_TYPE kType[] = {
-      DAT_HANDLE_TYPE_IA, DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_PZ,  DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD,
-      DAT_HANDLE_TYPE_EP, DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_CR,  DAT_HANDLE_TYPE_RMR};
+  static constexpr DAT_HANDLE_TYPE kType[] = {DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_IA,  DAT_HANDLE_TYPE_PZ,
+                                              DAT_HANDLE_TYPE_LMR, DAT_HANDLE_TYPE_EVD, DAT_HANDLE_TYPE_EP,
+                                              DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_CR,
+                                              DAT_HANDLE_TYPE_RMR, DAT_HANDLE_TYPE_CNO};
   *handle_type = kType[static_cast<int>(o->kind)];
   return DAT_SUCCESS;
 }

@@ -172,9 +172,42 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE* async_evd_handl
 DAT_RETURN dat_registry_list_providers(DAT_COUNT max_to_return, DAT_COUNT* entries_returned,
                                        DAT_PROVIDER_INFO*(dat_provider_list[]));
 
+/* ---- consumer notification objects ---------------------------------------- */
+/* The OS wait proxy agent: called as proxy_agent_func(instance_data, evd)
+ * when its CNO is triggered (nicsim: in the context that triggered it,
+ * often the node's interrupt context, so it must not block). */
+typedef void (*DAT_AGENT_FUNC)(DAT_PVOID, DAT_EVD_HANDLE);
+typedef struct dat_os_wait_proxy_agent {
+  DAT_PVOID instance_data;
+  DAT_AGENT_FUNC proxy_agent_func;
+} DAT_OS_WAIT_PROXY_AGENT;
+#define DAT_OS_WAIT_PROXY_AGENT_NULL ((DAT_OS_WAIT_PROXY_AGENT){(DAT_PVOID)NULL, (DAT_AGENT_FUNC)NULL})
+
+typedef struct dat_cno_param {
+  DAT_IA_HANDLE ia_handle;
+  DAT_OS_WAIT_PROXY_AGENT agent;
+} DAT_CNO_PARAM;
+typedef enum dat_cno_param_mask {
+  DAT_CNO_FIELD_IA_HANDLE = 0x1,
+  DAT_CNO_FIELD_AGENT = 0x2,
+  DAT_CNO_FIELD_ALL = 0x3
+} DAT_CNO_PARAM_MASK;
+
+/* A CNO is triggered when an event reaches an enabled EVD of it that no
+ * thread waits on (dat_evd_wait comes first), and found triggered by
+ * dat_cno_wait while such an EVD still holds events; dat_cno_wait returns
+ * that EVD (the events stay on it) or DAT_TIMEOUT_EXPIRED; a CNO freed under a
+ * waiter is DAT_INVALID_STATE | DAT_INVALID_STATE_CNO_DEAD. Freeing one
+ * that EVDs or a waiter use is DAT_INVALID_STATE_CNO_IN_USE. */
+DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE* cno_handle);
+DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent);
+DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK cno_param_mask, DAT_CNO_PARAM* cno_param);
+DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle);
+DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE* evd_handle);
+
 /* ---- event dispatchers -------------------------------------------------- */
-/* cno_handle must be DAT_HANDLE_NULL (no CNOs). A DTO EVD owns a CQ of
- * evd_min_qlen entries. */
+/* cno_handle: DAT_HANDLE_NULL or a CNO of the same IA. A DTO EVD owns a
+ * CQ of evd_min_qlen entries. */
 DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_CNO_HANDLE cno_handle,
                           DAT_EVD_FLAGS evd_flags, DAT_EVD_HANDLE* evd_handle);
 /* Waits (simulated time) until `threshold` events are queued, then
@@ -182,6 +215,8 @@ DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_C
  * microseconds: DAT_TIMEOUT_EXPIRED when it passes. threshold must be 1..qlen. */
 DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT* event,
                         DAT_COUNT* nmore);
+/* Attaches the EVD to a CNO (DAT_HANDLE_NULL: detaches it). */
+DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle);
 DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle);
 DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle);
 DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle);
