@@ -125,6 +125,7 @@ void counts_impl(kv::ib_device* dev, Counts& c) {
   c.mrs = static_cast<std::uint32_t>(d->mrs.size());
   c.ahs = static_cast<std::uint32_t>(d->ahs.size());
   c.dma_regs = d->dma_regs;
+  c.mws = static_cast<std::uint32_t>(d->mws.size());
 }
 
 KMr* dma_mr_of(KDevice& d, std::uint32_t lkey) {
@@ -186,6 +187,45 @@ using nicsim::kverbs::KMr;
 using nicsim::kverbs::KPd;
 using nicsim::kverbs::unuse;
 using nicsim::kverbs::use;
+
+int ib_query_device(ib_device* device, ib_device_attr* a) {
+  KDevice* d = nicsim::kverbs::device_arg(device);
+  std::vector<std::uint8_t> buf;
+  if (!d || !a || !nicsim::kverbs::query_ca(*d, buf)) return -EINVAL;
+  const auto* c = reinterpret_cast<const ib_ca_attr_t*>(buf.data());
+  std::memset(a, 0, sizeof *a);
+  a->fw_ver = c->fw_ver;
+  a->node_guid = a->sys_image_guid = c->ca_guid;
+  a->max_mr_size = c->init_region_size;
+  a->page_size_cap = 4096;
+  a->vendor_id = c->vend_id;
+  a->vendor_part_id = c->dev_id;
+  a->hw_ver = c->revision;
+  a->max_qp = static_cast<int>(c->max_qps);
+  a->max_qp_wr = static_cast<int>(c->max_wrs);
+  a->max_sge = static_cast<int>(c->max_sges);
+  a->max_sge_rd = static_cast<int>(c->max_rd_sges);
+  a->max_cq = static_cast<int>(c->max_cqs);
+  a->max_cqe = static_cast<int>(c->max_cqes);
+  a->max_mr = static_cast<int>(c->init_regions);
+  a->max_mw = static_cast<int>(c->init_windows);
+  a->max_pd = static_cast<int>(c->max_pds);
+  a->max_qp_rd_atom = c->max_qp_resp_res;
+  a->max_res_rd_atom = c->max_resp_res;
+  a->max_qp_init_rd_atom = c->max_qp_init_depth;
+  a->atomic_cap = c->atomicity == ::IB_ATOMIC_GLOBAL  ? IB_ATOMIC_GLOB
+                  : c->atomicity == ::IB_ATOMIC_LOCAL ? IB_ATOMIC_HCA
+                                                      : IB_ATOMIC_NONE;
+  a->max_ah = static_cast<int>(c->max_addr_handles);
+  a->max_mcast_grp = static_cast<int>(c->max_mcast_grps);
+  a->max_mcast_qp_attach = static_cast<int>(c->max_qps_per_mcast_grp);
+  a->max_total_mcast_qp_attach = static_cast<int>(c->max_mcast_qps);
+  a->max_fmr = static_cast<int>(c->max_fmr);
+  a->max_map_per_fmr = static_cast<int>(c->max_map_per_fmr);
+  a->max_pkeys = static_cast<u16>(c->max_partitions);
+  a->local_ca_ack_delay = c->local_ack_delay;
+  return 0;
+}
 
 int ib_query_port(ib_device* device, u8 port_num, ib_port_attr* port_attr) {
   KDevice* d = nicsim::kverbs::device_arg(device);

@@ -15,8 +15,8 @@ class Host;
 namespace nicsim::kverbs {
 // Live kernel objects of a device, for leak checks.
 struct Counts {
-  std::uint32_t pds = 0, cqs = 0, qps = 0, mrs = 0, ahs = 0, dma_regs = 0;
-  std::uint32_t total() const { return pds + cqs + qps + mrs + ahs + dma_regs; }
+  std::uint32_t pds = 0, cqs = 0, qps = 0, mrs = 0, ahs = 0, dma_regs = 0, mws = 0;
+  std::uint32_t total() const { return pds + cqs + qps + mrs + ahs + dma_regs + mws; }
 };
 }  // namespace nicsim::kverbs
 

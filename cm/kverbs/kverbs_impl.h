@@ -35,8 +35,8 @@ namespace kv {
 namespace nicsim::kverbs {
 // Live kernel objects of a device, for leak checks (as kverbs.h has it).
 struct Counts {
-  std::uint32_t pds = 0, cqs = 0, qps = 0, mrs = 0, ahs = 0, dma_regs = 0;
-  std::uint32_t total() const { return pds + cqs + qps + mrs + ahs + dma_regs; }
+  std::uint32_t pds = 0, cqs = 0, qps = 0, mrs = 0, ahs = 0, dma_regs = 0, mws = 0;
+  std::uint32_t total() const { return pds + cqs + qps + mrs + ahs + dma_regs + mws; }
 };
 }  // namespace nicsim::kverbs
 
@@ -75,6 +75,10 @@ struct KMr {
   int access = 0;
   std::map<std::pair<std::uint64_t, std::uint32_t>, DmaReg> regs;
 };
+struct KMw {
+  kv::ib_mw pub{};
+  ib_mw_handle_t h = nullptr;
+};
 
 // The kernel verbs' state on one node: the CA opened as its consumer
 // instance, and every live object (handles are checked against these).
@@ -84,6 +88,7 @@ struct KDevice : host::HostSoftware {
   ~KDevice() override {
     for (KQp* q : qps) delete q;
     for (KAh* a : ahs) delete a;
+    for (KMw* w : mws) delete w;
     for (KMr* m : mrs) delete m;
     for (KCq* c : cqs) delete c;
     for (KPd* p : pds) delete p;
@@ -97,6 +102,7 @@ struct KDevice : host::HostSoftware {
   std::set<KAh*> ahs;
   std::set<KQp*> qps;
   std::set<KMr*> mrs;
+  std::set<KMw*> mws;
   std::uint32_t next_dma_key = 0;
   std::uint32_t dma_regs = 0;
 };

@@ -146,11 +146,15 @@ void SubnetAdministrator::on_mad(const std::uint8_t* m, const MadSource& from) {
 
 int sa_main(int, char**) {
   std::shared_ptr<SubnetAdministrator> sa;
-  CmNode* n = node_cm([&sa](CmNode& node) {
+  const auto attach = [&sa](CmNode& node) {
     sa = std::make_shared<SubnetAdministrator>(node);
     node.set_class_handler(kClassSa, [sa](const std::uint8_t* m, const MadSource& from) { sa->on_mad(m, from); });
-  });
-  if (!n || !sa) return nicsim_log("ib_sa: no InfiniBand device on this node, or its CM runs already"), 1;
+  };
+  CmNode* n = node_cm(attach);
+  // A program of the same node may have started the CM first (its
+  // registration waits for the port, so the SA is there in time).
+  if (n && !sa) attach(*n);
+  if (!n) return nicsim_log("ib_sa: no InfiniBand device on this node"), 1;
   if (ProgramInstance* p = current_program()) p->daemon = true;
   host::WaitQueue forever(n->host());
   for (;;) forever.wait();

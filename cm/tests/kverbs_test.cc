@@ -1,7 +1,8 @@
 // The kernel verbs (rdma/ib_verbs.h) over ci_interface_t, two-sided and
 // without the CM: an RC connection set up by hand with ib_modify_qp masks,
 // a send with immediate data checked byte by byte, the completion handler
-// in interrupt context, and the errors the header documents.
+// in interrupt context, a memory window bound on the QP, and the errors
+// the header documents.
 #include <cerrno>
 #include <cstring>
 
@@ -94,6 +95,38 @@ void poll_one(ib_cq* cq, ib_wc& wc) {
   ADD_FAILURE() << "no completion";
 }
 
+// Memory windows on the connected QP: a bind completes as IB_WC_BIND_MW
+// with the new rkey in mw->rkey; the errors the header lists.
+void windows(ib_pd* pd, ib_qp* qp, ib_cq* cq, std::uint8_t* buf, ib_mr* dma_mr) {
+  ib_phys_buf pb{reinterpret_cast<u64>(buf), kBytes};
+  u64 iova = pb.addr;
+  ib_mr* mr = ib_reg_phys_mr(pd, &pb, 1, IB_ACCESS_MW_BIND | IB_ACCESS_REMOTE_READ, &iova);
+  ASSERT_NE(mr, nullptr);
+  ib_mw* mw = ib_alloc_mw(pd);
+  ASSERT_NE(mw, nullptr);
+  const u32 unbound = mw->rkey;
+  ib_mw_bind b{mr, 21, pb.addr + 64, 128, IB_SEND_SIGNALED, IB_ACCESS_REMOTE_READ};
+  EXPECT_EQ(ib_bind_mw(qp, mw, &b), 0);
+  EXPECT_NE(mw->rkey, unbound);
+  ib_wc wc{};
+  poll_one(cq, wc);
+  EXPECT_EQ(wc.wr_id, 21u);
+  EXPECT_EQ(wc.status, IB_WC_SUCCESS);
+  EXPECT_EQ(wc.opcode, IB_WC_BIND_MW);
+  b.mw_access_flags = IB_ACCESS_REMOTE_WRITE;  // the region has no local write
+  EXPECT_EQ(ib_bind_mw(qp, mw, &b), -EACCES);
+  b.mw_access_flags = IB_ACCESS_REMOTE_READ;
+  b.length = kBytes;  // past the region's end
+  EXPECT_EQ(ib_bind_mw(qp, mw, &b), -EINVAL);
+  b.mr = dma_mr;
+  EXPECT_EQ(ib_bind_mw(qp, mw, &b), -EINVAL);
+  EXPECT_EQ(ib_dealloc_pd(pd), -EBUSY);
+  EXPECT_EQ(ib_dealloc_mw(mw), 0);
+  EXPECT_EQ(ib_dealloc_mw(mw), -EINVAL);
+  EXPECT_EQ(ib_alloc_mw(nullptr), nullptr);
+  EXPECT_EQ(ib_dereg_mr(mr), 0);
+}
+
 int probe_main(int, char**) {
   ib_device* dev = node_device();
   if (!dev) return 1;
@@ -110,6 +143,14 @@ int probe_main(int, char**) {
       nullptr, note, 8);
   ib_pd* pd = ib_alloc_pd(dev);
   bad_calls(dev, pd, cq);
+  ib_device_attr da{};
+  EXPECT_EQ(ib_query_device(dev, &da), 0);  // the HCA's default limits
+  EXPECT_EQ(da.max_qp, 65536);
+  EXPECT_EQ(da.max_cq, 65536);
+  EXPECT_EQ(da.max_pd, 32768);
+  EXPECT_GT(da.max_mr, 0);
+  EXPECT_EQ(da.max_mw, da.max_mr);
+  EXPECT_EQ(ib_query_device(dev, nullptr), -EINVAL);
   ib_qp* qp = make_qp(pd, cq);
   ib_port_attr pa{};
   for (int i = 0; i < 1000 && (ib_query_port(dev, 1, &pa) || pa.state != IB_PORT_ACTIVE); ++i)
@@ -147,6 +188,7 @@ int probe_main(int, char**) {
     for (int i = 0; i < 100 && !note->calls; ++i) nicsim_sleep_ns(1000);  // the CQ's event may trail the CQE
     EXPECT_EQ(note->calls, 1);
     EXPECT_EQ(note->in_interrupt, 1);
+    windows(pd, qp, cq, buf, mr);
   } else {
     for (int i = 0; i < kBytes; ++i) buf[i] = static_cast<std::uint8_t>(i * 3);
     nicsim_barrier();

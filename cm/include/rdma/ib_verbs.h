@@ -76,6 +76,54 @@ enum ib_port_state {
 	IB_PORT_ACTIVE_DEFER = 5
 };
 
+enum ib_atomic_cap {
+	IB_ATOMIC_NONE,
+	IB_ATOMIC_HCA,
+	IB_ATOMIC_GLOB
+};
+
+struct ib_device_attr {
+	u64 fw_ver;
+	u64 node_guid;
+	u64 sys_image_guid;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	u32 hw_ver;
+	int max_qp;
+	int max_qp_wr;
+	int device_cap_flags;
+	int max_sge;
+	int max_sge_rd;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;
+	int max_ee_rd_atom;
+	int max_res_rd_atom;
+	int max_qp_init_rd_atom;
+	int max_ee_init_rd_atom;
+	enum ib_atomic_cap atomic_cap;
+	int max_ee;
+	int max_rdd;
+	int max_mw;
+	int max_raw_ipv6_qp;
+	int max_raw_ethy_qp;
+	int max_mcast_grp;
+	int max_mcast_qp_attach;
+	int max_total_mcast_qp_attach;
+	int max_ah;
+	int max_fmr;
+	int max_map_per_fmr;
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
+	u16 max_pkeys;
+	u8 local_ca_ack_delay;
+};
+
 struct ib_port_attr {
 	enum ib_port_state state;
 	enum ib_mtu max_mtu;
@@ -438,6 +486,22 @@ struct ib_mr {
 	atomic_t usecnt; /* count number of MWs */
 };
 
+struct ib_mw {
+	struct ib_device *device;
+	struct ib_pd *pd;
+	struct ib_uobject *uobject;
+	u32 rkey;
+};
+
+struct ib_mw_bind {
+	struct ib_mr *mr;
+	u64 wr_id;
+	u64 addr;
+	u32 length;
+	int send_flags;
+	int mw_access_flags;
+};
+
 struct ib_qp {
 	struct ib_device *device;
 	struct ib_pd *pd;
@@ -451,6 +515,9 @@ struct ib_qp {
 	enum ib_qp_type qp_type;
 };
 
+/* The CA's limits (0 or -EINVAL). nicsim: max_mr and max_mw share the
+ * HCA's memory protection table (each is its size); device_cap_flags 0. */
+int ib_query_device(struct ib_device *device, struct ib_device_attr *device_attr);
 /* Port and GID queries (0 or -EINVAL). nicsim: GID index 0 only. */
 int ib_query_port(struct ib_device *device, u8 port_num, struct ib_port_attr *port_attr);
 int ib_query_gid(struct ib_device *device, u8 port_num, int index, union ib_gid *gid);
@@ -500,6 +567,20 @@ struct ib_phys_buf {
 struct ib_mr *ib_reg_phys_mr(struct ib_pd *pd, struct ib_phys_buf *phys_buf_array, int num_phys_buf,
 			     int mr_access_flags, u64 *iova_start);
 int ib_dereg_mr(struct ib_mr *mr);
+
+/* Memory windows. NULL when the provider has no room or pd is not live. */
+struct ib_mw *ib_alloc_mw(struct ib_pd *pd);
+/* Posts a bind of mw to [addr, addr+length) of mr (a region registered
+ * with IB_ACCESS_MW_BIND; length 0 unbinds) on qp's send queue, an RC or UC
+ * QP of mw's PD. On success mw->rkey is the window's new rkey, valid once
+ * the bind completes (IB_WC_BIND_MW on the send CQ, with mw_bind->wr_id,
+ * when IB_SEND_SIGNALED or the QP signals all); the old rkey is refused
+ * from then on. 0 or a negative errno value (-EINVAL: bad handles, a range
+ * outside mr, another PD; -EACCES: access mr does not allow). nicsim: a
+ * function (2.6.13 has it inline, calling the device's bind_mw). */
+int ib_bind_mw(struct ib_qp *qp, struct ib_mw *mw, struct ib_mw_bind *mw_bind);
+/* 0 or -EINVAL; a bound window goes too (its rkey is refused). */
+int ib_dealloc_mw(struct ib_mw *mw);
 
 /* 0, or a negative errno value with *bad_send_wr naming the first request
  * not posted. */
