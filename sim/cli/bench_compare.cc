@@ -49,10 +49,10 @@ void metric_differences(const PointResult& now, const BaselinePoint& base, std::
     }
     const double v = it->second->value();
     if (!within(b.value(), v, b.tolerance_pct()))
-      out.push_back(diff_line(now.name(), b.name(), format_value(b.value()), format_value(v),
-                              change_pct(b.value(), v) +
-                                  (b.tolerance_pct() == 0 ? " (exact)" : fmt::format(" (tolerance {}%)",
-                                                                                     b.tolerance_pct()))));
+      out.push_back(
+          diff_line(now.name(), b.name(), format_value(b.value()), format_value(v),
+                    change_pct(b.value(), v) +
+                        (b.tolerance_pct() == 0 ? " (exact)" : fmt::format(" (tolerance {}%)", b.tolerance_pct()))));
     measured.erase(it);
   }
   for (const auto& [name, m] : measured)
@@ -92,9 +92,8 @@ std::vector<std::string> calibration_failures(const SuiteResult& now, const Base
         const Anchor& a = bm.anchor();
         if (within(a.published(), m.value(), a.tolerance_pct())) continue;
         out.push_back(fmt::format("{:<28} {:<24} published {} {} ({}), now {}: error {} outside +-{}%", p.name(),
-                                  m.name(), format_value(a.published()), m.unit(), a.source(),
-                                  format_value(m.value()), change_pct(a.published(), m.value()),
-                                  a.tolerance_pct()));
+                                  m.name(), format_value(a.published()), m.unit(), a.source(), format_value(m.value()),
+                                  change_pct(a.published(), m.value()), a.tolerance_pct()));
       }
     }
   }
@@ -148,9 +147,10 @@ Baseline updated_baseline(const SuiteResult& now, const Baseline& base, const st
     BaselinePoint p = point_from(*it->second, &old);
     if (!same_figures(p, old)) {
       if (reason.empty())
-        throw InputError(fmt::format("point '{}' of suite '{}' moved: --update-baseline needs --reason (the model "
-                                     "change that moved it)",
-                                     old.name(), now.name()));
+        throw InputError(
+            fmt::format("point '{}' of suite '{}' moved: --update-baseline needs --reason (the model "
+                        "change that moved it)",
+                        old.name(), now.name()));
       p.set_reason(reason);
     }
     *out.add_point() = p;
@@ -191,11 +191,10 @@ std::string calibration_table(const std::vector<Baseline>& baselines, const Benc
         const Metric* cur = measured(now, b.suite(), p.name(), m.name());
         const double sim = cur ? cur->value() : m.value();
         const bool met = within(a.published(), sim, a.tolerance_pct());
-        out += fmt::format("| {} | {} {} | {} {} | {} | +-{}%{} | {} | `{}/{}` `{}` |\n", a.figure(),
-                           format_value(a.published()), m.unit(), fmt::format("{:.4g}", sim), m.unit(),
-                           change_pct(a.published(), sim), a.tolerance_pct(),
-                           met ? "" : (a.gap().empty() ? ": OUTSIDE" : ": not met"), a.source(), b.suite(), p.name(),
-                           m.name());
+        out += fmt::format(
+            "| {} | {} {} | {} {} | {} | +-{}%{} | {} | `{}/{}` `{}` |\n", a.figure(), format_value(a.published()),
+            m.unit(), fmt::format("{:.4g}", sim), m.unit(), change_pct(a.published(), sim), a.tolerance_pct(),
+            met ? "" : (a.gap().empty() ? ": OUTSIDE" : ": not met"), a.source(), b.suite(), p.name(), m.name());
       }
   return out;
 }

@@ -79,8 +79,9 @@ void check_point(const LoadedSuite& s, const Point& p, int line) {
     fail(f, line, fmt::format("point name '{}': use letters, digits, '_', '.', '-'", p.name()));
   if (p.scenario().empty()) fail(f, line, fmt::format("point '{}' names no scenario", p.name()));
   if (!fs::is_regular_file(fs::path(s.dir) / p.scenario()))
-    fail(f, line, fmt::format("point '{}': no scenario file {} (paths are relative to the suite's folder)", p.name(),
-                              p.scenario()));
+    fail(f, line,
+         fmt::format("point '{}': no scenario file {} (paths are relative to the suite's folder)", p.name(),
+                     p.scenario()));
   for (const std::string& a : p.args())
     if (a.rfind("--", 0) != 0 || a.size() < 3)
       fail(f, line, fmt::format("point '{}': argument '{}' is not --key=value or --flag", p.name(), a));

@@ -56,7 +56,13 @@ int write_calibration(const Args& a, const BenchResults* now, const std::string&
     std::cout << table;
     return kExitOk;
   }
-  if (!write_file(path, table)) throw InputError(fmt::format("cannot write {}", path));
+  const std::string page = fmt::format(
+      "# Calibration against published measurements\n\n"
+      "Generated from the anchors in the baselines by `nicsim bench --baseline {} --calibration-md {}`; do not\n"
+      "edit by hand. \"not met\": a goal the model does not reach yet, the reason in the baseline (reported,\n"
+      "not gated); any other row outside its goal fails the gate. See docs/bench.md.\n\n{}",
+      a.baseline, path, table);
+  if (!write_file(path, page)) throw InputError(fmt::format("cannot write {}", path));
   return kExitOk;
 }
 
@@ -72,8 +78,7 @@ bool compare_all(const Args& a, const std::vector<LoadedSuite>& suites, const Be
     LoadedBaseline base;
     if (fs::exists(path) || !a.update) base = load_baseline(path);
     base.baseline.set_suite(now.name());
-    write_file((fs::path(a.run.out_dir) / "baselines" / (now.name() + ".textproto")).string(),
-               to_text(base.baseline));
+    write_file((fs::path(a.run.out_dir) / "baselines" / (now.name() + ".textproto")).string(), to_text(base.baseline));
     if (a.update) {
       const Baseline updated = updated_baseline(now, base.baseline, a.reason);
       if (!write_file(path, to_text(updated))) throw InputError(fmt::format("cannot write {}", path));
@@ -143,8 +148,8 @@ int bench_main(int argc, char** argv) {
   Args a;
   po::options_description opts;
   opts.add_options()("help,h", "show this help")("out", po::value(&a.run.out_dir)->default_value("bench-out"),
-                                                 "results folder")(
-      "baseline", po::value(&a.baseline), "a baseline file, or a folder of <suite>.textproto")(
+                                                 "results folder")("baseline", po::value(&a.baseline),
+                                                                   "a baseline file, or a folder of <suite>.textproto")(
       "update-baseline", po::bool_switch(&a.update), "rewrite the baseline with this run's figures, for review")(
       "reason", po::value(&a.reason), "with --update-baseline: the model change that moved the figures")(
       "quick", po::bool_switch(&a.run.quick), "only the points marked quick")(

@@ -39,16 +39,17 @@ struct Job {
 // replacements made.
 std::string scenario_for(const Job& job) {
   const fs::path original = fs::path(job.suite->dir) / job.point->scenario();
-  if (job.point->replace().empty()) return original.string();
+  if (job.point->replace().empty() && job.point->append().empty()) return original.string();
   std::string text = read_file(original.string());
   for (const Replace& r : job.point->replace()) {
     const std::size_t at = text.find(r.text());
     if (at == std::string::npos || text.find(r.text(), at + 1) != std::string::npos)
       throw InputError(fmt::format("{}:{}: point '{}': replace text '{}' must occur exactly once in {}",
-                                   job.suite->file, job.suite->point_lines.at(job.point->name()),
-                                   job.point->name(), r.text(), original.string()));
+                                   job.suite->file, job.suite->point_lines.at(job.point->name()), job.point->name(),
+                                   r.text(), original.string()));
     text.replace(at, r.text().size(), r.with());
   }
+  text += "\n" + job.point->append() + "\n";
   const fs::path copy = job.dir / "scenario.textproto";
   if (!write_file(copy.string(), text)) throw InputError(fmt::format("cannot write {}", copy.string()));
   return copy.string();
@@ -99,8 +100,10 @@ void record_metrics(const results::Results& r, const Point& point, PointResult& 
     for (const auto& [name, v] : values) add(name, v);
   for (const std::string& name : point.metrics()) {
     auto it = values.find(name);
-    if (it != values.end()) add(name, it->second);
-    else if (out.failure().empty()) out.set_failure(fmt::format("the run reported no result {}", name));
+    if (it != values.end())
+      add(name, it->second);
+    else if (out.failure().empty())
+      out.set_failure(fmt::format("the run reported no result {}", name));
   }
 }
 

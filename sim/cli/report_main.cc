@@ -21,11 +21,16 @@ namespace {
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -48,6 +53,21 @@ std::string base64(const std::string& in) {
   return out;
 }
 
+// `text` spans as <code>.
+std::string code_spans(const std::string& s) {
+  std::string out;
+  bool open = false;
+  for (char c : s) {
+    if (c == '`') {
+      out += open ? "</code>" : "<code>";
+      open = !open;
+    } else {
+      out += c;
+    }
+  }
+  return open ? out + "</code>" : out;
+}
+
 // A Markdown table (as calibration_table writes it) as HTML.
 std::string markdown_table(const std::string& md) {
   std::string html = "<table class=\"calibration\">\n";
@@ -65,7 +85,7 @@ std::string markdown_table(const std::string& md) {
     while (c < line.size()) {
       const std::size_t next = line.find(" |", c);
       if (next == std::string::npos) break;
-      html += fmt::format("<{0}>{1}</{0}>", cell, escape(line.substr(c + 1, next - c - 1)));
+      html += fmt::format("<{0}>{1}</{0}>", cell, code_spans(escape(line.substr(c + 1, next - c - 1))));
       c = next + 2;
     }
     html += "</tr>\n";
@@ -75,9 +95,8 @@ std::string markdown_table(const std::string& md) {
 
 std::string links(const fs::path& dir, const PointResult& p) {
   std::string out;
-  for (const char* f : {"timeline.json", "packets.pcap", "results.json", "log.txt"})
-    if (fs::exists(dir / p.out_dir() / f))
-      out += fmt::format("<a href=\"{}/{}\">{}</a> ", escape(p.out_dir()), f, f);
+  for (const char* f : {"timeline.json", "packets.pcap", "summary.txt", "results.json", "log.txt"})
+    if (fs::exists(dir / p.out_dir() / f)) out += fmt::format("<a href=\"{}/{}\">{}</a> ", escape(p.out_dir()), f, f);
   return out;
 }
 
@@ -96,8 +115,7 @@ std::string points_table(const fs::path& dir, const SuiteResult& s, const std::s
     html += fmt::format(
         "<tr><td>{}</td><td{}>{}</td><td{}><code>{}</code></td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td></tr>\n",
         escape(p.name()), p.status() == "ok" ? "" : " class=\"diff\"", escape(p.status()),
-        bad_fp ? " class=\"diff\"" : "", escape(p.fingerprint()), figures, p.events(), p.wall_seconds(),
-        links(dir, p));
+        bad_fp ? " class=\"diff\"" : "", escape(p.fingerprint()), figures, p.events(), p.wall_seconds(), links(dir, p));
   }
   return html + "</table>\n";
 }
@@ -132,8 +150,9 @@ std::string suite_section(const fs::path& dir, const SuiteResult& s, const Basel
   }
   std::string error;
   for (const PlotFile& p : draw_plots(suite.suite, s, base, (dir / "plots").string(), error))
-    html += fmt::format("<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
-                        escape(p.title), base64(read_file(p.svg_path)), escape(p.title));
+    html += fmt::format(
+        "<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
+        escape(p.title), base64(read_file(p.svg_path)), escape(p.title));
   if (!error.empty()) errors += error + "\n";
   return html;
 }

@@ -24,8 +24,10 @@ bool series_x(const Series& s, const std::string& point, const std::string& metr
   const std::regex pr(s.points()), mr(s.metric());
   if (!std::regex_search(point, pm, pr) || !std::regex_search(metric, mm, mr)) return false;
   std::string text;
-  if (mm.size() > 1 && mm[1].length() > 0) text = mm[1];
-  else if (pm.size() > 1 && pm[1].length() > 0) text = pm[1];
+  if (mm.size() > 1 && mm[1].length() > 0)
+    text = mm[1];
+  else if (pm.size() > 1 && pm[1].length() > 0)
+    text = pm[1];
   x = text.empty() ? 0 : std::stod(text);
   return true;
 }
@@ -45,8 +47,10 @@ Curve curve_baseline(const Series& s, const Baseline& b, bool anchors) {
   for (const BaselinePoint& p : b.point())
     for (const BaselineMetric& m : p.metric()) {
       if (!series_x(s, p.name(), m.name(), x)) continue;
-      if (!anchors) c[x] = m.value();
-      else if (m.has_anchor()) c[x] = m.anchor().published();
+      if (!anchors)
+        c[x] = m.value();
+      else if (m.has_anchor())
+        c[x] = m.anchor().published();
     }
   return c;
 }

@@ -7,7 +7,8 @@ namespace nicsim {
 std::string override_program_args(Scenario& scenario, const std::vector<std::string>& args) {
   for (const std::string& a : args) {
     const std::size_t eq = a.find('=');
-    if (a.rfind("--", 0) != 0 || a.size() < 3 || eq == 2) return fmt::format("--arg '{}': expected --key=value or --flag", a);
+    if (a.rfind("--", 0) != 0 || a.size() < 3 || eq == 2)
+      return fmt::format("--arg '{}': expected --key=value or --flag", a);
     const std::string key = eq == std::string::npos ? a : a.substr(0, eq + 1);
     for (WorkloadSpec& w : scenario.workloads) {
       bool replaced = false;
@@ -60,8 +61,9 @@ std::string override_params(Scenario& scenario, const std::vector<std::string>& 
     std::string error;
     const int taken = override_one(scenario, scope, name, value, error);
     if (!error.empty()) return fmt::format("--param '{}': {}", p, error);
-    if (taken == 0) return fmt::format("--param '{}': no {} in this scenario has the parameter {}", p,
-                                       scope == "link" ? "link" : "node", name);
+    if (taken == 0)
+      return fmt::format("--param '{}': no {} in this scenario has the parameter {}", p,
+                         scope == "link" ? "link" : "node", name);
   }
   return {};
 }

@@ -22,7 +22,6 @@ struct World::PortWatch {
   bool capture = false;
 };
 
-
 namespace {
 World* g_world = nullptr;
 }
