@@ -43,6 +43,22 @@ TEST(BenchFingerprint, SameOnEveryRunAndMovesWithTheModel) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BenchRunOverrides, BadArgumentsAndParametersAreExitTwoWithTheRule) {
+  const std::string run = "run " + kSrc + "/scenarios/ib_atomic_lat.textproto ";
+  const CliResult bad_arg = run_nicsim(run + "--arg=sizes");
+  EXPECT_EQ(bad_arg.exit_code, 2) << bad_arg.out;
+  EXPECT_NE(bad_arg.out.find("--arg 'sizes': expected --key=value or --flag"), std::string::npos) << bad_arg.out;
+  const CliResult unknown = run_nicsim(run + "--param=nic.nonesuch=1");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("no node in this scenario has the parameter nonesuch"), std::string::npos) << unknown.out;
+  const CliResult range = run_nicsim(run + "--param=nic.wqe_cycles=-3");
+  EXPECT_EQ(range.exit_code, 2) << range.out;
+  EXPECT_NE(range.out.find("--param 'nic.wqe_cycles=-3': "), std::string::npos) << range.out;
+  const CliResult scope = run_nicsim(run + "--param=mgmt.latency=1us");
+  EXPECT_EQ(scope.exit_code, 2) << scope.out;
+  EXPECT_NE(scope.out.find("the scope must be host, bus, nic or link"), std::string::npos) << scope.out;
+}
+
 TEST(BenchGate, OneCycleChangeToAnHcaEngineCostFailsWithAClearDiff) {
   const auto dir = temp_dir("bench_one_cycle");
   const CliResult same = run_nicsim("bench " + kSuites + "/verbs.textproto --filter '^verbs/send_lat$' --baseline " +

@@ -63,8 +63,9 @@ struct RunOptions {
 BenchResults run_suites(const std::vector<LoadedSuite>& suites, const RunOptions& options);
 
 // Every difference of `now` from `base`, one line each (point, metric,
-// baseline, now, change %), for the points `now` ran.
-std::vector<std::string> differences(const SuiteResult& now, const Baseline& base);
+// baseline, now, change %), for the points `now` ran; fingerprints only when
+// `fingerprints`.
+std::vector<std::string> differences(const SuiteResult& now, const Baseline& base, bool fingerprints = true);
 // The calibrated figures (anchors without a gap) of `now` outside their
 // tolerance, one line each.
 std::vector<std::string> calibration_failures(const SuiteResult& now, const Baseline& base);

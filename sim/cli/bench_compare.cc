@@ -61,7 +61,7 @@ void metric_differences(const PointResult& now, const BaselinePoint& base, std::
 
 }  // namespace
 
-std::vector<std::string> differences(const SuiteResult& now, const Baseline& base) {
+std::vector<std::string> differences(const SuiteResult& now, const Baseline& base, bool fingerprints) {
   std::vector<std::string> out;
   for (const PointResult& p : now.point()) {
     if (p.status() != "ok") {
@@ -73,7 +73,7 @@ std::vector<std::string> differences(const SuiteResult& now, const Baseline& bas
       out.push_back(diff_line(p.name(), "(point)", "missing", "present", "new point"));
       continue;
     }
-    if (b->fingerprint() != p.fingerprint())
+    if (fingerprints && b->fingerprint() != p.fingerprint())
       out.push_back(diff_line(p.name(), "fingerprint", b->fingerprint(), p.fingerprint(), "trajectory changed"));
     metric_differences(p, *b, out);
   }

@@ -32,6 +32,7 @@ struct Args {
   std::string calibration_md;
   std::string reason;
   bool update = false;
+  bool figures_only = false;
   RunOptions run;
 };
 
@@ -68,7 +69,7 @@ int write_calibration(const Args& a, const BenchResults* now, const std::string&
 
 // Compares each suite with its baseline (or rewrites it); the lines go to
 // stdout and DIR/diff.txt. True when nothing differs.
-bool compare_all(const Args& a, const std::vector<LoadedSuite>& suites, const BenchResults& results) {
+bool compare_all(const Args& a, const BenchResults& results) {
   std::string report;
   bool same = true;
   fs::create_directories(fs::path(a.run.out_dir) / "baselines");
@@ -85,7 +86,7 @@ bool compare_all(const Args& a, const std::vector<LoadedSuite>& suites, const Be
       report += fmt::format("{}: rewritten for review\n", path);
       continue;
     }
-    const std::vector<std::string> diffs = differences(now, base.baseline);
+    const std::vector<std::string> diffs = differences(now, base.baseline, !a.figures_only);
     const std::vector<std::string> calib = calibration_failures(now, base.baseline);
     if (diffs.empty() && calib.empty()) continue;
     same = false;
@@ -94,7 +95,6 @@ bool compare_all(const Args& a, const std::vector<LoadedSuite>& suites, const Be
     if (!calib.empty()) report += fmt::format("{}: calibrated figures outside their tolerance:\n", now.name());
     for (const std::string& c : calib) report += "  " + c + "\n";
   }
-  (void)suites;
   std::cout << report;
   write_file((fs::path(a.run.out_dir) / "diff.txt").string(), report);
   return same;
@@ -130,7 +130,7 @@ int run(const Args& a) {
   for (const SuiteResult& s : results.suite())
     for (const PointResult& p : s.point()) ok = ok && p.status() == "ok";
   if (!a.baseline.empty()) {
-    ok = compare_all(a, suites, results) && ok;
+    ok = compare_all(a, results) && ok;
     if (fs::is_directory(a.baseline))
       write_calibration(a, &results, (fs::path(a.run.out_dir) / "calibration.md").string());
   }
@@ -153,6 +153,8 @@ int bench_main(int argc, char** argv) {
       "update-baseline", po::bool_switch(&a.update), "rewrite the baseline with this run's figures, for review")(
       "reason", po::value(&a.reason), "with --update-baseline: the model change that moved the figures")(
       "quick", po::bool_switch(&a.run.quick), "only the points marked quick")(
+      "figures-only", po::bool_switch(&a.figures_only),
+      "compare the figures, not the fingerprints (builds whose allocator places buffers differently)")(
       "filter", po::value(&a.run.filter), "only points whose suite/point matches this regular expression")(
       "param", po::value(&a.run.params)->composing(), "scope.name=value on every point (repeatable)")(
       "jobs,j", po::value(&a.run.jobs)->default_value(1), "points run at once")(

@@ -175,26 +175,29 @@ BenchResults run_suites(const std::vector<LoadedSuite>& suites, const RunOptions
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t next = 0, done = 0;
   std::map<pid_t, Job*> running;
-  while (done < jobs.size()) {
-    while (next < jobs.size() && running.size() < static_cast<std::size_t>(std::max(options.jobs, 1))) {
-      start(jobs[next], options);
-      running[jobs[next].pid] = &jobs[next];
-      ++next;
-    }
-    if (tty) show_progress(done, jobs.size(), t0);
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    Job& job = *it->second;
-    running.erase(it);
-    ++done;
-    try {
+  try {
+    while (done < jobs.size()) {
+      while (next < jobs.size() && running.size() < static_cast<std::size_t>(std::max(options.jobs, 1))) {
+        start(jobs[next], options);
+        running[jobs[next].pid] = &jobs[next];
+        ++next;
+      }
+      if (tty) show_progress(done, jobs.size(), t0);
+      int status = 0;
+      const pid_t pid = waitpid(-1, &status, 0);
+      auto it = running.find(pid);
+      if (it == running.end()) continue;
+      Job& job = *it->second;
+      running.erase(it);
+      ++done;
       finish(job, status);
-    } catch (...) {
-      for (auto& [other, j] : running) waitpid(other, &status, 0);
-      throw;
     }
+  } catch (...) {
+    // Bad input in one point ends the run: the others still running are
+    // waited for, so none outlives the command.
+    int status = 0;
+    for (const auto& entry : running) waitpid(entry.first, &status, 0);
+    throw;
   }
   if (tty) show_progress(done, jobs.size(), t0);
   return results;

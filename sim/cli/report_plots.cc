@@ -94,8 +94,8 @@ std::string script(const Plot& plot, const SuiteResult& now, const Baseline& bas
   out += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key outside right top\n",
                      quoted(plot.title()), quoted(plot.xlabel()), quoted(plot.ylabel()));
   if (plot.logx()) out += "set logscale x 2\n";
-  if (plot.logy()) out += "set logscale y\n";
-  out += "set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.1\n";
+  out += plot.logy() ? "set logscale y\n" : "set yrange [0:*]\n";
+  out += "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n";
   return out + "plot " + plots + "\nunset output\n";
 }
 
