@@ -180,6 +180,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"bad_param",
                  "name: \"bad\"\npoint { name: \"a\" scenario: \"s.textproto\" params: \"host.nonesuch=1\" }\n",
                  nullptr, "bad.textproto:2: point 'a': nicsim run rejected its input:[\\s\\S]*nonesuch"},
+        BadInput{"bad_plot",
+                 "name: \"bad\"\npoint { name: \"a\" scenario: \"s.textproto\" }\n\n"
+                 "plot { name: \"p\" series { label: \"x\" points: \"(\" metric: \"m\" } }\n",
+                 nullptr, "bad.textproto:4: plot 'p', series 'x': bad regular expression"},
         BadInput{"baseline_no_reason", "name: \"bad\"\npoint { name: \"a\" scenario: \"s.textproto\" }\n",
                  "suite: \"bad\"\npoint {\n  name: \"a\"\n  fingerprint: \"0123456789abcdef\"\n}\n",
                  "base/bad.textproto:2: point 'a' gives no reason for its figures"},

@@ -54,8 +54,9 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
 };
 
 // Parses `path` into `m`; the line of each element of the repeated field
-// `repeated` (0-based) in `lines`.
-void parse_text(const std::string& path, Message& m, const char* repeated, std::vector<int>& lines) {
+// `repeated` in `lines`, and of `also` (when given) in `also_lines`.
+void parse_text(const std::string& path, Message& m, const char* repeated, std::vector<int>& lines,
+                const char* also = nullptr, std::vector<int>* also_lines = nullptr) {
   if (!fs::is_regular_file(path)) throw InputError(fmt::format("{}: cannot read the file", path));
   ErrorCollector errors(path);
   TextFormat::Parser parser;
@@ -63,9 +64,13 @@ void parse_text(const std::string& path, Message& m, const char* repeated, std::
   parser.RecordErrorsTo(&errors);
   parser.WriteLocationsTo(&tree);
   if (!parser.ParseFromString(read_file(path), &m)) throw InputError(errors.first());
-  const auto* field = m.GetDescriptor()->FindFieldByName(repeated);
-  const int n = m.GetReflection()->FieldSize(m, field);
-  for (int i = 0; i < n; ++i) lines.push_back(tree.GetLocation(field, i).line + 1);
+  auto locate = [&](const char* name, std::vector<int>& out) {
+    const auto* field = m.GetDescriptor()->FindFieldByName(name);
+    const int n = m.GetReflection()->FieldSize(m, field);
+    for (int i = 0; i < n; ++i) out.push_back(tree.GetLocation(field, i).line + 1);
+  };
+  locate(repeated, lines);
+  if (also) locate(also, *also_lines);
 }
 
 [[noreturn]] void fail(const std::string& file, int line, const std::string& rule) {
@@ -92,14 +97,14 @@ void check_point(const LoadedSuite& s, const Point& p, int line) {
     if (r.text().empty()) fail(f, line, fmt::format("point '{}': a replace needs its text", p.name()));
 }
 
-void check_plot(const LoadedSuite& s, const Plot& plot) {
+void check_plot(const LoadedSuite& s, const Plot& plot, int line) {
   if (plot.name().empty() || plot.series().empty())
-    throw InputError(fmt::format("{}: plot '{}' needs a name and a series", s.file, plot.name()));
+    fail(s.file, line, fmt::format("plot '{}' needs a name and a series", plot.name()));
   for (const Series& series : plot.series()) try {
       std::regex points(series.points()), metric(series.metric());
     } catch (const std::regex_error& e) {
-      throw InputError(fmt::format("{}: plot '{}', series '{}': bad regular expression: {}", s.file, plot.name(),
-                                   series.label(), e.what()));
+      fail(s.file, line,
+           fmt::format("plot '{}', series '{}': bad regular expression: {}", plot.name(), series.label(), e.what()));
     }
 }
 
@@ -110,8 +115,8 @@ LoadedSuite load_suite(const std::string& path) {
   s.file = path;
   s.dir = fs::path(path).parent_path().string();
   if (s.dir.empty()) s.dir = ".";
-  std::vector<int> lines;
-  parse_text(path, s.suite, "point", lines);
+  std::vector<int> lines, plot_lines;
+  parse_text(path, s.suite, "point", lines, "plot", &plot_lines);
   const std::string stem = fs::path(path).stem().string();
   if (s.suite.name() != stem)
     fail(path, 1, fmt::format("the suite's name must be its file's stem, '{}' (is '{}')", stem, s.suite.name()));
@@ -121,7 +126,7 @@ LoadedSuite load_suite(const std::string& path) {
     if (!s.point_lines.emplace(p.name(), lines[i]).second)
       fail(path, lines[i], fmt::format("point '{}' is defined twice", p.name()));
   }
-  for (const Plot& plot : s.suite.plot()) check_plot(s, plot);
+  for (int i = 0; i < s.suite.plot_size(); ++i) check_plot(s, s.suite.plot(i), plot_lines[i]);
   return s;
 }
 
