@@ -1,5 +1,8 @@
 // nicsim: the command-line front end.
 //   nicsim run SCENARIO [--seed N] [--out DIR] [--plugin LIB.so]... [-v]
+//              [--arg --key=value]... [--param scope.name=value]... [--fingerprint]
+//   nicsim bench SUITE... [options]   (cli/bench_main.cc)
+//   nicsim report RESULTS_DIR         (cli/report_main.cc)
 //   nicsim validate SCENARIO [--plugin LIB.so]...
 //   nicsim params | nicsim list | nicsim --help | nicsim --version
 // Exit codes: 0 success, 1 a workload failed or the simulation hit an error,
@@ -18,6 +21,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/bench.h"
+#include "cli/run_overrides.h"
 #include "core/params.h"
 #include "core/sim.h"
 #include "scenario/loader.h"
@@ -42,6 +47,8 @@ const char* kUsage =
     "  validate SCENARIO  check a scenario file without running it\n"
     "  params             list every parameter: scope, name, unit, default, range, doc\n"
     "  list               list the registered programs, NIC and switch kinds, topology helpers\n"
+    "  bench SUITE...     run benchmark suites, compare with a baseline (nicsim bench --help)\n"
+    "  report RESULTS_DIR render a bench run as one HTML page (nicsim report --help)\n"
     "options:\n";
 
 bool write_file(const std::filesystem::path& p, const std::string& text) {
@@ -128,11 +135,12 @@ class Progress {
   std::thread thread_;
 };
 
-int run(const Scenario& scenario, const std::string& out_dir, bool verbose) {
+int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool fingerprint) {
   Sim sim(scenario.seed);
   std::unique_ptr<World> world;
   try {
     world = std::make_unique<World>(scenario);
+    if (fingerprint) world->enable_fingerprint();
     if (!out_dir.empty()) {
       std::filesystem::create_directories(out_dir);
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
@@ -171,15 +179,30 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose) {
   return status.ok ? kExitOk : kExitFailed;
 }
 
+std::string apply_overrides(Scenario& scenario, const po::variables_map& vm) {
+  std::vector<std::string> none;
+  const auto& args = vm.count("arg") ? vm["arg"].as<std::vector<std::string>>() : none;
+  const auto& params = vm.count("param") ? vm["param"].as<std::vector<std::string>>() : none;
+  if (std::string err = override_program_args(scenario, args); !err.empty()) return err;
+  return override_params(scenario, params);
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "bench") return bench_main(argc - 1, argv + 1);
+  if (argc >= 2 && std::string_view(argv[1]) == "report") return report_main(argc - 1, argv + 1);
   po::options_description opts;
   opts.add_options()("help,h", "show this help")("version", "print the version")("seed", po::value<std::uint64_t>(),
                                                                                  "override the scenario's seed")(
       "out", po::value<std::string>(), "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json here")(
       "plugin", po::value<std::vector<std::string>>()->composing(), "load programs from a plugin (repeatable)")(
-      "verbose,v", "echo program logs to stderr");
+      "verbose,v", "echo program logs to stderr")(
+      "arg", po::value<std::vector<std::string>>()->composing(),
+      "--key=value: replace (or add) a program argument of every workload (repeatable)")(
+      "param", po::value<std::vector<std::string>>()->composing(),
+      "scope.name=value: set a host, bus, nic or link parameter on every node or link (repeatable)")(
+      "fingerprint", "hash the run's event trajectory into results.json (fingerprint)");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>());
   po::options_description all;
@@ -231,13 +254,18 @@ int sc_main(int argc, char** argv) {
     return kExitBadInput;
   }
   if (vm.count("seed")) scenario.seed = vm["seed"].as<std::uint64_t>();
+  if (std::string err = apply_overrides(scenario, vm); !err.empty()) {
+    std::cerr << "nicsim: " << err << "\n";
+    return kExitBadInput;
+  }
   if (command == "validate") {
     std::cout << fmt::format("{}: ok: {} nodes, {} switches, {} links, {} workloads, {} faults\n", scenario.file,
                              scenario.nodes.size(), scenario.switches.size(), scenario.links.size(),
                              scenario.workloads.size(), scenario.faults.size());
     return kExitOk;
   }
-  return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0);
+  return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0,
+             vm.count("fingerprint") > 0);
 }
 
 // SystemC prints its banner when its kernel context is created, which happens

@@ -71,6 +71,7 @@ results::Results collect_results(World& world, const RunStatus& status) {
   r.set_events(sim.calendar().events_fired());
   r.set_packet_hops(world.fabric().packet_hops());
   r.set_mgmt_messages(world.mgmt().messages());
+  r.set_fingerprint(world.fingerprint());
   for (auto& p : world.programs()) {
     auto* pr = r.add_programs();
     pr->set_program(p->info().name);

@@ -12,6 +12,16 @@
 
 namespace nicsim {
 
+// One port's tap: what it feeds (the capture, the fingerprint) and the
+// port's identity in the fingerprint.
+struct World::PortWatch {
+  World* world;
+  fabric::Port* port;
+  std::string link;
+  std::uint64_t key;  // device id and port number
+  bool capture = false;
+};
+
 namespace {
 World* g_world = nullptr;
 }
@@ -158,25 +168,10 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
     if (!format) throw std::logic_error(fmt::format("capture format '{}' vanished", scenario_.outputs.pcap_format));
     if (!pcap_->open(pcap_path, format->link_type)) throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
     pcap_erf_type_ = format->erf_type;
-    for (auto& l : fabric_.links()) {
-      bool chosen = false;
-      for (const auto& g : scenario_.outputs.pcap_links) chosen = chosen || glob_match(g, l->name());
-      if (!chosen) continue;
-      for (fabric::Port* p : {&l->a(), &l->b()}) {
-        if (pcap_erf_type_ < 0)
-          p->set_tap([](void* w, const fabric::Packet& pkt,
-                        Tick start) { static_cast<PcapWriter*>(w)->write(start, pkt.bytes.data(), pkt.bytes.size()); },
-                     pcap_.get());
-        else
-          p->set_tap(
-              [](void* self, const fabric::Packet& pkt, Tick start) {
-                auto* w = static_cast<World*>(self);
-                w->pcap_->write_erf(start, static_cast<std::uint8_t>(w->pcap_erf_type_), pkt.bytes.data(),
-                                    pkt.bytes.size());
-              },
-              this);
-      }
-    }
+    install_port_taps();
+    for (auto& watch : port_watches_)
+      for (const auto& g : scenario_.outputs.pcap_links) watch->capture = watch->capture || glob_match(g, watch->link);
+    install_port_taps();
   }
   if (!trace_path.empty() && !scenario_.outputs.trace.empty()) {
     for (const TraceSelect& t : scenario_.outputs.trace)
@@ -217,6 +212,57 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
     });
   }
 }
+
+void World::install_port_taps() {
+  if (port_watches_.empty())
+    for (auto& l : fabric_.links())
+      for (fabric::Port* p : {&l->a(), &l->b()})
+        port_watches_.push_back(std::make_unique<PortWatch>(
+            PortWatch{this, p, l->name(), std::uint64_t{p->owner().device_id()} << 16 | p->number()}));
+  for (auto& watch : port_watches_)
+    if (watch->capture || fingerprint_) watch->port->set_tap(&World::port_tap, watch.get());
+}
+
+void World::port_tap(void* ctx, const fabric::Packet& pkt, Tick start) {
+  const auto* watch = static_cast<const PortWatch*>(ctx);
+  World& w = *watch->world;
+  if (w.fingerprint_) {
+    // What the fabric knows of the packet, not its bytes: a NIC may put
+    // host addresses of the simulator's own process on the wire (RDMA
+    // virtual addresses), and those move from run to run.
+    const fabric::PacketMeta& m = pkt.meta;
+    Fingerprint& f = *w.fingerprint_;
+    f.add(watch->key);
+    f.add(start);
+    f.add(pkt.bytes.size());
+    f.add(std::uint64_t{m.src_node} << 32 | std::uint64_t{m.slid} << 16 | m.dlid);
+    f.add(std::uint64_t{m.dlid_hi} << 32 | std::uint64_t{m.vl} << 24 | std::uint64_t{m.kind} << 16 | m.hops);
+    f.add(m.created);
+  }
+  if (watch->capture) {
+    if (w.pcap_erf_type_ < 0)
+      w.pcap_->write(start, pkt.bytes.data(), pkt.bytes.size());
+    else
+      w.pcap_->write_erf(start, static_cast<std::uint8_t>(w.pcap_erf_type_), pkt.bytes.data(), pkt.bytes.size());
+  }
+}
+
+void World::enable_fingerprint() {
+  if (fingerprint_) return;
+  fingerprint_ = std::make_unique<Fingerprint>();
+  install_port_taps();
+  Sim::get().fsm().listen([f = fingerprint_.get()](const FsmTransitionEvent& ev) {
+    const FsmType& type = ev.fsm.type();
+    f->add(ev.time);
+    f->add(type.name());
+    f->add(ev.fsm.object());
+    f->add(type.state_name(ev.from));
+    f->add(type.event_name(ev.event));
+    f->add(type.state_name(ev.to));
+  });
+}
+
+std::string World::fingerprint() const { return fingerprint_ ? fingerprint_->hex() : std::string(); }
 
 void World::schedule_faults() {
   for (std::size_t i = 0; i < scenario_.faults.size(); ++i)

@@ -8,6 +8,7 @@
 
 #include "fabric/fabric.h"
 #include "scenario/loader.h"
+#include "trace/fingerprint.h"
 #include "trace/pcap.h"
 #include "world/mgmt.h"
 #include "world/node.h"
@@ -54,6 +55,12 @@ class World {
   // may be empty).
   void open_outputs(const std::string& trace_path, const std::string& timeline_path, const std::string& pcap_path = {});
   void close_outputs();
+  // Hashes the run's event trajectory (every state-machine transition and
+  // every packet put on a wire, with their times) into fingerprint(). Call
+  // before run(); off by default, as it watches every port.
+  void enable_fingerprint();
+  // The trajectory hash as 16 hex digits, or "" when not enabled.
+  std::string fingerprint() const;
   // Starts the programs, schedules the faults, runs the SystemC kernel until
   // the stop time or until nothing is left to do, and checks the outcome.
   RunStatus run();
@@ -75,6 +82,10 @@ class World {
 
  private:
   void explain_unfinished(bool stopped_by_time);
+  // Packet capture and the fingerprint share one tap per port.
+  struct PortWatch;
+  void install_port_taps();
+  static void port_tap(void* watch, const fabric::Packet& p, Tick start);
 
   const Scenario& scenario_;
   fabric::Fabric fabric_;
@@ -87,6 +98,8 @@ class World {
   std::deque<WorkloadSpec> daemon_workloads_;  // the daemons' (ProgramInstance keeps a reference)
   std::unique_ptr<PcapWriter> pcap_;
   int pcap_erf_type_ = -1;  // the capture format's ERF record type, or -1: raw frames
+  std::vector<std::unique_ptr<PortWatch>> port_watches_;
+  std::unique_ptr<Fingerprint> fingerprint_;
 };
 
 }  // namespace nicsim
