@@ -1,6 +1,7 @@
 // nicsim: the command-line front end.
 //   nicsim run SCENARIO [--seed N] [--out DIR] [--plugin LIB.so]... [-v]
 //   nicsim validate SCENARIO [--plugin LIB.so]...
+//   nicsim debug SCENARIO [--seed N] [--script FILE] [--plugin LIB.so]...
 //   nicsim params | nicsim list | nicsim --help | nicsim --version
 // Exit codes: 0 success, 1 a workload failed or the simulation hit an error,
 // 2 bad input (command line, scenario, plugin).
@@ -20,6 +21,7 @@
 
 #include "core/params.h"
 #include "core/sim.h"
+#include "debug/repl.h"
 #include "scenario/loader.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
@@ -40,6 +42,7 @@ const char* kUsage =
     "commands:\n"
     "  run SCENARIO       simulate a scenario and print a summary\n"
     "  validate SCENARIO  check a scenario file without running it\n"
+    "  debug SCENARIO     step-debug a scenario: breakpoints, stepping, inspection (docs/debugger.md)\n"
     "  params             list every parameter: scope, name, unit, default, range, doc\n"
     "  list               list the registered programs, NIC and switch kinds, topology helpers\n"
     "options:\n";
@@ -179,7 +182,8 @@ int sc_main(int argc, char** argv) {
                                                                                  "override the scenario's seed")(
       "out", po::value<std::string>(), "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json here")(
       "plugin", po::value<std::vector<std::string>>()->composing(), "load programs from a plugin (repeatable)")(
-      "verbose,v", "echo program logs to stderr");
+      "verbose,v", "echo program logs to stderr")("script", po::value<std::string>(),
+                                                 "debug: replay this command file instead of prompting");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>());
   po::options_description all;
@@ -215,7 +219,7 @@ int sc_main(int argc, char** argv) {
   const std::string command = vm["command"].as<std::string>();
   if (command == "params") return print_params();
   if (command == "list") return print_list();
-  if (command != "run" && command != "validate") {
+  if (command != "run" && command != "validate" && command != "debug") {
     std::cerr << "nicsim: unknown command '" << command << "'\n" << kUsage << opts;
     return kExitBadInput;
   }
@@ -236,6 +240,11 @@ int sc_main(int argc, char** argv) {
                              scenario.nodes.size(), scenario.switches.size(), scenario.links.size(),
                              scenario.workloads.size(), scenario.faults.size());
     return kExitOk;
+  }
+  if (command == "debug") {
+    debug::DebugOptions options;
+    if (vm.count("script")) options.script = vm["script"].as<std::string>();
+    return debug::debug_main(scenario, options);
   }
   return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0);
 }
