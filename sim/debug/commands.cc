@@ -50,7 +50,8 @@ constexpr CommandHelp kCommands[] = {
      "run one event (or N); to the next FSM transition (of a machine type or an object); or to the next "
      "packet put on a link"},
     {"continue", "continue", "run to the next breakpoint or the end"},
-    {"until", "until time T | until event N", "run until simulated time T or until after event N"},
+    {"until", "until time T | until event N",
+     "run until simulated time T or until after event N (an event already past: re-run the scenario to it)"},
     {"reverse-step", "reverse-step", "go back to the previous event (re-runs the scenario to event N-1)"},
     {"reverse-continue", "reverse-continue", "go back to the previous breakpoint hit (re-runs the scenario)"},
     {"where", "where", "where the run stands: event number, time, why it stopped"},
@@ -207,10 +208,15 @@ struct Commands {
         return fmt::format("machine {} has no event '{}'", c.type->name(), b.event);
       return {};
     }
+    // Machine types come into being with their first instance: a name not
+    // seen yet is taken on trust (note_ tells the user).
     std::string names;
     for (const auto& c : Sim::get().fsm().coverage()) names += (names.empty() ? "" : ", ") + c.type->name();
-    return fmt::format("no machine type '{}' (declared: {})", b.machine, names);
+    note_ = fmt::format("note: no machine type '{}' exists yet (so far: {}); its names are checked when it does\n",
+                        b.machine, names);
+    return {};
   }
+  std::string note_;
 
   Reply add_breakpoint(bool temporary, std::size_t kind_word) {
     Breakpoint b;
@@ -221,7 +227,7 @@ struct Commands {
     d.retap();
     d.arm_pause_point();
     if (temporary) return Reply{true, "", true};
-    return Reply{true, fmt::format("breakpoint {}: {}\n", b.id, b.spec()), false};
+    return Reply{true, note_ + fmt::format("breakpoint {}: {}\n", b.id, b.spec()), false};
   }
 
   Breakpoint* find(const std::string& id_text, std::string& err) {
@@ -349,10 +355,10 @@ struct Commands {
     for (const FsmBase* f : Sim::get().fsm().instances()) fsms.emplace(f->object(), f);
     for (const auto& [name, f] : fsms)
       if (fnmatch(pattern.c_str(), f->type().name().c_str(), 0) == 0)
-        out += fmt::format("{:<14} {:<28} {}\n", f->type().name(), name, f->state_name());
+        out += fmt::format("{:<16} {:<28} {}\n", f->type().name(), name, f->state_name());
     for (const Inspectable* i : Inspectable::all())
       if (!fsms.count(i->name()) && fnmatch(pattern.c_str(), i->type().c_str(), 0) == 0)
-        out += fmt::format("{:<14} {:<28} -\n", i->type(), i->name());
+        out += fmt::format("{:<16} {:<28} -\n", i->type(), i->name());
     return Reply{true, out.empty() ? fmt::format("no objects of type {}\n", pattern) : out, false};
   }
 

@@ -10,6 +10,7 @@
 #include "core/sim.h"
 #include "fabric/link.h"
 #include "fabric/packet_describe.h"
+#include "world/network_kinds.h"
 #include "world/world.h"
 
 namespace nicsim::debug {
@@ -24,6 +25,18 @@ const char* at_name(Position::At a) {
     case Position::At::End: return "end";
   }
   return "";
+}
+
+// " field=value" for each of the packet's fields (kinds by name).
+std::string describe(const fabric::Packet& p) {
+  std::string out;
+  for (const InspectRow& r : fabric::describe_packet(p)) {
+    std::string value = r.value;
+    if (r.field == "kind")
+      if (const std::string* n = NetworkKinds::instance().packet_kind(p.meta.kind)) value = *n;
+    out += fmt::format(" {}={}", r.field, value);
+  }
+  return out;
 }
 
 bool glob_matches(const std::string& pattern, const std::string& text) {
@@ -218,8 +231,8 @@ void Debugger::on_packet_at(const fabric::Port& port, const fabric::Packet& p) {
   for (Breakpoint& b : breakpoints_) {
     if (b.kind != Breakpoint::Kind::Packet || !b.enabled || !packet_matches(b, p, link->name())) continue;
     if (hit(b) && reason.empty())
-      reason = fmt::format("{}: packet {} on {} from {}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id),
-                           p.meta.id, link->name(), port.path());
+      reason = fmt::format("{}: packet {} on {} from {}:{}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id),
+                           p.meta.id, link->name(), port.path(), describe(p));
   }
   if (!reason.empty() || (has_goal_ && here == goal_)) stop_at(here, std::move(reason));
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "debug/session.h"
 
@@ -69,8 +70,10 @@ int interactive(Session& session) {
 }
 
 // Script lines: commands as typed; `! COMMAND` expects the command to fail;
-// `expect TEXT` requires TEXT in the last command's output; `echo TEXT`
-// prints TEXT. The first unexpected failure ends the script (exit 1).
+// `expect TEXT` requires TEXT in the last command's output; `remember NAME`
+// keeps the last output and `expect-same NAME` requires the last output to
+// be exactly that; `echo TEXT` prints TEXT. The first unexpected failure
+// ends the script (exit 1).
 int replay(Session& session, const std::string& path) {
   std::ifstream f(path);
   if (!f) {
@@ -78,6 +81,7 @@ int replay(Session& session, const std::string& path) {
     return kExitBadInput;
   }
   std::string last;
+  std::map<std::string, std::string> remembered;
   int n = 0;
   for (std::string line; std::getline(f, line);) {
     ++n;
@@ -87,6 +91,19 @@ int replay(Session& session, const std::string& path) {
     const std::string where = fmt::format("{}:{}", path, n);
     if (line.rfind("echo", 0) == 0 && (line.size() == 4 || line[4] == ' ')) {
       std::cout << (line.size() > 5 ? line.substr(5) : "") << "\n";
+      continue;
+    }
+    if (line.rfind("remember ", 0) == 0) {
+      remembered[line.substr(9)] = last;
+      continue;
+    }
+    if (line.rfind("expect-same ", 0) == 0) {
+      const auto it = remembered.find(line.substr(12));
+      if (it == remembered.end() || it->second != last) {
+        std::cout << fmt::format("{}: the output above differs from '{}':\n{}", where, line.substr(12),
+                                 it == remembered.end() ? "(nothing remembered by that name)\n" : it->second);
+        return kExitFailed;
+      }
       continue;
     }
     if (line.rfind("expect ", 0) == 0) {

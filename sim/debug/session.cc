@@ -106,6 +106,62 @@ std::string internal_command(Debugger& d, const std::string& line, bool& handled
   return {};
 }
 
+// Passes `fd` over the unix socket `sock` with one byte.
+bool send_fd(int sock, int fd) {
+  char byte = 'f';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  return ::sendmsg(sock, &msg, 0) == 1;
+}
+
+int receive_fd(int sock) {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  if (::recvmsg(sock, &msg, 0) != 1) return -1;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
+  int fd = -1;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+  return fd;
+}
+
+// The zygote: forks every simulation child from one unchanging memory image,
+// so that each re-run allocates exactly as the first did (host addresses
+// that reach the simulation, such as buffer addresses, stay the same). For
+// each socket it receives it forks a child that serves the session on it,
+// and answers with the child's pid. Allocates nothing between forks.
+[[noreturn]] void run_zygote(const Scenario& scenario, int sock) {
+  ::signal(SIGCHLD, SIG_IGN);  // children are reaped by the kernel
+  for (;;) {
+    const int fd = receive_fd(sock);
+    if (fd < 0) ::_exit(0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(sock);
+      ::signal(SIGCHLD, SIG_DFL);
+      serve_child(scenario, fd);
+    }
+    ::close(fd);
+    if (!write_all(sock, reinterpret_cast<const char*>(&pid), sizeof(pid))) ::_exit(0);
+  }
+}
+
 }  // namespace
 
 void serve_child(const Scenario& scenario, int fd) {
@@ -136,14 +192,20 @@ void serve_child(const Scenario& scenario, int fd) {
 
 Session::Session(Scenario scenario) : scenario_(std::move(scenario)) {}
 
-Session::~Session() { end_child(); }
+Session::~Session() {
+  end_child();
+  if (zygote_ >= 0) {
+    ::close(zygote_fd_);  // the zygote ends when its socket closes
+    ::waitpid(zygote_, nullptr, 0);
+  }
+}
 
 bool Session::start() {
   SessionReply r;
   return restart_to(Position{}, false, r);
 }
 
-bool Session::spawn() {
+bool Session::start_zygote() {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     error_ = fmt::format("cannot make a socket pair: {}", std::strerror(errno));
@@ -157,9 +219,29 @@ bool Session::spawn() {
   }
   if (pid == 0) {
     ::close(fds[0]);
-    serve_child(scenario_, fds[1]);
+    run_zygote(scenario_, fds[1]);
   }
   ::close(fds[1]);
+  zygote_ = pid;
+  zygote_fd_ = fds[0];
+  return true;
+}
+
+bool Session::spawn() {
+  if (zygote_ < 0 && !start_zygote()) return false;
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    error_ = fmt::format("cannot make a socket pair: {}", std::strerror(errno));
+    return false;
+  }
+  pid_t pid = -1;
+  const bool sent = send_fd(zygote_fd_, fds[1]);
+  ::close(fds[1]);
+  if (!sent || !read_all(zygote_fd_, reinterpret_cast<char*>(&pid), sizeof(pid)) || pid <= 0) {
+    ::close(fds[0]);
+    error_ = "cannot start a simulation process";
+    return false;
+  }
   child_ = pid;
   fd_ = fds[0];
   return true;
@@ -168,8 +250,7 @@ bool Session::spawn() {
 void Session::end_child() {
   if (child_ < 0) return;
   ::close(fd_);
-  ::kill(child_, SIGKILL);
-  ::waitpid(child_, nullptr, 0);
+  ::kill(child_, SIGKILL);  // the zygote's child: the kernel reaps it
   child_ = -1;
   fd_ = -1;
 }
@@ -273,6 +354,14 @@ SessionReply Session::command(const std::string& line) {
   }
   if (word == "reverse-step" || word == "rs") return reverse_step();
   if (word == "reverse-continue" || word == "rc") return reverse_continue();
+  std::string what;
+  std::uint64_t n = 0;
+  if (word == "until" && (in >> what) && what == "event" && (in >> n) && n <= stop_.position.event) {
+    // An event already past: re-run to it.
+    SessionReply r;
+    if (!restart_to(Position{n}, false, r)) return SessionReply{false, error_ + "\n"};
+    return r;
+  }
   if (!word.empty() && word[0] == '_') return SessionReply{false, fmt::format("unknown command '{}' (try help)\n", word)};
   if (child_ < 0) return SessionReply{false, "no simulation process\n"};
   return ask(line);

@@ -42,6 +42,7 @@ class Session {
   static std::string describe(const Stop& s);
 
  private:
+  bool start_zygote();
   bool spawn();
   void end_child();
   bool send(const std::string& text);
@@ -54,6 +55,8 @@ class Session {
   void refresh_names();
 
   Scenario scenario_;
+  pid_t zygote_ = -1;  // forks the children (session.cc)
+  int zygote_fd_ = -1;
   pid_t child_ = -1;
   int fd_ = -1;
   Stop stop_;
