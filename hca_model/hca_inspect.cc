@@ -9,11 +9,16 @@ namespace nicsim::hca {
 namespace {
 const char* qp_type_name(QpType t) {
   switch (t) {
-    case QpType::Rc: return "RC";
-    case QpType::Uc: return "UC";
-    case QpType::Ud: return "UD";
-    case QpType::Qp0: return "QP0";
-    case QpType::Qp1: return "QP1";
+    case QpType::Rc:
+      return "RC";
+    case QpType::Uc:
+      return "UC";
+    case QpType::Ud:
+      return "UD";
+    case QpType::Qp0:
+      return "QP0";
+    case QpType::Qp1:
+      return "QP1";
   }
   return "?";
 }

@@ -97,7 +97,7 @@ struct Conn {
   bool accept_pending = false;  // accepted: the REP is on its way
   bool disconnecting = false;   // ib_cma_disconnect was called
   Tick qp_time = 0;             // time spent moving the QP
-  Inspectable inspectable;  // what the debugger shows (cm_protocol.cc)
+  Inspectable inspectable;      // what the debugger shows (cm_protocol.cc)
   static void inspect(const void* conn, InspectRows& rows);
 };
 

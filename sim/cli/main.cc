@@ -1,7 +1,8 @@
 // nicsim: the command-line front end.
 //   nicsim run SCENARIO [--seed N] [--out DIR] [--plugin LIB.so]... [-v]
 //   nicsim validate SCENARIO [--plugin LIB.so]...
-//   nicsim debug SCENARIO [--seed N] [--script FILE] [--plugin LIB.so]...
+//   nicsim debug SCENARIO [--seed N] [--script FILE] [--listen HOST:PORT [--allow-remote]] [--plugin LIB.so]...
+//   nicsim attach HOST:PORT --token TOKEN [--script FILE]
 //   nicsim params | nicsim list | nicsim --help | nicsim --version
 // Exit codes: 0 success, 1 a workload failed or the simulation hit an error,
 // 2 bad input (command line, scenario, plugin).
@@ -21,6 +22,7 @@
 
 #include "core/params.h"
 #include "core/sim.h"
+#include "debug/remote.h"
 #include "debug/repl.h"
 #include "scenario/loader.h"
 #include "trace/timeline.h"
@@ -43,6 +45,7 @@ const char* kUsage =
     "  run SCENARIO       simulate a scenario and print a summary\n"
     "  validate SCENARIO  check a scenario file without running it\n"
     "  debug SCENARIO     step-debug a scenario: breakpoints, stepping, inspection (docs/debugger.md)\n"
+    "  attach HOST:PORT   drive a debugging session served with debug --listen\n"
     "  params             list every parameter: scope, name, unit, default, range, doc\n"
     "  list               list the registered programs, NIC and switch kinds, topology helpers\n"
     "options:\n";
@@ -183,7 +186,10 @@ int sc_main(int argc, char** argv) {
       "out", po::value<std::string>(), "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json here")(
       "plugin", po::value<std::vector<std::string>>()->composing(), "load programs from a plugin (repeatable)")(
       "verbose,v", "echo program logs to stderr")("script", po::value<std::string>(),
-                                                 "debug: replay this command file instead of prompting");
+                                                  "debug, attach: replay this command file instead of prompting")(
+      "listen", po::value<std::string>(), "debug: serve the session to remote clients on HOST:PORT")(
+      "allow-remote", "debug: allow --listen on an address other than loopback")(
+      "token", po::value<std::string>(), "attach: the session token the server printed");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>());
   po::options_description all;
@@ -219,6 +225,14 @@ int sc_main(int argc, char** argv) {
   const std::string command = vm["command"].as<std::string>();
   if (command == "params") return print_params();
   if (command == "list") return print_list();
+  if (command == "attach") {
+    if (!vm.count("scenario") || !vm.count("token")) {
+      std::cerr << "nicsim: attach needs HOST:PORT and --token\n";
+      return kExitBadInput;
+    }
+    return debug::attach_main(vm["scenario"].as<std::string>(), vm["token"].as<std::string>(),
+                              vm.count("script") ? vm["script"].as<std::string>() : std::string());
+  }
   if (command != "run" && command != "validate" && command != "debug") {
     std::cerr << "nicsim: unknown command '" << command << "'\n" << kUsage << opts;
     return kExitBadInput;
@@ -244,6 +258,8 @@ int sc_main(int argc, char** argv) {
   if (command == "debug") {
     debug::DebugOptions options;
     if (vm.count("script")) options.script = vm["script"].as<std::string>();
+    if (vm.count("listen")) options.listen = vm["listen"].as<std::string>();
+    options.allow_remote = vm.count("allow-remote") > 0;
     return debug::debug_main(scenario, options);
   }
   return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0);

@@ -126,8 +126,7 @@ struct Commands {
                         std::map<std::string, std::string>& out, bool any_key = false) {
     for (std::size_t i = first; i < w.size(); ++i) {
       const std::size_t eq = w[i].find('=');
-      if (eq == std::string::npos || eq == 0)
-        return fmt::format("'{}' is not KEY=VALUE", w[i]);
+      if (eq == std::string::npos || eq == 0) return fmt::format("'{}' is not KEY=VALUE", w[i]);
       const std::string key = w[i].substr(0, eq);
       bool known = any_key;
       std::string names;
@@ -414,8 +413,11 @@ struct Commands {
     const fabric::Link* l = d.world_.fabric().link(w[1]);
     if (!l) return error(fmt::format("no link named '{}'", w[1]));
     std::string out;
+    if (d.leaving_ && (d.leaving_port_ == &l->a() || d.leaving_port_ == &l->b()))
+      out += fmt::format("  leaving {} (the stop):{}\n", d.leaving_port_->path(), describe(*d.leaving_));
     for (const fabric::Port* p : {&l->a(), &l->b()}) {
-      for (const fabric::Packet* q : p->queued_packets()) out += fmt::format("  queued at {}:{}\n", p->path(), describe(*q));
+      for (const fabric::Packet* q : p->queued_packets())
+        out += fmt::format("  queued at {}:{}\n", p->path(), describe(*q));
       for (const fabric::Packet* q : p->on_the_wire())
         out += fmt::format("  on the wire from {}:{}\n", p->path(), describe(*q));
     }
@@ -427,10 +429,9 @@ struct Commands {
     for (const auto& p : d.world_.programs()) {
       const host::HostThread* t = p->main_thread();
       const char* blocked = t ? t->blocked_in() : nullptr;
-      out += fmt::format("  {}.{} rank {}: {}{}\n", p->node().name(), p->info().name, p->rank(),
-                         fsm_name(p->state()),
-                         t && !t->finished() ? fmt::format(", blocked in {}", blocked ? blocked : "nothing (runnable)")
-                                             : "");
+      out += fmt::format(
+          "  {}.{} rank {}: {}{}\n", p->node().name(), p->info().name, p->rank(), fsm_name(p->state()),
+          t && !t->finished() ? fmt::format(", blocked in {}", blocked ? blocked : "nothing (runnable)") : "");
     }
     return Reply{true, out.empty() ? "  no programs\n" : out, false};
   }
@@ -446,6 +447,23 @@ struct Commands {
     if (!Position::parse(rest, p)) return error(fmt::format("'{}' is not a position", rest));
     d.go_to(p, w[0] == "_record");
     return Reply{true, "", true};
+  }
+
+  // `_bp ID on|off NEXT_ID KIND ARGS...`: a breakpoint of an earlier
+  // process of the session, with its number, restored in a re-run.
+  Reply restore_breakpoint() {
+    std::uint64_t id = 0, next = 0;
+    if (w.size() < 5 || !parse_u64(w[1], id) || !parse_u64(w[3], next) || (w[2] != "on" && w[2] != "off"))
+      return error("_bp needs ID on|off NEXT_ID KIND ARGS...");
+    Breakpoint b;
+    if (std::string e = parse_breakpoint(b, 4); !e.empty()) return error(e);
+    b.id = static_cast<int>(id);
+    b.enabled = w[2] == "on";
+    d.breakpoints_.push_back(b);
+    d.next_id_ = static_cast<int>(next);
+    d.retap();
+    d.arm_pause_point();
+    return Reply{true, "", false};
   }
 
   Reply run() {
@@ -464,6 +482,7 @@ struct Commands {
     if (c == "packets") return packets();
     if (c == "threads") return threads();
     if (c == "_goto" || c == "_record") return internal();
+    if (c == "_bp") return restore_breakpoint();
     if (c == "reverse-step" || c == "reverse-continue")
       return error(c + " needs a session that can re-run the scenario (nicsim debug)");
     return error(fmt::format("unknown command '{}' (try help)", c));
@@ -480,7 +499,8 @@ std::string Debugger::help(const std::string& command) {
   std::string out;
   for (const CommandHelp& h : kCommands) {
     if (!command.empty() && command != h.name) continue;
-    out += command.empty() ? fmt::format("  {:<18} {}\n", h.name, std::string_view(h.doc).substr(0, std::string_view(h.doc).find('\n')))
+    out += command.empty() ? fmt::format("  {:<18} {}\n", h.name,
+                                         std::string_view(h.doc).substr(0, std::string_view(h.doc).find('\n')))
                            : fmt::format("{}\n  {}\n", h.usage, h.doc);
   }
   if (out.empty()) return fmt::format("no command '{}' (try help)\n", command);
@@ -512,8 +532,12 @@ std::string Breakpoint::spec() const {
       s = "fsm";
       kv("machine", machine), kv("object", object), kv("from", from), kv("to", to), kv("event", event);
       break;
-    case Kind::Time: s = "time " + format_time(time); break;
-    case Kind::Event: s = "event " + std::to_string(number); break;
+    case Kind::Time:
+      s = "time " + format_time(time);
+      break;
+    case Kind::Event:
+      s = "event " + std::to_string(number);
+      break;
     case Kind::Error:
       s = "error";
       kv("where", where);

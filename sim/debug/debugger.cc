@@ -18,11 +18,16 @@ namespace nicsim::debug {
 namespace {
 const char* at_name(Position::At a) {
   switch (a) {
-    case Position::At::AfterEvent: return "";
-    case Position::At::Transition: return "transition";
-    case Position::At::Packet: return "packet";
-    case Position::At::Error: return "error";
-    case Position::At::End: return "end";
+    case Position::At::AfterEvent:
+      return "";
+    case Position::At::Transition:
+      return "transition";
+    case Position::At::Packet:
+      return "packet";
+    case Position::At::Error:
+      return "error";
+    case Position::At::End:
+      return "end";
   }
   return "";
 }
@@ -172,13 +177,13 @@ void Debugger::on_pause_point(void* self) {
   if (d.until_time_ != kTickMax && now() >= d.until_time_) reason = fmt::format("time {}", format_time(now()));
   for (Breakpoint& b : d.breakpoints_) {
     if (!b.enabled || b.done) continue;
-    const bool due = (b.kind == Breakpoint::Kind::Event && n >= b.number) ||
-                     (b.kind == Breakpoint::Kind::Time && now() >= b.time);
+    const bool due =
+        (b.kind == Breakpoint::Kind::Event && n >= b.number) || (b.kind == Breakpoint::Kind::Time && now() >= b.time);
     if (!due) continue;
     b.done = true;
     if (d.hit(b))
-      reason = fmt::format("breakpoint {}: {} {}", b.id, b.kind == Breakpoint::Kind::Event ? "event" : "time",
-                           b.kind == Breakpoint::Kind::Event ? std::to_string(n) : format_time(now()));
+      reason = b.kind == Breakpoint::Kind::Event ? fmt::format("breakpoint {}: event {}", b.id, n)
+                                                 : fmt::format("breakpoint {}: time {}", b.id, format_time(b.time));
   }
   if (!reason.empty() || (d.has_goal_ && here == d.goal_))
     d.stop_at(here, std::move(reason));
@@ -231,10 +236,16 @@ void Debugger::on_packet_at(const fabric::Port& port, const fabric::Packet& p) {
   for (Breakpoint& b : breakpoints_) {
     if (b.kind != Breakpoint::Kind::Packet || !b.enabled || !packet_matches(b, p, link->name())) continue;
     if (hit(b) && reason.empty())
-      reason = fmt::format("{}: packet {} on {} from {}:{}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id),
-                           p.meta.id, link->name(), port.path(), describe(p));
+      reason =
+          fmt::format("{}: packet {} on {} from {}:{}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id),
+                      p.meta.id, link->name(), port.path(), describe(p));
   }
-  if (!reason.empty() || (has_goal_ && here == goal_)) stop_at(here, std::move(reason));
+  if (reason.empty() && !(has_goal_ && here == goal_)) return;
+  leaving_ = &p;
+  leaving_port_ = &port;
+  stop_at(here, std::move(reason));
+  leaving_ = nullptr;
+  leaving_port_ = nullptr;
 }
 
 bool Debugger::packet_matches(const Breakpoint& b, const fabric::Packet& p, const std::string& link) {

@@ -68,17 +68,17 @@ struct Breakpoint {
   Kind kind = Kind::Fsm;
   // Fsm: empty matches anything; `object` and `where` may hold * and ?.
   std::string machine, object, from, to, event;
-  Tick time = 0;              // Time
-  std::uint64_t number = 0;   // Event
-  std::string where;          // Error: the object the error names
-  std::string link;           // Packet
+  Tick time = 0;                                            // Time
+  std::uint64_t number = 0;                                 // Event
+  std::string where;                                        // Error: the object the error names
+  std::string link;                                         // Packet
   std::vector<std::pair<std::string, std::string>> fields;  // Packet: field=value
   Condition condition;
   std::uint64_t ignore = 0;  // hits to pass before stopping
   std::uint64_t hits = 0;
   bool enabled = true;
-  bool temporary = false;  // deleted when it stops the run (stepping)
-  bool done = false;       // a time or event breakpoint that has fired
+  bool temporary = false;    // deleted when it stops the run (stepping)
+  bool done = false;         // a time or event breakpoint that has fired
   std::string spec() const;  // the arguments of the `break` command that makes it
 };
 
@@ -118,6 +118,7 @@ class Debugger {
   bool ended() const { return ended_; }
   std::uint64_t events() const;
   const std::vector<Breakpoint>& breakpoints() const { return breakpoints_; }
+  int next_breakpoint_id() const { return next_id_; }
   // The names of every registered object (for completion).
   std::vector<std::string> object_names() const;
 
@@ -166,6 +167,9 @@ class Debugger {
   bool recording_ = false;
   std::vector<Stop> recorded_;
   std::uint64_t errors_seen_ = 0;
+  // At a packet stop: the packet being put on the wire, and by which port.
+  const fabric::Packet* leaving_ = nullptr;
+  const fabric::Port* leaving_port_ = nullptr;
   std::deque<SeenTransition> history_;
   // Ports tapped for packet breakpoints, with the tap each had before (a
   // capture's), which still sees every packet first.

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 
+#include "debug/remote.h"
 #include "debug/session.h"
 
 namespace nicsim::debug {
@@ -121,7 +122,8 @@ int replay(Session& session, const std::string& path) {
     last = r.text;
     std::cout << (r.ok ? "" : "error: ") << r.text << std::flush;
     if (r.ok == must_fail) {
-      std::cout << fmt::format("{}: {}\n", where, must_fail ? "the command was expected to fail" : "the command failed");
+      std::cout << fmt::format("{}: {}\n", where,
+                               must_fail ? "the command was expected to fail" : "the command failed");
       return kExitFailed;
     }
     if (r.quit) return kExitOk;
@@ -139,6 +141,7 @@ int debug_main(const Scenario& scenario, const DebugOptions& options) {
     return kExitFailed;
   }
   std::cout << Session::describe(session.stop());
+  if (!options.listen.empty()) return serve_remote(session, options.listen, options.allow_remote);
   if (!options.script.empty()) return replay(session, options.script);
   if (!isatty(STDIN_FILENO)) {
     // Commands from a pipe: one a line, no prompt.

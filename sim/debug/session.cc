@@ -99,7 +99,8 @@ std::string internal_command(Debugger& d, const std::string& line, bool& handled
   if (line == "_breakpoints") {
     std::string out;
     for (const Breakpoint& b : d.breakpoints())
-      if (!b.temporary) out += fmt::format("break {}\n{}", b.spec(), b.enabled ? "" : "_disable_last\n");
+      if (!b.temporary)
+        out += fmt::format("_bp {} {} {} {}\n", b.id, b.enabled ? "on" : "off", d.next_breakpoint_id(), b.spec());
     return out;
   }
   handled = false;
@@ -170,16 +171,13 @@ void serve_child(const Scenario& scenario, int fd) {
     Sim sim(scenario.seed);
     World world(scenario);
     Debugger debugger(world);
-    int last_break = 0;
-    debugger.set_pause_handler([fd, &last_break](Debugger& d, const Stop&) {
+    debugger.set_pause_handler([fd](Debugger& d, const Stop&) {
       if (!send_frame(fd, stop_frame(d))) ::_exit(0);
       for (std::string line; receive_frame(fd, line);) {
         bool handled = false;
         std::string text = internal_command(d, line, handled);
         Reply r{true, text, false};
-        if (!handled && line == "_disable_last") r = d.execute(fmt::format("disable {}", last_break));
-        else if (!handled) r = d.execute(line);
-        if (r.ok && line.rfind("break ", 0) == 0 && !d.breakpoints().empty()) last_break = d.breakpoints().back().id;
+        if (!handled) r = d.execute(line);
         if (r.ok && r.resumes) return;
         if (!send_frame(fd, fmt::format("R {}\n{}", r.ok ? 1 : 0, r.text))) break;
       }
@@ -362,7 +360,8 @@ SessionReply Session::command(const std::string& line) {
     if (!restart_to(Position{n}, false, r)) return SessionReply{false, error_ + "\n"};
     return r;
   }
-  if (!word.empty() && word[0] == '_') return SessionReply{false, fmt::format("unknown command '{}' (try help)\n", word)};
+  if (!word.empty() && word[0] == '_')
+    return SessionReply{false, fmt::format("unknown command '{}' (try help)\n", word)};
   if (child_ < 0) return SessionReply{false, "no simulation process\n"};
   return ask(line);
 }

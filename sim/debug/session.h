@@ -19,8 +19,8 @@ namespace nicsim::debug {
 
 struct SessionReply {
   bool ok = true;
-  std::string text;     // what the command printed
-  bool stopped = false; // the run moved and stopped again (`stop` says where)
+  std::string text;      // what the command printed
+  bool stopped = false;  // the run moved and stopped again (`stop` says where)
   bool quit = false;
 };
 
