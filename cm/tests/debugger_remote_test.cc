@@ -149,6 +149,20 @@ TEST(DebuggerRemote, TokensOrderReadOnlyClientsEventsReattachAndBadFrames) {
   c.ask(c.command(3, "quit"));
 }
 
+// The Python example (examples/debug_client) drives a session.
+TEST(DebuggerRemote, PythonExampleClientDrivesASession) {
+  const Served s = serve(testing::temp_dir("debugger_python"));
+  ASSERT_NE(s.port, 0);
+  const testing::CommandResult r = testing::run_command(
+      "/usr/bin/python3 " + std::string(NICSIM_SOURCE_DIR) +
+      "/examples/debug_client/debug_client.py 127.0.0.1:" + std::to_string(s.port) + " " + s.token +
+      " 'break fsm machine=hca.qp object=h0.qp64 to=Rts' continue 'show h0.qp64' quit 2>&1");
+  EXPECT_EQ(r.status, 0) << r.output
+                         << "\n(needs Debian's protobuf-compiler and python3-protobuf: scripts/deps.sh installs them)";
+  EXPECT_NE(r.output.find("[stop: event 2803 transition 27 at 827138428 ps]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("next_psn          2592192"), std::string::npos) << r.output;
+}
+
 TEST(DebuggerRemote, ListeningBeyondLoopbackNeedsAllowRemote) {
   const testing::CliResult r = testing::run_nicsim("debug " + kScenario + " --listen 0.0.0.0:0");
   EXPECT_EQ(r.exit_code, 2) << r.out;

@@ -6,6 +6,7 @@
 
 #include <boost/asio.hpp>
 #include <fmt/format.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <array>
 #include <fstream>
@@ -230,6 +231,9 @@ int serve_remote(Session& session, const std::string& listen, bool allow_remote)
     std::cerr << "nicsim: --listen " << listen << " is not a loopback address; add --allow-remote to serve it\n";
     return kExitBadInput;
   }
+  // Protobuf would log every client string with bad UTF-8 to stderr; such a
+  // request gets its error reply instead.
+  google::protobuf::SetLogHandler(nullptr);
   asio::io_context io;
   try {
     Server server(io, at, session);
