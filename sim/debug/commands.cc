@@ -179,18 +179,32 @@ struct Commands {
       b.link = kv["link"];
       if (d.link_index(b.link) == ~0u && b.link.find_first_of("*?") == std::string::npos)
         return fmt::format("no link named '{}'", b.link);
-      for (auto& [k, v] : kv)
-        if (k != "link") b.fields.emplace_back(k, k == "kind" ? packet_kind_number(v) : v);
+      for (auto& [k, v] : kv) {
+        if (k == "link") continue;
+        if (k == "kind" && packet_kind_number(v).empty())
+          return fmt::format("no packet kind '{}' ({})", v, kind_names());
+        b.fields.emplace_back(k, k == "kind" ? packet_kind_number(v) : v);
+      }
       return {};
     }
     return fmt::format("unknown breakpoint kind '{}' (use fsm, time, event, error or packet)", kind);
   }
 
+  // The number of a packet kind given by name (or number); "" when none.
   static std::string packet_kind_number(const std::string& name) {
     for (int k = 0; k < 256; ++k)
-      if (const std::string* n = NetworkKinds::instance().packet_kind(static_cast<std::uint8_t>(k)); n && *n == name)
+      if (const std::string* n = NetworkKinds::instance().packet_kind(static_cast<std::uint8_t>(k));
+          n && (*n == name || std::to_string(k) == name))
         return std::to_string(k);
-    return name;
+    return {};
+  }
+
+  static std::string kind_names() {
+    std::string names;
+    for (int k = 0; k < 256; ++k)
+      if (const std::string* n = NetworkKinds::instance().packet_kind(static_cast<std::uint8_t>(k)))
+        names += (names.empty() ? "" : ", ") + *n;
+    return names;
   }
 
   // Machine, state and event names must exist (a typo would never stop).

@@ -86,14 +86,13 @@ bool Position::parse(const std::string& text, Position& out) {
 Debugger::Debugger(World& world) : world_(world) {
   Sim& sim = Sim::get();
   sim.calendar().set_pause_hook(&Debugger::on_pause_point, this);
-  sim.fsm().listen([this](const FsmTransitionEvent& e) { on_transition(e); });
+  listener_ = sim.fsm().listen([this](const FsmTransitionEvent& e) { on_transition(e); });
   sim.errors().set_observer(&Debugger::on_error, this);
 }
 
 Debugger::~Debugger() {
-  // The FSM listener stays (the registry has no removal); it is not called
-  // after the run. The other hooks go.
   Sim& sim = Sim::get();
+  sim.fsm().unlisten(listener_);
   sim.calendar().set_pause_after(Calendar::kNoPause);
   sim.calendar().set_pause_hook(nullptr, nullptr);
   sim.errors().set_observer(nullptr, nullptr);
@@ -206,7 +205,7 @@ bool Debugger::fsm_matches(const Breakpoint& b, const FsmTransitionEvent& e) con
 void Debugger::on_transition(const FsmTransitionEvent& e) {
   const FsmType& t = e.fsm.type();
   if (history_.size() == kHistory) history_.pop_front();
-  history_.push_back(SeenTransition{events(), e.time, &e.fsm, e.fsm.object(), t.name(), t.state_name(e.from),
+  history_.push_back(SeenTransition{events(), e.time, e.fsm.object(), t.name(), t.state_name(e.from),
                                     t.state_name(e.to), t.event_name(e.event), std::string(e.cause)});
   if (!started_) return;
   const Position here{events(), Position::At::Transition, Sim::get().fsm().transitions()};

@@ -92,7 +92,6 @@ struct Reply {
 struct SeenTransition {
   std::uint64_t event;
   Tick time;
-  const FsmBase* fsm;
   std::string object, machine, from, to, what, cause;
 };
 
@@ -153,6 +152,7 @@ class Debugger {
   std::uint32_t link_index(const std::string& name) const;
 
   World& world_;
+  std::size_t listener_;  // in the FSM registry
   PauseHandler handler_;
   Stop stop_;
   bool ended_ = false;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -167,7 +168,7 @@ int receive_fd(int sock) {
 
 void serve_child(const Scenario& scenario, int fd) {
   int code = 0;
-  {
+  try {
     Sim sim(scenario.seed);
     World world(scenario);
     Debugger debugger(world);
@@ -184,7 +185,13 @@ void serve_child(const Scenario& scenario, int fd) {
       ::_exit(0);  // the session went away
     });
     code = debugger.run() ? 0 : 1;
+  } catch (const std::exception& e) {
+    // A world the scenario cannot build: the session reports that the
+    // simulation did not start.
+    std::fprintf(stderr, "nicsim: %s\n", e.what());
+    code = 2;
   }
+  std::fflush(nullptr);
   ::_exit(code);
 }
 

@@ -104,7 +104,8 @@ bool FsmRegistry::fire(FsmBase& fsm, int event, std::string_view cause) {
   ++transitions_;
   ++coverage_of(type).taken[static_cast<std::size_t>(row)];
   const FsmTransitionEvent ev{fsm, from, to, event, row, cause, now()};
-  for (auto& l : listeners_) l(ev);
+  for (auto& l : listeners_)
+    if (l) l(ev);
   return true;
 }
 

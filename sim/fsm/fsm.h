@@ -187,7 +187,12 @@ class FsmRegistry {
   }
   bool fire(FsmBase& fsm, int event, std::string_view cause);
   using Listener = std::function<void(const FsmTransitionEvent&)>;
-  void listen(Listener l) { listeners_.push_back(std::move(l)); }
+  // Returns a number for unlisten (a listener that goes before the registry).
+  std::size_t listen(Listener l) {
+    listeners_.push_back(std::move(l));
+    return listeners_.size() - 1;
+  }
+  void unlisten(std::size_t n) { listeners_.at(n) = nullptr; }
 
   struct Coverage {
     const FsmType* type;
