@@ -58,7 +58,30 @@ Desc::Desc(Elan3& elan, std::uint64_t id)
     : fsm(fmt::format("{}.dma{}", elan.obj(), id), elan.device_id(), DmaFsmState::Queued) {}
 
 DmaEngine::DmaEngine(Elan3& elan)
-    : elan_(elan), ack_timer_(Sim::get().calendar(), member_fn<&DmaEngine::ack_timeout>(), this) {}
+    : elan_(elan),
+      ack_timer_(Sim::get().calendar(), member_fn<&DmaEngine::ack_timeout>(), this),
+      inspectable_("elan3.dma_queue", elan.obj() + ".dma", &DmaEngine::inspect, this) {}
+
+void DmaEngine::inspect(const void* object, InspectRows& rows) {
+  const DmaEngine& e = *static_cast<const DmaEngine*>(object);
+  auto describe = [](const Desc& d) {
+    return fmt::format("{} {}, {} bytes to node {}{}, {} acknowledged, retries {}", d.fsm.object(), d.fsm.state_name(),
+                       d.size, d.node, d.broadcast ? fmt::format("..{}", d.node_last) : std::string(), d.done,
+                       d.retries);
+  };
+  add_row(rows, "active", e.active_ ? describe(*e.active_) : "none");
+  add_row(rows, "window_packets", std::to_string(e.window_.size()));
+  add_row(rows, "next_offset", std::to_string(e.next_offset_));
+  add_row(rows, "ack_timer", e.ack_timer_.armed() ? format_time(e.ack_timer_.deadline()) : "off");
+  add_row(rows, "fetches_pending", std::to_string(e.fetches_.size()));
+  add_row(rows, "descriptors_fetched", std::to_string(e.fetched_));
+  add_row(rows, "run_queue", std::to_string(e.runq_.size()));
+  for (std::size_t i = 0; i < e.runq_.size(); ++i) add_row(rows, fmt::format("queued[{}]", i), describe(*e.runq_[i]));
+  for (std::size_t n = 0; n < e.streams_.size(); ++n)
+    if (e.streams_[n].fsm)
+      add_row(rows, fmt::format("stream[{}]", n),
+              fmt::format("{}, next seq {}", e.streams_[n].fsm->state_name(), e.streams_[n].next_seq));
+}
 DmaEngine::~DmaEngine() = default;
 
 DmaEngine::Stream& DmaEngine::new_stream(std::uint32_t node) {

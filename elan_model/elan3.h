@@ -25,6 +25,7 @@
 #include "elite/elite_packets.h"
 #include "fabric/fabric.h"
 #include "fabric/port.h"
+#include "core/inspect.h"
 #include "fsm/fsm.h"
 #include "host/bus.h"
 #include "host/host.h"
@@ -324,6 +325,8 @@ class DmaEngine {
   std::vector<std::uint8_t> bcast_answered_;
   Tick pump_at_ = kTickMax;
   std::uint64_t next_desc_id_ = 1;
+  Inspectable inspectable_;  // the DMA queue as the debugger shows it
+  static void inspect(const void* engine, InspectRows& rows);
 };
 
 // The receiver: one packet at a time, in arrival order.

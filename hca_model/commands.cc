@@ -326,6 +326,7 @@ CmdStatus CommandProcessor::sw2hw_cq(bool resize) {
   cq.eqn = static_cast<std::uint32_t>(get(in, cqc::eqn));
   cq.pd = static_cast<std::uint32_t>(get(in, cqc::pd));
   cq.valid = true;
+  cq.inspectable = std::make_unique<Inspectable>("hca.cq", fmt::format("{}.cq{}", hca_.name(), n), &inspect_cq, &cq);
   return S::OK;
 }
 

@@ -96,7 +96,8 @@ QpCtx::QpCtx(std::uint32_t n, std::uint32_t device, const std::string& owner, Se
     : qpn(n),
       fsm(fmt::format("{}.qp{}", owner, n), device, QpState::Reset),
       ack_timer(Sim::get().calendar(), member_fn<&SendEngine::ack_timer_expired>(), &engine, n),
-      rnr_timer(Sim::get().calendar(), member_fn<&SendEngine::rnr_wait_over>(), &engine, n) {}
+      rnr_timer(Sim::get().calendar(), member_fn<&SendEngine::rnr_wait_over>(), &engine, n),
+      inspectable("hca.qp", fsm.object(), &inspect_qp, this) {}
 
 Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host::Host& host, host::HostBus& bus,
          const ParamSet& params)

@@ -21,6 +21,7 @@
 #include "core/params.h"
 #include "ib_fabric/ib_mgmt.h"
 #include "fabric/port.h"
+#include "core/inspect.h"
 #include "fsm/fsm.h"
 #include "hca_model/hca_regs.h"
 #include "host/bus.h"
@@ -217,6 +218,7 @@ struct QpCtx {
   std::uint64_t write_left = 0;
   std::uint32_t unacked_packets = 0;
   std::uint32_t reads_in_progress = 0;
+  Inspectable inspectable;  // the context as the debugger shows it (hca_inspect.cc)
 };
 
 struct CqCtx {
@@ -225,7 +227,12 @@ struct CqCtx {
   std::uint32_t entries = 0, eqn = 0, producer = 0, consumer = 0, pd = 0;
   reg::CqDoorbell arm = reg::CqDoorbell::UpdateConsumer;  // UpdateConsumer = not armed
   bool overrun = false;
+  std::unique_ptr<Inspectable> inspectable;  // from SW2HW_CQ on (hca_inspect.cc)
 };
+
+// The debugger's view of a QP context and a CQ (hca_inspect.cc).
+void inspect_qp(const void* qp, InspectRows& rows);
+void inspect_cq(const void* cq, InspectRows& rows);
 
 struct EqCtx {
   bool valid = false;

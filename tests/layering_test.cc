@@ -32,6 +32,7 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"sim/scenario", "world"},
     {"sim/world", "world"},
     {"sim/cli", "world"},
+    {"sim/debug", "world"},
     {"sim/tests", "world"},
     {"ib_wire", "ib_wire"},
     {"ib_fabric", "ib_fabric"},

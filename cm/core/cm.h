@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "core/inspect.h"
 #include "fsm/fsm.h"
 
 namespace nicsim::host {
@@ -100,6 +101,8 @@ struct Conn {
   bool accept_pending = false;  // accepted: the REP is on its way
   bool disconnecting = false;   // ib_cma_disconnect was called
   Tick qp_time = 0;             // time spent moving the QP
+  Inspectable inspectable;      // what the debugger shows (cm_protocol.cc)
+  static void inspect(const void* conn, InspectRows& rows);
 };
 
 class CmNode;

@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "cm/core/cm_messages.h"
 #include "cm/core/cm_node.h"
 #include "cm/core/cm_steps.h"
@@ -64,7 +66,25 @@ const FsmType& CmMachine::type() {
 }
 
 Conn::Conn(std::uint64_t h, std::uint32_t id, std::uint32_t node)
-    : handle(h), fsm("cm" + std::to_string(id), node, CmState::Idle), local_id(id) {}
+    : handle(h),
+      fsm("cm" + std::to_string(id), node, CmState::Idle),
+      local_id(id),
+      inspectable("cm.conn", fsm.object(), &Conn::inspect, this) {}
+
+void Conn::inspect(const void* object, InspectRows& rows) {
+  const Conn& c = *static_cast<const Conn*>(object);
+  add_row(rows, "node", std::to_string(c.fsm.device()));
+  add_row(rows, "role", c.active ? "active" : "passive");
+  add_row(rows, "local_id", std::to_string(c.local_id));
+  add_row(rows, "remote_id", std::to_string(c.remote_id));
+  add_row(rows, "service_id", fmt::format("{:#x}", c.service_id));
+  add_row(rows, "local_qpn", std::to_string(c.local_qpn));
+  add_row(rows, "remote_qpn", std::to_string(c.remote_qpn));
+  add_row(rows, "local_psn", std::to_string(c.local_psn));
+  add_row(rows, "remote_psn", std::to_string(c.remote_psn));
+  add_row(rows, "sends", std::to_string(c.sends));
+  add_row(rows, "mads", std::to_string(c.mads));
+}
 
 bool in(const Conn& c, std::initializer_list<CmState> states) {
   for (CmState s : states)

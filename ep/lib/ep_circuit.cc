@@ -33,8 +33,23 @@ const FsmType& CircuitMachine::type() {
   return type;
 }
 
+void Circuit::inspect(const void* object, InspectRows& rows) {
+  const Circuit& c = *static_cast<const Circuit*>(object);
+  add_row(rows, "peer", std::to_string(c.peer));
+  add_row(rows, "incarnation", std::to_string(c.incarnation));
+  add_row(rows, "peer_incarnation", std::to_string(c.peer_incarnation));
+  add_row(rows, "last_heard", format_time(c.last_heard));
+  add_row(rows, "last_sent", format_time(c.last_sent));
+  add_row(rows, "connect_started", format_time(c.connect_started));
+  add_row(rows, "failed_at", c.state() == CircuitState::Failed ? format_time(c.failed_at) : "-");
+  add_row(rows, "transmits_waiting", std::to_string(c.waiting.size()));
+  add_row(rows, "tree_edges_waiting", std::to_string(c.waiting_edges.size()));
+}
+
 Circuit::Circuit(EpNode& node, std::uint32_t p)
-    : fsm(fmt::format("{}.ep.vc{}", node.host.name(), p), node.self, CircuitState::Disconnected), peer(p) {
+    : fsm(fmt::format("{}.ep.vc{}", node.host.name(), p), node.self, CircuitState::Disconnected),
+      peer(p),
+      inspectable("ep.circuit", fsm.object(), &Circuit::inspect, this) {
   Sim::get().fsm().declare<CircuitMachine>();
   connect_timer = std::make_unique<host::Timer>(node.host, "ep.connect", [&node, this] {
     if (state() != CircuitState::Connecting) return;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "elan_model/driver/elan3_dev.h"
+#include "core/inspect.h"
 #include "fsm/fsm.h"
 #include "host/host.h"
 
@@ -101,6 +102,8 @@ struct Circuit {
   std::vector<std::function<void(bool)>> waiting_edges;
   std::unique_ptr<host::Timer> connect_timer;
   CircuitState state() const { return fsm.state(); }
+  Inspectable inspectable;  // what the debugger shows (ep_circuit.cc)
+  static void inspect(const void* circuit, InspectRows& rows);
 };
 
 // A multicast node's edges to its children in the forwarding tree (the

@@ -4,6 +4,8 @@
 //   nicsim bench SUITE... [options]   (cli/bench_main.cc)
 //   nicsim report RESULTS_DIR         (cli/report_main.cc)
 //   nicsim validate SCENARIO [--plugin LIB.so]...
+//   nicsim debug SCENARIO [--seed N] [--script FILE] [--listen HOST:PORT [--allow-remote]] [--plugin LIB.so]...
+//   nicsim attach HOST:PORT --token TOKEN [--script FILE]
 //   nicsim params | nicsim list | nicsim --help | nicsim --version
 // Exit codes: 0 success, 1 a workload failed or the simulation hit an error,
 // 2 bad input (command line, scenario, plugin).
@@ -25,6 +27,8 @@
 #include "cli/run_overrides.h"
 #include "core/params.h"
 #include "core/sim.h"
+#include "debug/remote.h"
+#include "debug/repl.h"
 #include "scenario/loader.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
@@ -45,6 +49,8 @@ const char* kUsage =
     "commands:\n"
     "  run SCENARIO       simulate a scenario and print a summary\n"
     "  validate SCENARIO  check a scenario file without running it\n"
+    "  debug SCENARIO     step-debug a scenario: breakpoints, stepping, inspection (docs/debugger.md)\n"
+    "  attach HOST:PORT   drive a debugging session served with debug --listen\n"
     "  params             list every parameter: scope, name, unit, default, range, doc\n"
     "  list               list the registered programs, NIC and switch kinds, topology helpers\n"
     "  bench SUITE...     run benchmark suites, compare with a baseline (nicsim bench --help)\n"
@@ -202,7 +208,11 @@ int sc_main(int argc, char** argv) {
       "--key=value: replace (or add) a program argument of every workload (repeatable)")(
       "param", po::value<std::vector<std::string>>()->composing(),
       "scope.name=value: set a host, bus, nic or link parameter on every node or link (repeatable)")(
-      "fingerprint", "hash the run's event trajectory into results.json (fingerprint)");
+      "fingerprint", "hash the run's event trajectory into results.json (fingerprint)")(
+      "script", po::value<std::string>(), "debug, attach: replay this command file instead of prompting")(
+      "listen", po::value<std::string>(), "debug: serve the session to remote clients on HOST:PORT")(
+      "allow-remote", "debug: allow --listen on an address other than loopback")(
+      "token", po::value<std::string>(), "attach: the session token the server printed");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("scenario", po::value<std::string>());
   po::options_description all;
@@ -238,7 +248,15 @@ int sc_main(int argc, char** argv) {
   const std::string command = vm["command"].as<std::string>();
   if (command == "params") return print_params();
   if (command == "list") return print_list();
-  if (command != "run" && command != "validate") {
+  if (command == "attach") {
+    if (!vm.count("scenario") || !vm.count("token")) {
+      std::cerr << "nicsim: attach needs HOST:PORT and --token\n";
+      return kExitBadInput;
+    }
+    return debug::attach_main(vm["scenario"].as<std::string>(), vm["token"].as<std::string>(),
+                              vm.count("script") ? vm["script"].as<std::string>() : std::string());
+  }
+  if (command != "run" && command != "validate" && command != "debug") {
     std::cerr << "nicsim: unknown command '" << command << "'\n" << kUsage << opts;
     return kExitBadInput;
   }
@@ -263,6 +281,13 @@ int sc_main(int argc, char** argv) {
                              scenario.nodes.size(), scenario.switches.size(), scenario.links.size(),
                              scenario.workloads.size(), scenario.faults.size());
     return kExitOk;
+  }
+  if (command == "debug") {
+    debug::DebugOptions options;
+    if (vm.count("script")) options.script = vm["script"].as<std::string>();
+    if (vm.count("listen")) options.listen = vm["listen"].as<std::string>();
+    options.allow_remote = vm.count("allow-remote") > 0;
+    return debug::debug_main(scenario, options);
   }
   return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0,
              vm.count("fingerprint") > 0);

@@ -220,6 +220,8 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
     free_slot_ = slot;
     ++fired_;
     fn(obj, arg);
+    if (fired_ >= pause_after_) [[unlikely]]
+      pause_hook_(pause_ctx_);
   }
 }
 

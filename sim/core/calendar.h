@@ -192,10 +192,32 @@ class Calendar : public sc_core::sc_module {
   }
 
   std::uint64_t events_fired() const { return fired_; }
+  // The debugger's pause point. After an event that brings events_fired()
+  // to pause_after() or beyond, hook(ctx) runs, as hardware, before the next
+  // event; the simulation stands still for as long as it does. With the
+  // default kNoPause there is no pause point, and each event costs one
+  // compare more.
+  using PauseHook = void (*)(void* ctx);
+  static constexpr std::uint64_t kNoPause = ~std::uint64_t{0};
+  void set_pause_hook(PauseHook hook, void* ctx) {
+    pause_hook_ = hook;
+    pause_ctx_ = ctx;
+  }
+  // Pause after event `n` (1-based: the n-th event fired); kNoPause: never;
+  // 0: after every event.
+  void set_pause_after(std::uint64_t n) { pause_after_ = hook_set() ? n : kNoPause; }
+  std::uint64_t pause_after() const { return pause_after_; }
   // Progress for a watcher on another OS thread (the CLI's progress line).
   static inline std::atomic<std::uint64_t> progress_ps{0};
   static inline std::atomic<std::uint64_t> progress_events{0};
   std::size_t pending() const { return near_.size() + far_.size(); }
+  // Every pending event, in no particular order: for inspection (the
+  // debugger's packets in flight), not for the hot path.
+  template <class F>
+  void for_each_pending(F&& f) const {
+    for (std::uint32_t i = near_.head; i < near_.tail; ++i) visit(near_.keys[i], f);
+    for (const Key k : far_.keys) visit(k, f);
+  }
 
  private:
   // The calendar orders 16-byte keys: time in the high
@@ -247,6 +269,11 @@ class Calendar : public sc_core::sc_module {
     return near < far_next_ ? near : far_next_;
   }
   static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
+  template <class F>
+  void visit(Key k, F& f) const {
+    const Callback& cb = slots_[slot_of(k)];
+    f(time_of(k), cb.fn, cb.obj, cb.arg);
+  }
   static std::uint32_t slot_of(Key k) { return static_cast<std::uint32_t>(k) & ((1u << kSlotBits) - 1); }
   void run();
   // Fires events in order while each is at SystemC's time `n`, or later but
@@ -283,6 +310,10 @@ class Calendar : public sc_core::sc_module {
   std::uint32_t free_slot_ = kNoSlot;
   std::uint64_t seq_ = 0;
   std::uint64_t fired_ = 0;
+  std::uint64_t pause_after_ = kNoPause;
+  PauseHook pause_hook_ = nullptr;
+  void* pause_ctx_ = nullptr;
+  bool hook_set() const { return pause_hook_ != nullptr; }
   Tick armed_for_ = kTickMax;  // time the wake event is notified for
   Tick stop_at_ = kTickMax;
   bool running_ = false;

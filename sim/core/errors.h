@@ -21,9 +21,18 @@ class SimErrors {
   const std::vector<SimError>& all() const { return errors_; }
   bool empty() const { return errors_.empty(); }
   void clear() { errors_.clear(); }
+  // Called with every error as it is reported (the debugger's error
+  // breakpoints); nullptr: nobody.
+  using Observer = void (*)(void* ctx, const SimError& e);
+  void set_observer(Observer o, void* ctx) {
+    observer_ = o;
+    observer_ctx_ = ctx;
+  }
 
  private:
   std::vector<SimError> errors_;
+  Observer observer_ = nullptr;
+  void* observer_ctx_ = nullptr;
 };
 
 }  // namespace nicsim

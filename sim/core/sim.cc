@@ -38,6 +38,7 @@ void Sim::error(std::string where, std::string message) { errors_.report(now(), 
 
 void SimErrors::report(Tick time, std::string where, std::string message) {
   errors_.push_back(SimError{time, std::move(where), std::move(message)});
+  if (observer_) observer_(observer_ctx_, errors_.back());
 }
 
 }  // namespace nicsim

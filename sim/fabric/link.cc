@@ -10,6 +10,16 @@
 
 namespace nicsim::fabric {
 
+void Link::inspect(const void* self, InspectRows& rows) {
+  const Link& l = *static_cast<const Link*>(self);
+  add_row(rows, "state", l.fsm_.state_name());
+  add_row(rows, "ends", fmt::format("{} <-> {}", l.a_.path(), l.b_.path()));
+  add_row(rows, "bandwidth", format_bandwidth(l.bps_));
+  add_row(rows, "delay", format_time(l.delay_));
+  l.a_.inspect(rows);
+  l.b_.inspect(rows);
+}
+
 const FsmType& LinkMachine::type() {
   using S = LinkState;
   using E = LinkEvent;
@@ -31,7 +41,8 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
       drop_rate_(params.ratio("drop_rate")),
       ber_(params.ratio("bit_error_rate")),
       rng_(seed, "link:" + name_),
-      fsm_(name_, a.owner().device_id(), LinkState::Up) {
+      fsm_(name_, a.owner().device_id(), LinkState::Up),
+      inspectable_("link", name_, &Link::inspect, this) {
   Sim::get().fsm().declare<LinkMachine>();
   a_.connect(*this, b_);
   b_.connect(*this, a_);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/inspect.h"
 #include "core/params.h"
 #include "core/rng.h"
 #include "fabric/port.h"
@@ -55,6 +56,7 @@ class Link {
   bool pass(Packet& p) { return (drop_rate_ <= 0 && ber_ <= 0) || pass_injecting(p); }
 
  private:
+  static void inspect(const void* self, InspectRows& rows);
   bool pass_injecting(Packet& p);
   // Copies the state a hop reads (up, fault injection, generation) into both
   // ports, so forwarding never reads the Link.
@@ -75,6 +77,7 @@ class Link {
   bool injecting_ = false;        // drop_rate or bit_error_rate set (counted by the fabric)
   Rng rng_;
   Fsm<LinkMachine> fsm_;
+  Inspectable inspectable_;  // "link": both ports' queues and credits
 };
 
 }  // namespace nicsim::fabric

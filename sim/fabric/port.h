@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/inspect.h"
 #include "core/ring.h"
 #include "core/rng.h"
 #include "core/units.h"
@@ -195,6 +196,13 @@ class alignas(64) Port {
   // the time its first bit leaves.
   using Tap = void (*)(void* ctx, const Packet& p, Tick start);
   void set_tap(Tap tap, void* ctx);
+  // For the debugger: the port's queues and credits as rows, and the
+  // packets it holds: queued to send (by VL) and on the wire towards its peer.
+  void inspect(InspectRows& rows) const;
+  std::vector<const Packet*> queued_packets() const;
+  std::vector<const Packet*> on_the_wire() const;
+  Tap tap() const { return tap_; }
+  void* tap_context() const { return tap_ctx_; }
 
  private:
   friend class Link;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 
@@ -38,6 +39,45 @@ FsmType::FsmType(std::string name, std::vector<std::string> states, std::vector<
   }
 }
 
+FsmBase::FsmBase(const FsmType& type, std::string object, std::uint32_t device, int initial)
+    : type_(&type), object_(std::move(object)), device_(device), state_(initial) {
+  enlist();
+}
+
+FsmBase::FsmBase(const FsmBase& o) : type_(o.type_), object_(o.object_), device_(o.device_), state_(o.state_) {
+  enlist();
+}
+
+FsmBase& FsmBase::operator=(const FsmBase& o) {
+  type_ = o.type_;
+  object_ = o.object_;
+  device_ = o.device_;
+  state_ = o.state_;
+  return *this;
+}
+
+FsmBase::~FsmBase() {
+  // The registry may be gone with its Sim (an instance that outlived it).
+  if (registry_ && Sim::exists() && &Sim::get().fsm() == registry_) registry_->instances_.erase(this);
+}
+
+void FsmBase::enlist() {
+  if (!Sim::exists()) return;
+  registry_ = &Sim::get().fsm();
+  registry_->instances_.emplace(this, registry_->created_++);
+}
+
+std::vector<const FsmBase*> FsmRegistry::instances() const {
+  std::vector<std::pair<std::uint64_t, const FsmBase*>> by_creation;
+  by_creation.reserve(instances_.size());
+  for (const auto& [fsm, n] : instances_) by_creation.emplace_back(n, fsm);
+  std::sort(by_creation.begin(), by_creation.end());
+  std::vector<const FsmBase*> out;
+  out.reserve(by_creation.size());
+  for (const auto& [n, fsm] : by_creation) out.push_back(fsm);
+  return out;
+}
+
 bool FsmBase::fire_index(int event, std::string_view cause) { return Sim::get().fsm().fire(*this, event, cause); }
 
 FsmRegistry::Coverage& FsmRegistry::coverage_of(const FsmType& type) {
@@ -61,9 +101,11 @@ bool FsmRegistry::fire(FsmBase& fsm, int event, std::string_view cause) {
   }
   const int to = type.rows()[static_cast<std::size_t>(row)].to;
   fsm.state_ = to;
+  ++transitions_;
   ++coverage_of(type).taken[static_cast<std::size_t>(row)];
   const FsmTransitionEvent ev{fsm, from, to, event, row, cause, now()};
-  for (auto& l : listeners_) l(ev);
+  for (auto& l : listeners_)
+    if (l) l(ev);
   return true;
 }
 

@@ -7,7 +7,8 @@
 // event, cause, time) to every listener (the tracer, the timeline, the
 // debugger). An event the current state does not handle is a SimError naming
 // the machine, the object, the state and the event, and changes nothing.
-// The registry counts taken (state, event) pairs per machine for coverage.
+// The registry counts taken (state, event) pairs per machine for coverage,
+// and knows every live instance (the debugger lists them).
 //
 // Defining a machine:
 //   #define MY_STATES(X) X(Closed) X(Open)
@@ -29,6 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/units.h"
@@ -96,10 +98,15 @@ FsmType make_fsm_type(std::string name,
   return FsmType(std::move(name), std::move(states), std::move(events), std::move(rows));
 }
 
+class FsmRegistry;
+
 // One state machine instance with its machine erased: the object it belongs
 // to, its device (for tracing) and its state. Listeners see this.
 class FsmBase {
  public:
+  FsmBase(const FsmBase& o);
+  FsmBase& operator=(const FsmBase& o);
+  ~FsmBase();
   const FsmType& type() const { return *type_; }
   const std::string& object() const { return object_; }
   std::uint32_t device() const { return device_; }
@@ -107,12 +114,13 @@ class FsmBase {
   const std::string& state_name() const { return type_->state_name(state_); }
 
  protected:
-  FsmBase(const FsmType& type, std::string object, std::uint32_t device, int initial)
-      : type_(&type), object_(std::move(object)), device_(device), state_(initial) {}
+  FsmBase(const FsmType& type, std::string object, std::uint32_t device, int initial);
   bool fire_index(int event, std::string_view cause);
 
  private:
   friend class FsmRegistry;
+  void enlist();  // into the current Sim's registry, when there is one
+  FsmRegistry* registry_ = nullptr;
   const FsmType* type_;
   std::string object_;
   std::uint32_t device_;
@@ -179,16 +187,29 @@ class FsmRegistry {
   }
   bool fire(FsmBase& fsm, int event, std::string_view cause);
   using Listener = std::function<void(const FsmTransitionEvent&)>;
-  void listen(Listener l) { listeners_.push_back(std::move(l)); }
+  // Returns a number for unlisten (a listener that goes before the registry).
+  std::size_t listen(Listener l) {
+    listeners_.push_back(std::move(l));
+    return listeners_.size() - 1;
+  }
+  void unlisten(std::size_t n) { listeners_.at(n) = nullptr; }
 
   struct Coverage {
     const FsmType* type;
     std::vector<std::uint64_t> taken;  // per row of the machine's table
   };
   const std::vector<Coverage>& coverage() const { return coverage_; }
+  // Every live instance, in order of creation.
+  std::vector<const FsmBase*> instances() const;
+  // Transitions fired so far (all machines).
+  std::uint64_t transitions() const { return transitions_; }
 
  private:
+  friend class FsmBase;
   Coverage& coverage_of(const FsmType& type);
+  std::unordered_map<const FsmBase*, std::uint64_t> instances_;  // -> creation number
+  std::uint64_t created_ = 0;
+  std::uint64_t transitions_ = 0;
   std::vector<Listener> listeners_;
   std::vector<Coverage> coverage_;
   std::vector<int> slot_;  // [FsmType::id()] -> index into coverage_, or -1

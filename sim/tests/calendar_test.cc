@@ -135,4 +135,33 @@ TEST(Calendar, FiresInOrderWhenNearEventsOverflowTheSortedRun) {
   EXPECT_GT(check.most_pending_near, 64u);
 }
 
+// The debugger's pause point: the hook runs after the n-th event, before
+// the next, as often as the pause point is set again; unset, never.
+TEST(Calendar, PausePointRunsTheHookAfterTheNthEventOnly) {
+  Sim sim{1};
+  Calendar& cal = sim.calendar();
+  struct Log {
+    Calendar* cal;
+    std::vector<std::uint64_t> fired_at_pause;
+    std::vector<Tick> times;
+  } log{&cal, {}, {}};
+  for (Tick t = 1; t <= 10; ++t)
+    cal.at(
+        t * kNs, [](void* l, std::uint64_t) { static_cast<Log*>(l)->times.push_back(now()); }, &log);
+  cal.set_pause_after(3);  // no hook yet: no pause point
+  EXPECT_EQ(cal.pause_after(), Calendar::kNoPause);
+  cal.set_pause_hook(
+      [](void* l) {
+        auto& log = *static_cast<Log*>(l);
+        log.fired_at_pause.push_back(log.cal->events_fired());
+        EXPECT_EQ(log.times.size(), log.cal->events_fired());  // between events
+        log.cal->set_pause_after(log.cal->events_fired() == 3 ? 7 : Calendar::kNoPause);
+      },
+      &log);
+  cal.set_pause_after(3);
+  sc_core::sc_start();
+  EXPECT_EQ(log.fired_at_pause, (std::vector<std::uint64_t>{3, 7}));
+  EXPECT_EQ(log.times.size(), 10u);
+}
+
 }  // namespace

@@ -3,6 +3,8 @@
 // event the state does not handle, and count (state, event) pairs taken.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -85,6 +87,25 @@ TEST(Fsm, LegalEventsMoveTheMachineAndReachListeners) {
   EXPECT_EQ(seen[1].event, "Pull");
   EXPECT_EQ(seen[1].cause, "draught");
   EXPECT_TRUE(sim.errors().empty());
+}
+
+TEST(Fsm, TheRegistryKnowsEveryLiveInstanceInOrderOfCreation) {
+  Sim sim(1);
+  auto back = std::make_unique<Fsm<DoorMachine>>("back_door", 1, DoorState::Closed);
+  Fsm<DoorMachine> front("front_door", 1, DoorState::Open);
+  std::vector<Fsm<DoorMachine>> copies(2, front);  // copies are instances too
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const FsmBase* f : sim.fsm().instances()) out.push_back(f->object() + ":" + f->state_name());
+    return out;
+  };
+  EXPECT_EQ(names(),
+            (std::vector<std::string>{"back_door:Closed", "front_door:Open", "front_door:Open", "front_door:Open"}));
+  back.reset();
+  copies.clear();
+  EXPECT_EQ(names(), (std::vector<std::string>{"front_door:Open"}));
+  EXPECT_TRUE(front.fire(DoorEvent::Pull, "wind"));
+  EXPECT_EQ(sim.fsm().transitions(), 1u);
 }
 
 TEST(Fsm, UnhandledEventIsAnErrorNamingMachineObjectStateAndEvent) {
