@@ -127,7 +127,7 @@ TEST(DebuggerRemote, TokensOrderReadOnlyClientsEventsReattachAndBadFrames) {
   // The controlling client runs on; the other is told where it stopped.
   EXPECT_TRUE(a.ask(a.command(2, "break fsm machine=hca.qp object=h0.qp64 to=Rts")).ok());
   r = a.ask(a.command(3, "continue"));
-  EXPECT_EQ(r.stop().position(), "event 2803 transition 27");
+  EXPECT_EQ(r.stop().position(), "event 2698 transition 27");
   ASSERT_TRUE(b.next(m));
   ASSERT_TRUE(m.has_event());
   EXPECT_NE(m.event().stop().reason().find("h0.qp64 Rtr -> Rts"), std::string::npos);
@@ -144,7 +144,7 @@ TEST(DebuggerRemote, TokensOrderReadOnlyClientsEventsReattachAndBadFrames) {
   RawClient c(s.port);
   r = c.ask(c.hello(1, s.token, true));
   EXPECT_TRUE(r.controlling());
-  EXPECT_NE(r.text().find("stopped at event 2803 transition 27"), std::string::npos) << r.text();
+  EXPECT_NE(r.text().find("stopped at event 2698 transition 27"), std::string::npos) << r.text();
   EXPECT_NE(c.ask(c.command(2, "show h0.qp64")).text().find("state             Rts"), std::string::npos);
   c.ask(c.command(3, "quit"));
 }
@@ -159,7 +159,7 @@ TEST(DebuggerRemote, PythonExampleClientDrivesASession) {
       " 'break fsm machine=hca.qp object=h0.qp64 to=Rts' continue 'show h0.qp64' quit 2>&1");
   EXPECT_EQ(r.status, 0) << r.output
                          << "\n(needs Debian's protobuf-compiler and python3-protobuf: scripts/deps.sh installs them)";
-  EXPECT_NE(r.output.find("[stop: event 2803 transition 27 at 827138428 ps]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[stop: event 2698 transition 27 at 760138428 ps]"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("next_psn          2592192"), std::string::npos) << r.output;
 }
 

@@ -87,12 +87,12 @@ TEST(DebuggerApi, StopsWhereAskedAndShowsTheQpInProcess) {
   EXPECT_TRUE(debugger.run());
   ASSERT_EQ(stops.size(), 4u);
   EXPECT_EQ(stops[0], "event 0: start: the run has not begun");
-  EXPECT_EQ(stops[1], "event 2803 transition 27: breakpoint 1 hca.qp: h0.qp64 Rtr -> Rts (Rtr2Rts, modify_qp)");
-  EXPECT_EQ(stops[2], "event 2806: step");
+  EXPECT_EQ(stops[1], "event 2698 transition 27: breakpoint 1 hca.qp: h0.qp64 Rtr -> Rts (Rtr2Rts, modify_qp)");
+  EXPECT_EQ(stops[2], "event 2701: step");
   EXPECT_NE(stops[3].find("end: the run ended"), std::string::npos);
   ASSERT_EQ(outputs.size(), 8u);
   EXPECT_NE(outputs[2].find("next_psn          2592192"), std::string::npos) << outputs[2];
-  EXPECT_EQ(outputs[4], "event 2806 at 901.173us: step\n");
+  EXPECT_EQ(outputs[4], "event 2701 at 851.836us: step\n");
   EXPECT_NE(outputs[5].find("error: reverse-step needs a session"), std::string::npos) << outputs[5];
 }
 
