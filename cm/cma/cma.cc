@@ -8,6 +8,7 @@
 #include <linux/in.h>
 #include <rdma/ib_cma.h>
 
+#include "host/api_call.h"
 #include "cm/core/cm_node.h"
 #include "cm/kverbs/kverbs.h"
 
@@ -78,6 +79,7 @@ int check_connect(const ib_cma_conn* cc, const ib_cma_id* id, std::uint32_t& ip)
 using namespace nicsim::cm;
 
 int ib_cma_get_device(struct sockaddr* remote_address, struct ib_device** device) {
+  NICSIM_API_CALL();
   std::uint32_t ip = 0;
   if (!device || !ipv4_of(remote_address, ip)) return -EINVAL;
   CmNode* n = node_cm();
@@ -87,6 +89,7 @@ int ib_cma_get_device(struct sockaddr* remote_address, struct ib_device** device
 }
 
 int ib_cma_connect(struct ib_cma_conn* cc, union ib_cma_id* cma_id) {
+  NICSIM_API_CALL();
   std::uint32_t ip = 0;
   if (int rc = check_connect(cc, cma_id, ip)) return rc;
   CmNode* n = node_cm();
@@ -103,6 +106,7 @@ int ib_cma_connect(struct ib_cma_conn* cc, union ib_cma_id* cma_id) {
 }
 
 int ib_cma_disconnect(struct ib_qp* qp, union ib_cma_id* cma_id) {
+  NICSIM_API_CALL();
   CmNode* n = nullptr;
   Conn* c = conn_of(cma_id, n);
   if (!c || c->fsm.state() == CmState::Listen || !qp) return -EINVAL;
@@ -112,6 +116,7 @@ int ib_cma_disconnect(struct ib_qp* qp, union ib_cma_id* cma_id) {
 
 int ib_cma_sid_listen(struct ib_device* device, __be64 service_id, void* context,
                       ib_cma_listen_handler cm_listen_handler, union ib_cma_id* cma_id) {
+  NICSIM_API_CALL();
   if (!cm_listen_handler || !cma_id) return -EINVAL;
   CmNode* n = node_cm();
   if (!n) return -ENODEV;
@@ -128,6 +133,7 @@ int ib_cma_sid_listen(struct ib_device* device, __be64 service_id, void* context
 }
 
 int ib_cma_sid_destroy(union ib_cma_id* cma_id) {
+  NICSIM_API_CALL();
   CmNode* n = nullptr;
   Conn* c = conn_of(cma_id, n);
   return c ? n->stop_listen(c) : -EINVAL;
@@ -135,6 +141,7 @@ int ib_cma_sid_destroy(union ib_cma_id* cma_id) {
 
 int ib_cma_accept(union ib_cma_id* cma_id, struct ib_qp* qp, const void* private_data, u8 private_data_len,
                   void* context, ib_cma_ac_handler cm_accept_handler) {
+  NICSIM_API_CALL();
   CmNode* n = nullptr;
   Conn* c = conn_of(cma_id, n);
   if (!c || !cm_accept_handler || !rc_qp(qp) || private_data_len > IB_CMA_REP_PRIVATE_DATA_SIZE ||
@@ -149,6 +156,7 @@ int ib_cma_accept(union ib_cma_id* cma_id, struct ib_qp* qp, const void* private
 }
 
 int ib_cma_reject(union ib_cma_id* cma_id, const void* private_data, u8 private_data_len) {
+  NICSIM_API_CALL();
   CmNode* n = nullptr;
   Conn* c = conn_of(cma_id, n);
   if (!c || private_data_len > IB_CMA_REJ_PRIVATE_DATA_SIZE || (private_data_len && !private_data)) return -EINVAL;
@@ -156,6 +164,7 @@ int ib_cma_reject(union ib_cma_id* cma_id, const void* private_data, u8 private_
 }
 
 int ib_cma_get_src_ip(union ib_cma_id* cma_id, ib_cma_rarp_handler rarp_handler, void* context) {
+  NICSIM_API_CALL();
   CmNode* n = nullptr;
   Conn* c = conn_of(cma_id, n);
   if (!c || !rarp_handler || c->active || c->fsm.state() == CmState::Listen) return -EINVAL;

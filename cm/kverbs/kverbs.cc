@@ -189,6 +189,7 @@ using nicsim::kverbs::unuse;
 using nicsim::kverbs::use;
 
 int ib_query_device(ib_device* device, ib_device_attr* a) {
+  NICSIM_API_CALL();
   KDevice* d = nicsim::kverbs::device_arg(device);
   std::vector<std::uint8_t> buf;
   if (!d || !a || !nicsim::kverbs::query_ca(*d, buf)) return -EINVAL;
@@ -228,6 +229,7 @@ int ib_query_device(ib_device* device, ib_device_attr* a) {
 }
 
 int ib_query_port(ib_device* device, u8 port_num, ib_port_attr* port_attr) {
+  NICSIM_API_CALL();
   KDevice* d = nicsim::kverbs::device_arg(device);
   if (!d || !port_attr) return -EINVAL;
   std::vector<std::uint8_t> buf;
@@ -249,6 +251,7 @@ int ib_query_port(ib_device* device, u8 port_num, ib_port_attr* port_attr) {
 }
 
 int ib_query_gid(ib_device* device, u8 port_num, int index, ib_gid* gid) {
+  NICSIM_API_CALL();
   KDevice* d = nicsim::kverbs::device_arg(device);
   if (!d || !gid || index < 0) return -EINVAL;
   std::vector<std::uint8_t> buf;
@@ -259,6 +262,7 @@ int ib_query_gid(ib_device* device, u8 port_num, int index, ib_gid* gid) {
 }
 
 ib_pd* ib_alloc_pd(ib_device* device) {
+  NICSIM_API_CALL();
   KDevice* d = nicsim::kverbs::device_arg(device);
   if (!d) return nullptr;
   auto* pd = new KPd;
@@ -272,6 +276,7 @@ ib_pd* ib_alloc_pd(ib_device* device) {
 }
 
 int ib_dealloc_pd(ib_pd* pd) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(k)) return -EINVAL;
@@ -283,6 +288,7 @@ int ib_dealloc_pd(ib_pd* pd) {
 }
 
 ib_ah* ib_create_ah(ib_pd* pd, ib_ah_attr* ah_attr) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(k) || !ah_attr) return nullptr;
@@ -305,6 +311,7 @@ ib_ah* ib_create_ah(ib_pd* pd, ib_ah_attr* ah_attr) {
 }
 
 int ib_destroy_ah(ib_ah* ah) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KAh*>(ah);
   if (!d || !d->ahs.count(k)) return -EINVAL;
@@ -317,6 +324,7 @@ int ib_destroy_ah(ib_ah* ah) {
 
 ib_cq* ib_create_cq(ib_device* device, ib_comp_handler comp_handler, void (*event_handler)(ib_event*, void*),
                     void* cq_context, int cqe) {
+  NICSIM_API_CALL();
   KDevice* d = nicsim::kverbs::device_arg(device);
   if (!d || cqe < 1) return nullptr;
   // ci CQs belong to a PD; the kernel's do not: each gets its own.

@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "host/api_call.h"
 #include "host/host.h"
 #include "iba/ib_ci.h"
 #include "iba/nicsim_ca.h"

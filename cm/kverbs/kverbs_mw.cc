@@ -25,6 +25,7 @@ namespace kv {
 using namespace nicsim::kverbs;
 
 ib_mw* ib_alloc_mw(ib_pd* pd) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(kpd)) return nullptr;
@@ -41,6 +42,7 @@ ib_mw* ib_alloc_mw(ib_pd* pd) {
 }
 
 int ib_bind_mw(ib_qp* qp, ib_mw* mw, ib_mw_bind* mw_bind) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* kmw = reinterpret_cast<KMw*>(mw);
   auto* kqp = reinterpret_cast<KQp*>(qp);
@@ -64,6 +66,7 @@ int ib_bind_mw(ib_qp* qp, ib_mw* mw, ib_mw_bind* mw_bind) {
 }
 
 int ib_dealloc_mw(ib_mw* mw) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KMw*>(mw);
   if (!d || !d->mws.count(k)) return -EINVAL;

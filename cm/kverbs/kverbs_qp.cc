@@ -245,6 +245,7 @@ namespace kv {
 using namespace nicsim::kverbs;
 
 int ib_destroy_cq(ib_cq* cq) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KCq*>(cq);
   if (!d || !d->cqs.count(k)) return -EINVAL;
@@ -257,6 +258,7 @@ int ib_destroy_cq(ib_cq* cq) {
 }
 
 int ib_req_notify_cq(ib_cq* cq, ib_cq_notify cq_notify) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KCq*>(cq);
   if (!d || !d->cqs.count(k)) return -EINVAL;
@@ -264,6 +266,7 @@ int ib_req_notify_cq(ib_cq* cq, ib_cq_notify cq_notify) {
 }
 
 int ib_poll_cq(ib_cq* cq, int num_entries, ib_wc* wc) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KCq*>(cq);
   if (!d || !d->cqs.count(k) || num_entries < 0 || (num_entries && !wc)) return -EINVAL;
@@ -286,6 +289,7 @@ int ib_poll_cq(ib_cq* cq, int num_entries, ib_wc* wc) {
 }
 
 ib_qp* ib_create_qp(ib_pd* pd, ib_qp_init_attr* ia) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(kpd) || !ia) return nullptr;
@@ -341,6 +345,7 @@ ib_qp* ib_create_qp(ib_pd* pd, ib_qp_init_attr* ia) {
 }
 
 int ib_modify_qp(ib_qp* qp, ib_qp_attr* qp_attr, int qp_attr_mask) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k || !qp_attr || !(qp_attr_mask & IB_QP_STATE)) return -EINVAL;
@@ -351,6 +356,7 @@ int ib_modify_qp(ib_qp* qp, ib_qp_attr* qp_attr, int qp_attr_mask) {
 }
 
 int ib_query_qp(ib_qp* qp, ib_qp_attr* qp_attr, int qp_attr_mask, ib_qp_init_attr* qp_init_attr) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k || !qp_attr) return -EINVAL;
@@ -384,6 +390,7 @@ int ib_query_qp(ib_qp* qp, ib_qp_attr* qp_attr, int qp_attr_mask, ib_qp_init_att
 }
 
 int ib_destroy_qp(ib_qp* qp) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k) return -EINVAL;
@@ -397,6 +404,7 @@ int ib_destroy_qp(ib_qp* qp) {
 }
 
 ib_mr* ib_get_dma_mr(ib_pd* pd, int mr_access_flags) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(kpd)) return nullptr;
@@ -413,6 +421,7 @@ ib_mr* ib_get_dma_mr(ib_pd* pd, int mr_access_flags) {
 }
 
 ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, int mr_access_flags, u64* iova_start) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
   if (!d || !d->pds.count(kpd) || !phys_buf_array || num_phys_buf < 1 || !iova_start) return nullptr;
@@ -440,6 +449,7 @@ ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, 
 }
 
 int ib_dereg_mr(ib_mr* mr) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KMr*>(mr);
   if (!d || !d->mrs.count(k)) return -EINVAL;
@@ -456,6 +466,7 @@ int ib_dereg_mr(ib_mr* mr) {
 }
 
 int ib_post_send(ib_qp* qp, ib_send_wr* send_wr, ib_send_wr** bad_send_wr) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k || !send_wr) return -EINVAL;
@@ -491,6 +502,7 @@ int ib_post_send(ib_qp* qp, ib_send_wr* send_wr, ib_send_wr** bad_send_wr) {
 }
 
 int ib_post_recv(ib_qp* qp, ib_recv_wr* recv_wr, ib_recv_wr** bad_recv_wr) {
+  NICSIM_API_CALL();
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k || !recv_wr) return -EINVAL;

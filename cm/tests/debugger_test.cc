@@ -42,6 +42,15 @@ TEST(DebuggerScript, BadCommandsAreNamedHelpExplainsAndBreakpointSetsAreSavedAnd
   EXPECT_NE(testing::slurp(dir / "debug_breakpoints.txt").find("break time 1ms"), std::string::npos);
 }
 
+TEST(DebuggerScript, ApiCallBreakpointsAndWatchpointsStopGoBackAndAreSaved) {
+  const std::filesystem::path dir = testing::temp_dir("debugger_calls_watches");
+  const testing::CommandResult r =
+      testing::run_command("cd " + dir.string() + " && " + NICSIM_BIN + " debug " + kDir +
+                           "rc_write.textproto --script " + kDir + "calls_watches.cmds 2>&1");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(testing::slurp(dir / "calls.txt").find("break watch object=h0.qp64 field=next_psn"), std::string::npos);
+}
+
 TEST(DebuggerScript, AFailedExpectationEndsTheScriptNamingItsLine) {
   const std::filesystem::path dir = testing::temp_dir("debugger_expect");
   {

@@ -97,6 +97,7 @@ using namespace nicsim::dapl;
 extern "C" {
 
 DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent, DAT_CNO_HANDLE* cno_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -112,6 +113,7 @@ DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle, DAT_OS_WAIT_PROXY_AGENT agent
 }
 
 DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGENT agent) {
+  NICSIM_API_CALL();
   Cno* cno = cno_of(Node::current(), cno_handle);
   if (!cno) return bad_handle(DAT_INVALID_HANDLE_CNO);
   cno->agent = agent;
@@ -119,6 +121,7 @@ DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle, DAT_OS_WAIT_PROXY_AGE
 }
 
 DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK, DAT_CNO_PARAM* cno_param) {
+  NICSIM_API_CALL();
   Cno* cno = cno_of(Node::current(), cno_handle);
   if (!cno) return bad_handle(DAT_INVALID_HANDLE_CNO);
   if (!cno_param) return bad_arg(3);
@@ -128,6 +131,7 @@ DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle, DAT_CNO_PARAM_MASK, DAT_CNO_
 }
 
 DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Cno* cno = cno_of(n, cno_handle);
   if (!cno) return bad_handle(DAT_INVALID_HANDLE_CNO);
@@ -139,6 +143,7 @@ DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle) {
 }
 
 DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout, DAT_EVD_HANDLE* evd_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Cno* cno = cno_of(n, cno_handle);
   if (!cno) return bad_handle(DAT_INVALID_HANDLE_CNO);

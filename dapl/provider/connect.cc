@@ -322,6 +322,7 @@ extern "C" {
 DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_address, DAT_CONN_QUAL remote_conn_qual,
                           DAT_TIMEOUT timeout, DAT_COUNT private_data_size, const DAT_PVOID private_data,
                           DAT_QOS quality_of_service, DAT_CONNECT_FLAGS connect_flags) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -339,6 +340,7 @@ DAT_RETURN dat_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_
 
 DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE ep_dup_handle, DAT_TIMEOUT timeout,
                               DAT_COUNT private_data_size, const DAT_PVOID private_data, DAT_QOS quality_of_service) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -356,6 +358,7 @@ DAT_RETURN dat_ep_dup_connect(DAT_EP_HANDLE ep_handle, DAT_EP_HANDLE ep_dup_hand
 }
 
 DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS close_flags) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -388,6 +391,7 @@ DAT_RETURN dat_ep_disconnect(DAT_EP_HANDLE ep_handle, DAT_CLOSE_FLAGS close_flag
 
 DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual, DAT_EVD_HANDLE evd_handle,
                           DAT_PSP_FLAGS psp_flags, DAT_PSP_HANDLE* psp_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -405,6 +409,7 @@ DAT_RETURN dat_psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual, DAT_
 }
 
 DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK, DAT_PSP_PARAM* psp_param) {
+  NICSIM_API_CALL();
   Sp* sp = live_sp(Node::current(), psp_handle, Kind::Psp);
   if (!sp) return bad_handle(DAT_INVALID_HANDLE_PSP);
   if (!psp_param) return bad_arg(3);
@@ -413,6 +418,7 @@ DAT_RETURN dat_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK, DAT_PSP_
 }
 
 DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Sp* sp = live_sp(n, psp_handle, Kind::Psp);
   if (!sp) return bad_handle(DAT_INVALID_HANDLE_PSP);
@@ -428,6 +434,7 @@ DAT_RETURN dat_psp_free(DAT_PSP_HANDLE psp_handle) {
 
 DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual, DAT_EP_HANDLE ep_handle,
                           DAT_EVD_HANDLE evd_handle, DAT_RSP_HANDLE* rsp_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -449,6 +456,7 @@ DAT_RETURN dat_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual, DAT_
 }
 
 DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK, DAT_RSP_PARAM* rsp_param) {
+  NICSIM_API_CALL();
   Sp* sp = live_sp(Node::current(), rsp_handle, Kind::Rsp);
   if (!sp) return bad_handle(DAT_INVALID_HANDLE_RSP);
   if (!rsp_param) return bad_arg(3);
@@ -457,6 +465,7 @@ DAT_RETURN dat_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK, DAT_RSP_
 }
 
 DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Sp* sp = live_sp(n, rsp_handle, Kind::Rsp);
   if (!sp) return bad_handle(DAT_INVALID_HANDLE_RSP);
@@ -470,6 +479,7 @@ DAT_RETURN dat_rsp_free(DAT_RSP_HANDLE rsp_handle) {
 }
 
 DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK, DAT_CR_PARAM* cr_param) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Cr* cr = n ? n->find_as<Cr>(cr_handle, Kind::Cr) : nullptr;
   if (!cr) return bad_handle(DAT_INVALID_HANDLE_CR);
@@ -484,6 +494,7 @@ DAT_RETURN dat_cr_query(DAT_CR_HANDLE cr_handle, DAT_CR_PARAM_MASK, DAT_CR_PARAM
 
 DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_COUNT private_data_size,
                          const DAT_PVOID private_data) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Cr* cr = n ? n->find_as<Cr>(cr_handle, Kind::Cr) : nullptr;
   if (!cr || cr->answered) return bad_handle(DAT_INVALID_HANDLE_CR);
@@ -519,6 +530,7 @@ DAT_RETURN dat_cr_accept(DAT_CR_HANDLE cr_handle, DAT_EP_HANDLE ep_handle, DAT_C
 }
 
 DAT_RETURN dat_cr_reject(DAT_CR_HANDLE cr_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Cr* cr = n ? n->find_as<Cr>(cr_handle, Kind::Cr) : nullptr;
   if (!cr || cr->answered) return bad_handle(DAT_INVALID_HANDLE_CR);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "host/api_call.h"
 #include "core/units.h"
 #include "core/sim.h"
 #include "fsm/fsm.h"

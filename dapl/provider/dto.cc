@@ -196,6 +196,7 @@ extern "C" {
 
 DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT_LMR_TRIPLET* local_iov,
                             DAT_DTO_COOKIE user_cookie, DAT_COMPLETION_FLAGS completion_flags) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   return post_request(n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr, num_segments, local_iov, user_cookie, nullptr,
                       completion_flags, kib::IB_WR_SEND);
@@ -204,6 +205,7 @@ DAT_RETURN dat_ep_post_send(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT
 DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT_LMR_TRIPLET* local_iov,
                                  DAT_DTO_COOKIE user_cookie, const DAT_RMR_TRIPLET* remote_iov,
                                  DAT_COMPLETION_FLAGS completion_flags) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   return post_request(n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr, num_segments, local_iov, user_cookie,
                       remote_iov, completion_flags, kib::IB_WR_RDMA_READ);
@@ -212,6 +214,7 @@ DAT_RETURN dat_ep_post_rdma_read(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments
 DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT_LMR_TRIPLET* local_iov,
                                   DAT_DTO_COOKIE user_cookie, const DAT_RMR_TRIPLET* remote_iov,
                                   DAT_COMPLETION_FLAGS completion_flags) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   return post_request(n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr, num_segments, local_iov, user_cookie,
                       remote_iov, completion_flags, kib::IB_WR_RDMA_WRITE);
@@ -219,6 +222,7 @@ DAT_RETURN dat_ep_post_rdma_write(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segment
 
 DAT_RETURN dat_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments, DAT_LMR_TRIPLET* local_iov,
                             DAT_DTO_COOKIE user_cookie, DAT_COMPLETION_FLAGS) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);

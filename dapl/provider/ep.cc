@@ -194,6 +194,7 @@ extern "C" {
 DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_EVD_HANDLE recv_evd_handle,
                          DAT_EVD_HANDLE request_evd_handle, DAT_EVD_HANDLE connect_evd_handle,
                          const DAT_EP_ATTR* ep_attributes, DAT_EP_HANDLE* ep_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -228,6 +229,7 @@ DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_E
 }
 
 DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK, DAT_EP_PARAM* ep_param) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -243,6 +245,7 @@ DAT_RETURN dat_ep_query(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK, DAT_EP_PARAM
 }
 
 DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK ep_param_mask, const DAT_EP_PARAM* ep_param) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -282,6 +285,7 @@ DAT_RETURN dat_ep_modify(DAT_EP_HANDLE ep_handle, DAT_EP_PARAM_MASK ep_param_mas
 
 DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE* ep_state, DAT_BOOLEAN* recv_idle,
                              DAT_BOOLEAN* request_idle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -292,6 +296,7 @@ DAT_RETURN dat_ep_get_status(DAT_EP_HANDLE ep_handle, DAT_EP_STATE* ep_state, DA
 }
 
 DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);
@@ -306,6 +311,7 @@ DAT_RETURN dat_ep_reset(DAT_EP_HANDLE ep_handle) {
 }
 
 DAT_RETURN dat_ep_free(DAT_EP_HANDLE ep_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ep* ep = n ? n->find_as<Ep>(ep_handle, Kind::Ep) : nullptr;
   if (!ep) return bad_handle(DAT_INVALID_HANDLE_EP);

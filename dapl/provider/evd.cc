@@ -113,6 +113,7 @@ extern "C" {
 
 DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_CNO_HANDLE cno_handle,
                           DAT_EVD_FLAGS evd_flags, DAT_EVD_HANDLE* evd_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -143,6 +144,7 @@ DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle, DAT_COUNT evd_min_qlen, DAT_C
 }
 
 DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
@@ -155,6 +157,7 @@ DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle) {
 }
 
 DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK, DAT_EVD_PARAM* evd_param) {
+  NICSIM_API_CALL();
   Evd* evd = evd_of(Node::current(), evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
   if (!evd_param) return bad_arg(3);
@@ -169,6 +172,7 @@ DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle, DAT_EVD_PARAM_MASK, DAT_EVD_
 }
 
 DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT evd_min_qlen) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
@@ -182,6 +186,7 @@ DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd_handle, DAT_COUNT evd_min_qlen) {
 }
 
 DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT* event) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
@@ -195,6 +200,7 @@ DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle, const DAT_EVENT* event) {
 }
 
 DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT* event) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
@@ -211,6 +217,7 @@ DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle, DAT_EVENT* event) {
 
 DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUNT threshold, DAT_EVENT* event,
                         DAT_COUNT* nmore) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
@@ -235,6 +242,7 @@ DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle, DAT_TIMEOUT timeout, DAT_COUN
 }
 
 DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Evd* evd = evd_of(n, evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
@@ -245,6 +253,7 @@ DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle, DAT_CNO_HANDLE cno_hand
 }
 
 DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle) {
+  NICSIM_API_CALL();
   Evd* evd = evd_of(Node::current(), evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
   evd->enabled = true;
@@ -252,6 +261,7 @@ DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle) {
 }
 
 DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle) {
+  NICSIM_API_CALL();
   Evd* evd = evd_of(Node::current(), evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
   evd->enabled = false;
@@ -259,6 +269,7 @@ DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle) {
 }
 
 DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle) {
+  NICSIM_API_CALL();
   Evd* evd = evd_of(Node::current(), evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
   evd->waitable = false;
@@ -267,6 +278,7 @@ DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle) {
 }
 
 DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle) {
+  NICSIM_API_CALL();
   Evd* evd = evd_of(Node::current(), evd_handle);
   if (!evd) return bad_handle(DAT_INVALID_HANDLE1);
   evd->waitable = true;

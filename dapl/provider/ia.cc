@@ -97,6 +97,7 @@ extern "C" {
 
 DAT_RETURN dat_ia_openv(const DAT_NAME_PTR ia_name, DAT_COUNT async_evd_min_qlen, DAT_EVD_HANDLE* async_evd_handle,
                         DAT_IA_HANDLE* ia_handle, DAT_UINT32 dapl_major, DAT_UINT32, DAT_BOOLEAN) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   if (!n) return err(DAT_INTERNAL_ERROR);
   charge_call(*n);
@@ -133,6 +134,7 @@ DAT_RETURN dat_ia_openv(const DAT_NAME_PTR ia_name, DAT_COUNT async_evd_min_qlen
 }
 
 DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS close_flags) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -153,6 +155,7 @@ DAT_RETURN dat_ia_close(DAT_IA_HANDLE ia_handle, DAT_CLOSE_FLAGS close_flags) {
 DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE* async_evd_handle, DAT_IA_ATTR_MASK ia_attr_mask,
                         DAT_IA_ATTR* ia_attr, DAT_PROVIDER_ATTR_MASK provider_attr_mask,
                         DAT_PROVIDER_ATTR* provider_attr) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -186,6 +189,7 @@ DAT_RETURN dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE* async_evd_handl
 
 DAT_RETURN dat_registry_list_providers(DAT_COUNT max_to_return, DAT_COUNT* entries_returned,
                                        DAT_PROVIDER_INFO*(dat_provider_list[])) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   if (!n) return err(DAT_INTERNAL_ERROR);
   if (max_to_return < 0) return bad_arg(1);
@@ -209,6 +213,7 @@ DAT_RETURN dat_registry_list_providers(DAT_COUNT max_to_return, DAT_COUNT* entri
 }
 
 DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE* pz_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -226,6 +231,7 @@ DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE* pz_handle) {
 }
 
 DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK, DAT_PZ_PARAM* pz_param) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Pz* pz = n ? n->find_as<Pz>(pz_handle, Kind::Pz) : nullptr;
   if (!pz) return bad_handle(DAT_INVALID_HANDLE_PZ);
@@ -235,6 +241,7 @@ DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz_handle, DAT_PZ_PARAM_MASK, DAT_PZ_PARAM
 }
 
 DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Pz* pz = n ? n->find_as<Pz>(pz_handle, Kind::Pz) : nullptr;
   if (!pz) return bad_handle(DAT_INVALID_HANDLE_PZ);

@@ -46,6 +46,7 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_RE
                           DAT_VLEN length, DAT_PZ_HANDLE pz_handle, DAT_MEM_PRIV_FLAGS privileges,
                           DAT_LMR_HANDLE* lmr_handle, DAT_LMR_CONTEXT* lmr_context, DAT_RMR_CONTEXT* rmr_context,
                           DAT_VLEN* registered_length, DAT_VADDR* registered_address) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Ia* ia = n ? n->find_as<Ia>(ia_handle, Kind::Ia) : nullptr;
   if (!ia) return bad_handle(DAT_INVALID_HANDLE_IA);
@@ -81,6 +82,7 @@ DAT_RETURN dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type, DAT_RE
 }
 
 DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK, DAT_LMR_PARAM* lmr_param) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Lmr* lmr = n ? n->find_as<Lmr>(lmr_handle, Kind::Lmr) : nullptr;
   if (!lmr) return bad_handle(DAT_INVALID_HANDLE_LMR);
@@ -90,6 +92,7 @@ DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK, DAT_LMR_
 }
 
 DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Lmr* lmr = n ? n->find_as<Lmr>(lmr_handle, Kind::Lmr) : nullptr;
   if (!lmr) return bad_handle(DAT_INVALID_HANDLE_LMR);
@@ -105,6 +108,7 @@ DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle) {
 }
 
 DAT_RETURN dat_strerror(DAT_RETURN value, const char** major_message, const char** minor_message) {
+  NICSIM_API_CALL();
   static const char* const kTypes[] = {"DAT_SUCCESS",
                                        "DAT_ABORT",
                                        "DAT_CONN_QUAL_IN_USE",

@@ -171,6 +171,7 @@ using namespace nicsim::dapl;
 extern "C" {
 
 DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE* handle_type) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Object* o = n ? n->find(handle) : nullptr;
   if (!o) return bad_handle(DAT_INVALID_HANDLE1);
@@ -184,6 +185,7 @@ DAT_RETURN dat_get_handle_type(DAT_HANDLE handle, DAT_HANDLE_TYPE* handle_type) 
 }
 
 DAT_RETURN dat_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Object* o = n ? n->find(handle) : nullptr;
   if (!o) return bad_handle(DAT_INVALID_HANDLE1);
@@ -192,6 +194,7 @@ DAT_RETURN dat_set_consumer_context(DAT_HANDLE handle, DAT_CONTEXT context) {
 }
 
 DAT_RETURN dat_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT* context) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Object* o = n ? n->find(handle) : nullptr;
   if (!o) return bad_handle(DAT_INVALID_HANDLE1);
@@ -201,6 +204,7 @@ DAT_RETURN dat_get_consumer_context(DAT_HANDLE handle, DAT_CONTEXT* context) {
 }
 
 DAT_RETURN dat_cr_handoff(DAT_CR_HANDLE cr_handle, DAT_CONN_QUAL) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   if (!n || !n->find_as<Cr>(cr_handle, Kind::Cr)) return bad_handle(DAT_INVALID_HANDLE_CR);
   // The seed leaves it out of the reference implementation (it needs kernel

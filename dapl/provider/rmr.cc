@@ -66,6 +66,7 @@ using namespace nicsim::dapl;
 extern "C" {
 
 DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_HANDLE* rmr_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Pz* pz = n ? n->find_as<Pz>(pz_handle, Kind::Pz) : nullptr;
   if (!pz) return bad_handle(DAT_INVALID_HANDLE_PZ);
@@ -87,6 +88,7 @@ DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle, DAT_RMR_HANDLE* rmr_handle) {
 }
 
 DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr_handle, DAT_RMR_PARAM_MASK, DAT_RMR_PARAM* rmr_param) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Rmr* rmr = n ? n->find_as<Rmr>(rmr_handle, Kind::Rmr) : nullptr;
   if (!rmr) return bad_handle(DAT_INVALID_HANDLE_RMR);
@@ -98,6 +100,7 @@ DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr_handle, DAT_RMR_PARAM_MASK, DAT_RMR_
 DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle, const DAT_LMR_TRIPLET* lmr_triplet,
                         DAT_MEM_PRIV_FLAGS mem_privileges, DAT_EP_HANDLE ep_handle, DAT_RMR_COOKIE user_cookie,
                         DAT_COMPLETION_FLAGS completion_flags, DAT_RMR_CONTEXT* rmr_context) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Rmr* rmr = n ? n->find_as<Rmr>(rmr_handle, Kind::Rmr) : nullptr;
   if (!rmr) return bad_handle(DAT_INVALID_HANDLE_RMR);
@@ -132,6 +135,7 @@ DAT_RETURN dat_rmr_bind(DAT_RMR_HANDLE rmr_handle, const DAT_LMR_TRIPLET* lmr_tr
 }
 
 DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr_handle) {
+  NICSIM_API_CALL();
   Node* n = Node::current();
   Rmr* rmr = n ? n->find_as<Rmr>(rmr_handle, Kind::Rmr) : nullptr;
   if (!rmr) return bad_handle(DAT_INVALID_HANDLE_RMR);

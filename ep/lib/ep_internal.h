@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host/api_call.h"
 #include "elan_model/driver/elan3_dev.h"
 #include "core/inspect.h"
 #include "fsm/fsm.h"

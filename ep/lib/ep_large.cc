@@ -312,6 +312,7 @@ int send_large(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler,
 }  // namespace
 
 extern "C" EP_RCVR* ep_install_large_rcvr(int instance, int service, int nenvelopes) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node || instance != 0 || service <= EP_SVC_KCOMMS || service >= EP_NUM_SERVICES) return nullptr;
   node->cpu("ep_install");
@@ -330,6 +331,7 @@ extern "C" EP_RCVR* ep_install_large_rcvr(int instance, int service, int nenvelo
 }
 
 extern "C" void ep_remove_large_rcvr(EP_RCVR* rcvr) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return;
   node->cpu("ep_install");
@@ -345,15 +347,18 @@ extern "C" void ep_remove_large_rcvr(EP_RCVR* rcvr) {
 
 extern "C" int ep_transmit_large(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler, void* arg,
                                  EP_IOVEC* iovec, int iovlen) {
+  NICSIM_API_CALL();
   return send_large(xmtr, dest, service, flags, handler, arg, nullptr, iovec, iovlen, false);
 }
 
 extern "C" int ep_transmit_rpc(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler, void* arg,
                                EP_RPC_PAYLOAD* payload, EP_IOVEC* iovec, int iovlen) {
+  NICSIM_API_CALL();
   return send_large(xmtr, dest, service, flags, handler, arg, payload, iovec, iovlen, true);
 }
 
 extern "C" int ep_queue_receive(EP_RCVR* rcvr, EP_RXH* handler, void* arg, E3_Addr buffer, E3_uint32 size, int flags) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_queue_receive");
@@ -374,6 +379,7 @@ extern "C" int ep_queue_receive(EP_RCVR* rcvr, EP_RXH* handler, void* arg, E3_Ad
 }
 
 extern "C" int ep_requeue_receive(EP_RXD* rxd, EP_RXH* handler, void* arg, E3_Addr buffer, E3_uint32 size) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_queue_receive");
@@ -390,6 +396,7 @@ extern "C" int ep_requeue_receive(EP_RXD* rxd, EP_RXH* handler, void* arg, E3_Ad
 }
 
 extern "C" EP_RXD* ep_waitfor_large_receive(EP_RCVR* rcvr) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return nullptr;
   node->cpu("ep_call");
@@ -406,6 +413,7 @@ extern "C" EP_RXD* ep_waitfor_large_receive(EP_RCVR* rcvr) {
 
 extern "C" int ep_complete_rpc(EP_RXD* rxd, EP_RXH* handler, void* arg, EP_STATUSBLK* blk, EP_DATAVEC* datavec,
                                int dataveclen) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_call");
@@ -458,6 +466,7 @@ extern "C" int ep_complete_rpc(EP_RXD* rxd, EP_RXH* handler, void* arg, EP_STATU
 }
 
 extern "C" void ep_complete_receive(EP_RXD* rxd) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return;
   node->cpu("ep_call");
@@ -474,11 +483,13 @@ extern "C" int ep_rxd_status(struct ep_rxd* rxd) { return valid_rxd(rxd) ? rxd->
 extern "C" int ep_rxd_len(struct ep_rxd* rxd) { return valid_rxd(rxd) ? rxd->len : 0; }
 extern "C" int ep_rxd_node(struct ep_rxd* rxd) { return valid_rxd(rxd) ? rxd->node : -1; }
 extern "C" int ep_rxd_isrpc(struct ep_rxd* rxd) {
+  NICSIM_API_CALL();
   return valid_rxd(rxd) && (rxd->envelope.Attr & EP_ENV_KIND_MASK) == EP_ENV_RPC;
 }
 extern "C" EP_ENVELOPE* ep_rxd_envelope(struct ep_rxd* rxd) { return valid_rxd(rxd) ? &rxd->envelope : nullptr; }
 
 extern "C" E3_DMA_STATE* ep_rcvr_dma_state(EP_RCVR* rcvr) {
+  NICSIM_API_CALL();
   if (!rcvr || rcvr->tag != nicsim::ep::kRcvrTag) return nullptr;
   return &rcvr->dma_state;
 }

@@ -244,6 +244,7 @@ using nicsim::ep::EpNode;
 
 extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_t* bitmap, int service, int flags,
                                   EP_TXH* handler, void* arg, EP_IOVEC* iovec, int iovlen) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_call");

@@ -496,11 +496,13 @@ void EpNode::link_changed(bool up) {
 // ---- identity ---------------------------------------------------------------------------
 
 extern "C" int ep_nodeid(void) {
+  NICSIM_API_CALL();
   nicsim::ep::EpNode* n = nicsim::ep::EpNode::get();
   return n ? static_cast<int>(n->self) : -1;
 }
 
 extern "C" int ep_numnodes(void) {
+  NICSIM_API_CALL();
   nicsim::ep::EpNode* n = nicsim::ep::EpNode::get();
   return n ? static_cast<int>(n->nnodes) : 0;
 }

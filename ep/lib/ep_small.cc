@@ -81,6 +81,7 @@ void EpNode::deliver_small(ep_rcvr* r) {
 
 extern "C" EP_RCVR* ep_install_small_rcvr(int instance, int service, int type, int msgsize, int msgentries,
                                           EP_RCV* handler, void* arg) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node || instance != 0 || service <= EP_SVC_KCOMMS || service >= EP_NUM_SERVICES) return nullptr;
   node->cpu("ep_install");
@@ -103,6 +104,7 @@ extern "C" EP_RCVR* ep_install_small_rcvr(int instance, int service, int type, i
 }
 
 extern "C" void ep_remove_small_rcvr(EP_RCVR* rcvr) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return;
   node->cpu("ep_install");
@@ -119,6 +121,7 @@ extern "C" void ep_remove_small_rcvr(EP_RCVR* rcvr) {
 
 extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags, E3_uint64 timeout, EP_TXH* handler,
                                  void* arg, caddr_t buffer, int len) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_call");
@@ -168,6 +171,7 @@ extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags
 }
 
 extern "C" int ep_waitfor_small_message(EP_RCVR* rcvr, caddr_t* msg) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return EINVAL;
   node->cpu("ep_call");
@@ -189,6 +193,7 @@ extern "C" int ep_waitfor_small_message(EP_RCVR* rcvr, caddr_t* msg) {
 }
 
 extern "C" void ep_consume_small_message(EP_RCVR* rcvr, caddr_t* msg) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return;
   node->cpu("ep_call");

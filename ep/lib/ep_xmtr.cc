@@ -12,6 +12,7 @@ bool valid(const ep_xmtr* x, const EpNode* node) { return x && x->tag == nicsim:
 }  // namespace
 
 extern "C" EP_XMTR* ep_alloc_small_xmtr(int instance, int type, int msgsize) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node || instance != 0) return nullptr;
   node->cpu("ep_install");
@@ -23,6 +24,7 @@ extern "C" EP_XMTR* ep_alloc_small_xmtr(int instance, int type, int msgsize) {
 }
 
 extern "C" EP_XMTR* ep_alloc_large_xmtr(int instance) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node || instance != 0) return nullptr;
   node->cpu("ep_install");
@@ -50,10 +52,17 @@ void free_xmtr(EP_XMTR* xmtr, bool large, const char* who) {
 }
 }  // namespace
 
-extern "C" void ep_free_small_xmtr(EP_XMTR* xmtr) { free_xmtr(xmtr, false, "ep_free_small_xmtr"); }
-extern "C" void ep_free_large_xmtr(EP_XMTR* xmtr) { free_xmtr(xmtr, true, "ep_free_large_xmtr"); }
+extern "C" void ep_free_small_xmtr(EP_XMTR* xmtr) {
+  NICSIM_API_CALL();
+  free_xmtr(xmtr, false, "ep_free_small_xmtr");
+}
+extern "C" void ep_free_large_xmtr(EP_XMTR* xmtr) {
+  NICSIM_API_CALL();
+  free_xmtr(xmtr, true, "ep_free_large_xmtr");
+}
 
 extern "C" int ep_poll_transmits(EP_XMTR* xmtr) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return 0;
   node->cpu("ep_call");
@@ -68,6 +77,7 @@ extern "C" int ep_poll_transmits(EP_XMTR* xmtr) {
 // it completes; the callbacks of those already complete run before this
 // returns. Returns the number completed here.
 extern "C" int ep_enable_txcallbacks(EP_XMTR* xmtr) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return 0;
   node->cpu("ep_call");
@@ -92,6 +102,7 @@ extern "C" int ep_enable_txcallbacks(EP_XMTR* xmtr) {
 // Manual 3-33: completions interrupt no more (transmits started without
 // interrupts go back to being polled). Returns the number completed here.
 extern "C" int ep_disable_txcallbacks(EP_XMTR* xmtr) {
+  NICSIM_API_CALL();
   EpNode* node = EpNode::get();
   if (!node) return 0;
   node->cpu("ep_call");
@@ -104,11 +115,13 @@ extern "C" int ep_disable_txcallbacks(EP_XMTR* xmtr) {
 }
 
 extern "C" EP_STATUSBLK* ep_txd_statusblk(struct ep_txd* txd) {
+  NICSIM_API_CALL();
   if (!txd || txd->tag != nicsim::ep::kTxdTag || !txd->status_blk) return nullptr;
   return static_cast<EP_STATUSBLK*>(txd->status_blk.host);
 }
 
 extern "C" E3_DMA_STATE* ep_xmtr_dma_state(EP_XMTR* xmtr) {
+  NICSIM_API_CALL();
   if (!xmtr || xmtr->tag != nicsim::ep::kXmtrTag) return nullptr;
   return &xmtr->dma_state;
 }

@@ -28,7 +28,7 @@ struct CommandHelp {
 // Every command, in the order `help` lists them.
 constexpr CommandHelp kCommands[] = {
     {"help", "help [COMMAND]", "list the commands, or explain one"},
-    {"break", "break fsm|time|event|error|packet ARGS... [if FIELD OP VALUE] [ignore N]",
+    {"break", "break fsm|time|event|error|packet|call|watch ARGS... [if FIELD OP VALUE] [ignore N]",
      "set a breakpoint:\n"
      "  break fsm [machine=M] [object=O] [from=S] [to=S] [event=E]   an FSM transition (O may hold * and ?)\n"
      "  break time T              the first event at or after simulated time T (e.g. 12.5us)\n"
@@ -36,8 +36,12 @@ constexpr CommandHelp kCommands[] = {
      "  break error [where=O]     a simulation error (of object O)\n"
      "  break packet link=L [kind=K] [FIELD=VALUE]...  a packet put on link L matching the fields\n"
      "    (`packets LINK` shows a packet's fields: opcode, qpn, psn, dlid, node, seq, ...)\n"
+     "  break call function=F [node=N]   an API call (ci_post_send, ib_cma_connect, dat_ep_post_send, "
+     "ep_transmit_small, ...; F and N may hold * and ?)\n"
+     "  break watch object=O field=F      after an event that changed a field of an object (as `show` lists it)\n"
      "  `if FIELD OP VALUE` (OP one of == != < <= > >=) tests a field of the transition's object\n"
      "  (as `show` lists it) or of the packet; `ignore N` passes the first N hits"},
+    {"watch", "watch OBJECT FIELD [if FIELD OP VALUE]", "the same as `break watch object=OBJECT field=FIELD`"},
     {"delete", "delete ID|all", "delete a breakpoint, or all"},
     {"disable", "disable ID", "disable a breakpoint"},
     {"enable", "enable ID", "enable a breakpoint"},
@@ -46,9 +50,11 @@ constexpr CommandHelp kCommands[] = {
     {"breakpoints", "breakpoints", "list the breakpoints with their hit counts"},
     {"save", "save FILE", "write the breakpoints to FILE as commands"},
     {"load", "load FILE", "read breakpoints written by save (break commands, one a line)"},
-    {"step", "step [N] | step fsm [machine=M] [object=O] | step packet link=L [FIELD=VALUE]...",
-     "run one event (or N); to the next FSM transition (of a machine type or an object); or to the next "
-     "packet put on a link"},
+    {"step",
+     "step [N] | step fsm [machine=M] [object=O] | step packet link=L [FIELD=VALUE]... | step call [function=F] "
+     "[node=N]",
+     "run one event (or N); to the next FSM transition (of a machine type or an object); to the next "
+     "packet put on a link; or to the next API call (on a node)"},
     {"continue", "continue", "run to the next breakpoint or the end"},
     {"until", "until time T | until event N",
      "run until simulated time T or until after event N (an event already past: re-run the scenario to it)"},
@@ -141,7 +147,7 @@ struct Commands {
   }
 
   std::string parse_breakpoint(Breakpoint& b, std::size_t kind_word) {
-    if (w.size() <= kind_word) return "break needs a kind: fsm, time, event, error or packet";
+    if (w.size() <= kind_word) return "break needs a kind: fsm, time, event, error, packet, call or watch";
     if (std::string e = take_options(b); !e.empty()) return e;
     const std::string& kind = w[kind_word];
     std::map<std::string, std::string> kv;
@@ -187,7 +193,24 @@ struct Commands {
       }
       return {};
     }
-    return fmt::format("unknown breakpoint kind '{}' (use fsm, time, event, error or packet)", kind);
+    if (kind == "call") {
+      b.kind = Breakpoint::Kind::Call;
+      if (!b.condition.empty()) return "break call takes no `if` (use function= and node=)";
+      if (auto e = take_keys(kind_word + 1, {"function", "node"}, kv); !e.empty()) return e;
+      b.function = kv["function"], b.node = kv["node"];
+      return {};
+    }
+    if (kind == "watch") {
+      b.kind = Breakpoint::Kind::Watch;
+      if (auto e = take_keys(kind_word + 1, {"object", "field"}, kv); !e.empty()) return e;
+      if (kv["object"].empty() || kv["field"].empty()) return "break watch needs object=NAME and field=FIELD";
+      b.object = kv["object"], b.field = kv["field"];
+      b.last = Debugger::field_value(b.object, b.field);
+      if (b.last == "(no such field)")
+        return fmt::format("object '{}' has no field '{}' (see show)", b.object, b.field);
+      return {};
+    }
+    return fmt::format("unknown breakpoint kind '{}' (use fsm, time, event, error, packet, call or watch)", kind);
   }
 
   // The number of a packet kind given by name (or number); "" when none.
@@ -314,7 +337,7 @@ struct Commands {
     for (std::string line; std::getline(f, line);) {
       ++n;
       if (split(line).empty() || line[0] == '#') continue;
-      Commands c{d, split(line)};
+      Commands c{d, split(line), {}};
       if (c.w[0] != "break") return error(fmt::format("{}:{}: not a break command: {}", w[1], n, line));
       Reply r = c.add_breakpoint(false, 1);
       if (!r.ok) return error(fmt::format("{}:{}: {}", w[1], n, r.text.substr(0, r.text.size() - 1)));
@@ -347,10 +370,10 @@ struct Commands {
       return Reply{true, "", true};
     }
     // step
-    if (w.size() >= 2 && (w[1] == "fsm" || w[1] == "packet")) return add_breakpoint(true, 1);
+    if (w.size() >= 2 && (w[1] == "fsm" || w[1] == "packet" || w[1] == "call")) return add_breakpoint(true, 1);
     std::uint64_t n = 1;
     if (w.size() > 2 || (w.size() == 2 && (!parse_u64(w[1], n) || n == 0)))
-      return error("step takes a count, `fsm [machine=M] [object=O]` or `packet link=L ...`");
+      return error("step takes a count, `fsm [machine=M] [object=O]`, `packet link=L ...` or `call [function=F]`");
     d.until_event_ = d.events() + n;
     d.arm_pause_point();
     return Reply{true, "", true};
@@ -484,6 +507,15 @@ struct Commands {
     const std::string& c = w[0];
     if (c == "help") return Reply{true, Debugger::help(w.size() > 1 ? w[1] : ""), false};
     if (c == "break") return add_breakpoint(false, 1);
+    if (c == "watch") {
+      if (w.size() < 3) return error("watch needs OBJECT FIELD");
+      w = [&] {
+        std::vector<std::string> words{"break", "watch", "object=" + w[1], "field=" + w[2]};
+        words.insert(words.end(), w.begin() + 3, w.end());
+        return words;
+      }();
+      return add_breakpoint(false, 1);
+    }
     if (c == "delete" || c == "disable" || c == "enable" || c == "ignore" || c == "condition") return on_breakpoint();
     if (c == "breakpoints") return list_breakpoints();
     if (c == "save") return save();
@@ -504,7 +536,7 @@ struct Commands {
 };
 
 Reply Debugger::execute(const std::string& line) {
-  Commands c{*this, split(line)};
+  Commands c{*this, split(line), {}};
   if (c.w.empty() || c.w[0][0] == '#') return Reply{};
   return c.run();
 }
@@ -560,6 +592,14 @@ std::string Breakpoint::spec() const {
       s = "packet";
       kv("link", link);
       for (const auto& [f, v] : fields) kv(f.c_str(), f == "kind" ? kind_name(v) : v);
+      break;
+    case Kind::Call:
+      s = "call";
+      kv("function", function), kv("node", node);
+      break;
+    case Kind::Watch:
+      s = "watch";
+      kv("object", object), kv("field", field);
       break;
   }
   if (!condition.empty()) s += " if " + condition.str();

@@ -6,10 +6,13 @@
 #include <fnmatch.h>
 
 #include <charconv>
+#include <utility>
 
 #include "core/sim.h"
 #include "fabric/link.h"
 #include "fabric/packet_describe.h"
+#include "host/api_call.h"
+#include "host/host.h"
 #include "world/network_kinds.h"
 #include "world/world.h"
 
@@ -26,6 +29,8 @@ const char* at_name(Position::At a) {
       return "packet";
     case Position::At::Error:
       return "error";
+    case Position::At::Call:
+      return "call";
     case Position::At::End:
       return "end";
   }
@@ -70,6 +75,8 @@ bool Position::parse(const std::string& text, Position& out) {
       p.at = At::Transition;
     else if (w == "error")
       p.at = At::Error;
+    else if (w == "call")
+      p.at = At::Call;
     else
       return false;
   } else if (std::sscanf(text.c_str(), "event %llu %15s", &e, what) == 2 && std::string(what) == "end") {
@@ -88,6 +95,7 @@ Debugger::Debugger(World& world) : world_(world) {
   sim.calendar().set_pause_hook(&Debugger::on_pause_point, this);
   listener_ = sim.fsm().listen([this](const FsmTransitionEvent& e) { on_transition(e); });
   sim.errors().set_observer(&Debugger::on_error, this);
+  host::ApiCalls::observe(&Debugger::on_api_call, this);
 }
 
 Debugger::~Debugger() {
@@ -96,6 +104,7 @@ Debugger::~Debugger() {
   sim.calendar().set_pause_after(Calendar::kNoPause);
   sim.calendar().set_pause_hook(nullptr, nullptr);
   sim.errors().set_observer(nullptr, nullptr);
+  host::ApiCalls::observe(nullptr, nullptr);
   for (auto& t : tapped_) t->port->set_tap(t->previous, t->previous_ctx);
 }
 
@@ -161,7 +170,7 @@ void Debugger::arm_pause_point() {
   for (const Breakpoint& b : breakpoints_) {
     if (!b.enabled || b.done) continue;
     if (b.kind == Breakpoint::Kind::Event) after = std::min(after, b.number);
-    if (b.kind == Breakpoint::Kind::Time) after = 0;
+    if (b.kind == Breakpoint::Kind::Time || b.kind == Breakpoint::Kind::Watch) after = 0;
   }
   if (until_time_ != kTickMax) after = 0;
   cal.set_pause_after(after);
@@ -174,6 +183,7 @@ void Debugger::on_pause_point(void* self) {
   std::string reason;
   if (d.until_event_ && n >= d.until_event_) reason = n == d.until_event_ ? "step" : fmt::format("event {}", n);
   if (d.until_time_ != kTickMax && now() >= d.until_time_) reason = fmt::format("time {}", format_time(now()));
+  if (std::string watched = d.check_watches(); !watched.empty()) reason = std::move(watched);
   for (Breakpoint& b : d.breakpoints_) {
     if (!b.enabled || b.done) continue;
     const bool due =
@@ -273,6 +283,50 @@ void Debugger::on_error(void* self, const SimError& e) {
       reason = fmt::format("breakpoint {}: simulation error at {}: {}", b.id, e.where, e.message);
   }
   if (!reason.empty() || (d.has_goal_ && here == d.goal_)) d.stop_at(here, std::move(reason));
+}
+
+void Debugger::on_api_call(void* self, host::Host* node, const char* name) {
+  auto& d = *static_cast<Debugger*>(self);
+  ++d.calls_seen_;
+  if (!d.started_) return;
+  const Position here{d.events(), Position::At::Call, d.calls_seen_};
+  const std::string node_name =
+      node && node->node_id() < d.world_.num_nodes() ? d.world_.node(node->node_id()).name() : "-";
+  std::string reason;
+  for (Breakpoint& b : d.breakpoints_) {
+    if (b.kind != Breakpoint::Kind::Call || !b.enabled || !glob_matches(b.function, name) ||
+        !glob_matches(b.node, node_name))
+      continue;
+    if (d.hit(b) && reason.empty())
+      reason = fmt::format("{}: call {} on {}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id), name,
+                           node_name);
+  }
+  if (!reason.empty() || (d.has_goal_ && here == d.goal_)) d.stop_at(here, std::move(reason));
+}
+
+std::string Debugger::field_value(const std::string& object, const std::string& field) {
+  if (field == "state")
+    for (const FsmBase* f : Sim::get().fsm().instances())
+      if (f->object() == object) return f->state_name();
+  const Inspectable* i = Inspectable::find(object);
+  if (!i) return "(no such object)";
+  for (InspectRow& r : i->rows())
+    if (r.field == field) return std::move(r.value);
+  return "(no such field)";
+}
+
+std::string Debugger::check_watches() {
+  std::string reason;
+  for (Breakpoint& b : breakpoints_) {
+    if (b.kind != Breakpoint::Kind::Watch || !b.enabled) continue;
+    std::string value = field_value(b.object, b.field);
+    if (value == b.last) continue;
+    std::string was = std::exchange(b.last, std::move(value));
+    if (!b.condition.empty() && !condition_holds(b.condition, b.object)) continue;
+    if (hit(b) && reason.empty())
+      reason = fmt::format("watchpoint {}: {} {}: {} -> {}", b.id, b.object, b.field, was, b.last);
+  }
+  return reason;
 }
 
 namespace {

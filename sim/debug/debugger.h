@@ -32,6 +32,9 @@ namespace fabric {
 struct Packet;
 class Port;
 }  // namespace fabric
+namespace host {
+class Host;
+}  // namespace host
 }  // namespace nicsim
 
 namespace nicsim::debug {
@@ -39,10 +42,10 @@ namespace nicsim::debug {
 // Where a stop is. `at` says what within event `event` (0: before the first
 // event, when the run has not started).
 struct Position {
-  enum class At : std::uint8_t { AfterEvent, Transition, Packet, Error, End };
+  enum class At : std::uint8_t { AfterEvent, Transition, Packet, Error, Call, End };
   std::uint64_t event = 0;
   At at = At::AfterEvent;
-  std::uint64_t value = 0;  // the transition or error count, or the packet id
+  std::uint64_t value = 0;  // the transition, error or API call count, or the packet id
   std::uint32_t link = 0;   // Packet: the link's index in the fabric
   friend bool operator==(const Position&, const Position&) = default;
   std::string str() const;  // "event 42", "event 42 transition 7", ...
@@ -63,16 +66,20 @@ struct Condition {
 };
 
 struct Breakpoint {
-  enum class Kind : std::uint8_t { Fsm, Time, Event, Error, Packet };
+  enum class Kind : std::uint8_t { Fsm, Time, Event, Error, Packet, Call, Watch };
   int id = 0;
   Kind kind = Kind::Fsm;
   // Fsm: empty matches anything; `object` and `where` may hold * and ?.
+  // Watch: `object` is the object whose `field` is watched.
   std::string machine, object, from, to, event;
   Tick time = 0;                                            // Time
   std::uint64_t number = 0;                                 // Event
   std::string where;                                        // Error: the object the error names
   std::string link;                                         // Packet
   std::vector<std::pair<std::string, std::string>> fields;  // Packet: field=value
+  std::string function, node;                               // Call: globs on the API call and its node
+  std::string field;                                        // Watch: the field of `object`
+  std::string last;                                         // Watch: its value when last looked at
   Condition condition;
   std::uint64_t ignore = 0;  // hits to pass before stopping
   std::uint64_t hits = 0;
@@ -135,6 +142,11 @@ class Debugger {
   void on_transition(const FsmTransitionEvent& e);
   static void on_packet(void* self, const fabric::Packet& p, Tick start);
   static void on_error(void* self, const SimError& e);
+  static void on_api_call(void* self, host::Host* node, const char* name);
+  // The stop reason of the watchpoints whose field changed ("" when none).
+  std::string check_watches();
+  // A field of an object as `show` lists it (its FSM state as "state").
+  static std::string field_value(const std::string& object, const std::string& field);
   void on_packet_at(const fabric::Port& port, const fabric::Packet& p);
 
   void pause(Stop stop);
@@ -167,6 +179,7 @@ class Debugger {
   bool recording_ = false;
   std::vector<Stop> recorded_;
   std::uint64_t errors_seen_ = 0;
+  std::uint64_t calls_seen_ = 0;
   // At a packet stop: the packet being put on the wire, and by which port.
   const fabric::Packet* leaving_ = nullptr;
   const fabric::Port* leaving_port_ = nullptr;

@@ -118,6 +118,7 @@ ib_api_status_t smp_get(Device& dev, std::uint8_t port, std::uint16_t attr, std:
 ib_api_status_t open_ca(const ib_net64_t ca_guid, const ci_completion_cb_t pfn_completion_cb,
                         const ci_async_event_cb_t pfn_async_event_cb, const void* const ca_context,
                         ib_ca_handle_t* ph_ca) {
+  NICSIM_API_CALL_NAMED("ci_open_ca");
   if (!ca_guid || !pfn_completion_cb || !pfn_async_event_cb || !ph_ca) return IB_INVALID_PARAMETER;
   Device* d = Device::current();
   if (!d || d->ci().guid != ca_guid) return IB_NOT_FOUND;
@@ -154,6 +155,7 @@ ib_api_status_t open_ca_agent(const ib_net64_t ca_guid, const ci_completion_cb_t
 Ca* Device::instance_of(const Pd* pd) const { return pd && pd->ca ? pd->ca : ca_; }
 
 ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, size_t* p_size, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_query_ca");
   Ca* ca = lookup<Ca>(h_ca);
   if (!ca) return IB_INVALID_CA_HANDLE;
   if (!p_size) return IB_INVALID_PARAMETER;
@@ -261,6 +263,7 @@ ib_api_status_t query_ca(const ib_ca_handle_t h_ca, ib_ca_attr_t* p_ca_attr, siz
 
 ib_api_status_t modify_ca(const ib_ca_handle_t h_ca, const uint8_t port_num, const ib_ca_mod_t ca_mod,
                           const ib_port_attr_mod_t* p_port_attr_mod) {
+  NICSIM_API_CALL_NAMED("ci_modify_ca");
   Ca* ca = lookup<Ca>(h_ca);
   if (!ca) return IB_INVALID_CA_HANDLE;
   Device& d = *ca->dev;
@@ -298,6 +301,7 @@ ib_api_status_t modify_ca(const ib_ca_handle_t h_ca, const uint8_t port_num, con
 }
 
 ib_api_status_t close_ca(ib_ca_handle_t h_ca) {
+  NICSIM_API_CALL_NAMED("ci_close_ca");
   Ca* ca = lookup<Ca>(h_ca);
   if (!ca) return IB_INVALID_CA_HANDLE;
   Device& d = *ca->dev;
@@ -318,6 +322,7 @@ ib_api_status_t close_ca(ib_ca_handle_t h_ca) {
 // ---- protection domains ------------------------------------------------------------
 
 ib_api_status_t allocate_pd(const ib_ca_handle_t h_ca, ib_pd_handle_t* ph_pd, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_allocate_pd");
   Ca* ca = lookup<Ca>(h_ca);
   if (!ca) return IB_INVALID_CA_HANDLE;
   if (!ph_pd) return IB_INVALID_PARAMETER;
@@ -334,6 +339,7 @@ ib_api_status_t allocate_pd(const ib_ca_handle_t h_ca, ib_pd_handle_t* ph_pd, ci
 }
 
 ib_api_status_t deallocate_pd(ib_pd_handle_t h_pd, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_deallocate_pd");
   Pd* pd = lookup_charged<Pd>(h_pd, "verbs_pd");
   if (!pd) return IB_INVALID_PD_HANDLE;
   if (pd->users) return IB_RESOURCE_BUSY;
@@ -355,27 +361,40 @@ ib_api_status_t deallocate_pd(ib_pd_handle_t h_pd, ci_umv_buf_t*) {
 // arguments, as in every other verb.
 
 ib_api_status_t allocate_rdd(const ib_ca_handle_t h_ca, ib_rdd_handle_t*, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_allocate_rdd");
   return lookup<Ca>(h_ca) ? IB_UNSUPPORTED : IB_INVALID_CA_HANDLE;
 }
 
-ib_api_status_t deallocate_rdd(ib_rdd_handle_t, ci_umv_buf_t*) { return IB_INVALID_RDD_HANDLE; }
-
-ib_api_status_t create_eec(const ib_rdd_handle_t, const void*, ib_eec_attr_t*, ib_eec_handle_t*, ci_umv_buf_t*) {
+ib_api_status_t deallocate_rdd(ib_rdd_handle_t, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_deallocate_rdd");
   return IB_INVALID_RDD_HANDLE;
 }
 
-ib_api_status_t query_eec(const ib_eec_handle_t, ib_eec_attr_t*, ci_umv_buf_t*) { return IB_INVALID_EEC_HANDLE; }
+ib_api_status_t create_eec(const ib_rdd_handle_t, const void*, ib_eec_attr_t*, ib_eec_handle_t*, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_create_eec");
+  return IB_INVALID_RDD_HANDLE;
+}
 
-ib_api_status_t modify_eec(const ib_eec_handle_t, const ib_eec_mod_t*, ib_eec_attr_t*, ci_umv_buf_t*) {
+ib_api_status_t query_eec(const ib_eec_handle_t, ib_eec_attr_t*, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_query_eec");
   return IB_INVALID_EEC_HANDLE;
 }
 
-ib_api_status_t destroy_eec(const ib_eec_handle_t, ci_umv_buf_t*) { return IB_INVALID_EEC_HANDLE; }
+ib_api_status_t modify_eec(const ib_eec_handle_t, const ib_eec_mod_t*, ib_eec_attr_t*, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_modify_eec");
+  return IB_INVALID_EEC_HANDLE;
+}
+
+ib_api_status_t destroy_eec(const ib_eec_handle_t, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_destroy_eec");
+  return IB_INVALID_EEC_HANDLE;
+}
 
 // ---- address vectors (driver memory; copied into each UD WQE) ------------------------------
 
 ib_api_status_t create_av(const ib_pd_handle_t h_pd, const ib_av_attr_t* p_av_attr, ib_av_handle_t* ph_av,
                           ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_create_av");
   Pd* pd = lookup<Pd>(h_pd);
   if (!pd) return IB_INVALID_PD_HANDLE;
   if (!p_av_attr || !ph_av) return IB_INVALID_PARAMETER;
@@ -393,6 +412,7 @@ ib_api_status_t create_av(const ib_pd_handle_t h_pd, const ib_av_attr_t* p_av_at
 }
 
 ib_api_status_t query_av(const ib_av_handle_t h_av, ib_av_attr_t* p_av_attr, ib_pd_handle_t* ph_pd, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_query_av");
   Av* av = lookup_charged<Av>(h_av, "verbs_av");
   if (!av) return IB_INVALID_AV_HANDLE;
   if (!p_av_attr || !ph_pd) return IB_INVALID_PARAMETER;
@@ -402,6 +422,7 @@ ib_api_status_t query_av(const ib_av_handle_t h_av, ib_av_attr_t* p_av_attr, ib_
 }
 
 ib_api_status_t modify_av(const ib_av_handle_t h_av, const ib_av_attr_t* p_av_attr, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_modify_av");
   Av* av = lookup_charged<Av>(h_av, "verbs_av");
   if (!av) return IB_INVALID_AV_HANDLE;
   if (!p_av_attr) return IB_INVALID_PARAMETER;
@@ -411,6 +432,7 @@ ib_api_status_t modify_av(const ib_av_handle_t h_av, const ib_av_attr_t* p_av_at
 }
 
 ib_api_status_t destroy_av(const ib_av_handle_t h_av, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_destroy_av");
   Av* av = lookup_charged<Av>(h_av, "verbs_av");
   if (!av) return IB_INVALID_AV_HANDLE;
   Device& d = *av->dev;
@@ -423,6 +445,7 @@ ib_api_status_t destroy_av(const ib_av_handle_t h_av, ci_umv_buf_t*) {
 // ---- local MADs ------------------------------------------------------------------------------
 
 ib_api_status_t local_mad(const ib_ca_handle_t h_ca, const uint8_t port_num, const void* p_mad_in, void* p_mad_out) {
+  NICSIM_API_CALL_NAMED("ci_local_mad");
   Ca* ca = lookup<Ca>(h_ca);
   if (!ca) return IB_INVALID_CA_HANDLE;
   Device& d = *ca->dev;

@@ -148,6 +148,7 @@ void retire_wqes(Qp& qp, bool is_recv, bool error, std::uint64_t wr_id) {
 
 ib_api_status_t create_cq(const ib_pd_handle_t h_pd, const void* cq_context, uint32_t* const p_size,
                           ib_cq_handle_t* ph_cq, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_create_cq");
   // The seed's create_cq takes a PD but lists IB_INVALID_CA_HANDLE for a
   // bad handle; that is the status returned.
   Pd* pd = lookup<Pd>(h_pd);
@@ -193,6 +194,7 @@ ib_api_status_t create_cq(const ib_pd_handle_t h_pd, const void* cq_context, uin
 }
 
 ib_api_status_t resize_cq(const ib_cq_handle_t h_cq, uint32_t* const p_size, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_resize_cq");
   Cq* cq = lookup<Cq>(h_cq);
   if (!cq) return IB_INVALID_CQ_HANDLE;
   if (!p_size) return IB_INVALID_PARAMETER;
@@ -247,6 +249,7 @@ ib_api_status_t resize_cq(const ib_cq_handle_t h_cq, uint32_t* const p_size, ci_
 }
 
 ib_api_status_t query_cq(const ib_cq_handle_t h_cq, uint32_t* p_size, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_query_cq");
   Cq* cq = lookup_charged<Cq>(h_cq, "verbs_query_cq");
   if (!cq) return IB_INVALID_CQ_HANDLE;
   if (!p_size) return IB_INVALID_PARAMETER;
@@ -255,6 +258,7 @@ ib_api_status_t query_cq(const ib_cq_handle_t h_cq, uint32_t* p_size, ci_umv_buf
 }
 
 ib_api_status_t destroy_cq(const ib_cq_handle_t h_cq, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_destroy_cq");
   Cq* cq = lookup<Cq>(h_cq);
   if (!cq) return IB_INVALID_CQ_HANDLE;
   Device& d = *cq->dev;
@@ -319,6 +323,7 @@ ib_api_status_t take_entries(Device& d, Cq& cq, const ib_cq_handle_t h_cq, ib_wc
 }  // namespace
 
 ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclist, ib_wc_t** const pp_done_wclist) {
+  NICSIM_API_CALL_NAMED("ci_poll_cq");
   // lookup<Cq> and cpu(), asking SystemC for the calling process once; the
   // driver found is the caller's host's (h).
   const sc_core::sc_object* caller;
@@ -337,6 +342,7 @@ ib_api_status_t poll_cq(const ib_cq_handle_t h_cq, ib_wc_t** const pp_free_wclis
 }
 
 ib_api_status_t enable_cq_notify(const ib_cq_handle_t h_cq, const boolean_t solicited) {
+  NICSIM_API_CALL_NAMED("ci_enable_cq_notify");
   Cq* cq = lookup<Cq>(h_cq);
   if (!cq) return IB_INVALID_CQ_HANDLE;
   Device& d = *cq->dev;

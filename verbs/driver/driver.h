@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host/api_call.h"
 #include "hca_model/hca_regs.h"
 #include "host/bus.h"
 #include "host/host.h"

@@ -272,6 +272,7 @@ ib_api_status_t check_modify(Mr*& mr, const ib_mr_handle_t h_mr, ib_mr_mod_t mas
 
 ib_api_status_t register_mr(const ib_pd_handle_t h_pd, const ib_mr_create_t* const p_mr_create, uint32_t* const p_lkey,
                             uint32_t* const p_rkey, ib_mr_handle_t* const ph_mr, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_register_mr");
   Pd* pd = lookup<Pd>(h_pd);
   if (!pd) return IB_INVALID_PD_HANDLE;
   if (!p_mr_create || !p_lkey || !p_rkey || !ph_mr) return IB_INVALID_PARAMETER;
@@ -285,6 +286,7 @@ ib_api_status_t register_mr(const ib_pd_handle_t h_pd, const ib_mr_create_t* con
 ib_api_status_t register_pmr(const ib_pd_handle_t h_pd, const ib_phys_create_t* const p_pmr_create,
                              void** const p_vaddr, uint32_t* const p_lkey, uint32_t* const p_rkey,
                              ib_mr_handle_t* const ph_mr, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_register_pmr");
   Pd* pd = lookup<Pd>(h_pd);
   if (!pd) return IB_INVALID_PD_HANDLE;
   if (!p_pmr_create || !p_vaddr || !p_lkey || !p_rkey || !ph_mr) return IB_INVALID_PARAMETER;
@@ -301,6 +303,7 @@ ib_api_status_t register_pmr(const ib_pd_handle_t h_pd, const ib_phys_create_t* 
 ib_api_status_t register_smr(const ib_mr_handle_t h_mr, const ib_pd_handle_t h_pd, const ib_access_t access_ctrl,
                              void** const p_vaddr, uint32_t* const p_lkey, uint32_t* const p_rkey,
                              ib_mr_handle_t* const ph_mr, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_register_smr");
   Mr* mr = lookup<Mr>(h_mr);
   if (!mr) return IB_INVALID_MR_HANDLE;
   Pd* pd = lookup<Pd>(h_pd);
@@ -318,6 +321,7 @@ ib_api_status_t register_smr(const ib_mr_handle_t h_mr, const ib_pd_handle_t h_p
 }
 
 ib_api_status_t query_mr(const ib_mr_handle_t h_mr, ib_mr_attr_t* const p_mr_query) {
+  NICSIM_API_CALL_NAMED("ci_query_mr");
   Mr* mr = lookup<Mr>(h_mr);
   if (!mr) return IB_INVALID_MR_HANDLE;
   if (!p_mr_query) return IB_INVALID_PARAMETER;
@@ -340,6 +344,7 @@ ib_api_status_t query_mr(const ib_mr_handle_t h_mr, ib_mr_attr_t* const p_mr_que
 ib_api_status_t modify_mr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify_mask,
                           const ib_mr_create_t* const p_mr_create, uint32_t* const p_lkey, uint32_t* const p_rkey,
                           const ib_pd_handle_t h_pd, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_modify_mr");
   Mr* mr;
   Pd* pd;
   const ib_access_t access = p_mr_create ? p_mr_create->access_ctrl : 0;
@@ -359,6 +364,7 @@ ib_api_status_t modify_mr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify
 ib_api_status_t modify_pmr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modify_mask,
                            const ib_phys_create_t* const p_pmr_create, void** const p_vaddr, uint32_t* const p_lkey,
                            uint32_t* const p_rkey, const ib_pd_handle_t h_pd, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_modify_pmr");
   Mr* mr;
   Pd* pd;
   const ib_access_t access = p_pmr_create ? p_pmr_create->access_ctrl : 0;
@@ -381,6 +387,7 @@ ib_api_status_t modify_pmr(const ib_mr_handle_t h_mr, const ib_mr_mod_t mr_modif
 }
 
 ib_api_status_t deregister_mr(const ib_mr_handle_t h_mr, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_deregister_mr");
   Mr* mr = lookup_charged<Mr>(h_mr, "verbs_dereg_mr");
   if (!mr) return IB_INVALID_MR_HANDLE;
   if (mr->sharers) return IB_RESOURCE_BUSY;  // shared regions still use its pages
@@ -402,6 +409,7 @@ ib_api_status_t deregister_mr(const ib_mr_handle_t h_mr, ci_umv_buf_t*) {
 // ---- windows ---------------------------------------------------------------------------
 
 ib_api_status_t create_mw(const ib_pd_handle_t h_pd, uint32_t* p_rkey, ib_mw_handle_t* ph_mw, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_create_mw");
   Pd* pd = lookup<Pd>(h_pd);
   if (!pd) return IB_INVALID_PD_HANDLE;
   if (!p_rkey || !ph_mw) return IB_INVALID_PARAMETER;
@@ -424,6 +432,7 @@ ib_api_status_t create_mw(const ib_pd_handle_t h_pd, uint32_t* p_rkey, ib_mw_han
 }
 
 ib_api_status_t query_mw(const ib_mw_handle_t h_mw, ib_pd_handle_t* ph_pd, uint32_t* p_rkey, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_query_mw");
   Mw* mw = lookup<Mw>(h_mw);
   if (!mw) return IB_INVALID_MW_HANDLE;
   if (!ph_pd || !p_rkey) return IB_INVALID_PARAMETER;
@@ -435,6 +444,7 @@ ib_api_status_t query_mw(const ib_mw_handle_t h_mw, ib_pd_handle_t* ph_pd, uint3
 
 ib_api_status_t bind_mw(const ib_mw_handle_t h_mw, const ib_qp_handle_t h_qp, ib_bind_wr_t* const p_mw_bind,
                         uint32_t* const p_rkey) {
+  NICSIM_API_CALL_NAMED("ci_bind_mw");
   Mw* mw = lookup<Mw>(h_mw);
   if (!mw) return IB_INVALID_MW_HANDLE;
   Qp* qp = lookup<Qp>(h_qp);
@@ -470,6 +480,7 @@ ib_api_status_t bind_mw(const ib_mw_handle_t h_mw, const ib_qp_handle_t h_qp, ib
 }
 
 ib_api_status_t destroy_mw(const ib_mw_handle_t h_mw, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_destroy_mw");
   Mw* mw = lookup_charged<Mw>(h_mw, "verbs_destroy_mw");
   if (!mw) return IB_INVALID_MW_HANDLE;
   Device& d = *mw->dev;

@@ -171,6 +171,7 @@ std::uint32_t write_send(Qp& qp, const ib_send_wr_t& wr, Op op, const Av* av, bo
 }  // namespace
 
 ib_api_status_t post_send(const ib_qp_handle_t h_qp, ib_send_wr_t* const p_send_wr, ib_send_wr_t** pp_failed) {
+  NICSIM_API_CALL_NAMED("ci_post_send");
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
   if (pp_failed) *pp_failed = nullptr;
@@ -207,6 +208,7 @@ ib_api_status_t post_send(const ib_qp_handle_t h_qp, ib_send_wr_t* const p_send_
 }
 
 ib_api_status_t post_recv(const ib_qp_handle_t h_qp, ib_recv_wr_t* const p_recv_wr, ib_recv_wr_t** pp_failed) {
+  NICSIM_API_CALL_NAMED("ci_post_recv");
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
   if (pp_failed) *pp_failed = nullptr;

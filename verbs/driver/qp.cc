@@ -108,6 +108,7 @@ void fill_qp_attr(const Qp& qp, ib_qp_attr_t* a) {
 
 ib_api_status_t create_qp(const ib_pd_handle_t h_pd, const void* qp_context, const ib_qp_create_t* p_create_attr,
                           ib_qp_attr_t* p_qp_attr, ib_qp_handle_t* ph_qp, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_create_qp");
   Pd* pd = lookup<Pd>(h_pd);
   if (!pd) return IB_INVALID_PD_HANDLE;
   if (!p_create_attr || !p_qp_attr || !ph_qp) return IB_INVALID_PARAMETER;
@@ -149,6 +150,7 @@ ib_api_status_t create_qp(const ib_pd_handle_t h_pd, const void* qp_context, con
 
 ib_api_status_t create_spl_qp(const ib_pd_handle_t h_pd, const uint8_t port_num, const void* qp_context,
                               const ib_qp_create_t* p_create_attr, ib_qp_attr_t* p_qp_attr, ib_qp_handle_t* ph_qp) {
+  NICSIM_API_CALL_NAMED("ci_create_spl_qp");
   Pd* pd = lookup<Pd>(h_pd);
   if (!pd) return IB_INVALID_PD;
   if (!p_create_attr || !p_qp_attr || !ph_qp) return IB_INVALID_PARAMETER;
@@ -189,6 +191,7 @@ ib_api_status_t create_spl_qp(const ib_pd_handle_t h_pd, const uint8_t port_num,
 }
 
 ib_api_status_t query_qp(const ib_qp_handle_t h_qp, ib_qp_attr_t* const p_qp_attr, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_query_qp");
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
   if (!p_qp_attr) return IB_INVALID_PARAMETER;
@@ -212,6 +215,7 @@ ib_api_status_t query_qp(const ib_qp_handle_t h_qp, ib_qp_attr_t* const p_qp_att
 }
 
 ib_api_status_t destroy_qp(const ib_qp_handle_t h_qp, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_destroy_qp");
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
   Device& d = *qp->dev;
@@ -249,6 +253,7 @@ ib_api_status_t destroy_qp(const ib_qp_handle_t h_qp, ci_umv_buf_t*) {
 
 ib_api_status_t attach_mcast(const ib_qp_handle_t h_qp, const ib_gid_t* p_mcast_gid, const ib_net16_t mcast_lid,
                              ib_mcast_handle_t* ph_mcast, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_attach_mcast");
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
   if (!p_mcast_gid || !ph_mcast) return IB_INVALID_PARAMETER;
@@ -276,6 +281,7 @@ ib_api_status_t attach_mcast(const ib_qp_handle_t h_qp, const ib_gid_t* p_mcast_
 }
 
 ib_api_status_t detach_mcast(const ib_mcast_handle_t h_mcast, ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_detach_mcast");
   Mcast* mc = lookup_charged<Mcast>(h_mcast, "verbs_mcast");
   if (!mc) return IB_INVALID_MCAST_HANDLE;
   Device& d = *mc->dev;

@@ -352,6 +352,7 @@ void refresh_state(Qp& qp) {
 
 ib_api_status_t modify_qp(const ib_qp_handle_t h_qp, const ib_qp_mod_t* p_modify_attr, ib_qp_attr_t* p_qp_attr,
                           ci_umv_buf_t*) {
+  NICSIM_API_CALL_NAMED("ci_modify_qp");
   Qp* qp = lookup<Qp>(h_qp);
   if (!qp) return IB_INVALID_QP_HANDLE;
   // p_qp_attr is a required output (only p_umv_buf is OPTIONAL in the
