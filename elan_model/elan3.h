@@ -112,6 +112,7 @@ class Mmu {
   void set_table(std::uint64_t base, std::uint32_t entries);
 
  private:
+  static void inspect(const void* self, InspectRows& rows);
   struct Walk;
   struct Entry {
     std::uint32_t vpn = 0;
@@ -148,6 +149,7 @@ class Mmu {
   std::uint32_t pt_entries_ = 0;
   std::vector<std::unique_ptr<Walk>> walks_;  // every walk made; those not under way in free_walks_
   std::vector<Walk*> free_walks_;
+  Inspectable inspectable_;  // the table and the TLB as the debugger shows them
 };
 
 // FSM "elan3.dma", one per descriptor: Start (the engine takes it from the

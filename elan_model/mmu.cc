@@ -24,7 +24,34 @@ struct Mmu::Walk {
   Then done;
 };
 
-Mmu::Mmu(Elan3& elan) : elan_(elan), tlb_(elan.params().tlb_entries) {}
+Mmu::Mmu(Elan3& elan)
+    : elan_(elan),
+      tlb_(elan.params().tlb_entries),
+      inspectable_("elan3.mmu", elan.obj() + ".mmu", &Mmu::inspect, this) {}
+
+// The page table's place, the translation counters, then each TLB entry in
+// use (page, host or SDRAM address, permissions), most recently used first.
+void Mmu::inspect(const void* self, InspectRows& rows) {
+  const Mmu& m = *static_cast<const Mmu*>(self);
+  const Elan3Stats& st = m.elan_.stats();
+  add_row(rows, "page_table",
+          fmt::format("{:#x}, {} entries of {} KiB pages", m.pt_base_, m.pt_entries_, kPageSize / 1024));
+  add_row(rows, "tlb_entries", std::to_string(m.tlb_.size()));
+  add_row(rows, "tlb_hits", std::to_string(st.tlb_hits));
+  add_row(rows, "tlb_misses", std::to_string(st.tlb_misses));
+  add_row(rows, "translation_faults", std::to_string(st.translation_faults));
+  add_row(rows, "permission_faults", std::to_string(st.permission_faults));
+  add_row(rows, "walks_under_way", std::to_string(m.walks_.size() - m.free_walks_.size()));
+  std::vector<const Entry*> used;
+  for (const Entry& e : m.tlb_)
+    if (e.used) used.push_back(&e);
+  std::sort(used.begin(), used.end(), [](const Entry* a, const Entry* b) { return a->used > b->used; });
+  add_row(rows, "tlb_in_use", std::to_string(used.size()));
+  for (const Entry* e : used)
+    add_row(rows, fmt::format("tlb[{:#x}]", static_cast<std::uint64_t>(e->vpn) << kPageShift),
+            fmt::format("-> {} {:#x} {}", is_card(e->pte) ? "sdram" : "host", card_offset(e->pte & pte::kAddrMask),
+                        perm::names(static_cast<std::uint32_t>(e->pte >> pte::kPermShift) & perm::kAll)));
+}
 Mmu::~Mmu() = default;
 
 void Mmu::set_table(std::uint64_t base, std::uint32_t entries) {

@@ -111,6 +111,7 @@ Hca::Hca(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, host
   }
   Sim::get().fsm().declare<QpMachine>();
   tpt_.resize(0, 0);
+  tpt_inspectable_ = std::make_unique<Inspectable>("hca.tpt", this->name() + ".tpt", &inspect_tpt, &tpt_);
   const host::pci::Identity id{reg::kVendorMellanox, reg::kDeviceMt23108, reg::kRevision, reg::kClassInfiniBand};
   bus_.add_function(this->name() + ".hca", id, {{this->name() + ".bar0", p_.bar0, kBar0Size, this}});
   commands_ = std::make_unique<CommandProcessor>(*this);

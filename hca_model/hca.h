@@ -85,7 +85,9 @@ class Tpt {
   }
   Mpt* entry(std::uint32_t key);  // by index bits, any tag
   std::vector<Mpt>& mpts() { return mpts_; }
+  const std::vector<Mpt>& mpts() const { return mpts_; }
   std::vector<std::uint64_t>& mtt() { return mtt_; }
+  const std::vector<std::uint64_t>& mtt() const { return mtt_; }
   // Checks key, PD, access and bounds for [va, va+len) and appends the host
   // ranges it maps to. `need` is a set of mpt:: flags (0 for local read).
   TptResult translate(std::uint32_t key, std::uint32_t pd, std::uint64_t va, std::uint64_t len, std::uint32_t need,
@@ -233,6 +235,7 @@ struct CqCtx {
 // The debugger's view of a QP context and a CQ (hca_inspect.cc).
 void inspect_qp(const void* qp, InspectRows& rows);
 void inspect_cq(const void* cq, InspectRows& rows);
+void inspect_tpt(const void* tpt, InspectRows& rows);
 
 struct EqCtx {
   bool valid = false;
@@ -376,6 +379,7 @@ class Hca : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   std::unique_ptr<class SendEngine> send_;
   std::unique_ptr<class RecvEngine> recv_;
   Tpt tpt_;
+  std::unique_ptr<Inspectable> tpt_inspectable_;  // the MR/MW table (hca_inspect.cc)
   std::map<std::uint32_t, std::unique_ptr<QpCtx>> qps_;
   std::map<std::uint32_t, CqCtx> cqs_;
   std::map<std::uint32_t, EqCtx> eqs_;

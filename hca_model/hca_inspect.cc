@@ -67,4 +67,46 @@ void inspect_cq(const void* object, InspectRows& rows) {
   add_row(rows, "overrun", cq.overrun ? "yes" : "no");
 }
 
+namespace {
+std::string access_names(std::uint32_t flags) {
+  static constexpr struct {
+    std::uint32_t flag;
+    const char* name;
+  } kAccess[] = {{mpt::kLocalWrite, "local_write"},
+                 {mpt::kRemoteRead, "remote_read"},
+                 {mpt::kRemoteWrite, "remote_write"},
+                 {mpt::kRemoteAtomic, "remote_atomic"},
+                 {mpt::kMwBind, "mw_bind"}};
+  std::string out;
+  for (const auto& a : kAccess)
+    if (flags & a.flag) out += std::string(out.empty() ? "" : "|") + a.name;
+  return out.empty() ? "local_read" : out;
+}
+
+std::string describe_mpt(const Mpt& m) {
+  if (m.flags & mpt::kIsWindow)
+    return m.parent_key ? fmt::format("MW key {:#x} pd {} bound by qp {} to MR {:#x}: va {:#x} len {} {}", m.key, m.pd,
+                                      m.bound_qpn, m.parent_key, m.start, m.length, access_names(m.flags))
+                        : fmt::format("MW key {:#x} pd {} unbound", m.key, m.pd);
+  return fmt::format("MR key {:#x} pd {} va {:#x} len {} {}{}{}", m.key, m.pd, m.start, m.length, access_names(m.flags),
+                     m.flags & mpt::kPhysical
+                         ? ", physical"
+                         : fmt::format(", mtt {} pages of {} B", m.mtt_first, 1u << m.page_size_log),
+                     m.windows_bound ? fmt::format(", {} windows bound", m.windows_bound) : "");
+}
+}  // namespace
+
+void inspect_tpt(const void* object, InspectRows& rows) {
+  const Tpt& tpt = *static_cast<const Tpt*>(object);
+  std::uint32_t regions = 0, windows = 0;
+  for (const Mpt& m : tpt.mpts())
+    if (m.valid) ++((m.flags & mpt::kIsWindow) ? windows : regions);
+  add_row(rows, "regions", std::to_string(regions));
+  add_row(rows, "windows", std::to_string(windows));
+  add_row(rows, "mtt_entries", std::to_string(tpt.mtt().size()));
+  add_row(rows, "lookups", std::to_string(tpt.lookups));
+  for (std::size_t i = 0; i < tpt.mpts().size(); ++i)
+    if (tpt.mpts()[i].valid) add_row(rows, fmt::format("mpt[{}]", i), describe_mpt(tpt.mpts()[i]));
+}
+
 }  // namespace nicsim::hca

@@ -14,7 +14,8 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
     : Device(fabric, device_id, std::move(name)),
       hop_latency_(params.time("hop_latency")),
       store_and_forward_(params.text("mode") == "store_and_forward"),
-      fifo_inputs_(params.text("input_queue") == "fifo") {
+      fifo_inputs_(params.text("input_queue") == "fifo"),
+      inspectable_("ib.switch", this->name(), &Switch::inspect, this) {
   routing::parse_engine(params.text("routing"), &routing_engine_);  // the parameter's choices are the engines
   add_ports(static_cast<std::uint32_t>(params.count("ports")));
   if (fifo_inputs_) {
@@ -190,6 +191,35 @@ void Switch::receive(Port& in, Packet* p) {
       Sim::get().tracer().record(now(), device_id(), Component::fabric, "replicate",
                                  {{"in", in.number()}, {"out", out}, {"pkt", p->meta.id}});
     port(out).send(c);
+  }
+}
+
+// The settings, the counters, then the linear forwarding table (routed
+// LIDs only) and the multicast one.
+void Switch::inspect(const void* self, InspectRows& rows) {
+  const Switch& sw = *static_cast<const Switch*>(self);
+  add_row(rows, "ports", std::to_string(sw.num_ports()));
+  add_row(rows, "mode", sw.store_and_forward_ ? "store_and_forward" : "cut_through");
+  add_row(rows, "hop_latency", format_time(sw.hop_latency_));
+  add_row(rows, "input_queue", sw.fifo_inputs_ ? "fifo" : "any");
+  add_row(rows, "routing", routing::engine_name(sw.routing_engine_));
+  add_row(rows, "forwarded", std::to_string(sw.stats_.forwarded));
+  add_row(rows, "replicated", std::to_string(sw.stats_.replicated));
+  add_row(rows, "dropped_no_route", std::to_string(sw.stats_.dropped_no_route));
+  add_row(rows, "dropped_port_state", std::to_string(sw.stats_.dropped_port_state));
+  add_row(rows, "head_of_line_waits", std::to_string(sw.stats_.head_of_line_waits));
+  std::size_t routed = 0;
+  for (std::size_t lid = 1; lid < sw.lft_.size(); ++lid)
+    if (sw.lft_[lid]) {
+      ++routed;
+      add_row(rows, fmt::format("lft[{}]", lid), fmt::format("port {}", sw.lft_[lid]));
+    }
+  add_row(rows, "lft_routed", std::to_string(routed));
+  for (std::size_t i = 0; i < sw.mft_.size(); ++i) {
+    if (sw.mft_[i].empty()) continue;
+    std::string ports;
+    for (std::uint32_t p : sw.mft_[i]) ports += (ports.empty() ? "" : " ") + std::to_string(p);
+    add_row(rows, fmt::format("mft[{:#x}]", 0xC000 + i), "ports " + ports);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/inspect.h"
 #include "core/params.h"
 #include "fabric/port.h"
 #include "ib_fabric/routing_engine.h"
@@ -72,6 +73,8 @@ class Switch : public Device {
   std::vector<std::vector<std::uint32_t>> mft_;  // indexed by MLID - 0xC000
   SwitchStats stats_;
   std::unique_ptr<class SwitchSma> sma_;  // management port 0
+  Inspectable inspectable_;               // the tables as the debugger shows them
+  static void inspect(const void* self, InspectRows& rows);
 };
 
 }  // namespace nicsim::fabric

@@ -141,7 +141,7 @@ void on_request(CmaId* cma_id, void* private_data, void* context) {
     sp->listening = false;  // one shot
     raw->ep = sp->rsp_ep;
   } else if (sp->flags == DAT_PSP_PROVIDER_FLAG) {
-    raw->ep = n->add(std::make_unique<Ep>(sp->ia, n->host().node_id(), "ep"));
+    raw->ep = n->add(std::make_unique<Ep>(sp->ia, n->host().node_id(), n->new_ep_name()));
     ++n->counters_mut().eps;
     raw->ep->provider_made = true;
     raw->ep->param.ia_handle = to_handle(sp->ia);

@@ -16,6 +16,7 @@
 
 #include "host/api_call.h"
 #include "core/units.h"
+#include "core/inspect.h"
 #include "core/sim.h"
 #include "fsm/fsm.h"
 
@@ -147,6 +148,8 @@ struct Cr;
 struct Ep : Object {
   Ep(Ia* owner, std::uint32_t device, const std::string& name);
   Fsm<EpMachine> fsm;
+  Inspectable inspectable;  // the endpoint as the debugger shows it
+  static void inspect(const void* self, InspectRows& rows);
   DAT_EP_PARAM param{};
   struct Pz* pz = nullptr;
   Evd *recv_evd = nullptr, *request_evd = nullptr, *connect_evd = nullptr;
@@ -236,6 +239,8 @@ class Node {
   // LMRs by lmr_context (the lkey), to check a post's local IOVs.
   std::map<DAT_LMR_CONTEXT, Lmr*> lmrs_by_context;
 
+  // The debugger's name of the next EP made on this node ("h0.dat.ep1").
+  std::string new_ep_name();
   // Connection attempts: the CMA handler's context names one.
   std::uint64_t new_attempt(Ep& ep);
   Ep* ep_of_attempt(std::uint64_t token) const;
@@ -247,7 +252,7 @@ class Node {
   void timer_thread();
   host::Host& host_;
   std::uint32_t node_tag_;
-  std::uint64_t next_serial_ = 1, next_attempt_ = 1;
+  std::uint64_t next_serial_ = 1, next_attempt_ = 1, eps_named_ = 0;
   std::map<std::uint64_t, std::unique_ptr<Object>> objects_;
   std::map<Object*, std::unique_ptr<Object>> zombies_;  // removed while pinned
   std::map<std::uint64_t, std::uint64_t> attempts_;     // token -> EP handle

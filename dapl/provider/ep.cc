@@ -212,7 +212,7 @@ DAT_RETURN dat_ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle, DAT_E
   const DAT_EP_ATTR attr = ep_attributes ? *ep_attributes : ep_default_attr();
   if (!attr_ok(attr)) return bad_arg(6);
   if (!ep_handle) return bad_arg(7);
-  Ep* ep = n->add(std::make_unique<Ep>(ia, n->host().node_id(), "ep"));
+  Ep* ep = n->add(std::make_unique<Ep>(ia, n->host().node_id(), n->new_ep_name()));
   ++n->counters_mut().eps;
   ep->param.ia_handle = ia_handle;
   ep->param.ep_attr = attr;

@@ -1,6 +1,8 @@
 // The provider on one node: the handle table, connection attempts, the
 // connect timer thread (started lazily, as the seed's dapls_timer_set
 // starts it), and the calls on handles of any kind.
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <cstring>
 
 #include "dapl/provider/dapl.h"
@@ -154,7 +156,46 @@ Evd::Evd(Ia* owner, host::Host& h) : Object(Kind::Evd, owner), wq(std::make_uniq
 Evd::~Evd() = default;
 
 Ep::Ep(Ia* owner, std::uint32_t device, const std::string& name)
-    : Object(Kind::Ep, owner), fsm(name, device, EpState::Unconnected) {}
+    : Object(Kind::Ep, owner), fsm(name, device, EpState::Unconnected), inspectable("dat.ep", name, &inspect, this) {}
+
+std::string Node::new_ep_name() {
+  std::string node = host_.basename();
+  if (node.ends_with("_host")) node.resize(node.size() - 5);
+  return fmt::format("{}.dat.ep{}", node, ++eps_named_);
+}
+
+namespace {
+std::string address(const sockaddr_in& a) {
+  if (a.sin_family != AF_INET) return "-";
+  const std::uint32_t ip = ntohl(a.sin_addr.s_addr);
+  return fmt::format("{}.{}.{}.{}:{}", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, ntohs(a.sin_port));
+}
+}  // namespace
+
+// What dat_ep_query and the provider know of the endpoint: its bindings,
+// its QP, the connection, and the DTOs posted and not yet completed.
+void Ep::inspect(const void* self, InspectRows& rows) {
+  const Ep& ep = *static_cast<const Ep*>(self);
+  add_row(rows, "handle", fmt::format("{:#x}", ep.handle));
+  add_row(rows, "ia", ep.ia ? ep.ia->name : "-");
+  add_row(rows, "qp", ep.qp ? std::to_string(ep.qp->qp_num) : "none");
+  add_row(rows, "qp_failed", ep.qp_failed ? "yes" : "no");
+  add_row(rows, "local", address(ep.local_addr));
+  add_row(rows, "remote", address(ep.remote_addr));
+  add_row(rows, "cma_id", ep.cma_id ? fmt::format("{:#x}", ep.cma_id) : "none");
+  add_row(rows, "made_by", ep.provider_made ? "PSP (provider EP)" : "consumer");
+  add_row(rows, "connect_deadline", ep.deadline ? format_time(ep.deadline) : "none");
+  add_row(rows, "graceful_disconnect_pending", ep.graceful_pending ? "yes" : "no");
+  add_row(rows, "requests_outstanding", std::to_string(ep.requests.size()));
+  add_row(rows, "recvs_outstanding", std::to_string(ep.recvs.size()));
+  add_row(rows, "next_dto", std::to_string(ep.next_seq));
+  for (std::size_t i = 0; i < ep.requests.size(); ++i)
+    add_row(rows, fmt::format("request[{}]", i),
+            fmt::format("dto {:#x}, {} bytes{}", ep.requests[i].seq, ep.requests[i].length,
+                        ep.requests[i].rmr ? ", RMR bind" : ""));
+  for (std::size_t i = 0; i < ep.recvs.size(); ++i)
+    add_row(rows, fmt::format("recv[{}]", i), fmt::format("dto {:#x}, {} bytes", ep.recvs[i].seq, ep.recvs[i].length));
+}
 
 DAT_RETURN bad_ep_state(const Ep& ep) {
   static constexpr DAT_RETURN_SUBTYPE kSub[] = {

@@ -292,14 +292,16 @@ void Debugger::on_api_call(void* self, host::Host* node, const char* name) {
   const Position here{d.events(), Position::At::Call, d.calls_seen_};
   const std::string node_name =
       node && node->node_id() < d.world_.num_nodes() ? d.world_.node(node->node_id()).name() : "-";
+  const host::HostThread* thread = node ? node->current() : nullptr;
+  const std::string by = thread ? " by " + thread->name() : node ? " in interrupt context" : "";
   std::string reason;
   for (Breakpoint& b : d.breakpoints_) {
     if (b.kind != Breakpoint::Kind::Call || !b.enabled || !glob_matches(b.function, name) ||
         !glob_matches(b.node, node_name))
       continue;
     if (d.hit(b) && reason.empty())
-      reason = fmt::format("{}: call {} on {}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id), name,
-                           node_name);
+      reason = fmt::format("{}: call {} on {}{}", b.temporary ? "step" : "breakpoint " + std::to_string(b.id), name,
+                           node_name, by);
   }
   if (!reason.empty() || (d.has_goal_ && here == d.goal_)) d.stop_at(here, std::move(reason));
 }
