@@ -176,6 +176,7 @@ class Loader {
                                          const char* field, const char* what);
   void workloads(const pb::Scenario& msg, const Locator& root);
   void faults(const pb::Scenario& msg, const Locator& root);
+  void flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec);
   void multicast(const pb::Scenario& msg, const Locator& root);
   void outputs(const pb::Scenario& msg, const Locator& root);
   std::string link_pcap_format(const LinkSpec& l) const;
@@ -650,11 +651,29 @@ void Loader::faults(const pb::Scenario& msg, const Locator& root) {
         spec.kind = FaultSpec::Kind::BitErrorRate;
         spec.value = rate("bit_error_rate", f.bit_error_rate());
         break;
+      case pb::Fault::kFlaps:
+        flaps(f.flaps(), where.in("flaps"), spec);
+        break;
       case pb::Fault::ACTION_NOT_SET:
-        fail(where.self(), "fault has no action (link_down, link_up, drop_rate or bit_error_rate)");
+        fail(where.self(), "fault has no action (link_down, link_up, drop_rate, bit_error_rate or flaps)");
     }
     sc_.faults.push_back(spec);
   }
+}
+
+void Loader::flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec) {
+  spec.kind = FaultSpec::Kind::Flaps;
+  auto time = [&](const char* field, const std::string& text) {
+    std::string error;
+    auto t = parse_time(text, &error);
+    if (!t) fail(text.empty() ? where.self() : where.at(field), std::string("flaps ") + field + ": " + error);
+    if (*t == 0) fail(where.at(field), std::string("flaps ") + field + " must be above 0");
+    return *t;
+  };
+  spec.mean_interval = time("mean_interval", f.mean_interval());
+  spec.down_for = time("down_for", f.down_for());
+  spec.until = time("until", f.until());
+  if (spec.until <= spec.at) fail(where.at("until"), "flaps until must be after the fault's `at`");
 }
 
 void Loader::multicast(const pb::Scenario& msg, const Locator& root) {

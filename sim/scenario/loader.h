@@ -85,11 +85,12 @@ struct WorkloadSpec {
 };
 
 struct FaultSpec {
-  enum class Kind { LinkDown, LinkUp, DropRate, BitErrorRate };
+  enum class Kind { LinkDown, LinkUp, DropRate, BitErrorRate, Flaps };
   Tick at = 0;
   std::uint32_t link = 0;  // index into Scenario::links
   Kind kind = Kind::LinkDown;
-  double value = 0;  // the rate for DropRate / BitErrorRate
+  double value = 0;                                 // the rate for DropRate / BitErrorRate
+  Tick mean_interval = 0, down_for = 0, until = 0;  // Flaps
   SourceLoc loc;
 };
 

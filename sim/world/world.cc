@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 
 #include "core/sanitizer.h"
@@ -265,8 +266,27 @@ void World::enable_fingerprint() {
 std::string World::fingerprint() const { return fingerprint_ ? fingerprint_->hex() : std::string(); }
 
 void World::schedule_faults() {
-  for (std::size_t i = 0; i < scenario_.faults.size(); ++i)
+  flap_rngs_.clear();
+  for (std::size_t i = 0; i < scenario_.faults.size(); ++i) {
+    flap_rngs_.push_back(Sim::get().stream(fmt::format("fault.flaps.{}", i)));
     Sim::get().calendar().at(scenario_.faults[i].at, &World::fault_thunk, this, i);
+  }
+}
+
+void World::flap_down(std::size_t index) {
+  const FaultSpec& f = scenario_.faults[index];
+  links_[f.link]->set_up(false, "flap");
+  Sim::get().calendar().at(now() + f.down_for, &World::flap_up_thunk, this, index);
+}
+
+void World::flap_up_thunk(void* self, std::uint64_t index) {
+  auto* w = static_cast<World*>(self);
+  const FaultSpec& f = w->scenario_.faults[index];
+  w->links_[f.link]->set_up(true, "flap");
+  // Exponential gaps between flaps (a Poisson process of failures).
+  const double gap = -std::log1p(-w->flap_rngs_[index].uniform()) * static_cast<double>(f.mean_interval);
+  const Tick next = now() + static_cast<Tick>(gap) + 1;
+  if (next < f.until) Sim::get().calendar().at(next, &World::fault_thunk, self, index);
 }
 
 void World::fault_thunk(void* self, std::uint64_t index) {
@@ -292,6 +312,10 @@ void World::fault_thunk(void* self, std::uint64_t index) {
     case FaultSpec::Kind::BitErrorRate:
       link.set_bit_error_rate(f.value);
       what = "bit_error_rate";
+      break;
+    case FaultSpec::Kind::Flaps:
+      w->flap_down(index);
+      what = "flap";
       break;
   }
   if (sim.tracer().on(dev, Component::fault))

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "fabric/fabric.h"
 #include "scenario/loader.h"
 #include "trace/fingerprint.h"
@@ -72,6 +73,11 @@ class World {
   void program_static_routes(const std::vector<EndpointAddress>& endpoints);
   void schedule_faults();
   static void fault_thunk(void* self, std::uint64_t index);
+  // A flaps fault: the link goes down now, up after down_for, and down
+  // again at a random time (flap_next).
+  void flap_down(std::size_t fault);
+  static void flap_up_thunk(void* self, std::uint64_t fault);
+  std::vector<Rng> flap_rngs_;  // by fault index (a stream per flaps fault)
   // When every program has finished: stop as soon as no packet is in flight
   // and no host bus has a transaction outstanding (stale timers and idle
   // generators do not keep the run alive).

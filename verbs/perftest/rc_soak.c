@@ -1,0 +1,286 @@
+/*
+ * ib_rc_soak -- RC sends under faults, every byte checked, every message
+ * accounted for.
+ *
+ * The client (rank 0) sends --iters messages of one size, keeping
+ * --tx-depth signalled sends outstanding; each carries a header (sequence
+ * number, length, checksum of the payload) and a payload that differs per
+ * message. The server (rank 1) keeps --rx-depth receives posted and checks
+ * each message: the next sequence number is delivered; an earlier one is a
+ * duplicate, a later one an out-of-order delivery, a bad checksum a
+ * corruption. Run it over links with bit errors, drops and flaps (the
+ * scenario's faults): RC's promise is that every message is delivered once
+ * and in order, or the sender hears of it (a send completion with an error
+ * status, IB_WCS_RETRY_CNT_ERR and the flushes after it).
+ *
+ * Results (client): sent, acked, failed (error completions), delivered,
+ * corrupted, duplicated, out_of_order, lost_unreported (acked but never
+ * delivered), and the HCA's retransmissions are in the run's statistics.
+ * The run fails if any of corrupted, duplicated, out_of_order or
+ * lost_unreported is not zero, or if a message is neither delivered nor
+ * reported failed.
+ */
+#include "perftest.h"
+
+#include <string.h>
+
+#define HDR_BYTES 12u
+/* An empty poll is followed by this much sleep: a soak waits out
+ * retransmission timeouts of tens of milliseconds, and latency is not what
+ * it measures. */
+#define IDLE_NS 1000u
+
+typedef struct soak_hdr {
+	uint32_t seq, len, sum;
+} soak_hdr_t;
+
+/* What the server saw, sent to the client at the end. */
+typedef struct soak_rx_counts {
+	uint64_t delivered, corrupted, duplicated, out_of_order, errors;
+} soak_rx_counts_t;
+
+static uint32_t checksum(const uint8_t *p, uint32_t len)
+{
+	uint32_t a = 1, b = 0, i;
+	for (i = 0; i < len; i++) {
+		a = (a + p[i]) % 65521u;
+		b = (b + a) % 65521u;
+	}
+	return (b << 16) | a;
+}
+
+static uint8_t *slot(pt_ctx_t *c, uint32_t index, uint32_t size) { return c->buf + (size_t)index * size; }
+
+/* Fills message `seq` into its send slot. */
+static void fill(pt_ctx_t *c, uint32_t seq, uint32_t size)
+{
+	uint8_t *p = slot(c, seq % c->opt.tx_depth, size);
+	soak_hdr_t h;
+	pt_fill(p + HDR_BYTES, size - HDR_BYTES, size, seq);
+	h.seq = seq;
+	h.len = size;
+	h.sum = checksum(p + HDR_BYTES, size - HDR_BYTES);
+	memcpy(p, &h, sizeof h);
+}
+
+static int post_send(pt_ctx_t *c, uint32_t seq, uint32_t size)
+{
+	ib_send_wr_t wr, *bad = NULL;
+	ib_local_ds_t ds;
+	ib_api_status_t st;
+	memset(&wr, 0, sizeof wr);
+	ds.vaddr = slot(c, seq % c->opt.tx_depth, size);
+	ds.length = size;
+	ds.lkey = c->lkey;
+	wr.wr_id = seq;
+	wr.wr_type = WR_SEND;
+	wr.send_opt = IB_SEND_OPT_SIGNALED;
+	wr.num_ds = 1;
+	wr.ds_array = &ds;
+	st = c->ci->post_send(c->qp, &wr, &bad);
+	return st == IB_SUCCESS ? 0 : pt_fail(c, "post_send: %s", ib_get_err_str(st));
+}
+
+static int post_recv(pt_ctx_t *c, uint32_t index, uint32_t size)
+{
+	ib_recv_wr_t wr, *bad = NULL;
+	ib_local_ds_t ds;
+	ib_api_status_t st;
+	ds.vaddr = slot(c, c->opt.tx_depth + index, size);
+	ds.length = size;
+	ds.lkey = c->lkey;
+	wr.wr_id = index;
+	wr.num_ds = 1;
+	wr.ds_array = &ds;
+	wr.p_next = NULL;
+	st = c->ci->post_recv(c->qp, &wr, &bad);
+	return st == IB_SUCCESS ? 0 : pt_fail(c, "post_recv: %s", ib_get_err_str(st));
+}
+
+/* Polls cq once: the completions in wcs, their count, or -1 when poll_cq itself failed. */
+static int poll(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l)
+{
+	ib_wc_t *done = NULL, *w;
+	ib_api_status_t st = c->ci->poll_cq(cq->h, &l->free, &done);
+	int n = 0;
+	if (st == IB_NOT_FOUND)
+		return 0;
+	if (st != IB_SUCCESS)
+		return pt_fail(c, "poll_cq: %s", ib_get_err_str(st)), -1;
+	for (w = done; w; w = w->p_next)
+		l->wcs[n++ % PT_WC_BATCH] = *w;
+	pt_wc_list_init(l);
+	return n;
+}
+
+typedef struct soak_tx {
+	uint32_t posted, acked, failed; /* sends posted, completed successfully, completed with an error */
+} soak_tx_t;
+
+static int client(pt_ctx_t *c, uint32_t size, soak_tx_t *tx, uint32_t *acked_seq, uint32_t *nacked)
+{
+	const pt_opts_t *o = &c->opt;
+	pt_wc_list_t wcl;
+	pt_wc_list_init(&wcl);
+	pt_touch(c);
+	while (tx->acked + tx->failed < tx->posted || (tx->posted < o->iters && !tx->failed)) {
+		int n, i;
+		while (!tx->failed && tx->posted < o->iters && tx->posted - tx->acked - tx->failed < o->tx_depth) {
+			fill(c, tx->posted, size);
+			if (post_send(c, tx->posted, size))
+				return 1;
+			tx->posted++;
+		}
+		if ((n = poll(c, &c->scq, &wcl)) < 0)
+			return 1;
+		for (i = 0; i < n; i++) {
+			if (wcl.wcs[i].status == IB_WCS_SUCCESS) {
+				acked_seq[(*nacked)++] = (uint32_t)wcl.wcs[i].wr_id;
+				tx->acked++;
+			} else {
+				tx->failed++;
+			}
+		}
+		if (n)
+			pt_touch(c);
+		else if (nicsim_now_ps() > c->deadline_ps) /* port events are expected here: only time counts */
+			return pt_wait_failed(c), 1;
+		else
+			nicsim_sleep_ns(IDLE_NS);
+	}
+	return 0;
+}
+
+static void check_message(const uint8_t *p, uint32_t len, uint32_t size, soak_rx_counts_t *rx)
+{
+	soak_hdr_t h;
+	if (len != size || len < HDR_BYTES) {
+		rx->corrupted++;
+		return;
+	}
+	memcpy(&h, p, sizeof h);
+	if (h.len != size || h.sum != checksum(p + HDR_BYTES, size - HDR_BYTES) ||
+	    pt_check(p + HDR_BYTES, size - HDR_BYTES, size, h.seq) >= 0)
+		rx->corrupted++;
+	else if (h.seq == rx->delivered)
+		rx->delivered++;
+	else if (h.seq < rx->delivered)
+		rx->duplicated++;
+	else
+		rx->out_of_order++;
+}
+
+/* Receives until every message came, an error completion ends the QP, or
+ * nothing arrives for --timeout-ms. */
+static int server(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx)
+{
+	const pt_opts_t *o = &c->opt;
+	pt_wc_list_t wcl;
+	pt_wc_list_init(&wcl);
+	pt_touch(c);
+	while (rx->delivered + rx->corrupted + rx->duplicated + rx->out_of_order < o->iters && !rx->errors) {
+		int n = poll(c, &c->rcq, &wcl), k;
+		if (n < 0)
+			return 1;
+		for (k = 0; k < n; k++) {
+			const uint32_t index = (uint32_t)wcl.wcs[k].wr_id;
+			if (wcl.wcs[k].status != IB_WCS_SUCCESS) {
+				rx->errors++;
+				continue;
+			}
+			check_message(slot(c, o->tx_depth + index, size), wcl.wcs[k].length, size, rx);
+			if (post_recv(c, index, size))
+				return 1;
+		}
+		if (n)
+			pt_touch(c);
+		else if (nicsim_now_ps() > c->deadline_ps)
+			break; /* the client stopped sending: its counts say why */
+		else
+			nicsim_sleep_ns(IDLE_NS);
+	}
+	return 0;
+}
+
+static void report(const soak_tx_t *tx, const soak_rx_counts_t *rx, uint64_t lost_unreported)
+{
+	nicsim_result("sent", tx->posted, "messages");
+	nicsim_result("acked", tx->acked, "messages");
+	nicsim_result("failed", tx->failed, "messages");
+	nicsim_result("delivered", (double)rx->delivered, "messages");
+	nicsim_result("corrupted", (double)rx->corrupted, "messages");
+	nicsim_result("duplicated", (double)rx->duplicated, "messages");
+	nicsim_result("out_of_order", (double)rx->out_of_order, "messages");
+	nicsim_result("lost_unreported", (double)lost_unreported, "messages");
+}
+
+static int soak(pt_ctx_t *c)
+{
+	const uint32_t size = c->opt.sizes[0];
+	soak_tx_t tx;
+	soak_rx_counts_t rx;
+	uint32_t *acked_seq = NULL, nacked = 0, i;
+	uint64_t lost = 0;
+	memset(&tx, 0, sizeof tx);
+	memset(&rx, 0, sizeof rx);
+	if (size < HDR_BYTES)
+		return pt_fail(c, "--sizes must be at least %u bytes (the header)", HDR_BYTES);
+	if (c->rank == 1)
+		for (i = 0; i < c->opt.rx_depth; i++)
+			if (post_recv(c, i, size))
+				return 1;
+	if (pt_connect(c))
+		return 1;
+	if (c->rank == 1)
+		return server(c, size, &rx) || pt_exchange(c, 7, &rx, &rx, sizeof rx) ? 1 : 0;
+	acked_seq = (uint32_t *)nicsim_alloc((size_t)c->opt.iters * sizeof *acked_seq + 4, 8);
+	if (!acked_seq)
+		return pt_fail(c, "no node memory for the acknowledgement log");
+	if (client(c, size, &tx, acked_seq, &nacked) || pt_exchange(c, 7, &rx, &rx, sizeof rx)) {
+		nicsim_free(acked_seq);
+		return 1;
+	}
+	/* Delivery is in order: the receiver has messages 0..delivered-1. */
+	for (i = 0; i < nacked; i++)
+		lost += acked_seq[i] >= rx.delivered;
+	nicsim_free(acked_seq);
+	report(&tx, &rx, lost);
+	if (rx.corrupted || rx.duplicated || rx.out_of_order || lost)
+		return pt_fail(c, "RC broke its promise: %llu corrupted, %llu duplicated, %llu out of order, %llu lost "
+			       "unreported", (unsigned long long)rx.corrupted, (unsigned long long)rx.duplicated,
+			       (unsigned long long)rx.out_of_order, (unsigned long long)lost);
+	if (rx.delivered + tx.failed < tx.posted)
+		return pt_fail(c, "%llu messages neither delivered nor reported failed",
+			       (unsigned long long)(tx.posted - rx.delivered - tx.failed));
+	return 0;
+}
+
+static int rc_soak_main(int argc, char **argv)
+{
+	pt_opts_t o;
+	pt_ctx_t c;
+	pt_defaults(&o, "ib_rc_soak", PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH);
+	pt_set_sizes(&o, "1024");
+	o.iters = 10000;
+	o.tx_depth = 16;
+	o.rx_depth = 64;
+	o.timeout_ns = 2000000000ull; /* several 67 ms retransmission timeouts in a row */
+	if (pt_parse(&o, argc, argv))
+		return 1;
+	if (o.nsizes != 1)
+		return nicsim_fail("ib_rc_soak takes one message size"), 1;
+	if (pt_setup(&c, &o, (size_t)(o.tx_depth + o.rx_depth) * o.sizes[0], o.tx_depth, o.rx_depth, 1))
+		return pt_finish(&c, 1);
+	return pt_finish(&c, soak(&c));
+}
+
+__attribute__((constructor)) static void reg(void)
+{
+	nicsim_register_program(
+		"ib_rc_soak", rc_soak_main,
+		"RC sends under link faults, every byte checked and every message accounted for; rank 0 sends, rank 1 "
+		"receives. --sizes=1024 (one size), --iters=10000 (messages), --tx-depth=16, --rx-depth=64, "
+		"--timeout-ms=2000. Results (client): sent, acked, failed, delivered, corrupted, duplicated, "
+		"out_of_order, lost_unreported (messages); fails unless the last four are zero and every message "
+		"was delivered or reported failed");
+}
