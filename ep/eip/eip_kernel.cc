@@ -167,6 +167,11 @@ void mcopymsg(mblk_t* mp, unsigned char* buf) {
   freemsg(mp);
 }
 
+void nicsim_kernel_bcopy(const void* from, void* to, size_t len) {
+  current_host("bcopy").work(nicsim::eip::kCopy, len);
+  std::memmove(to, from, len);
+}
+
 mblk_t* copymsg(mblk_t* mp) {
   const size_t n = msgdsize(mp);
   mblk_t* c = allocb(n, BPRI_MED);
@@ -270,11 +275,8 @@ void mutex_destroy(kmutex_t* m) {
 
 void mutex_enter(kmutex_t* m) {
   nicsim::host::Host& h = current_host("mutex_enter");
+  if (!m->m_owner) mutex_init(m, nullptr, MUTEX_DEFAULT, nullptr);  // a zeroed mutex, as Solaris allows
   auto* mu = static_cast<nicsim::eip::KMutex*>(m->m_owner);
-  if (!mu) {
-    nicsim::eip::kernel_error(h, "mutex_enter on a mutex that was not initialised");
-    return;
-  }
   if (h.in_interrupt()) {
     // A handler cannot sleep: the lock must be free (a thread holding it
     // while the handler spins would be a deadlock on the CPU they share).
@@ -290,7 +292,10 @@ void mutex_enter(kmutex_t* m) {
 void mutex_exit(kmutex_t* m) {
   nicsim::host::Host& h = current_host("mutex_exit");
   auto* mu = static_cast<nicsim::eip::KMutex*>(m->m_owner);
-  if (!mu) return;
+  if (!mu) {
+    nicsim::eip::kernel_error(h, "mutex_exit on a mutex that was never entered");
+    return;
+  }
   if (h.in_interrupt()) {
     mu->handler_holds = false;
     mu->handler_done.notify_all();
