@@ -181,6 +181,9 @@ void eip_detach(EIP_DEV *dev)
         if (ep_poll_transmits(dev->dev_xmtr) == 0)
             nicsim_sleep_ns(1000);
     ep_disable_txcallbacks(dev->dev_xmtr);
+    /* the STREAMS thread must not find the write queue enabled once it is gone */
+    while (dev->dev_wq.q_enabled)
+        nicsim_sleep_ns(1000);
     eip_teardown(dev);
     while ((st = dev->dev_streams) != NULL) {
         dev->dev_streams = st->st_next;

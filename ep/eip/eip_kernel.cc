@@ -6,6 +6,7 @@
 // Service procedures run on one kernel thread per node ("streams"), woken
 // by qenable, as Solaris runs them in a kernel service thread.
 #include <elan3/eip_streams.h>
+#include "ep/eip/ip/eip_ip.h"
 #include <fmt/format.h>
 
 #include <cstdarg>
@@ -170,6 +171,18 @@ void mcopymsg(mblk_t* mp, unsigned char* buf) {
 void nicsim_kernel_bcopy(const void* from, void* to, size_t len) {
   current_host("bcopy").work(nicsim::eip::kCopy, len);
   std::memmove(to, from, len);
+}
+
+// The IP layer's checksum (ep/eip/ip/eip_ip.h): a pass over the bytes,
+// charged as a copy of them.
+uint32_t nicsim_kernel_cksum(const void* p, size_t len, uint32_t sum) {
+  current_host("ip_cksum").work(nicsim::eip::kCopy, len);
+  const auto* b = static_cast<const unsigned char*>(p);
+  std::uint64_t s = sum;
+  for (size_t i = 0; i + 1 < len; i += 2) s += static_cast<std::uint32_t>(b[i] << 8 | b[i + 1]);
+  if (len & 1) s += static_cast<std::uint32_t>(b[len - 1] << 8);
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return static_cast<uint32_t>(s);
 }
 
 mblk_t* copymsg(mblk_t* mp) {
