@@ -68,12 +68,13 @@ static void prog_end(eip_prog_t *p)
 {
 	char prefix[16];
 	uint32_t waited;
-	/* the last transmits' completions are found by polling (EP_NO_INTERRUPT):
-	 * poll them in, so the counters are final */
+	/* once every rank is done (the last echo reply sent), the last
+	 * transmits' completions are polled in (EP_NO_INTERRUPT), so the
+	 * counters are final */
+	nicsim_barrier();
 	for (waited = 0; p->dev->dev_stats.tmdcnt > 0 && waited < 100000; waited++)
 		if (ep_poll_transmits(p->dev->dev_xmtr) == 0)
 			nicsim_sleep_ns(1000);
-	nicsim_barrier();
 	if (p->rank <= 1) {
 		snprintf(prefix, sizeof prefix, "r%d.", p->rank);
 		eip_ip_report(p->ip, prefix);
