@@ -107,7 +107,7 @@ TEST(EipIp, BroadcastSixteenNodesEachDatagramOnceEverywhere) {
 
 // ---- a node cut off and back: the driver's error path, then recovery --------
 
-constexpr std::uint32_t kDropCount = 240;    // one every 50 us: 12 ms
+constexpr std::uint32_t kDropCount = 240;  // one every 50 us: 12 ms
 constexpr std::uint32_t kDropLen = 1000;
 constexpr std::uint16_t kDropPort = 7000;
 EIP_STATS g_drop_tx{};
