@@ -10,7 +10,9 @@
  * docs/eip.md lists them).
  *
  * Comments in square brackets mark where the scan is unreadable or leaves
- * something out, and say how it was reconstructed. Everything else the
+ * something out, and say how it was reconstructed. The print's margin
+ * callouts ("[6]", "[9]": numbers pointing at its explanations beside the
+ * code) and page headers are not code and are left out. Everything else the
  * driver needs (attach, detach, the write queue's procedures, DLPI, the
  * info-ack, eip_wenable, eip_sendup, eip_accept) is in eip_dlpi.c.
  */
@@ -58,6 +60,8 @@ eip_initialise (EIP_DEV *dev, int instance)
     dev->dev_ntmds = eip_ntmds;
     dev->dev_nrmds = eip_nrmds;
 
+    /* [scan: the line ends ", @" and the one after next ". .": stray
+     * marks; both statements end in ";".] */
     dev->dev_msgsize = eip_infoack.dl_max_sdu + IPOVERHEAD;
     /* one page extra for each piece for worst case alignment */
     dev->dev_dvmapages = btopr(dev->dev_msgsize) + 2;
