@@ -50,11 +50,11 @@ TEST(EipIp, PingTwoNodesEveryEchoAnsweredByTheKernel) {
 }
 
 TEST(EipIp, PingSixteenNodesInEightPairs) {
-  RunResult res = run_text(fat_tree(16, "eip_ping", R"(args: "--sizes=64,8192" args: "--iters=5")"));
+  const Results r = scenario_results("eip_ping16.textproto", {"--sizes=64,8192", "--iters=5"});
   const double echoes = 2 * (5 + 10);
-  EXPECT_EQ(at(res.results, "r1.mib.icmpInEchos"), echoes);
-  EXPECT_EQ(at(res.results, "r0.mib.icmpInEchoReps"), echoes);
-  EXPECT_GT(at(res.results, "rtt_8192"), at(res.results, "rtt_64"));
+  EXPECT_EQ(at(r, "r1.mib.icmpInEchos"), echoes);
+  EXPECT_EQ(at(r, "r0.mib.icmpInEchoReps"), echoes);
+  EXPECT_GT(at(r, "rtt_8192"), at(r, "rtt_64"));
 }
 
 // ---- eip_stream: UDP unicast --------------------------------------------------
