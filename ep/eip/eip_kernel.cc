@@ -336,7 +336,7 @@ void cmn_err(int level, const char* fmt_str, ...) {
 
 namespace nicsim::eip {
 
-// Used by eip.c through eip_getq_wait: a read queue's consumers sleep on it.
+// eip_getq_wait: the consumers of a read queue (sockets, SAP streams) sleep on it.
 extern "C" mblk_t* eip_getq_wait(queue_t* q, uint64_t timeout_ns) {
   host::Host& h = current_host("eip_getq_wait");
   if (!q->q_kernel) {

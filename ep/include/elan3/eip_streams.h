@@ -1,7 +1,7 @@
 /*
  * The kernel services the Elan IP driver of the Kernel Comms manual
  * (chapter 4) is written against: the Solaris STREAMS message and queue
- * calls (allocb, freemsg, msgdsize, mcopymsg, putq, putbq, getq, canput,
+ * calls (allocb, freemsg, msgdsize, mcopymsg, bcopy, putq, putbq, getq, canput,
  * putnext, qenable), kernel memory (kmem_zalloc), mutexes (mutex_enter) and
  * cmn_err, with their Solaris names and meanings, implemented by nicsim's
  * simulated node kernel (ep/eip/eip_kernel.cc). Message data lives in the
