@@ -6,6 +6,7 @@
 // Service procedures run on one kernel thread per node ("streams"), woken
 // by qenable, as Solaris runs them in a kernel service thread.
 #include <elan3/eip_streams.h>
+#include "ep/eip/ip/eip_ip.h"
 #include <fmt/format.h>
 
 #include <cstdarg>
@@ -167,6 +168,23 @@ void mcopymsg(mblk_t* mp, unsigned char* buf) {
   freemsg(mp);
 }
 
+void nicsim_kernel_bcopy(const void* from, void* to, size_t len) {
+  current_host("bcopy").work(nicsim::eip::kCopy, len);
+  std::memmove(to, from, len);
+}
+
+// The IP layer's checksum (ep/eip/ip/eip_ip.h): a pass over the bytes,
+// charged as a copy of them.
+uint32_t nicsim_kernel_cksum(const void* p, size_t len, uint32_t sum) {
+  current_host("ip_cksum").work(nicsim::eip::kCopy, len);
+  const auto* b = static_cast<const unsigned char*>(p);
+  std::uint64_t s = sum;
+  for (size_t i = 0; i + 1 < len; i += 2) s += static_cast<std::uint32_t>(b[i] << 8 | b[i + 1]);
+  if (len & 1) s += static_cast<std::uint32_t>(b[len - 1] << 8);
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return static_cast<uint32_t>(s);
+}
+
 mblk_t* copymsg(mblk_t* mp) {
   const size_t n = msgdsize(mp);
   mblk_t* c = allocb(n, BPRI_MED);
@@ -270,11 +288,8 @@ void mutex_destroy(kmutex_t* m) {
 
 void mutex_enter(kmutex_t* m) {
   nicsim::host::Host& h = current_host("mutex_enter");
+  if (!m->m_owner) mutex_init(m, nullptr, MUTEX_DEFAULT, nullptr);  // a zeroed mutex, as Solaris allows
   auto* mu = static_cast<nicsim::eip::KMutex*>(m->m_owner);
-  if (!mu) {
-    nicsim::eip::kernel_error(h, "mutex_enter on a mutex that was not initialised");
-    return;
-  }
   if (h.in_interrupt()) {
     // A handler cannot sleep: the lock must be free (a thread holding it
     // while the handler spins would be a deadlock on the CPU they share).
@@ -290,7 +305,10 @@ void mutex_enter(kmutex_t* m) {
 void mutex_exit(kmutex_t* m) {
   nicsim::host::Host& h = current_host("mutex_exit");
   auto* mu = static_cast<nicsim::eip::KMutex*>(m->m_owner);
-  if (!mu) return;
+  if (!mu) {
+    nicsim::eip::kernel_error(h, "mutex_exit on a mutex that was never entered");
+    return;
+  }
   if (h.in_interrupt()) {
     mu->handler_holds = false;
     mu->handler_done.notify_all();
@@ -318,7 +336,7 @@ void cmn_err(int level, const char* fmt_str, ...) {
 
 namespace nicsim::eip {
 
-// Used by eip.c through eip_getq_wait: a read queue's consumers sleep on it.
+// eip_getq_wait: the consumers of a read queue (sockets, SAP streams) sleep on it.
 extern "C" mblk_t* eip_getq_wait(queue_t* q, uint64_t timeout_ns) {
   host::Host& h = current_host("eip_getq_wait");
   if (!q->q_kernel) {

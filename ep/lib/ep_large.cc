@@ -395,6 +395,12 @@ extern "C" int ep_requeue_receive(EP_RXD* rxd, EP_RXH* handler, void* arg, E3_Ad
   return ESUCCESS;
 }
 
+extern "C" int ep_requeue_receive_flags(EP_RXD* rxd, EP_RXH* handler, void* arg, E3_Addr buffer, E3_uint32 size,
+                                        int flags) {
+  if (flags & ~(EP_NO_SLEEP | EP_NO_ALLOC)) return EINVAL;
+  return ep_requeue_receive(rxd, handler, arg, buffer, size);
+}
+
 extern "C" EP_RXD* ep_waitfor_large_receive(EP_RCVR* rcvr) {
   NICSIM_API_CALL();
   EpNode* node = EpNode::get();

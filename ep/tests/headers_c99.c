@@ -217,3 +217,39 @@ int headers_c99_touch(void)
 	n += (int)dmareq.Perm + (int)b.b_bcount;
 	return n;
 }
+
+/* ---- the manual's chapter 4 code, as written ---- */
+#include <elan3/eip.h>
+
+/* ep_requeue_receive in both forms: the SYNOPSIS's five arguments (3) and
+ * the example driver's six (4.5). */
+int headers_c99_requeue(EP_RXD *rxd, EP_RXH *h, void *arg);
+int headers_c99_requeue(EP_RXD *rxd, EP_RXH *h, void *arg)
+{
+	return ep_requeue_receive(rxd, h, arg, (E3_Addr)0, 64) +
+		ep_requeue_receive(rxd, h, arg, (E3_Addr)0, 64, 0);
+}
+
+/* The names and types 4.2-4.5 use where chapter 3 has others, and msgsize
+ * compared with an int as eip_start does (no sign-compare warning). */
+int headers_c99_chapter4(EIP_DEV *dev, mblk_t *mp);
+int headers_c99_chapter4(EIP_DEV *dev, mblk_t *mp)
+{
+	EIP_HEADER header;
+	EIP_HEADER *headerp = (EIP_HEADER *)(mp->b_rptr + EIP_HEADER_PAD);
+	ELAN3_DMA_REQUEST dmareq;
+	u_char *c = (u_char *)mp->b_rptr;
+
+	if (((u_long)headerp & 1) != 0) {
+		bcopy((caddr_t)headerp, (caddr_t)&header, sizeof(header));
+		headerp = &header;
+	}
+	DBG(DBG_EIP, eip_display_packet("eip_start", headerp, mp));
+	BUMP_OutNUcast(dev, headerp);
+	BUMP_InNUcast(dev, headerp);
+	dmareq.Waitfn = DDI_DMA_SLEEP;
+	dmareq.Attr = PTE_LOAD_BIG_ENDIAN | PTE_LOAD_STREAMABLE;
+	dmareq.Perm = ELAN_PERM_REMOTEREAD;
+	dmareq.Perm = ELAN_PERM_REMOTEWRITE;
+	return (msgsize(mp) > dev->dev_msgsize) + (int)dmareq.Perm + c[0] + (int)btopr(dev->dev_msgsize);
+}

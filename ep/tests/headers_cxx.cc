@@ -116,3 +116,24 @@ int headers_cxx_touch() {
   iov[0].Len = 64;
   return BT_TEST(map, 63) + static_cast<int>(dmareq.Perm + iov[0].Len) + (dmareq.Waitfn == DDI_DMA_NOWAIT);
 }
+
+// The chapter 4 driver's calls and names compile as C++ too: both forms of
+// ep_requeue_receive (3's five arguments, 4.5's six), bcopy, DBG, the MIB-II
+// bumps, u_long / u_char, msgsize against an int.
+#include <elan3/eip.h>
+
+int headers_cxx_chapter4(EP_RXD* rxd, EP_RXH* h, EIP_DEV* dev, mblk_t* mp);
+int headers_cxx_chapter4(EP_RXD* rxd, EP_RXH* h, EIP_DEV* dev, mblk_t* mp) {
+  EIP_HEADER header;
+  auto* headerp = reinterpret_cast<EIP_HEADER*>(mp->b_rptr + EIP_HEADER_PAD);
+  if ((reinterpret_cast<u_long>(headerp) & 1) != 0) {
+    bcopy(reinterpret_cast<caddr_t>(headerp), reinterpret_cast<caddr_t>(&header), sizeof(header));
+    headerp = &header;
+  }
+  DBG(DBG_EIP, eip_display_packet("eip_rxhandler", headerp, mp));
+  BUMP_OutNUcast(dev, headerp);
+  BUMP_InNUcast(dev, headerp);
+  const u_char* c = mp->b_rptr;
+  return ep_requeue_receive(rxd, h, dev, E3_Addr{0}, 64) + ep_requeue_receive(rxd, h, dev, E3_Addr{0}, 64, 0) +
+         (msgsize(mp) > dev->dev_msgsize) + c[0];
+}

@@ -6,7 +6,8 @@
  * routines keep the manual's names and structure (eip_initialise, eip_start,
  * eip_txhandler, eip_rxhandler, eip_wenable, eip_sendup, eip_accept); the
  * STREAMS calls they make are in elan3/eip_streams.h. Implementation:
- * ep/eip/eip.c; design and figures: docs/eip.md.
+ * ep/eip/eip_manual.c (the manual's routines, with the errata patch the
+ * build applies) and ep/eip/eip_dlpi.c (the rest); docs/eip.md.
  *
  * Where the manual leaves a layout open it is chosen here: an EIP address
  * is six bytes (the size of an Ethernet address, so address resolution can
@@ -67,15 +68,16 @@ extern EIP_INFO_ACK eip_infoack;
 extern int eip_ntmds;
 extern int eip_nrmds;
 
+/* The driver's counters: the ones the manual's routines count, then
+ * nostream (eip_sendup, outside the manual's four routines). */
 typedef struct eip_stats {
     uint64_t opackets, obytes, oerrors; /* transmits completed, their bytes, failures */
-    uint64_t ipackets, rbytes, ierrors; /* receives passed up, their bytes, failed receives */
+    uint64_t rbytes, ierrors;           /* bytes received, failed receives */
     uint64_t tmdcnt;                    /* transmits in flight */
     uint64_t rmdcnt;                    /* receive buffers queued */
     uint64_t notmds;                    /* eip_start found no free transmit descriptor */
     uint64_t noxmtbuf;                  /* no buffer for a fragmented message's copy */
     uint64_t allocbfail;                /* allocb failures */
-    uint64_t toobig;                    /* messages over dev_msgsize dropped */
     uint64_t nostream;                  /* received messages no stream accepted */
     /* MIB-II interface counters (BUMP_OutNUcast, BUMP_InNUcast). */
     uint64_t ifOutUcastPkts, ifOutNUcastPkts, ifInUcastPkts, ifInNUcastPkts;
@@ -128,11 +130,42 @@ typedef struct eip_dev {
     EIP_STATS dev_stats;
 } EIP_DEV;
 
+/* MIB-II: one packet out or in, unicast or not (broadcast), by the
+ * destination of its link header. */
+#define BUMP_OutNUcast(dev, hp)                                  \
+    do {                                                         \
+        if ((hp)->h_dhost.ip_bcast)                              \
+            (dev)->dev_stats.ifOutNUcastPkts++;                  \
+        else                                                     \
+            (dev)->dev_stats.ifOutUcastPkts++;                   \
+    } while (0)
+#define BUMP_InNUcast(dev, hp)                                   \
+    do {                                                         \
+        if ((hp)->h_dhost.ip_bcast)                              \
+            (dev)->dev_stats.ifInNUcastPkts++;                   \
+        else                                                     \
+            (dev)->dev_stats.ifInUcastPkts++;                    \
+    } while (0)
+
+/* Debug output: DBG(flag, call) makes the call when `flag` is set in
+ * eip_debug (a tunable, 0 by default), as the manual's DBG(DBG_EIP, ...). */
+#define DBG_EIP 0x01
+extern int eip_debug;
+#define DBG(flag, call)                                          \
+    do {                                                         \
+        if (eip_debug & (flag)) {                                \
+            call;                                                \
+        }                                                        \
+    } while (0)
+/* Writes one line about a packet (who calls, link header, length) with
+ * cmn_err. */
+void eip_display_packet(const char *str, EIP_HEADER *hdr, mblk_t *mp);
+
 /* ---- the driver (manual chapter 4) --------------------------------------- */
 
 /* 4.2: installs the receiver and transmitter, allocates and maps the
  * descriptors and receive buffers, queues the buffers. 0, or -1 after
- * cmn_err (everything it set up is released). */
+ * cmn_err (what it set up stays in `dev`: eip_attach releases it). */
 int eip_initialise(EIP_DEV *dev, int instance);
 /* 4.3: starts transmitting `mp` (pad, EIP_HEADER, data, in one or more
  * blocks). 0: started, or dropped and counted; 1: no free transmit

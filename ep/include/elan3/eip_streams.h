@@ -1,7 +1,7 @@
 /*
  * The kernel services the Elan IP driver of the Kernel Comms manual
  * (chapter 4) is written against: the Solaris STREAMS message and queue
- * calls (allocb, freemsg, msgdsize, mcopymsg, putq, putbq, getq, canput,
+ * calls (allocb, freemsg, msgdsize, mcopymsg, bcopy, putq, putbq, getq, canput,
  * putnext, qenable), kernel memory (kmem_zalloc), mutexes (mutex_enter) and
  * cmn_err, with their Solaris names and meanings, implemented by nicsim's
  * simulated node kernel (ep/eip/eip_kernel.cc). Message data lives in the
@@ -17,6 +17,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* Included before bcopy is defined below, so that a later inclusion (which
+ * the include guards make empty) cannot meet the macro. */
+#include <string.h>
+#include <strings.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,8 +57,9 @@ void freeb(mblk_t *mp);
 void freemsg(mblk_t *mp);
 /* Data bytes in a message: the sum of b_wptr - b_rptr over its blocks. */
 size_t msgdsize(const mblk_t *mp);
-/* The manual's spelling of msgdsize. */
-#define msgsize(mp) msgdsize(mp)
+/* The manual's msgsize: msgdsize as an int (the driver compares it with
+ * and assigns it to ints, as the pre-size_t DDI's msgdsize returned). */
+#define msgsize(mp) ((int)msgdsize(mp))
 /* Copies the data of every block of `mp`, in order, to `buf`, then frees
  * `mp` (Solaris mcopymsg). */
 void mcopymsg(mblk_t *mp, unsigned char *buf);
@@ -101,8 +106,11 @@ void *kmem_zalloc(size_t size, int flags);
 void kmem_free(void *p, size_t size);
 
 typedef struct kmutex {
-    void *m_owner; /* the simulated kernel's lock; NULL until mutex_init */
+    void *m_owner; /* the simulated kernel's lock; NULL: not yet used */
 } kmutex_t;
+/* As on Solaris, a zeroed kmutex_t (kmem_zalloc'd, or static) is a valid
+ * default mutex without mutex_init: the manual's eip_initialise enters
+ * dev_freetmdlock without initialising it. */
 void mutex_init(kmutex_t *m, const char *name, int type, void *arg);
 void mutex_destroy(kmutex_t *m);
 /* Blocks in a thread; from an interrupt handler the mutex must be free (a
@@ -120,6 +128,13 @@ void cmn_err(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* The kernel's bcopy(from, to, len): overlapping ranges allowed. glibc
+ * declares it only outside strict ISO C, so it is the kernel's own call
+ * (charged like the other copies) under the kernel's name. */
+void nicsim_kernel_bcopy(const void *from, void *to, size_t len);
+#undef bcopy
+#define bcopy(from, to, len) nicsim_kernel_bcopy((from), (to), (len))
 
 /* Pages of the Elan's 8 KiB pages needed for `bytes`, rounded up. */
 #define btopr(bytes) (((bytes) + ELAN3_PAGE_SIZE - 1) >> ELAN3_PAGE_SHIFT)

@@ -45,7 +45,10 @@ typedef E3_uint32 E3_Addr;
  * <sys/types.h> only outside strict ISO mode; this header supplies them when
  * the host headers did not (strict C99), with the same definitions. */
 #if !defined(__u_char_defined) && !defined(_U_INT) && !defined(_UINT_T_DECLARED)
+typedef unsigned char u_char;
+typedef unsigned short u_short;
 typedef unsigned int u_int;
+typedef unsigned long u_long;
 #endif
 #if !defined(__daddr_t_defined) && !defined(_CADDR_T)
 typedef char *caddr_t;
@@ -291,6 +294,19 @@ int ep_queue_receive(EP_RCVR *rcvr, EP_RXH *handler, void *arg, E3_Addr buffer,
                      E3_uint32 size, int flags);
 int ep_requeue_receive(EP_RXD *rxd, EP_RXH *handler, void *arg, E3_Addr buffer,
                        E3_uint32 size);
+/* The manual's example driver (4.5) calls ep_requeue_receive with a sixth
+ * argument, the flags of ep_queue_receive, where the SYNOPSIS (3) has five:
+ * both forms compile. The six-argument call goes to
+ * ep_requeue_receive_flags; requeueing reuses the descriptor and allocates
+ * nothing, so EP_NO_SLEEP and EP_NO_ALLOC have nothing to act on; any other
+ * bit is EINVAL. The macro is function-like: ep_requeue_receive named
+ * without arguments (taking its address) is still the function. */
+int ep_requeue_receive_flags(EP_RXD *rxd, EP_RXH *handler, void *arg, E3_Addr buffer,
+                             E3_uint32 size, int flags);
+#define EP_REQUEUE_RECEIVE_PICK_(a1, a2, a3, a4, a5, a6, name, ...) name
+#define ep_requeue_receive(...)                                                      \
+    EP_REQUEUE_RECEIVE_PICK_(__VA_ARGS__, ep_requeue_receive_flags, ep_requeue_receive, \
+                             0)(__VA_ARGS__)
 EP_RXD *ep_waitfor_large_receive(EP_RCVR *rcvr);
 int ep_complete_rpc(EP_RXD *rxd, EP_RXH *handler, void *arg, EP_STATUSBLK *blk,
                     EP_DATAVEC *datavec, int dataveclen);
