@@ -35,6 +35,8 @@ int sdp_close(struct sdp_sock* s);
 /* Messages of SDP message id `mid` this socket sent (0xff Data, 0xfe
  * SrcAvail, 0xfd SinkAvail, 0x05 RdmaWrCompl, 0x06 RdmaRdCompl, ...). */
 uint32_t sdp_messages_sent(const struct sdp_sock* s, uint8_t mid);
+/* The calling node's open sockets (each node keeps its own). */
+uint32_t sdp_socket_count(void);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,15 @@ struct sdp_sock {
   struct sdp_sock* next;
 };
 
+/* SDP's state on the calling node (kept by its host: every simulated node
+ * has its own); NULL outside a node. */
+struct sdp_node {
+  ti_ops_t* ops; /* the transport registered with SDP here */
+  ti_event_cb_t notify;
+  struct sdp_sock* socks; /* this node's sockets, linked by next */
+};
+struct sdp_node* sdp_node_state(void);
+
 /* The zero-copy threshold of the calling node (host.sdp.zcopy_threshold). */
 uint64_t sdp_zcopy_threshold(void);
 /* Charges the node's CPU for copying `bytes` (host.cost.sdp_copy). */

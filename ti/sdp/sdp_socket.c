@@ -24,12 +24,13 @@
 #include "ti/sdp/sdp.h"
 #include "ti/sdp/sdp_sock.h"
 
-static struct sdp_sock *all_socks; /* for callbacks: CQ and context lookups */
-
+/* The calling node's socket whose CQ this is (the completion callbacks
+ * get the CQ only). */
 static struct sdp_sock *sock_of_cq(ti_cq_handle_t cq)
 {
+	struct sdp_node *n = sdp_node_state();
 	struct sdp_sock *s;
-	for (s = all_socks; s; s = s->next)
+	for (s = n ? n->socks : 0; s; s = s->next)
 		if (s->cq == cq)
 			return s;
 	return 0;
@@ -214,9 +215,24 @@ static struct sdp_sock *sdp_open(uint32_t peer_ip, uint16_t local_port, uint16_t
 		return 0;
 	}
 	s->zcopy = sdp_zcopy_threshold();
-	s->next = all_socks;
-	all_socks = s;
+	s->next = sdp_node_state()->socks;
+	sdp_node_state()->socks = s;
 	return s;
+}
+
+/* The socket's transport instance goes (with it any connection or
+ * attempt left), and the socket leaves the node's list. */
+static void discard(struct sdp_sock *s)
+{
+	struct sdp_sock **pp;
+	s->ops->destroy_ti(s->ti, on_done, (void *)&s->destroyed);
+	wait_flag(&s->destroyed, 100000);
+	for (pp = &sdp_node_state()->socks; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	nicsim_free(s);
 }
 
 static ti_conn_attr_t sdp_attr(void)
@@ -305,8 +321,10 @@ struct sdp_sock *sdp_connect(uint32_t ip, uint16_t port)
 	info.conn_request_cb = client_reply;
 	info.context = s;
 	if (s->ops->connect(s->ti, &attr, &info, &s->req, &s->conn) != TI_SUCCESS || wait_flag(&s->replies, 1000000) ||
-	    !s->connected)
+	    !s->connected) {
+		discard(s);
 		return 0;
+	}
 	return s;
 }
 
@@ -331,14 +349,19 @@ struct sdp_sock *sdp_accept(uint16_t port)
 	info.pdh = s->pd;
 	info.conn_request_cb = server_request;
 	info.context = s;
-	if (s->ops->listen(s->ti, &attr, &info, 0, &s->listen_conn) != TI_SUCCESS)
+	if (s->ops->listen(s->ti, &attr, &info, 0, &s->listen_conn) != TI_SUCCESS) {
+		discard(s);
 		return 0;
+	}
 	nicsim_barrier();
-	if (wait_flag(&s->requests, 10000000))
+	if (wait_flag(&s->requests, 10000000)) {
+		discard(s);
 		return 0;
+	}
 	h = (const uint8_t *)s->req.private_data;
 	if (!h || h[0] != SDP_MID_HELLO) {
 		s->ops->reject(&s->req);
+		discard(s);
 		return 0;
 	}
 	s->peer_bufs = ((uint32_t)h[2] << 8) | h[3];
@@ -350,8 +373,10 @@ struct sdp_sock *sdp_accept(uint16_t port)
 	s->req.private_data = s->hello_ack;
 	s->req.private_data_len = sizeof s->hello_ack;
 	comp = sdp_comp(s);
-	if (s->ops->accept(&s->req, 0, &comp, take(s, RECV_BUFS)) != TI_SUCCESS)
+	if (s->ops->accept(&s->req, 0, &comp, take(s, RECV_BUFS)) != TI_SUCCESS) {
+		discard(s);
 		return 0;
+	}
 	s->conn = s->req.conn_handle;
 	s->connected = 1;
 	s->ops->disconnect(s->listen_conn, 0, 0);
@@ -520,7 +545,6 @@ long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
 
 int sdp_close(struct sdp_sock *s)
 {
-	struct sdp_sock **pp;
 	int rc = 0;
 	uint64_t t;
 	if (!s)
@@ -533,15 +557,18 @@ int sdp_close(struct sdp_sock *s)
 	if (s->conn && s->ops->disconnect(s->conn, on_done, (void *)&s->disconnected) == TI_SUCCESS)
 		wait_flag(&s->disconnected, 100000);
 	sdp_zcopy_release(s);
-	s->ops->destroy_ti(s->ti, on_done, (void *)&s->destroyed);
-	wait_flag(&s->destroyed, 100000);
-	for (pp = &all_socks; *pp; pp = &(*pp)->next)
-		if (*pp == s) {
-			*pp = s->next;
-			break;
-		}
-	nicsim_free(s);
+	discard(s);
 	return rc;
 }
 
 uint32_t sdp_messages_sent(const struct sdp_sock *s, uint8_t mid) { return s ? s->sent_by_mid[mid] : 0; }
+
+uint32_t sdp_socket_count(void)
+{
+	struct sdp_node *n = sdp_node_state();
+	const struct sdp_sock *s;
+	uint32_t count = 0;
+	for (s = n ? n->socks : 0; s; s = s->next)
+		++count;
+	return count;
+}
