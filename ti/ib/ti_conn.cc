@@ -43,7 +43,15 @@ Conn* conn_of_ctx(void* ctx) {
   return n ? conn_by_id(*n, reinterpret_cast<std::uintptr_t>(ctx)) : nullptr;
 }
 
-bool fire(Conn* c, E e, const char* cause) { return c->fsm.handles(e) && c->fsm.fire(e, cause); }
+// A connection step; shown at TI_DBG_VERBOSE (the interface's debug
+// messages for connections).
+bool fire(Conn* c, E e, const char* cause) {
+  const S from = c->fsm.state();
+  if (!c->fsm.handles(e) || !c->fsm.fire(e, cause)) return false;
+  log_at(level_of(c->inst), TI_DBG_VERBOSE, "connection %llu: %s -> %s on %s (%s)",
+         static_cast<unsigned long long>(c->id), fsm_name(from), fsm_name(c->fsm.state()), fsm_name(e), cause);
+  return true;
+}
 
 Conn* new_conn(Instance* inst) {
   TiNode* n = node();

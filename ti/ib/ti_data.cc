@@ -229,6 +229,8 @@ ti_data_element_t* retire(const ib_wc& wc) {
   if (td->op == Op::Recv && c->posted_recvs) --c->posted_recvs;
   if (td->status != TI_SUCCESS && td->status != TI_CANCELED && !c->failed) {
     c->failed = true;
+    log_at(level_of(c->inst), TI_DBG_OFF, "connection %llu failed: a work request completed with an error",
+           static_cast<unsigned long long>(c->id));
     if (c->comp.pfn_err_cb) {
       const ti_err_cb_t cb = c->comp.pfn_err_cb;
       void* ctx = c->comp.p_err_context;

@@ -272,6 +272,16 @@ ElementTd* td_of(ti_data_element_t* e);
 // The element transport data a work request id names, if it still lives.
 ElementTd* td_of_wr(std::uint64_t wr_id);
 
+// ---- the provider's messages (ti_log.cc) -------------------------------------------
+// Logs the message when `need` is at most `current` (an instance's
+// debug_svc level): TI_DBG_OFF fatal, TI_DBG_STD errors, TI_DBG_VERBOSE
+// information, TI_DBG_DEBUG routine entry and exit.
+void log_at(ti_debug_level_t current, ti_debug_level_t need, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+// The instance's level (TI_DBG_OFF for none).
+ti_debug_level_t level_of(const Instance* i);
+const char* debug_level_name(ti_debug_level_t level);
+
 // ---- operations (one file each: ti_ib.cc, ti_conn.cc, ti_pool.cc, ti_data.cc) --
 ti_status_t conn_connect(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_request_t*, ti_conn_handle_t*);
 ti_status_t conn_listen(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_request_t*, ti_conn_handle_t*);
