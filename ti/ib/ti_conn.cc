@@ -6,6 +6,7 @@
 // transport's thread (the interface's "system thread context").
 #include <cstring>
 
+#include "cm/cma/cma_mra.h"
 #include "cm/kverbs/kverbs.h"
 #include "ti/ib/ti_ib.h"
 
@@ -242,6 +243,23 @@ void active_reply(std::uint64_t id) {
   c->info.conn_request_cb(out);
 }
 
+// The passive side's CM acknowledged the REQ with an MRA (its consumer
+// has not answered yet; the REP comes later): the connect's callback hears
+// CN_MRA with TI_PENDING, as information. Nothing is to be accepted or
+// rejected for it; CN_REPLY or CN_REJECT follows.
+void active_mra(std::uint64_t id) {
+  TiNode* n = node();
+  Conn* c = conn_by_id(*n, id);
+  if (!c) return;
+  const bool tell = c->fsm.state() == S::Connecting;
+  if (!fire(c, E::MraArrived, tell ? "MRA" : "MRA after cancel") || !tell) return;
+  ti_conn_request_t r{};
+  fill_request(r, c, CN_MRA, TI_PENDING, {});
+  ti_conn_request_t* out = c->user_req ? c->user_req : &r;
+  *out = r;
+  c->info.conn_request_cb(out);
+}
+
 void on_active_event(ib_cma_event event, void* context, void* private_data) {
   Conn* c = conn_of_ctx(context);
   if (!c) return;
@@ -427,6 +445,10 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
     return TI_ERROR;
   }
   fire(c, E::Connect, "REQ");
+  const std::uint64_t id = c->id;
+  cm::cma_on_mra(&c->cma_id, [id] {
+    if (TiNode* n = node()) n->defer([id] { active_mra(id); });
+  });
   *ph_conn = handle_of<ti_conn_handle_t>(c);
   return TI_SUCCESS;
 }

@@ -53,6 +53,8 @@ const FsmType& TiConnMachine::type() {
                                                {S::Listening, E::Disconnect, S::Closed, "stop_listening"},
                                                {S::Listening, E::Released, S::Closed, "destroyed"},
                                                {S::Connecting, E::ReplyArrived, S::ReplyReceived, "cr_callback"},
+                                               {S::Connecting, E::MraArrived, S::Connecting, "cr_callback"},
+                                               {S::Canceling, E::MraArrived, S::Canceling, "canceled"},
                                                {S::Connecting, E::Rejected, S::Closed, "rejected"},
                                                {S::Connecting, E::Unreachable, S::Closed, "timeout"},
                                                {S::Connecting, E::Disconnect, S::Canceling, "cancel"},

@@ -53,6 +53,7 @@ namespace nicsim::ti {
   X(Listen)                      \
   X(RequestArrived)              \
   X(ReplyArrived)                \
+  X(MraArrived)                  \
   X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) X(Disconnect) X(PeerDisconnected) X(Released)
 NICSIM_FSM_ENUM(TiConnState, NICSIM_TI_CONN_STATES)
 NICSIM_FSM_ENUM(TiConnEvent, NICSIM_TI_CONN_EVENTS)
