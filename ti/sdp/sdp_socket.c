@@ -16,7 +16,8 @@
  * where bufs counts the receive buffers posted beyond mseqack; a receiver
  * that reposted half its buffers and has nothing to send sends an empty
  * Data message to advertise them. Close sends DisConn (mid 0x02), then
- * disconnects.
+ * disconnects; an abort sends AbortConn (mid 0x03) instead, and the peer's
+ * reads and writes fail from its arrival on (a reset).
  */
 #include <string.h>
 
@@ -134,9 +135,13 @@ static void on_recv(ti_cq_handle_t cq, ti_data_element_t *list)
 		s->peer_bufs = ((uint32_t)h[2] << 8) | h[3];
 		s->peer_mseqack = get32(h + 12);
 		s->rx_mseq = get32(h + 8);
-		if ((h[0] == SDP_MID_DATA && list->recv_byte_count == BSDH) || sdp_zcopy_control(s, h)) {
-			/* credits only, or a zero-copy control message: taken at once,
-			 * the buffer goes back */
+		++s->recv_by_mid[h[0]];
+		if (h[0] == SDP_MID_ABORT_CONN)
+			s->reset = 1; /* what is queued is void: reads fail from now on */
+		if ((h[0] == SDP_MID_DATA && list->recv_byte_count == BSDH) || h[0] == SDP_MID_ABORT_CONN ||
+		    sdp_zcopy_control(s, h)) {
+			/* credits only, an abort, or a zero-copy control message:
+			 * taken at once, the buffer goes back */
 			list->local_data_desc[0].byte_count = s->buf_size;
 			if (s->ops->msg_recv(s->conn, list) != TI_SUCCESS)
 				s->ops->res_pool_put(s->pool, list);
@@ -215,6 +220,7 @@ static struct sdp_sock *sdp_open(uint32_t peer_ip, uint16_t local_port, uint16_t
 		return 0;
 	}
 	s->zcopy = sdp_zcopy_threshold();
+	s->src_avail_timeout = sdp_src_avail_timeout_ns();
 	s->next = sdp_node_state()->socks;
 	sdp_node_state()->socks = s;
 	return s;
@@ -389,7 +395,7 @@ ti_data_element_t *sdp_take_tx(struct sdp_sock *s)
 	ti_data_element_t *e = 0;
 	uint64_t t;
 	for (t = 0; (!credits(s) || !(e = take(s, 1))) && t < 20000000; ++t) {
-		if (s->failed)
+		if (s->failed || s->reset)
 			return 0;
 		nicsim_sleep_ns(200);
 	}
@@ -437,9 +443,11 @@ int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
 	const uint32_t chunk = s->buf_size - BSDH;
 	while (len) {
 		uint32_t n = len < chunk ? (uint32_t)len : chunk;
-		if (s->zcopy && len >= s->zcopy) {
+		if (s->reset)
+			return -1;
+		if (s->zcopy && len >= s->zcopy && !s->copy_left) {
 			long sent = sdp_zcopy_send(s, p, len);
-			if (sent <= 0)
+			if (sent < 0 || (sent == 0 && !s->copy_left))
 				return -1;
 			p += sent;
 			len -= (size_t)sent;
@@ -449,6 +457,7 @@ int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
 			return -1;
 		p += n;
 		len -= n;
+		s->copy_left = s->copy_left > n ? s->copy_left - n : 0;
 	}
 	return 0;
 }
@@ -525,6 +534,10 @@ long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
 	for (t = 0; t < 40000000; ++t) {
 		ti_data_element_t *e = s->rx_head;
 		long n;
+		if (s->reset) {
+			sdp_zcopy_void_sink(s);
+			return -1;
+		}
 		if (!e) {
 			if (s->failed || s->peer_closed) {
 				sdp_zcopy_void_sink(s);
@@ -549,7 +562,7 @@ int sdp_close(struct sdp_sock *s)
 	uint64_t t;
 	if (!s)
 		return -1;
-	if (s->conn && !s->peer_closed && !s->failed)
+	if (s->conn && !s->peer_closed && !s->failed && !s->reset)
 		rc = send_message(s, SDP_MID_DISCONN, 0, 0);
 	/* Everything sent, DisConn last, reaches the peer before the DREQ. */
 	for (t = 0; s->sent_done < s->framed && !s->failed && t < 1000000; ++t)
@@ -561,7 +574,29 @@ int sdp_close(struct sdp_sock *s)
 	return rc;
 }
 
+int sdp_abort(struct sdp_sock *s)
+{
+	int rc = 0;
+	uint64_t t;
+	if (!s)
+		return -1;
+	/* Without a credit the peer hears the disconnect alone (an orderly end). */
+	if (s->conn && !s->peer_closed && !s->failed && !s->reset && credits(s))
+		rc = send_message(s, SDP_MID_ABORT_CONN, 0, 0);
+	/* The abort must reach the peer before the DREQ flushes the QP. */
+	for (t = 0; s->sent_done < s->framed && !s->failed && t < 1000000; ++t)
+		nicsim_sleep_ns(100);
+	if (s->conn && s->ops->disconnect(s->conn, on_done, (void *)&s->disconnected) == TI_SUCCESS)
+		wait_flag(&s->disconnected, 100000);
+	sdp_zcopy_release(s);
+	discard(s);
+	return rc;
+}
+
+int sdp_error(const struct sdp_sock *s) { return s && s->reset ? SDP_ECONNRESET : 0; }
+
 uint32_t sdp_messages_sent(const struct sdp_sock *s, uint8_t mid) { return s ? s->sent_by_mid[mid] : 0; }
+uint32_t sdp_messages_received(const struct sdp_sock *s, uint8_t mid) { return s ? s->recv_by_mid[mid] : 0; }
 
 uint32_t sdp_socket_count(void)
 {
