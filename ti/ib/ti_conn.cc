@@ -80,12 +80,16 @@ void free_conn(Conn* c) {
   TiNode* n = node();
   unbind(c);
   destroy_qp(c);
+  std::unique_ptr<FlowControl> fc = std::move(c->fc);
   c->deadline.reset();
   c->inst->conns.erase(c);
   n->conns.erase(c);
   n->by_id.erase(c->id);
   n->revoke(c);
   delete c;
+  // Its memory goes once the HCA can no longer write it, and after the
+  // handle (deregistering waits for the HCA: others run meanwhile).
+  fc_release(std::move(fc));
 }
 
 std::uint32_t clamp_depth(std::uint32_t v, std::uint32_t lo, std::uint32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -95,8 +99,11 @@ ib_qp* make_qp(Pd* pd, Cq* send_cq, Cq* recv_cq, const ti_conn_attr_t& a) {
   ia.send_cq = send_cq->cq;
   ia.recv_cq = recv_cq->cq;
   // Room for RDMA splits and the message of rdma_*_send beyond the depth.
-  ia.cap.max_send_wr = clamp_depth(a.max_transfer_depth * 2 + 4, 4, 4096);
-  ia.cap.max_recv_wr = clamp_depth(a.max_recv_depth + 1, 2, 4096);
+  // Flow control adds the provider's hello and credit write, and its
+  // receive for the peer's hello.
+  const std::uint32_t fc = a.msg_flow_control ? 2 : 0;
+  ia.cap.max_send_wr = clamp_depth(a.max_transfer_depth * 2 + 4 + fc, 4, 4096);
+  ia.cap.max_recv_wr = clamp_depth(a.max_recv_depth + 1 + fc / 2, 2, 4096);
   ia.cap.max_send_sge = clamp_depth(a.max_transfer_buffers, 1, 16);
   ia.cap.max_recv_sge = clamp_depth(a.max_recv_buffers, 1, 16);
   ia.sq_sig_type = IB_SIGNAL_ALL_WR;
@@ -104,16 +111,20 @@ ib_qp* make_qp(Pd* pd, Cq* send_cq, Cq* recv_cq, const ti_conn_attr_t& a) {
   return ib_create_qp(pd->pd, &ia);
 }
 
-// The RC attributes a connection asks for: RDMA and atomics allowed; with
-// msg_flow_control the HCA waits for a receive buffer (RNR retries without
-// end), without it a send to a peer with none fails the connection.
+// The RC attributes a connection asks for: RDMA and atomics allowed, and
+// RNR retries without end (7) either way. With msg_flow_control the
+// provider's credits keep sends from a peer with no receive posted, so no
+// RNR NAK happens; without it the consumer paces itself, and a send that
+// overruns the peer meets the hardware's RNR NAK and is retried (every
+// min_rnr_timer, 10 us) until a receive is posted: nothing is lost, and
+// the NAKs show in the HCA's rnr_naks_sent.
 ib_qp_attr qp_attr_of(const ti_conn_attr_t& a) {
   ib_qp_attr qa{};
   qa.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
   qa.max_rd_atomic = qa.max_dest_rd_atomic = 4;
   qa.timeout = 14;
   qa.retry_cnt = static_cast<u8>(a.max_send_retries && a.max_send_retries < 7 ? a.max_send_retries : 7);
-  qa.rnr_retry = a.msg_flow_control ? 7 : 0;
+  qa.rnr_retry = 7;
   qa.min_rnr_timer = 1;
   return qa;
 }
@@ -328,6 +339,7 @@ void on_accepted(ib_cma_event event, void* context) {
   if (event == IB_CMA_EVENT_ESTABLISHED) {
     c->established_seen = true;
     fire(c, E::Established, "RTU");
+    fc_ready(c);
   } else if (event == IB_CMA_EVENT_UNREACHABLE) {
     c->failed = true;
     fire(c, E::Unreachable, "no RTU");
@@ -371,6 +383,7 @@ ti_status_t accept_passive(Conn* c, ti_conn_request_t* req, ti_comp_info_t* comp
   c->qp = make_qp(c->pd, c->send_cq, c->recv_cq, c->attr);
   if (!c->qp) return TI_INSUFFICIENT_RESOURCES;
   ++c->pd->users;
+  if (!fc_setup(c)) return TI_INSUFFICIENT_RESOURCES;
   const std::uint32_t len = req->private_data ? req->private_data_len : 0;
   const u8 n = static_cast<u8>(len < IB_CMA_REP_PRIVATE_DATA_SIZE ? len : IB_CMA_REP_PRIVATE_DATA_SIZE);
   if (ib_cma_accept(&c->cma_id, c->qp, req->private_data, n, ctx_of(c), on_accepted)) return TI_ERROR;
@@ -381,6 +394,7 @@ ti_status_t accept_passive(Conn* c, ti_conn_request_t* req, ti_comp_info_t* comp
   const std::uint64_t id = c->id;
   ib_qp* qp = c->qp;
   wait_for([qp] { return kverbs::qp_state(qp) >= IB_QPS_INIT; }, 10 * kMs, 100 * kNs);
+  if (!fc_post_hello_recv(c)) return TI_INSUFFICIENT_RESOURCES;
   if (ti_status_t s = post_receives(c, recvs)) return s;
   TiNode* nd = node();
   wait_for(
@@ -420,6 +434,10 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
     return TI_INSUFFICIENT_RESOURCES;
   }
   ++c->pd->users;
+  if (!fc_setup(c)) {
+    free_conn(c);
+    return TI_INSUFFICIENT_RESOURCES;
+  }
   c->user_req = req;
   ib_qp_attr qa = qp_attr_of(*attr);
   sockaddr_in dst;
@@ -498,10 +516,12 @@ ti_status_t conn_accept(ti_conn_request_t* req, uint32_t max_rdma_size, ti_comp_
   ti_status_t s = TI_INVALID_OPERATION;
   if (c->fsm.state() == S::ReplyReceived) {
     s = bind_comp(c, comp);
+    if (s == TI_SUCCESS && !fc_post_hello_recv(c)) s = TI_INSUFFICIENT_RESOURCES;
     if (s == TI_SUCCESS) s = post_receives(c, recvs);
     if (s == TI_SUCCESS) {
       fire(c, E::Accept, "accept");
       c->deadline.reset();
+      fc_ready(c);
     }
   } else if (c->fsm.state() == S::Requested) {
     s = accept_passive(c, req, comp, recvs);

@@ -572,7 +572,7 @@ ti_status_t op_io_ctl(ti_handle_t h_ti, ti_ioctl_t cmd, uint32_t* p_bytes, void*
   prof->max_rdma_size = c->attr.max_rdma_size;
   prof->max_transfer_depth = c->attr.max_transfer_depth;
   prof->max_recv_depth = c->attr.max_recv_depth;
-  prof->send_credits = c->send_credits;
+  prof->send_credits = fc_credits(c);
   prof->msg_flow_control = c->attr.msg_flow_control;
   SET_IPV4_ADDR(prof->local_addr, c->local.ip);
   SET_IPV4_ADDR(prof->remote_addr, c->remote.ip);

@@ -253,7 +253,9 @@ static ti_conn_attr_t sdp_attr(void)
 	a.max_recv_buffers = 1;
 	a.max_recv_size = 8192;
 	a.reliable = TRUE;
-	a.msg_flow_control = TRUE;
+	/* SDP's own credits (the BSDH's bufs) pace the sender: the transport's
+	 * message flow control would only add its handshake and credit writes. */
+	a.msg_flow_control = FALSE;
 	a.auto_cq_rearm = TRUE;
 	return a;
 }

@@ -81,7 +81,8 @@ void debug_client() {
   for (std::uint32_t i = 0; i < kBytes; ++i) b[i] = pattern(5, i);
   e->local_data_desc[0].byte_count = kBytes;
   e->msg_opt = TI_OPT_SIGNALED;
-  ASSERT_EQ(c.ops->msg_send(c.conn, e), TI_SUCCESS);
+  const ti_status_t sent = c.ops->msg_send(c.conn, e);  // TI_PENDING: no credits yet
+  ASSERT_TRUE(sent == TI_SUCCESS || sent == TI_PENDING) << sent;
   ASSERT_TRUE(wait_until(c.sent.count, 1));
   EXPECT_EQ(c.sent.items[0]->status, TI_SUCCESS);
   peer_put_all(c, c.sent);
@@ -145,7 +146,7 @@ TEST(Ti, DebugSvcLevelDecidesWhatTheProviderLogs) {
   // The client, at TI_DBG_DEBUG: entry and exit of its calls, its
   // connection's steps and its pool's registration.
   EXPECT_EQ(count(log, "h2", "debug", "connect: entry"), 1);
-  EXPECT_EQ(count(log, "h2", "debug", "msg_send: exit, Success"), 1);
+  EXPECT_EQ(count(log, "h2", "debug", "msg_send: exit"), 1);
   EXPECT_EQ(count(log, "h2", "info", "connection ", "Connecting -> ReplyReceived"), 1);
   EXPECT_EQ(count(log, "h2", "info", "connection ", "ReplyReceived -> Established"), 1);
   EXPECT_EQ(count(log, "h2", "info", "registered"), 0) << "registered before the level was raised";
