@@ -8,6 +8,7 @@
 #include <linux/in.h>
 #include <rdma/ib_cma.h>
 
+#include "cm/cma/cma_mra.h"
 #include "host/api_call.h"
 #include "cm/core/cm_node.h"
 #include "cm/kverbs/kverbs.h"
@@ -179,5 +180,13 @@ int ib_cma_get_src_ip(union ib_cma_id* cma_id, ib_cma_rarp_handler rarp_handler,
       });
     });
   });
+  return 0;
+}
+
+int nicsim::cm::cma_on_mra(union ib_cma_id* cma_id, std::function<void()> fn) {
+  CmNode* n = nullptr;
+  Conn* c = conn_of(cma_id, n);
+  if (!c || !c->active || !fn) return -EINVAL;
+  c->on_mra = std::move(fn);
   return 0;
 }

@@ -95,7 +95,8 @@ struct Conn {
   std::vector<std::uint8_t> req_private, rep_private;
   std::unique_ptr<host::Timer> timer;
   std::function<void(Upcall, const std::uint8_t* priv)> upcall;  // to the CMA
-  Conn* listener = nullptr;                                      // passive side: the listener the REQ came to
+  std::function<void()> on_mra;  // active side: an MRA arrived (cm/cma/cma_mra.h; interrupt context)
+  Conn* listener = nullptr;      // passive side: the listener the REQ came to
   Tick t_req = 0, t_qp = 0, t_resolve = 0;
   std::uint32_t dst_ip = 0;     // active side: the address connected to
   bool accept_pending = false;  // accepted: the REP is on its way

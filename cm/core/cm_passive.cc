@@ -113,6 +113,7 @@ void on_mra(CmNode& n, Conn& c, const std::uint8_t* m) {
   if (!c.fsm.handles(CmEvent::RecvMra)) return;
   c.fsm.fire(CmEvent::RecvMra, "mra");
   c.timer->start(timeout_of(static_cast<std::uint8_t>(m[mra::kTimeout] >> 3)) + lifetime(c));
+  if (c.on_mra && c.consumer_valid) n.upcall(c.on_mra);
 }
 
 void send_drep(CmNode& n, Conn& c, std::uint64_t tid) {

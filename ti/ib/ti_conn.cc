@@ -6,6 +6,7 @@
 // transport's thread (the interface's "system thread context").
 #include <cstring>
 
+#include "cm/cma/cma_mra.h"
 #include "cm/kverbs/kverbs.h"
 #include "ti/ib/ti_ib.h"
 
@@ -43,7 +44,15 @@ Conn* conn_of_ctx(void* ctx) {
   return n ? conn_by_id(*n, reinterpret_cast<std::uintptr_t>(ctx)) : nullptr;
 }
 
-bool fire(Conn* c, E e, const char* cause) { return c->fsm.handles(e) && c->fsm.fire(e, cause); }
+// A connection step; shown at TI_DBG_VERBOSE (the interface's debug
+// messages for connections).
+bool fire(Conn* c, E e, const char* cause) {
+  const S from = c->fsm.state();
+  if (!c->fsm.handles(e) || !c->fsm.fire(e, cause)) return false;
+  log_at(level_of(c->inst), TI_DBG_VERBOSE, "connection %llu: %s -> %s on %s (%s)",
+         static_cast<unsigned long long>(c->id), fsm_name(from), fsm_name(c->fsm.state()), fsm_name(e), cause);
+  return true;
+}
 
 Conn* new_conn(Instance* inst) {
   TiNode* n = node();
@@ -71,12 +80,16 @@ void free_conn(Conn* c) {
   TiNode* n = node();
   unbind(c);
   destroy_qp(c);
+  std::unique_ptr<FlowControl> fc = std::move(c->fc);
   c->deadline.reset();
   c->inst->conns.erase(c);
   n->conns.erase(c);
   n->by_id.erase(c->id);
   n->revoke(c);
   delete c;
+  // Its memory goes once the HCA can no longer write it, and after the
+  // handle (deregistering waits for the HCA: others run meanwhile).
+  fc_release(std::move(fc));
 }
 
 std::uint32_t clamp_depth(std::uint32_t v, std::uint32_t lo, std::uint32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -86,8 +99,11 @@ ib_qp* make_qp(Pd* pd, Cq* send_cq, Cq* recv_cq, const ti_conn_attr_t& a) {
   ia.send_cq = send_cq->cq;
   ia.recv_cq = recv_cq->cq;
   // Room for RDMA splits and the message of rdma_*_send beyond the depth.
-  ia.cap.max_send_wr = clamp_depth(a.max_transfer_depth * 2 + 4, 4, 4096);
-  ia.cap.max_recv_wr = clamp_depth(a.max_recv_depth + 1, 2, 4096);
+  // Flow control adds the provider's hello and credit write, and its
+  // receive for the peer's hello.
+  const std::uint32_t fc = a.msg_flow_control ? 2 : 0;
+  ia.cap.max_send_wr = clamp_depth(a.max_transfer_depth * 2 + 4 + fc, 4, 4096);
+  ia.cap.max_recv_wr = clamp_depth(a.max_recv_depth + 1 + fc / 2, 2, 4096);
   ia.cap.max_send_sge = clamp_depth(a.max_transfer_buffers, 1, 16);
   ia.cap.max_recv_sge = clamp_depth(a.max_recv_buffers, 1, 16);
   ia.sq_sig_type = IB_SIGNAL_ALL_WR;
@@ -95,16 +111,20 @@ ib_qp* make_qp(Pd* pd, Cq* send_cq, Cq* recv_cq, const ti_conn_attr_t& a) {
   return ib_create_qp(pd->pd, &ia);
 }
 
-// The RC attributes a connection asks for: RDMA and atomics allowed; with
-// msg_flow_control the HCA waits for a receive buffer (RNR retries without
-// end), without it a send to a peer with none fails the connection.
+// The RC attributes a connection asks for: RDMA and atomics allowed, and
+// RNR retries without end (7) either way. With msg_flow_control the
+// provider's credits keep sends from a peer with no receive posted, so no
+// RNR NAK happens; without it the consumer paces itself, and a send that
+// overruns the peer meets the hardware's RNR NAK and is retried (every
+// min_rnr_timer, 10 us) until a receive is posted: nothing is lost, and
+// the NAKs show in the HCA's rnr_naks_sent.
 ib_qp_attr qp_attr_of(const ti_conn_attr_t& a) {
   ib_qp_attr qa{};
   qa.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
   qa.max_rd_atomic = qa.max_dest_rd_atomic = 4;
   qa.timeout = 14;
   qa.retry_cnt = static_cast<u8>(a.max_send_retries && a.max_send_retries < 7 ? a.max_send_retries : 7);
-  qa.rnr_retry = a.msg_flow_control ? 7 : 0;
+  qa.rnr_retry = 7;
   qa.min_rnr_timer = 1;
   return qa;
 }
@@ -234,6 +254,23 @@ void active_reply(std::uint64_t id) {
   c->info.conn_request_cb(out);
 }
 
+// The passive side's CM acknowledged the REQ with an MRA (its consumer
+// has not answered yet; the REP comes later): the connect's callback hears
+// CN_MRA with TI_PENDING, as information. Nothing is to be accepted or
+// rejected for it; CN_REPLY or CN_REJECT follows.
+void active_mra(std::uint64_t id) {
+  TiNode* n = node();
+  Conn* c = conn_by_id(*n, id);
+  if (!c) return;
+  const bool tell = c->fsm.state() == S::Connecting;
+  if (!fire(c, E::MraArrived, tell ? "MRA" : "MRA after cancel") || !tell) return;
+  ti_conn_request_t r{};
+  fill_request(r, c, CN_MRA, TI_PENDING, {});
+  ti_conn_request_t* out = c->user_req ? c->user_req : &r;
+  *out = r;
+  c->info.conn_request_cb(out);
+}
+
 void on_active_event(ib_cma_event event, void* context, void* private_data) {
   Conn* c = conn_of_ctx(context);
   if (!c) return;
@@ -302,6 +339,7 @@ void on_accepted(ib_cma_event event, void* context) {
   if (event == IB_CMA_EVENT_ESTABLISHED) {
     c->established_seen = true;
     fire(c, E::Established, "RTU");
+    fc_ready(c);
   } else if (event == IB_CMA_EVENT_UNREACHABLE) {
     c->failed = true;
     fire(c, E::Unreachable, "no RTU");
@@ -345,6 +383,7 @@ ti_status_t accept_passive(Conn* c, ti_conn_request_t* req, ti_comp_info_t* comp
   c->qp = make_qp(c->pd, c->send_cq, c->recv_cq, c->attr);
   if (!c->qp) return TI_INSUFFICIENT_RESOURCES;
   ++c->pd->users;
+  if (!fc_setup(c)) return TI_INSUFFICIENT_RESOURCES;
   const std::uint32_t len = req->private_data ? req->private_data_len : 0;
   const u8 n = static_cast<u8>(len < IB_CMA_REP_PRIVATE_DATA_SIZE ? len : IB_CMA_REP_PRIVATE_DATA_SIZE);
   if (ib_cma_accept(&c->cma_id, c->qp, req->private_data, n, ctx_of(c), on_accepted)) return TI_ERROR;
@@ -355,6 +394,7 @@ ti_status_t accept_passive(Conn* c, ti_conn_request_t* req, ti_comp_info_t* comp
   const std::uint64_t id = c->id;
   ib_qp* qp = c->qp;
   wait_for([qp] { return kverbs::qp_state(qp) >= IB_QPS_INIT; }, 10 * kMs, 100 * kNs);
+  if (!fc_post_hello_recv(c)) return TI_INSUFFICIENT_RESOURCES;
   if (ti_status_t s = post_receives(c, recvs)) return s;
   TiNode* nd = node();
   wait_for(
@@ -394,6 +434,10 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
     return TI_INSUFFICIENT_RESOURCES;
   }
   ++c->pd->users;
+  if (!fc_setup(c)) {
+    free_conn(c);
+    return TI_INSUFFICIENT_RESOURCES;
+  }
   c->user_req = req;
   ib_qp_attr qa = qp_attr_of(*attr);
   sockaddr_in dst;
@@ -419,6 +463,10 @@ ti_status_t conn_connect(ti_handle_t h_ti, ti_conn_attr_t* attr, ti_conn_info_t*
     return TI_ERROR;
   }
   fire(c, E::Connect, "REQ");
+  const std::uint64_t id = c->id;
+  cm::cma_on_mra(&c->cma_id, [id] {
+    if (TiNode* n = node()) n->defer([id] { active_mra(id); });
+  });
   *ph_conn = handle_of<ti_conn_handle_t>(c);
   return TI_SUCCESS;
 }
@@ -468,10 +516,12 @@ ti_status_t conn_accept(ti_conn_request_t* req, uint32_t max_rdma_size, ti_comp_
   ti_status_t s = TI_INVALID_OPERATION;
   if (c->fsm.state() == S::ReplyReceived) {
     s = bind_comp(c, comp);
+    if (s == TI_SUCCESS && !fc_post_hello_recv(c)) s = TI_INSUFFICIENT_RESOURCES;
     if (s == TI_SUCCESS) s = post_receives(c, recvs);
     if (s == TI_SUCCESS) {
       fire(c, E::Accept, "accept");
       c->deadline.reset();
+      fc_ready(c);
     }
   } else if (c->fsm.state() == S::Requested) {
     s = accept_passive(c, req, comp, recvs);

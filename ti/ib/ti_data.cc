@@ -64,6 +64,7 @@ ti_status_t check_list(ti_data_element_t* list, ti_res_pool_type_t type, std::ui
 void begin(ElementTd* td, Conn* c, Op op) {
   td->conn = c;
   td->op = op;
+  td->fence = false;
   td->busy = true;
   td->outstanding = 0;
   td->status = TI_SUCCESS;
@@ -190,23 +191,9 @@ void take_flushed(Conn* c, std::vector<ti_data_element_t*>& out) {
   c->send_queue.clear();
 }
 
-// Posts queued sends while the send queue has room (none once the
-// connection failed: the completion path flushes them).
-void pump(Conn* c) {
-  const std::uint32_t depth = c->attr.max_transfer_depth ? c->attr.max_transfer_depth : 0xffffffffu;
-  std::vector<ti_data_element_t*> failed;
-  if (c->failed) return;
-  while (!c->send_queue.empty() && c->posted_sends < depth && can_send(c)) {
-    ti_data_element_t* e = c->send_queue.front();
-    c->send_queue.pop_front();
-    auto* td = static_cast<ElementTd*>(e->otd);
-    if (post_message(c, td, false)) failed.push_back(e);
-  }
-  complete_now(c, failed, TI_ERROR);
-}
-
 // A work completion: the element completes when its last request does.
 ti_data_element_t* retire(const ib_wc& wc) {
+  if (fc_completion(wc)) return nullptr;  // the provider's own (flow control)
   ElementTd* td = td_of_wr(wc.wr_id);
   if (!td || !td->busy) return nullptr;
   ti_data_element_t* e = td->element;
@@ -229,6 +216,8 @@ ti_data_element_t* retire(const ib_wc& wc) {
   if (td->op == Op::Recv && c->posted_recvs) --c->posted_recvs;
   if (td->status != TI_SUCCESS && td->status != TI_CANCELED && !c->failed) {
     c->failed = true;
+    log_at(level_of(c->inst), TI_DBG_OFF, "connection %llu failed: a work request completed with an error",
+           static_cast<unsigned long long>(c->id));
     if (c->comp.pfn_err_cb) {
       const ti_err_cb_t cb = c->comp.pfn_err_cb;
       void* ctx = c->comp.p_err_context;
@@ -238,7 +227,7 @@ ti_data_element_t* retire(const ib_wc& wc) {
       });
     }
   }
-  if (td->op == Op::Send) pump(c);
+  if (td->op == Op::Send) pump_sends(c);
   return e;
 }
 
@@ -301,6 +290,12 @@ ti_status_t rdma_then_send(ti_conn_handle_t h, ti_data_element_t* rdmas, ti_data
   // they are done (reads included), so it completes after them.
   auto* td = static_cast<ElementTd*>(msg->otd);
   begin(td, c, Op::Send);
+  td->fence = true;
+  if (c->fc) {  // the message needs a credit: it waits with the other sends
+    c->send_queue.push_back(msg);
+    pump_sends(c);
+    return TI_SUCCESS;
+  }
   if (post_message(c, td, true)) {
     std::vector<ti_data_element_t*> failed{msg};
     complete_now(c, failed, TI_ERROR);
@@ -311,9 +306,26 @@ ti_status_t rdma_then_send(ti_conn_handle_t h, ti_data_element_t* rdmas, ti_data
 
 }  // namespace
 
+// Posts queued sends while the send queue has room and, with message flow
+// control, the peer has receives for them (none once the connection
+// failed: the completion path flushes them).
+void pump_sends(Conn* c) {
+  const std::uint32_t depth = c->attr.max_transfer_depth ? c->attr.max_transfer_depth : 0xffffffffu;
+  std::vector<ti_data_element_t*> failed;
+  if (c->failed) return;
+  while (!c->send_queue.empty() && c->posted_sends < depth && can_send(c) && fc_take_credit(c)) {
+    ti_data_element_t* e = c->send_queue.front();
+    c->send_queue.pop_front();
+    auto* td = static_cast<ElementTd*>(e->otd);
+    if (post_message(c, td, td->fence)) failed.push_back(e);
+  }
+  complete_now(c, failed, TI_ERROR);
+}
+
 ti_status_t post_receives(Conn* c, ti_data_element_t* list) {
   if (!list) return TI_SUCCESS;
   if (ti_status_t s = check_list(list, TI_RES_POOL_MSG, 1u << 20)) return s;
+  std::uint32_t posted = 0;
   for (ti_data_element_t* e = list; e;) {
     ti_data_element_t* next = e->p_next_msg;
     auto* td = static_cast<ElementTd*>(e->otd);
@@ -332,12 +344,15 @@ ti_status_t post_receives(Conn* c, ti_data_element_t* list) {
         failed.push_back(f);
       }
       complete_now(c, failed, TI_INSUFFICIENT_RESOURCES);
+      fc_posted(c, posted);
       return TI_INSUFFICIENT_RESOURCES;
     }
     ++td->outstanding;
     ++c->posted_recvs;
+    ++posted;
     e = next;
   }
+  fc_posted(c, posted);  // the peer may send into them
   return TI_SUCCESS;
 }
 
@@ -429,7 +444,7 @@ ti_status_t data_msg_send(ti_conn_handle_t h, ti_data_element_t* list) {
     fail_queued(c, TI_CANCELED);  // the connection failed: nothing more goes out
     return TI_SUCCESS;
   }
-  pump(c);
+  pump_sends(c);
   return c->send_queue.empty() ? TI_SUCCESS : TI_PENDING;
 }
 

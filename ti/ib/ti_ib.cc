@@ -53,6 +53,8 @@ const FsmType& TiConnMachine::type() {
                                                {S::Listening, E::Disconnect, S::Closed, "stop_listening"},
                                                {S::Listening, E::Released, S::Closed, "destroyed"},
                                                {S::Connecting, E::ReplyArrived, S::ReplyReceived, "cr_callback"},
+                                               {S::Connecting, E::MraArrived, S::Connecting, "cr_callback"},
+                                               {S::Canceling, E::MraArrived, S::Canceling, "canceled"},
                                                {S::Connecting, E::Rejected, S::Closed, "rejected"},
                                                {S::Connecting, E::Unreachable, S::Closed, "timeout"},
                                                {S::Connecting, E::Disconnect, S::Canceling, "cancel"},
@@ -504,6 +506,8 @@ ti_status_t register_range(Instance* i, Pd* p, std::uint64_t addr, std::uint64_t
   desc->vaddr = addr;
   desc->rkey = mr->rkey;
   *ph = handle_of<ti_mem_handle_t>(m);
+  log_at(i->debug, TI_DBG_VERBOSE, "registered %llu bytes at 0x%llx, rkey 0x%x", static_cast<unsigned long long>(bytes),
+         static_cast<unsigned long long>(addr), static_cast<unsigned>(mr->rkey));
   return TI_SUCCESS;
 }
 
@@ -568,7 +572,7 @@ ti_status_t op_io_ctl(ti_handle_t h_ti, ti_ioctl_t cmd, uint32_t* p_bytes, void*
   prof->max_rdma_size = c->attr.max_rdma_size;
   prof->max_transfer_depth = c->attr.max_transfer_depth;
   prof->max_recv_depth = c->attr.max_recv_depth;
-  prof->send_credits = c->send_credits;
+  prof->send_credits = fc_credits(c);
   prof->msg_flow_control = c->attr.msg_flow_control;
   SET_IPV4_ADDR(prof->local_addr, c->local.ip);
   SET_IPV4_ADDR(prof->remote_addr, c->remote.ip);
@@ -580,6 +584,53 @@ ti_status_t op_io_ctl(ti_handle_t h_ti, ti_ioctl_t cmd, uint32_t* p_bytes, void*
 
 char* status_2_str(ti_status_t status) { return ti_status_to_str(status); }
 
+// The instance an operation's first argument belongs to (nullptr: none,
+// or not a live handle): its debug_svc level decides what is logged.
+const Instance* owner(ti_handle_t h) { return instance_of(h); }
+const Instance* owner(ti_endpoint_handle_t h) {
+  const Endpoint* o = endpoint_of(h);
+  return o ? o->inst : nullptr;
+}
+const Instance* owner(ti_pd_handle_t h) {
+  const Pd* o = pd_of(h);
+  return o ? o->inst : nullptr;
+}
+const Instance* owner(ti_cq_handle_t h) {
+  const Cq* o = cq_of(h);
+  return o ? o->inst : nullptr;
+}
+const Instance* owner(ti_conn_handle_t h) {
+  const Conn* o = conn_of(h);
+  return o ? o->inst : nullptr;
+}
+const Instance* owner(ti_res_pool_handle_t h) {
+  const Pool* o = pool_of(h);
+  return o ? o->inst : nullptr;
+}
+const Instance* owner(ti_mem_handle_t h) {
+  const Mem* o = mem_of(h);
+  return o ? o->inst : nullptr;
+}
+const Instance* owner(ti_conn_request_t* r) { return r ? owner(r->conn_handle) : nullptr; }
+template <class T>
+const Instance* owner(T) {
+  return nullptr;
+}
+
+// An operation with its routine entry and exit (TI_DBG_DEBUG) and its
+// failures (TI_DBG_STD) logged at its instance's level, read before the
+// call (destroy_ti takes the instance away).
+template <class F, class First, class... Rest>
+ti_status_t logged(const char* name, F fn, First first, Rest... rest) {
+  const ti_debug_level_t level = level_of(owner(first));
+  log_at(level, TI_DBG_DEBUG, "%s: entry", name);
+  const ti_status_t s = fn(first, rest...);
+  if (s != TI_SUCCESS && s != TI_PENDING) log_at(level, TI_DBG_STD, "%s failed: %s", name, ti_status_to_str(s));
+  log_at(level, TI_DBG_DEBUG, "%s: exit, %s", name, ti_status_to_str(s));
+  return s;
+}
+#define NICSIM_TI_LOGGED(field, fn) o.field = [](auto... a) { return logged(#field, fn, a...); }
+
 char kTransportName[] = "InfiniBand (nicsim HCA, kernel verbs + CMA)";
 char kLinkDevName[] = "ib0";
 
@@ -588,41 +639,42 @@ ti_ops_t make_ops() {
   o.transport_name = kTransportName;
   o.link_dev_name = kLinkDevName;
   o.ti_status_2_str = status_2_str;
-  o.events_register = op_events_register;
-  o.events_deregister = op_events_deregister;
-  o.create_ti = op_create_ti;
-  o.destroy_ti = op_destroy_ti;
-  o.debug_svc = op_debug_svc;
-  o.create_endpoint = op_create_endpoint;
-  o.destroy_endpoint = op_destroy_endpoint;
-  o.create_pd = op_create_pd;
-  o.destroy_pd = op_destroy_pd;
-  o.create_cq = op_create_cq;
-  o.poll_cq = cq_poll;
-  o.rearm_cq = cq_rearm;
-  o.destroy_cq = op_destroy_cq;
-  o.connect = conn_connect;
-  o.accept = conn_accept;
-  o.reject = conn_reject;
-  o.listen = conn_listen;
-  o.disconnect = conn_disconnect;
-  o.reg_virt_mem = op_reg_virt_mem;
-  o.reg_phys_mem = op_reg_phys_mem;
-  o.dereg_mem = op_dereg_mem;
-  o.res_pool_create = pool_create;
-  o.res_pool_destroy = pool_destroy;
-  o.res_pool_get = pool_get;
-  o.res_pool_put = pool_put;
-  o.msg_send = data_msg_send;
-  o.msg_recv = data_msg_recv;
-  o.rdma_read = data_rdma_read;
-  o.rdma_write = data_rdma_write;
-  o.rdma_read_send = data_rdma_read_send;
-  o.rdma_write_send = data_rdma_write_send;
-  o.atomic_op = data_atomic_op;
-  o.io_ctl = op_io_ctl;
+  NICSIM_TI_LOGGED(events_register, op_events_register);
+  NICSIM_TI_LOGGED(events_deregister, op_events_deregister);
+  NICSIM_TI_LOGGED(create_ti, op_create_ti);
+  NICSIM_TI_LOGGED(destroy_ti, op_destroy_ti);
+  NICSIM_TI_LOGGED(debug_svc, op_debug_svc);
+  NICSIM_TI_LOGGED(create_endpoint, op_create_endpoint);
+  NICSIM_TI_LOGGED(destroy_endpoint, op_destroy_endpoint);
+  NICSIM_TI_LOGGED(create_pd, op_create_pd);
+  NICSIM_TI_LOGGED(destroy_pd, op_destroy_pd);
+  NICSIM_TI_LOGGED(create_cq, op_create_cq);
+  NICSIM_TI_LOGGED(poll_cq, cq_poll);
+  NICSIM_TI_LOGGED(rearm_cq, cq_rearm);
+  NICSIM_TI_LOGGED(destroy_cq, op_destroy_cq);
+  NICSIM_TI_LOGGED(connect, conn_connect);
+  NICSIM_TI_LOGGED(accept, conn_accept);
+  NICSIM_TI_LOGGED(reject, conn_reject);
+  NICSIM_TI_LOGGED(listen, conn_listen);
+  NICSIM_TI_LOGGED(disconnect, conn_disconnect);
+  NICSIM_TI_LOGGED(reg_virt_mem, op_reg_virt_mem);
+  NICSIM_TI_LOGGED(reg_phys_mem, op_reg_phys_mem);
+  NICSIM_TI_LOGGED(dereg_mem, op_dereg_mem);
+  NICSIM_TI_LOGGED(res_pool_create, pool_create);
+  NICSIM_TI_LOGGED(res_pool_destroy, pool_destroy);
+  NICSIM_TI_LOGGED(res_pool_get, pool_get);
+  NICSIM_TI_LOGGED(res_pool_put, pool_put);
+  NICSIM_TI_LOGGED(msg_send, data_msg_send);
+  NICSIM_TI_LOGGED(msg_recv, data_msg_recv);
+  NICSIM_TI_LOGGED(rdma_read, data_rdma_read);
+  NICSIM_TI_LOGGED(rdma_write, data_rdma_write);
+  NICSIM_TI_LOGGED(rdma_read_send, data_rdma_read_send);
+  NICSIM_TI_LOGGED(rdma_write_send, data_rdma_write_send);
+  NICSIM_TI_LOGGED(atomic_op, data_atomic_op);
+  NICSIM_TI_LOGGED(io_ctl, op_io_ctl);
   return o;
 }
+#undef NICSIM_TI_LOGGED
 
 ti_ops_t g_ops = make_ops();
 

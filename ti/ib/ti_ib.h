@@ -53,6 +53,7 @@ namespace nicsim::ti {
   X(Listen)                      \
   X(RequestArrived)              \
   X(ReplyArrived)                \
+  X(MraArrived)                  \
   X(Accept) X(Reject) X(Rejected) X(Established) X(Timeout) X(Unreachable) X(Disconnect) X(PeerDisconnected) X(Released)
 NICSIM_FSM_ENUM(TiConnState, NICSIM_TI_CONN_STATES)
 NICSIM_FSM_ENUM(TiConnEvent, NICSIM_TI_CONN_EVENTS)
@@ -100,6 +101,7 @@ struct ElementTd {
   ti_status_t status = TI_SUCCESS;
   ti_data_element_t* then_send = nullptr;  // rdma_*_send: the message after the RDMAs
   ti_atomic_op_t atomic = TI_ATOMIC_COMPARE_SWAP;
+  bool fence = false;  // a queued send fenced behind the RDMAs before it (rdma_*_send)
 };
 
 struct PoolRequest {
@@ -140,6 +142,20 @@ struct Cq : _ti_cq_handle {
   ti_xfer_cb_t pfn_notify = nullptr;  // auto_cq_rearm FALSE: whom to tell
 };
 
+// A connection's message flow control (msg_flow_control TRUE; ti_credit.cc).
+struct FlowControl {
+  unsigned char* mem = nullptr;  // registered node memory: the counts and the hellos
+  ib_mr* mr = nullptr;
+  std::uint64_t peer_vaddr = 0;  // the peer's region, from its hello
+  std::uint32_t peer_rkey = 0;
+  bool peer_known = false, hello_sent = false;
+  bool ready = false;        // the QP sends: established
+  std::uint64_t posted = 0;  // receives we posted (the consumer's)
+  std::uint64_t sent = 0;    // sends we gave the hardware
+  bool writing = false, dirty = false;
+  std::unique_ptr<host::Timer> poll;  // a sender without credits looks again
+};
+
 struct Conn : _ti_conn_handle {
   Conn(Instance* i, std::uint64_t id, std::uint32_t node);
   Instance* inst;
@@ -169,7 +185,7 @@ struct Conn : _ti_conn_handle {
   ti_context_cb_t disconnect_cb = nullptr;
   void* disconnect_context = nullptr;
   bool disconnect_reported = false;
-  std::uint32_t send_credits = 0;
+  std::unique_ptr<FlowControl> fc;  // msg_flow_control TRUE
 };
 
 struct Instance : _ti_handle {
@@ -271,6 +287,37 @@ Mem* mem_of(ti_mem_handle_t h);
 ElementTd* td_of(ti_data_element_t* e);
 // The element transport data a work request id names, if it still lives.
 ElementTd* td_of_wr(std::uint64_t wr_id);
+
+// ---- message flow control (ti_credit.cc) --------------------------------------------
+// Its region and timer for a msg_flow_control connection (false: no
+// memory); nothing for one without.
+bool fc_setup(Conn* c);
+void fc_release(std::unique_ptr<FlowControl> fc);  // after the QP is gone
+// The provider's receive for the peer's hello, before any of the consumer's.
+bool fc_post_hello_recv(Conn* c);
+// The connection is established (active: its receives are posted too):
+// the hello and the counts may go.
+void fc_ready(Conn* c);
+// The consumer posted `receives` more: the peer hears the new count.
+void fc_posted(Conn* c, std::uint32_t receives);
+// Sends the peer can take now (0 without flow control).
+std::uint32_t fc_credits(const Conn* c);
+// Whether a send may go now (and counts it); false arms the credit poll.
+bool fc_take_credit(Conn* c);
+// A completion of the provider's own work requests (true: it was one).
+bool fc_completion(const ib_wc& wc);
+// Posts queued sends the depth and the credits allow (ti_data.cc).
+void pump_sends(Conn* c);
+
+// ---- the provider's messages (ti_log.cc) -------------------------------------------
+// Logs the message when `need` is at most `current` (an instance's
+// debug_svc level): TI_DBG_OFF fatal, TI_DBG_STD errors, TI_DBG_VERBOSE
+// information, TI_DBG_DEBUG routine entry and exit.
+void log_at(ti_debug_level_t current, ti_debug_level_t need, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+// The instance's level (TI_DBG_OFF for none).
+ti_debug_level_t level_of(const Instance* i);
+const char* debug_level_name(ti_debug_level_t level);
 
 // ---- operations (one file each: ti_ib.cc, ti_conn.cc, ti_pool.cc, ti_data.cc) --
 ti_status_t conn_connect(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_request_t*, ti_conn_handle_t*);

@@ -31,6 +31,16 @@
  *  - io_ctl(TI_GET_CONN_PROFILE): p_data is a ti_conn_profile_t of the
  *    connection handle *(ti_conn_handle_t *)p_data names (see below).
  *  - strdup is the C library's: it is not declared again here.
+ *  - CN_MRA: a connect's callback hears it, with status TI_PENDING, when
+ *    the passive side acknowledged the request with an MRA (it answers
+ *    later); nothing is to be accepted or rejected for it, CN_REPLY or
+ *    CN_REJECT follows.
+ *  - msg_flow_control TRUE: the transport sends a message only while the
+ *    peer has a receive posted for it (credits; a send waiting for one is
+ *    TI_PENDING); FALSE: the consumer paces its sends, and an overrun is
+ *    retried by the hardware (RNR) until the peer posts a receive.
+ *  - debug_svc: every build is a debug build; the messages go to the
+ *    simulation's trace (component "api", event "ti_log").
  *
  * C99 and C++; needs linux/types.h, linux/in.h and linux/in6.h (the
  * compatibility headers installed with this one).

@@ -32,9 +32,22 @@ int sdp_send(struct sdp_sock* s, const void* buf, size_t len);
 long sdp_recv(struct sdp_sock* s, void* buf, size_t cap);
 /* DisConn, disconnect, and every transport resource of the socket released. */
 int sdp_close(struct sdp_sock* s);
+/* An abortive close (a TCP close with SO_LINGER 0): AbortConn instead of
+ * DisConn, then as sdp_close. The peer's sdp_recv and sdp_send fail (-1)
+ * from the abort's arrival on, sdp_error saying SDP_ECONNRESET; what it had
+ * not read yet is lost. 0, or -1 when the AbortConn could not be sent. */
+int sdp_abort(struct sdp_sock* s);
+/* Linux's ECONNRESET: the peer aborted the connection. */
+#define SDP_ECONNRESET 104
+/* The socket's error: SDP_ECONNRESET after the peer's abort, else 0. */
+int sdp_error(const struct sdp_sock* s);
 /* Messages of SDP message id `mid` this socket sent (0xff Data, 0xfe
  * SrcAvail, 0xfd SinkAvail, 0x05 RdmaWrCompl, 0x06 RdmaRdCompl, ...). */
 uint32_t sdp_messages_sent(const struct sdp_sock* s, uint8_t mid);
+/* Messages of SDP message id `mid` this socket received. */
+uint32_t sdp_messages_received(const struct sdp_sock* s, uint8_t mid);
+/* The calling node's open sockets (each node keeps its own). */
+uint32_t sdp_socket_count(void);
 
 #ifdef __cplusplus
 }

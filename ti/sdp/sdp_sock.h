@@ -8,7 +8,8 @@
  * BSDH (mid, flags, bufs, len, mseq, mseqack; big-endian); SrcAvail's
  * SrcAH is len, rkey, vaddr (16 bytes), SinkAvail's SinkAH len, rkey,
  * vaddr, non-discard (20 bytes), RdmaWrCompl's RWCH and RdmaRdCompl's
- * RRCH one 4-byte length.
+ * RRCH one 4-byte length. AbortConn, SendSm and SrcAvailCancel are a
+ * BSDH alone.
  */
 #ifndef NICSIM_SDP_SOCK_H
 #define NICSIM_SDP_SOCK_H
@@ -20,8 +21,11 @@ enum {
   SDP_MID_HELLO = 0x00,
   SDP_MID_HELLO_ACK = 0x01,
   SDP_MID_DISCONN = 0x02,
+  SDP_MID_ABORT_CONN = 0x03,
+  SDP_MID_SEND_SM = 0x04,
   SDP_MID_RDMA_WR_COMPL = 0x05,
   SDP_MID_RDMA_RD_COMPL = 0x06,
+  SDP_MID_SRC_AVAIL_CANCEL = 0x08,
   SDP_MID_SINK_AVAIL = 0xfd,
   SDP_MID_SRC_AVAIL = 0xfe,
   SDP_MID_DATA = 0xff
@@ -48,6 +52,7 @@ struct sdp_sock {
   ti_conn_handle_t conn, listen_conn;
   ti_conn_request_t req;
   volatile int requests, replies, connected, destroyed, disconnected, peer_closed, failed;
+  volatile int reset; /* the peer aborted (AbortConn): reads and writes fail with ECONNRESET */
   uint32_t buf_size;
   uint32_t mseq, rx_mseq;           /* last sent, last received */
   uint32_t peer_bufs, peer_mseqack; /* from the peer's last BSDH */
@@ -65,16 +70,31 @@ struct sdp_sock {
   struct sdp_reg regs[REG_CACHE]; /* user buffers registered (least recently used goes) */
   uint64_t reg_clock;
   volatile uint32_t rd_compl; /* bytes the peer read of our SrcAvail */
+  volatile int send_sm;       /* the peer answered our SrcAvailCancel: it reads no more of it */
+  uint64_t src_avail_timeout; /* ns a SrcAvail waits for its reader before it is cancelled */
+  size_t copy_left;           /* bytes of a cancelled SrcAvail still to send by copy */
   volatile int rdma_done;     /* our RDMA element came back */
   ti_status_t rdma_status;
   uint32_t sent_by_mid[256];   /* messages sent, by mid (for tests) */
+  uint32_t recv_by_mid[256];   /* messages received, by mid (for tests) */
   uint32_t framed;             /* messages framed (all posted unless failed) */
   volatile uint32_t sent_done; /* their send completions */
   struct sdp_sock* next;
 };
 
+/* SDP's state on the calling node (kept by its host: every simulated node
+ * has its own); NULL outside a node. */
+struct sdp_node {
+  ti_ops_t* ops; /* the transport registered with SDP here */
+  ti_event_cb_t notify;
+  struct sdp_sock* socks; /* this node's sockets, linked by next */
+};
+struct sdp_node* sdp_node_state(void);
+
 /* The zero-copy threshold of the calling node (host.sdp.zcopy_threshold). */
 uint64_t sdp_zcopy_threshold(void);
+/* How long a SrcAvail waits for its reader (host.sdp.src_avail_timeout), ns. */
+uint64_t sdp_src_avail_timeout_ns(void);
 /* Charges the node's CPU for copying `bytes` (host.cost.sdp_copy). */
 void sdp_charge_copy(uint64_t bytes);
 
@@ -97,7 +117,10 @@ int sdp_wait(struct sdp_sock* s, volatile int* flag);
 
 /* ---- zero-copy (sdp_zcopy.c) ---- */
 /* Sends from buf by RDMA: into the peer's sink or read by the peer from a
- * SrcAvail. Bytes sent (at most len), -1 on failure. */
+ * SrcAvail. Bytes sent (at most len), -1 on failure. A SrcAvail its reader
+ * left unread past the timeout is cancelled (SrcAvailCancel); when the
+ * reader answers SendSm, the bytes it did not read are left to the copy
+ * path (copy_left) and the bytes it read are returned. */
 long sdp_zcopy_send(struct sdp_sock* s, const void* buf, size_t len);
 /* Advertises buf as a sink (SinkAvail) when nothing is queued. */
 void sdp_zcopy_offer_sink(struct sdp_sock* s, void* buf, size_t cap);
@@ -105,10 +128,11 @@ void sdp_zcopy_offer_sink(struct sdp_sock* s, void* buf, size_t cap);
 void sdp_zcopy_void_sink(struct sdp_sock* s);
 /* Deregisters the user buffers still registered (close). */
 void sdp_zcopy_release(struct sdp_sock* s);
-/* Reads from the SrcAvail at the head into buf; bytes, -1 on failure. */
+/* Reads from the SrcAvail at the head into buf; bytes, -1 on failure. A
+ * SrcAvailCancel queued behind it drops it instead (SendSm answers, 0). */
 long sdp_zcopy_read(struct sdp_sock* s, ti_data_element_t* e, void* buf, size_t cap);
 /* A control message the receive callback takes at once (RdmaRdCompl,
- * SinkAvail): nonzero when it was one. Interrupt context. */
+ * SinkAvail, SendSm): nonzero when it was one. Interrupt context. */
 int sdp_zcopy_control(struct sdp_sock* s, const uint8_t* h);
 /* The RDMA callback: the element back to its pool, rdma_done set. */
 void sdp_zcopy_rdma_done(ti_cq_handle_t cq, ti_data_element_t* list);

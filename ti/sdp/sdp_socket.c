@@ -16,7 +16,8 @@
  * where bufs counts the receive buffers posted beyond mseqack; a receiver
  * that reposted half its buffers and has nothing to send sends an empty
  * Data message to advertise them. Close sends DisConn (mid 0x02), then
- * disconnects.
+ * disconnects; an abort sends AbortConn (mid 0x03) instead, and the peer's
+ * reads and writes fail from its arrival on (a reset).
  */
 #include <string.h>
 
@@ -24,12 +25,13 @@
 #include "ti/sdp/sdp.h"
 #include "ti/sdp/sdp_sock.h"
 
-static struct sdp_sock *all_socks; /* for callbacks: CQ and context lookups */
-
+/* The calling node's socket whose CQ this is (the completion callbacks
+ * get the CQ only). */
 static struct sdp_sock *sock_of_cq(ti_cq_handle_t cq)
 {
+	struct sdp_node *n = sdp_node_state();
 	struct sdp_sock *s;
-	for (s = all_socks; s; s = s->next)
+	for (s = n ? n->socks : 0; s; s = s->next)
 		if (s->cq == cq)
 			return s;
 	return 0;
@@ -133,9 +135,13 @@ static void on_recv(ti_cq_handle_t cq, ti_data_element_t *list)
 		s->peer_bufs = ((uint32_t)h[2] << 8) | h[3];
 		s->peer_mseqack = get32(h + 12);
 		s->rx_mseq = get32(h + 8);
-		if ((h[0] == SDP_MID_DATA && list->recv_byte_count == BSDH) || sdp_zcopy_control(s, h)) {
-			/* credits only, or a zero-copy control message: taken at once,
-			 * the buffer goes back */
+		++s->recv_by_mid[h[0]];
+		if (h[0] == SDP_MID_ABORT_CONN)
+			s->reset = 1; /* what is queued is void: reads fail from now on */
+		if ((h[0] == SDP_MID_DATA && list->recv_byte_count == BSDH) || h[0] == SDP_MID_ABORT_CONN ||
+		    sdp_zcopy_control(s, h)) {
+			/* credits only, an abort, or a zero-copy control message:
+			 * taken at once, the buffer goes back */
 			list->local_data_desc[0].byte_count = s->buf_size;
 			if (s->ops->msg_recv(s->conn, list) != TI_SUCCESS)
 				s->ops->res_pool_put(s->pool, list);
@@ -214,9 +220,25 @@ static struct sdp_sock *sdp_open(uint32_t peer_ip, uint16_t local_port, uint16_t
 		return 0;
 	}
 	s->zcopy = sdp_zcopy_threshold();
-	s->next = all_socks;
-	all_socks = s;
+	s->src_avail_timeout = sdp_src_avail_timeout_ns();
+	s->next = sdp_node_state()->socks;
+	sdp_node_state()->socks = s;
 	return s;
+}
+
+/* The socket's transport instance goes (with it any connection or
+ * attempt left), and the socket leaves the node's list. */
+static void discard(struct sdp_sock *s)
+{
+	struct sdp_sock **pp;
+	s->ops->destroy_ti(s->ti, on_done, (void *)&s->destroyed);
+	wait_flag(&s->destroyed, 100000);
+	for (pp = &sdp_node_state()->socks; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	nicsim_free(s);
 }
 
 static ti_conn_attr_t sdp_attr(void)
@@ -231,7 +253,9 @@ static ti_conn_attr_t sdp_attr(void)
 	a.max_recv_buffers = 1;
 	a.max_recv_size = 8192;
 	a.reliable = TRUE;
-	a.msg_flow_control = TRUE;
+	/* SDP's own credits (the BSDH's bufs) pace the sender: the transport's
+	 * message flow control would only add its handshake and credit writes. */
+	a.msg_flow_control = FALSE;
 	a.auto_cq_rearm = TRUE;
 	return a;
 }
@@ -305,8 +329,10 @@ struct sdp_sock *sdp_connect(uint32_t ip, uint16_t port)
 	info.conn_request_cb = client_reply;
 	info.context = s;
 	if (s->ops->connect(s->ti, &attr, &info, &s->req, &s->conn) != TI_SUCCESS || wait_flag(&s->replies, 1000000) ||
-	    !s->connected)
+	    !s->connected) {
+		discard(s);
 		return 0;
+	}
 	return s;
 }
 
@@ -331,14 +357,19 @@ struct sdp_sock *sdp_accept(uint16_t port)
 	info.pdh = s->pd;
 	info.conn_request_cb = server_request;
 	info.context = s;
-	if (s->ops->listen(s->ti, &attr, &info, 0, &s->listen_conn) != TI_SUCCESS)
+	if (s->ops->listen(s->ti, &attr, &info, 0, &s->listen_conn) != TI_SUCCESS) {
+		discard(s);
 		return 0;
+	}
 	nicsim_barrier();
-	if (wait_flag(&s->requests, 10000000))
+	if (wait_flag(&s->requests, 10000000)) {
+		discard(s);
 		return 0;
+	}
 	h = (const uint8_t *)s->req.private_data;
 	if (!h || h[0] != SDP_MID_HELLO) {
 		s->ops->reject(&s->req);
+		discard(s);
 		return 0;
 	}
 	s->peer_bufs = ((uint32_t)h[2] << 8) | h[3];
@@ -350,8 +381,10 @@ struct sdp_sock *sdp_accept(uint16_t port)
 	s->req.private_data = s->hello_ack;
 	s->req.private_data_len = sizeof s->hello_ack;
 	comp = sdp_comp(s);
-	if (s->ops->accept(&s->req, 0, &comp, take(s, RECV_BUFS)) != TI_SUCCESS)
+	if (s->ops->accept(&s->req, 0, &comp, take(s, RECV_BUFS)) != TI_SUCCESS) {
+		discard(s);
 		return 0;
+	}
 	s->conn = s->req.conn_handle;
 	s->connected = 1;
 	s->ops->disconnect(s->listen_conn, 0, 0);
@@ -364,7 +397,7 @@ ti_data_element_t *sdp_take_tx(struct sdp_sock *s)
 	ti_data_element_t *e = 0;
 	uint64_t t;
 	for (t = 0; (!credits(s) || !(e = take(s, 1))) && t < 20000000; ++t) {
-		if (s->failed)
+		if (s->failed || s->reset)
 			return 0;
 		nicsim_sleep_ns(200);
 	}
@@ -412,9 +445,11 @@ int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
 	const uint32_t chunk = s->buf_size - BSDH;
 	while (len) {
 		uint32_t n = len < chunk ? (uint32_t)len : chunk;
-		if (s->zcopy && len >= s->zcopy) {
+		if (s->reset)
+			return -1;
+		if (s->zcopy && len >= s->zcopy && !s->copy_left) {
 			long sent = sdp_zcopy_send(s, p, len);
-			if (sent <= 0)
+			if (sent < 0 || (sent == 0 && !s->copy_left))
 				return -1;
 			p += sent;
 			len -= (size_t)sent;
@@ -424,6 +459,7 @@ int sdp_send(struct sdp_sock *s, const void *buf, size_t len)
 			return -1;
 		p += n;
 		len -= n;
+		s->copy_left = s->copy_left > n ? s->copy_left - n : 0;
 	}
 	return 0;
 }
@@ -500,6 +536,10 @@ long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
 	for (t = 0; t < 40000000; ++t) {
 		ti_data_element_t *e = s->rx_head;
 		long n;
+		if (s->reset) {
+			sdp_zcopy_void_sink(s);
+			return -1;
+		}
 		if (!e) {
 			if (s->failed || s->peer_closed) {
 				sdp_zcopy_void_sink(s);
@@ -520,12 +560,11 @@ long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
 
 int sdp_close(struct sdp_sock *s)
 {
-	struct sdp_sock **pp;
 	int rc = 0;
 	uint64_t t;
 	if (!s)
 		return -1;
-	if (s->conn && !s->peer_closed && !s->failed)
+	if (s->conn && !s->peer_closed && !s->failed && !s->reset)
 		rc = send_message(s, SDP_MID_DISCONN, 0, 0);
 	/* Everything sent, DisConn last, reaches the peer before the DREQ. */
 	for (t = 0; s->sent_done < s->framed && !s->failed && t < 1000000; ++t)
@@ -533,15 +572,40 @@ int sdp_close(struct sdp_sock *s)
 	if (s->conn && s->ops->disconnect(s->conn, on_done, (void *)&s->disconnected) == TI_SUCCESS)
 		wait_flag(&s->disconnected, 100000);
 	sdp_zcopy_release(s);
-	s->ops->destroy_ti(s->ti, on_done, (void *)&s->destroyed);
-	wait_flag(&s->destroyed, 100000);
-	for (pp = &all_socks; *pp; pp = &(*pp)->next)
-		if (*pp == s) {
-			*pp = s->next;
-			break;
-		}
-	nicsim_free(s);
+	discard(s);
 	return rc;
 }
 
+int sdp_abort(struct sdp_sock *s)
+{
+	int rc = 0;
+	uint64_t t;
+	if (!s)
+		return -1;
+	/* Without a credit the peer hears the disconnect alone (an orderly end). */
+	if (s->conn && !s->peer_closed && !s->failed && !s->reset && credits(s))
+		rc = send_message(s, SDP_MID_ABORT_CONN, 0, 0);
+	/* The abort must reach the peer before the DREQ flushes the QP. */
+	for (t = 0; s->sent_done < s->framed && !s->failed && t < 1000000; ++t)
+		nicsim_sleep_ns(100);
+	if (s->conn && s->ops->disconnect(s->conn, on_done, (void *)&s->disconnected) == TI_SUCCESS)
+		wait_flag(&s->disconnected, 100000);
+	sdp_zcopy_release(s);
+	discard(s);
+	return rc;
+}
+
+int sdp_error(const struct sdp_sock *s) { return s && s->reset ? SDP_ECONNRESET : 0; }
+
 uint32_t sdp_messages_sent(const struct sdp_sock *s, uint8_t mid) { return s ? s->sent_by_mid[mid] : 0; }
+uint32_t sdp_messages_received(const struct sdp_sock *s, uint8_t mid) { return s ? s->recv_by_mid[mid] : 0; }
+
+uint32_t sdp_socket_count(void)
+{
+	struct sdp_node *n = sdp_node_state();
+	const struct sdp_sock *s;
+	uint32_t count = 0;
+	for (s = n ? n->socks : 0; s; s = s->next)
+		++count;
+	return count;
+}

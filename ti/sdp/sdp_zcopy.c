@@ -16,6 +16,14 @@
  *    and answers RdmaRdCompl (bytes read) in an rdma_read_send, as often as
  *    its buffers take pieces, until the writer has seen every byte read.
  *
+ * A SrcAvail its reader leaves unread for host.sdp.src_avail_timeout is
+ * cancelled: the writer sends SrcAvailCancel and waits for the answer. A
+ * reader that meets a SrcAvail with a SrcAvailCancel queued behind it
+ * drops it and answers SendSm (it reads no more of it); the writer then
+ * sends the bytes not read as Data, behind the cancel, so the stream
+ * stays in order. A reader that read it all before the cancel came has
+ * answered RdmaRdCompl already, and the cancel is stale (ignored).
+ *
  * A SinkAvail serves only the writer's next data-carrying message: the
  * writer takes it when its mseqack shows the reader had seen the writer's
  * last data (else it crossed data on the wire and is stale), and drops it
@@ -134,14 +142,50 @@ static long write_into_sink(struct sdp_sock *s, const void *buf, size_t len)
 	return (long)n;
 }
 
-/* SrcAvail, then wait until the peer read it all. */
+/* Waits until the peer read n bytes of our SrcAvail, or (`answered`) it
+ * answered our SrcAvailCancel, or `budget_ns` passed; nonzero when the
+ * connection can no longer carry the transfer. */
+static int wait_source(struct sdp_sock *s, uint32_t n, int answered, uint64_t budget_ns)
+{
+	uint64_t t;
+	for (t = 0; s->rd_compl < n && !(answered && s->send_sm) && t < budget_ns; t += 100) {
+		if (s->failed || s->peer_closed || s->reset)
+			return -1;
+		sdp_flush_credits(s);
+		nicsim_sleep_ns(100);
+	}
+	return 0;
+}
+
+/* The reader left our SrcAvail unread too long: SrcAvailCancel, then its
+ * answer. It may have read everything meanwhile (RdmaRdCompl, the cancel
+ * is stale when it arrives); else SendSm says it reads no more, and what
+ * it did not read goes by copy. Bytes it read, -1 on failure. */
+static long cancel_source(struct sdp_sock *s, uint32_t n, size_t len)
+{
+	ti_data_element_t *m = sdp_take_tx(s);
+	if (!m)
+		return -1;
+	s->send_sm = 0;
+	sdp_frame(s, m, SDP_MID_SRC_AVAIL_CANCEL, BSDH);
+	if (s->ops->msg_send(s->conn, m) > TI_PENDING) {
+		s->ops->res_pool_put(s->pool, m);
+		return -1;
+	}
+	if (wait_source(s, n, 1, 4000000000ull) || (s->rd_compl < n && !s->send_sm))
+		return -1;
+	if (s->rd_compl < n)
+		s->copy_left = len - s->rd_compl;
+	return (long)s->rd_compl;
+}
+
+/* SrcAvail, then wait until the peer read it all (or cancel it). */
 static long offer_source(struct sdp_sock *s, const void *buf, size_t len)
 {
 	const uint32_t n = len < 0x80000000u ? (uint32_t)len : 0x80000000u;
 	const ti_rdma_desc_t *mine = registered(s, buf, n);
 	ti_data_element_t *m;
 	uint8_t *p;
-	uint64_t t;
 	if (!mine || !(m = sdp_take_tx(s)))
 		return -1;
 	p = (uint8_t *)m->local_data_desc[0].vaddr;
@@ -154,11 +198,9 @@ static long offer_source(struct sdp_sock *s, const void *buf, size_t len)
 		s->ops->res_pool_put(s->pool, m);
 		return -1;
 	}
-	for (t = 0; s->rd_compl < n && !s->failed && !s->peer_closed && t < 40000000; ++t) {
-		sdp_flush_credits(s);
-		nicsim_sleep_ns(100);
-	}
-	return s->rd_compl >= n ? (long)n : -1;
+	if (wait_source(s, n, 0, s->src_avail_timeout))
+		return -1;
+	return s->rd_compl >= n ? (long)n : cancel_source(s, n, n);
 }
 
 long sdp_zcopy_send(struct sdp_sock *s, const void *buf, size_t len)
@@ -198,6 +240,31 @@ void sdp_zcopy_void_sink(struct sdp_sock *s)
 	s->sink_out = 0; /* its registration stays for the next transfer */
 }
 
+/* Whether a SrcAvailCancel waits behind the SrcAvail e in the queue. */
+static int cancelled(const ti_data_element_t *e)
+{
+	for (e = e->p_next_msg; e; e = e->p_next_msg)
+		if (((const uint8_t *)e->local_data_desc[0].vaddr)[0] == SDP_MID_SRC_AVAIL_CANCEL)
+			return 1;
+	return 0;
+}
+
+/* Drops a cancelled SrcAvail and tells the writer (SendSm): the bytes we
+ * did not read come by copy behind the cancel. */
+static long drop_source(struct sdp_sock *s, ti_data_element_t *e)
+{
+	ti_data_element_t *m;
+	sdp_repost(s, e);
+	if (!(m = sdp_take_tx(s)))
+		return -1;
+	sdp_frame(s, m, SDP_MID_SEND_SM, BSDH);
+	if (s->ops->msg_send(s->conn, m) > TI_PENDING) {
+		s->ops->res_pool_put(s->pool, m);
+		return -1;
+	}
+	return 0;
+}
+
 long sdp_zcopy_read(struct sdp_sock *s, ti_data_element_t *e, void *buf, size_t cap)
 {
 	const uint8_t *h = (const uint8_t *)e->local_data_desc[0].vaddr;
@@ -206,6 +273,8 @@ long sdp_zcopy_read(struct sdp_sock *s, ti_data_element_t *e, void *buf, size_t 
 	const uint32_t done = e->ud_offset - BSDH; /* bytes read so far */
 	const uint32_t n = total - done < cap ? total - done : (uint32_t)cap;
 	const ti_rdma_desc_t *mine;
+	if (cancelled(e))
+		return drop_source(s, e);
 	if (!n) {
 		sdp_repost(s, e);
 		return 0;
@@ -223,6 +292,10 @@ int sdp_zcopy_control(struct sdp_sock *s, const uint8_t *h)
 {
 	if (h[0] == SDP_MID_RDMA_RD_COMPL) {
 		s->rd_compl += sdp_get32(h + BSDH);
+		return 1;
+	}
+	if (h[0] == SDP_MID_SEND_SM) {
+		s->send_sm = 1;
 		return 1;
 	}
 	if (h[0] == SDP_MID_SINK_AVAIL) {

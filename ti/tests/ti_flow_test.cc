@@ -1,13 +1,18 @@
 // Two-sided tests of the TI's flow paths: a sender far ahead of a slow
-// receiver under msg_flow_control (nothing lost, every byte checked), and
-// its pool running dry so that asynchronous gets (ti_res_pool_cb_t) are
-// served later, some by partial answers, when completions bring elements
-// back.
+// receiver (nothing lost, every byte checked), and its pool running dry so
+// that asynchronous gets (ti_res_pool_cb_t) are served later, some by
+// partial answers, when completions bring elements back. With
+// msg_flow_control the provider's credits hold the sends (no RNR NAK on
+// the wire); without, the hardware's RNR NAKs and retries do (the HCA
+// counts them), and still nothing is lost.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
+#include "core/sim.h"
 #include "tests/world_run.h"
+#include "trace/stats.h"
 #include "ti/ib/ti_ib.h"
 #include "ti/tests/ti_peer.h"
 #include "world/node.h"
@@ -26,6 +31,7 @@ constexpr std::uint32_t kSendElements = 6;  // the sender's pool
 constexpr std::uint64_t kReceiverPauseNs = 20000;
 
 Peer g_rx, g_tx;
+bool g_flow_control = true;  // both sides' msg_flow_control
 
 struct FlowStats {
   volatile int answers = 0, partial_answers = 0, pending_gets = 0, delivered = 0, requested = 0;
@@ -70,6 +76,7 @@ void flow_server() {
   Peer& s = g_rx;
   peer_open(s, nicsim_workload_node(1), kPort, 4, 1024);
   ti_conn_attr_t attr = default_attr();
+  attr.msg_flow_control = g_flow_control ? TRUE : FALSE;
   ti_conn_info_t info = peer_info(s, peer_keep_request, false);
   ASSERT_EQ(s.ops->listen(s.ti, &attr, &info, nullptr, &s.listen_conn), TI_SUCCESS);
   nicsim_barrier();
@@ -136,6 +143,7 @@ void flow_client() {
   peer_open(c, nicsim_workload_node(0), kPort, kSendElements, 1024);
   nicsim_barrier();
   ti_conn_attr_t attr = default_attr();
+  attr.msg_flow_control = g_flow_control ? TRUE : FALSE;
   ti_conn_info_t info = peer_info(c, flow_client_reply, true);
   ASSERT_EQ(c.ops->connect(c.ti, &attr, &info, &c.req, &c.conn), TI_SUCCESS);
   ASSERT_TRUE(wait_until(c.replies, 1));
@@ -177,15 +185,27 @@ int flow_probe(int, char**) {
 }
 const BuiltinProgram reg_flow("ti_flow_probe", flow_probe, "test: slow receiver, flow control, async pool gets");
 
-TEST(Ti, SlowReceiverWithFlowControlLosesNothingAndAsyncGetsServeTheSender) {
+std::uint64_t g_rnr_naks = 0;
+
+// Runs the slow receiver's scenario; g_rnr_naks: the RNR NAKs every HCA sent.
+void run_flow() {
   nicsim::testing::RunOptions o;
   o.inspect = [](World& w) {
     for (std::uint32_t i = 1; i < w.num_nodes(); ++i)
       if (TiNode* n = node_if_started(w.node(i).host())) {
         EXPECT_EQ(n->counters().total(), 0u) << i;
       }
+    g_rnr_naks = 0;
+    for (const auto& s : Sim::get().stats().scalars())
+      if (s.name == "rnr_naks_sent") g_rnr_naks += static_cast<std::uint64_t>(s.read());
   };
   nicsim::testing::run_text(scenario(3, "ti_flow_probe", "nodes: \"h1\" nodes: \"h2\""), o);
+}
+
+TEST(Ti, SlowReceiverWithFlowControlLosesNothingAndAsyncGetsServeTheSender) {
+  run_flow();
+  // The credits held the sender: the receiver's HCA never refused a send.
+  EXPECT_EQ(g_rnr_naks, 0u);
   // The sender ran ahead of the receiver's two buffers by its whole pool.
   EXPECT_EQ(g_flow.max_outstanding, static_cast<int>(kSendElements));
   EXPECT_EQ(g_flow.bad_sends, 0);
@@ -200,6 +220,20 @@ TEST(Ti, SlowReceiverWithFlowControlLosesNothingAndAsyncGetsServeTheSender) {
   EXPECT_EQ(g_flow.refused_sync_gets, g_flow.pending_gets);
   EXPECT_EQ(g_flow.delivered, g_flow.requested);
   EXPECT_GE(g_flow.delivered, kMessages);
+}
+
+// Without msg_flow_control the sender overruns the two buffers: the
+// receiver's HCA answers RNR NAKs, the sender's retries (without end) wait
+// for the reposted buffers, and every message still arrives intact, in
+// order, at the receiver's pace.
+TEST(Ti, SlowReceiverWithoutFlowControlSeesRnrNaksAndLosesNothing) {
+  g_flow_control = false;
+  run_flow();
+  EXPECT_GT(g_rnr_naks, 0u);
+  EXPECT_EQ(g_flow.bad_sends, 0);
+  EXPECT_EQ(g_flow.completed, kMessages);
+  EXPECT_GE(g_flow.last_rx_ns - g_flow.first_rx_ns, (kMessages - 1) * kReceiverPauseNs);
+  std::printf("RNR NAKs without flow control: %llu\n", static_cast<unsigned long long>(g_rnr_naks));
 }
 
 }  // namespace
