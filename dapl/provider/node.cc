@@ -158,11 +158,7 @@ Evd::~Evd() = default;
 Ep::Ep(Ia* owner, std::uint32_t device, const std::string& name)
     : Object(Kind::Ep, owner), fsm(name, device, EpState::Unconnected), inspectable("dat.ep", name, &inspect, this) {}
 
-std::string Node::new_ep_name() {
-  std::string node = host_.basename();
-  if (node.ends_with("_host")) node.resize(node.size() - 5);
-  return fmt::format("{}.dat.ep{}", node, ++eps_named_);
-}
+std::string Node::new_ep_name() { return fmt::format("{}.dat.ep{}", host_.node_name(), ++eps_named_); }
 
 namespace {
 std::string address(const sockaddr_in& a) {

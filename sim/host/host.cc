@@ -199,6 +199,12 @@ HostThread* Host::current() const {
   return it->second;
 }
 
+std::string Host::node_name() const {
+  std::string n = basename();
+  if (n.ends_with("_host")) n.resize(n.size() - 5);
+  return n;
+}
+
 Host* Host::current_host_slow(const sc_core::sc_object* p) {
   if (!p) return nullptr;
   auto& m = process_hosts();

@@ -287,6 +287,8 @@ class Host : public sc_core::sc_module {
   ~Host() override;
 
   std::uint32_t node_id() const { return node_id_; }
+  // The node's name in the scenario ("h0"; the module is "h0_host").
+  std::string node_name() const;
   // The node's configured IPv4 address of each NIC port (host order; ports
   // count from 1), as its operating system would have it configured; 0:
   // none. Set by the world builder from the scenario.

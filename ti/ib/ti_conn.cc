@@ -56,7 +56,7 @@ bool fire(Conn* c, E e, const char* cause) {
 
 Conn* new_conn(Instance* inst) {
   TiNode* n = node();
-  auto* c = new Conn(inst, n->next_conn++, n->host.node_id());
+  auto* c = new Conn(inst, n->next_conn++, n->host);
   inst->conns.insert(c);
   n->conns.insert(c);
   n->by_id[c->id] = c;

@@ -4,10 +4,13 @@
 // io_ctl, the status strings and the operations vector.
 #include "ti/ib/ti_ib.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstring>
 
 #include "core/params.h"
+#include "host/api_call.h"
 #include "core/sim.h"
 
 namespace nicsim::ti {
@@ -87,8 +90,37 @@ const FsmType& TiConnMachine::type() {
   return type;
 }
 
-Conn::Conn(Instance* i, std::uint64_t conn_id, std::uint32_t node)
-    : inst(i), id(conn_id), fsm("ti" + std::to_string(conn_id), node, TiConnState::Idle) {}
+Conn::Conn(Instance* i, std::uint64_t conn_id, host::Host& node)
+    : inst(i),
+      id(conn_id),
+      fsm(fmt::format("{}.ti{}", node.node_name(), conn_id), node.node_id(), TiConnState::Idle),
+      inspectable("ti.conn", fsm.object(), &Conn::inspect, this) {}
+
+namespace {
+std::string endpoint_text(const Endpoint& e) {
+  return fmt::format("{}.{}.{}.{}:{}", e.ip >> 24, (e.ip >> 16) & 255, (e.ip >> 8) & 255, e.ip & 255, e.port);
+}
+}  // namespace
+
+// Its role and ends, the QP under it, what is posted and queued, and the
+// flow-control credits when the connection has them.
+void Conn::inspect(const void* self, InspectRows& rows) {
+  const Conn& c = *static_cast<const Conn*>(self);
+  add_row(rows, "role", c.listener ? "listener" : c.active ? "active" : "passive");
+  add_row(rows, "local", endpoint_text(c.local));
+  add_row(rows, "remote", c.listener ? "-" : endpoint_text(c.remote));
+  add_row(rows, "qp", c.qp ? std::to_string(c.qp->qp_num) : "none");
+  add_row(rows, "flow_control",
+          c.fc ? fmt::format("{} credits, {} receives posted, {} sends given", fc_credits(&c), c.fc->posted, c.fc->sent)
+               : "off");
+  add_row(rows, "posted_sends", std::to_string(c.posted_sends));
+  add_row(rows, "posted_recvs", std::to_string(c.posted_recvs));
+  add_row(rows, "in_flight", std::to_string(c.in_flight));
+  add_row(rows, "send_queue", std::to_string(c.send_queue.size()));
+  add_row(rows, "timed_out", c.timed_out ? "yes" : "no");
+  add_row(rows, "failed", c.failed ? "yes" : "no");
+  add_row(rows, "cm_done", c.cm_done ? "yes" : "no");
+}
 
 // ---- the node -------------------------------------------------------------------
 
@@ -629,7 +661,11 @@ ti_status_t logged(const char* name, F fn, First first, Rest... rest) {
   log_at(level, TI_DBG_DEBUG, "%s: exit, %s", name, ti_status_to_str(s));
   return s;
 }
-#define NICSIM_TI_LOGGED(field, fn) o.field = [](auto... a) { return logged(#field, fn, a...); }
+#define NICSIM_TI_LOGGED(field, fn)      \
+  o.field = [](auto... a) {              \
+    NICSIM_API_CALL_NAMED("ti_" #field); \
+    return logged(#field, fn, a...);     \
+  }
 
 char kTransportName[] = "InfiniBand (nicsim HCA, kernel verbs + CMA)";
 char kLinkDevName[] = "ib0";

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/inspect.h"
 #include "core/units.h"
 #include "fsm/fsm.h"
 #include "host/host.h"
@@ -157,7 +158,7 @@ struct FlowControl {
 };
 
 struct Conn : _ti_conn_handle {
-  Conn(Instance* i, std::uint64_t id, std::uint32_t node);
+  Conn(Instance* i, std::uint64_t id, host::Host& node);  // named "h1.ti3" for the debugger
   Instance* inst;
   std::uint64_t id;  // the CMA handlers' context: ids are never reused
   Fsm<TiConnMachine> fsm;
@@ -186,6 +187,8 @@ struct Conn : _ti_conn_handle {
   void* disconnect_context = nullptr;
   bool disconnect_reported = false;
   std::unique_ptr<FlowControl> fc;  // msg_flow_control TRUE
+  Inspectable inspectable;          // the connection as the debugger shows it
+  static void inspect(const void* self, InspectRows& rows);
 };
 
 struct Instance : _ti_handle {
