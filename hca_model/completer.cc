@@ -52,7 +52,12 @@ void SendEngine::timer_expired(QpCtx& q) {
     return;
   }
   --q.retries_left;
-  retransmit_from(q, q.wqes.front().first_psn);
+  q.read_gap_pending = false;
+  const SendWqe& w = q.wqes.front();
+  // A read resumes at its first missing response; anything else from its start.
+  const std::uint32_t done_psns =
+      w.op == swqe::Op::RdmaRead && w.all_sent ? static_cast<std::uint32_t>(w.read_done / mtu_bytes(q)) : 0;
+  retransmit_from(q, psn_add(w.first_psn, done_psns));
 }
 
 void SendEngine::retransmit_from(QpCtx& q, std::uint32_t psn) {
@@ -70,8 +75,12 @@ void SendEngine::retransmit_from(QpCtx& q, std::uint32_t psn) {
     if (w.completed) continue;
     if (read_like(w.op)) {
       if (w.all_sent && q.reads_outstanding) --q.reads_outstanding;
-      if (j == i) from = w.first_psn;  // a read is re-requested whole
-      w.read_done = 0;
+      // A read is requested again from `psn` when that is one of its
+      // responses (the data before it has landed), else whole.
+      const bool resume = j == i && w.op == swqe::Op::RdmaRead && w.all_sent && psn_diff(psn, w.first_psn) > 0 &&
+                          psn_diff(psn, w.last_psn) <= 0;
+      if (j == i && !resume) from = w.first_psn;
+      w.read_done = resume ? static_cast<std::uint64_t>(psn_diff(psn, w.first_psn)) * mtu_bytes(q) : 0;
       w.all_sent = false;
       w.sent = 0;
     } else if (j == i && psn_diff(psn, w.first_psn) > 0) {
@@ -176,12 +185,21 @@ CompStep SendEngine::chk_wqe(Comp& c) {
 }
 
 // Read responses come in PSN order; one ahead of the next expected means
-// one was lost: the read is requested again.
+// one was lost: the rest of the read is requested again from the missing
+// response (its PSN, address and length), once per gap.
 CompStep SendEngine::chk_response_psn(Comp& c) {
   const SendWqe& w = *c.wqe;
-  const std::uint32_t expect = psn_add(w.first_psn, static_cast<std::uint32_t>(w.read_done / mtu_bytes(c.q)));
-  if (c.psn == expect) return CompStep::ChkLength;
-  if (psn_diff(c.psn, expect) > 0) retransmit_from(c.q, w.first_psn);
+  QpCtx& q = c.q;
+  const std::uint32_t expect = psn_add(w.first_psn, static_cast<std::uint32_t>(w.read_done / mtu_bytes(q)));
+  if (c.psn == expect) {
+    q.read_gap_pending = false;
+    return CompStep::ChkLength;
+  }
+  if (psn_diff(c.psn, expect) > 0 && !(q.read_gap_pending && q.read_gap_psn == expect)) {
+    q.read_gap_pending = true;
+    q.read_gap_psn = expect;
+    retransmit_from(q, expect);
+  }
   return CompStep::Done;
 }
 

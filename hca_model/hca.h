@@ -194,6 +194,11 @@ struct QpCtx {
   std::uint32_t next_psn = 0;  // PSN of the next new packet
   std::uint32_t oldest_unacked = 0;
   std::uint32_t reads_outstanding = 0;
+  // A read response came ahead of the one expected (`read_gap_psn`): the
+  // rest of the read was requested again, and the responses still on their
+  // way from before are dropped without asking again (once per gap).
+  bool read_gap_pending = false;
+  std::uint32_t read_gap_psn = 0;
   bool fetching = false;  // a WQE read is in flight
   bool in_send_list = false;
   std::uint32_t retries_left = 7, rnr_retries_left = 7;

@@ -402,17 +402,20 @@ ReqStep SendEngine::read_request(Req& r) {
   SendWqe& w = *r.w;
   ib::PacketHeaders h = request_headers(q, w);
   const std::uint32_t mtu = mtu_bytes(q);
-  const std::uint32_t npsn = w.op == swqe::Op::RdmaRead
-                                 ? std::max<std::uint32_t>(1, static_cast<std::uint32_t>((w.length + mtu - 1) / mtu))
-                                 : 1;
-  w.first_psn = q.next_psn;
-  w.last_psn = psn_add(q.next_psn, npsn - 1);
-  w.read_done = 0;
+  // A resumed read (its first responses landed) asks for the rest only.
+  const std::uint64_t done = w.op == swqe::Op::RdmaRead ? w.read_done : 0;
+  const std::uint64_t left = w.length - done;
+  const std::uint32_t npsn =
+      w.op == swqe::Op::RdmaRead ? std::max<std::uint32_t>(1, static_cast<std::uint32_t>((left + mtu - 1) / mtu)) : 1;
+  if (done == 0) {
+    w.first_psn = q.next_psn;
+    w.last_psn = psn_add(q.next_psn, npsn - 1);
+  }
   h.bth.psn = q.next_psn;
   h.bth.a = 1;
   if (w.op == swqe::Op::RdmaRead) {
     h.bth.opcode = code(ib::Opcode::RC_RDMA_READ_REQUEST);
-    h.ext.reth = ib::Reth{.va = w.remote_va, .r_key = w.rkey, .dma_len = static_cast<std::uint32_t>(w.length)};
+    h.ext.reth = ib::Reth{.va = w.remote_va + done, .r_key = w.rkey, .dma_len = static_cast<std::uint32_t>(left)};
   } else {
     h.bth.opcode = code(w.op == swqe::Op::AtomicCs ? ib::Opcode::RC_COMPARE_SWAP : ib::Opcode::RC_FETCH_ADD);
     h.ext.atomic_eth = ib::AtomicEth{.va = w.remote_va, .r_key = w.rkey, .swap_add = w.swap_add, .compare = w.compare};

@@ -83,3 +83,33 @@ TEST(RcSoak, ALinkDownPastTheRetryLimitIsReportedNotLost) {
 }
 
 }  // namespace
+
+namespace {
+
+// 256 KiB RDMA reads over links with bit errors: a lost response makes the
+// requester ask for the rest of the read from the missing response, once per
+// gap; re-reading whole reads (or asking again for every response after the
+// gap) left reads of this size unfinished until the retry limit.
+TEST(RcSoak, LargeReadsOverBitErrorsResumeAtTheMissingResponse) {
+  const std::string text = R"(
+    name: "read_ber"
+    seed: 1
+    topology { star { hosts: 2 } nic: "hca" }
+    link_defaults { bandwidth: "8Gbps" delay: "5ns" }
+    fault { at: "0ns" link: "h0--sw0" bit_error_rate: "1e-6" }
+    fault { at: "0ns" link: "h1--sw0" bit_error_rate: "1e-6" }
+    workload { program: "ib_read_bw" nodes: "h0" nodes: "h1"
+               args: "--sizes=262144" args: "--iters=40" args: "--tx-depth=4" args: "--timeout-ms=2000" })";
+  std::uint64_t bit_errors = 0;
+  nicsim::testing::RunOptions o;
+  o.inspect = [&](World& w) {
+    for (const auto& l : w.fabric().links()) bit_errors += l->a().stats().bit_errors + l->b().stats().bit_errors;
+  };
+  const nicsim::testing::RunResult r = nicsim::testing::run_scenario(nicsim::testing::load_text(text), o);
+  EXPECT_TRUE(r.ok);
+  ASSERT_TRUE(r.results.count("bw_262144"));
+  EXPECT_GT(r.results.at("bw_262144"), 0);
+  EXPECT_GT(bit_errors, 20u);
+}
+
+}  // namespace
