@@ -174,7 +174,9 @@ void RawNic::generate() {
     return;
   }
   const auto& d = traffic_.destinations;
-  const std::uint16_t dlid = d.size() == 1 ? d[0] : d[rng_.below(d.size())];
+  const std::uint16_t dlid = d.size() == 1      ? d[0]
+                             : traffic_.in_turn ? d[next_destination_++ % d.size()]
+                                                : d[rng_.below(d.size())];
   send(dlid, traffic_.packet_bytes, traffic_.vl, traffic_.port);
   Tick gap = traffic_.interval;
   if (traffic_.poisson) {

@@ -35,6 +35,7 @@ struct RawNicStats {
 
 struct TrafficConfig {
   std::vector<std::uint16_t> destinations;  // one = fixed (permutation); several = uniform choice
+  bool in_turn = false;                     // several: each in turn, in order (an all-to-all exchange)
   std::uint32_t packet_bytes = 2048;        // wire length, >= kRawHeaderBytes
   Tick interval = 0;                        // mean time between packets
   bool poisson = false;                     // exponential gaps instead of fixed
@@ -84,6 +85,7 @@ class RawNic : public Device {
   std::uint64_t seq_ = 0;
   RxHook rx_hook_;
   TrafficConfig traffic_;
+  std::size_t next_destination_ = 0;  // in_turn: the next one's index
   bool generating_ = false;
   Rng rng_;
   RawNicStats stats_;

@@ -42,8 +42,8 @@ std::string parse_args(int argc, char** argv, TrafficArgs& a) {
     bool ok = true;
     if (key == "pattern") {
       a.pattern = val;
-      ok = a.pattern == "uniform" || a.pattern == "permutation";
-      if (!ok) err = "use uniform or permutation";
+      ok = a.pattern == "uniform" || a.pattern == "permutation" || a.pattern == "alltoall";
+      if (!ok) err = "use uniform, permutation or alltoall";
     } else if (key == "size") {
       auto v = parse_size(val, &err);
       ok = v && *v >= fabric::kRawHeaderBytes && *v <= 1024 * 1024;
@@ -107,6 +107,11 @@ int fabric_traffic(int argc, char** argv) {
   cfg.vl = static_cast<std::uint8_t>(args.vl);
   if (args.pattern == "permutation") {
     if (n > 1) cfg.destinations.push_back(world.node(members[permutation(n)[self->rank()]]).lid());
+  } else if (args.pattern == "alltoall") {
+    // The shifted exchange: rank r sends to r+1, r+2, ... r+n-1 (mod n) in
+    // turn, so at each step every node sends to a different one.
+    cfg.in_turn = true;
+    for (std::uint32_t k = 1; k < n; ++k) cfg.destinations.push_back(world.node(members[(self->rank() + k) % n]).lid());
   } else {
     for (std::uint32_t r = 0; r < n; ++r)
       if (r != self->rank()) cfg.destinations.push_back(world.node(members[r]).lid());
@@ -151,7 +156,7 @@ int fabric_traffic(int argc, char** argv) {
 
 const BuiltinProgram registration(
     "fabric_traffic", fabric_traffic,
-    "raw fabric traffic between the workload's nodes (raw NICs): --pattern=uniform|permutation "
+    "raw fabric traffic between the workload's nodes (raw NICs): --pattern=uniform|permutation|alltoall "
     "--size=2KiB --load=0.9 --duration=100us --drain=100us --arrival=fixed|poisson --vl=0");
 
 }  // namespace
