@@ -95,7 +95,7 @@ Debugger::Debugger(World& world) : world_(world) {
   sim.calendar().set_pause_hook(&Debugger::on_pause_point, this);
   listener_ = sim.fsm().listen([this](const FsmTransitionEvent& e) { on_transition(e); });
   sim.errors().set_observer(&Debugger::on_error, this);
-  host::ApiCalls::observe(&Debugger::on_api_call, this);
+  api_slot_ = host::ApiCalls::add(&Debugger::on_api_call, this);
 }
 
 Debugger::~Debugger() {
@@ -104,7 +104,7 @@ Debugger::~Debugger() {
   sim.calendar().set_pause_after(Calendar::kNoPause);
   sim.calendar().set_pause_hook(nullptr, nullptr);
   sim.errors().set_observer(nullptr, nullptr);
-  host::ApiCalls::observe(nullptr, nullptr);
+  host::ApiCalls::remove(api_slot_);
   for (auto& t : tapped_) t->port->set_tap(t->previous, t->previous_ctx);
 }
 

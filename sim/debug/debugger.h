@@ -165,6 +165,7 @@ class Debugger {
 
   World& world_;
   std::size_t listener_;  // in the FSM registry
+  std::size_t api_slot_;  // among the API-call observers
   PauseHandler handler_;
   Stop stop_;
   bool ended_ = false;

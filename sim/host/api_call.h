@@ -1,8 +1,11 @@
 // The software stacks' entry points (verbs, kernel verbs, CMA, TI, DAT, ep)
 // announce each call by name, so that the debugger can stop at a call on a
-// node. With no observer, which is every run but a debugging one, an
-// announcement is one load and a compare.
+// node and the timeline can show it on the calling thread's track. With no
+// observer, which is every run without either, an announcement is one load
+// and a compare.
 #pragma once
+#include <array>
+#include <cstddef>
 
 namespace nicsim::host {
 
@@ -13,19 +16,23 @@ class ApiCalls {
   // `node`: the host whose thread (or interrupt context) makes the call;
   // nullptr for a call from outside any node (a test's main thread).
   using Observer = void (*)(void* ctx, Host* node, const char* name);
-  static void observe(Observer fn, void* ctx) {
-    observer_ = fn;
-    context_ = ctx;
-  }
+  // Adds an observer (at most kMaxObservers); returns its slot for remove().
+  static std::size_t add(Observer fn, void* ctx);
+  static void remove(std::size_t slot);
   static void note(const char* name) {
-    if (observer_) [[unlikely]]
+    if (observers_) [[unlikely]]
       notify(name);
   }
 
  private:
+  static constexpr std::size_t kMaxObservers = 4;
+  struct Slot {  // an empty slot is all zeros (slots_ is value-initialised)
+    Observer fn;
+    void* ctx;
+  };
   static void notify(const char* name);
-  static inline Observer observer_ = nullptr;
-  static inline void* context_ = nullptr;
+  static inline std::size_t observers_ = 0;  // slots in use
+  static inline std::array<Slot, kMaxObservers> slots_{};
 };
 
 }  // namespace nicsim::host

@@ -7,6 +7,7 @@
 
 #include "core/sanitizer.h"
 #include "core/sim.h"
+#include "host/api_call.h"
 #include "fabric/raw_nic.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
@@ -53,6 +54,7 @@ World::World(const Scenario& scenario) : scenario_(scenario) {
 // stopped first, so that no hardware event fires while the threads end (a
 // run cut at its stop time may have some due at that very time).
 World::~World() {
+  if (timeline_api_slot_) host::ApiCalls::remove(*timeline_api_slot_);
   if (Sim::exists() && sc_core::sc_get_status() == sc_core::SC_PAUSED) Sim::get().calendar().request_stop();
   std::vector<host::Host*> hosts;
   for (auto& n : nodes_) hosts.push_back(&n->host());
@@ -155,6 +157,8 @@ void World::start_daemon(const std::string& program, std::uint32_t node, std::ve
 }
 
 void World::close_outputs() {
+  if (timeline_api_slot_) host::ApiCalls::remove(*timeline_api_slot_);
+  timeline_api_slot_.reset();
   Sim::get().tracer().close();
   Sim::get().timeline().close();
   if (pcap_) pcap_->close();
@@ -186,6 +190,7 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
         p->timeline_track = sim.timeline().track(p->owner().device_id(), fmt::format("port {} tx", p->number()));
     if (!sim.timeline().open(timeline_path, scenario_.outputs.timeline_max_events))
       throw std::runtime_error(fmt::format("cannot write {}", timeline_path));
+    timeline_api_slot_ = host::ApiCalls::add(&World::api_call_on_timeline, this);
   }
   for (auto& l : fabric_.links())
     for (fabric::Port* p : {&l->a(), &l->b()}) {
@@ -212,6 +217,15 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
       }
     });
   }
+}
+
+void World::api_call_on_timeline(void*, host::Host* node, const char* name) {
+  Timeline& tl = Sim::get().timeline();
+  if (!node || !tl.enabled()) return;
+  const host::HostThread* thread = node->current();
+  const std::uint32_t device = node->node_id();
+  const std::uint32_t track = tl.track(device, thread ? "thread " + thread->name() : std::string("interrupts"));
+  tl.instant(device, track, name, now());
 }
 
 void World::install_port_taps() {

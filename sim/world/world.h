@@ -3,6 +3,7 @@
 // instances, and the management network. One World per process.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ class World {
   void build_links();
   void assign_addresses_and_routes();
   void program_static_routes(const std::vector<EndpointAddress>& endpoints);
+  // With a timeline: each API call as an instant on its thread's track.
+  static void api_call_on_timeline(void* self, host::Host* node, const char* name);
+  std::optional<std::size_t> timeline_api_slot_;  // among the API-call observers
   void schedule_faults();
   static void fault_thunk(void* self, std::uint64_t index);
   // A flaps fault: the link goes down now, up after down_for, and down

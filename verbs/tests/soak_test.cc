@@ -6,6 +6,7 @@
 // ports that went down and came back).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -110,6 +111,34 @@ TEST(RcSoak, LargeReadsOverBitErrorsResumeAtTheMissingResponse) {
   ASSERT_TRUE(r.results.count("bw_262144"));
   EXPECT_GT(r.results.at("bw_262144"), 0);
   EXPECT_GT(bit_errors, 20u);
+}
+
+}  // namespace
+
+namespace {
+
+// With a timeline, every verbs call is an instant on its thread's track of
+// its node: the client's posts and polls are there, on h0's program thread.
+TEST(VerbsTimeline, ApiCallsAreInstantsOnTheCallingThreadsTrack) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "nicsim_api_timeline";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "timeline.json").string();
+  nicsim::testing::RunOptions o;
+  o.timeline_path = path;
+  nicsim::testing::run_scenario(nicsim::testing::load_text(R"(
+    name: "api_timeline"
+    topology { star { hosts: 2 } nic: "hca" }
+    workload { program: "ib_send_lat" nodes: "h0" nodes: "h1" args: "--sizes=8" args: "--iters=5" }
+    outputs { timeline: true })"),
+                                o);
+  std::ifstream f(path);
+  const std::string json((std::istreambuf_iterator<char>(f)), {});
+  const std::size_t track = json.find(R"("name":"thread_name","pid":0,)");
+  ASSERT_NE(track, std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find(R"("args":{"name":"thread ib_send_lat[0]"})"), std::string::npos);
+  EXPECT_NE(json.find(R"("name":"ci_post_send")"), std::string::npos);
+  EXPECT_NE(json.find(R"("name":"ci_poll_cq")"), std::string::npos);
+  EXPECT_NE(json.find(R"("name":"ci_open_ca")"), std::string::npos);
 }
 
 }  // namespace
