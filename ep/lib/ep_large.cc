@@ -162,6 +162,12 @@ void EpNode::rx_event(ep_rcvr* r, elan3::E3Addr ev) {
     ep_rxd* d = up.get();
     if (d->done.elan == ev && d->state == RxState::Pulling) {
       if (!dev.event_fired(d->done)) return;
+      // Data from the source landed: the source is alive. A busy source's
+      // own messages (heartbeats too) wait behind the replies its Elan
+      // serves (one DMA engine, in order), longer than the heartbeat
+      // timeout when many pulls are queued there, while its data keeps
+      // arriving; without this the circuit failed and the pulls with it.
+      if (d->status == ESUCCESS && d->len > 0) heard_from(d->envelope.NodeId);
       if ((d->envelope.Attr & EP_ENV_KIND_MASK) == EP_ENV_MULTICAST)
         forward(d);  // E2BIG too: its children are served from its own source
       else

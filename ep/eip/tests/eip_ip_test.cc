@@ -105,6 +105,24 @@ TEST(EipIp, BroadcastSixteenNodesEachDatagramOnceEverywhere) {
   EXPECT_EQ(at(r, "r1.mib.udpInDatagrams"), 20);
 }
 
+// 32 broadcasts of 64 KB in flight (the driver's default descriptors) to 3
+// receivers: the sender's Elan serves every pull, one DMA at a time, so its
+// heartbeats wait behind about 19 ms of replies; each receiver's data keeps
+// landing meanwhile and the circuit must stay up. (Before, the receivers
+// took the sender for dead after ep.heartbeat_timeout, their pulls ended
+// ENETRESET, the sender's transmits completed and unmapped the buffers
+// still being read: lost datagrams and local DMA faults.)
+TEST(EipIp, BroadcastThirtyTwoInFlightFromABusySenderLosesNothing) {
+  RunResult res = run_text(
+      fat_tree(4, "eip_bcast", R"(args: "--sizes=65000" args: "--iters=40" args: "--ntmds=32")"));
+  EXPECT_EQ(at(res.results, "r0.eip.ifOutNUcastPkts"), 40);
+  EXPECT_EQ(at(res.results, "r0.eip.opackets"), 40);
+  EXPECT_EQ(at(res.results, "r0.eip.oerrors"), 0);
+  EXPECT_EQ(at(res.results, "r1.eip.ifInNUcastPkts"), 40);
+  EXPECT_EQ(at(res.results, "r1.mib.udpInDatagrams"), 40);
+  EXPECT_EQ(at(res.results, "r1.eip.ierrors"), 0);
+}
+
 // ---- a node cut off and back: the driver's error path, then recovery --------
 
 constexpr std::uint32_t kDropCount = 240;  // one every 50 us: 12 ms
