@@ -28,6 +28,7 @@
 #include "core/units.h"
 #include "fsm/fsm.h"
 #include "host/host.h"
+#include "ti/common/ti_pool_core.h"
 
 // The objects behind the handles carry their token (see above).
 struct TiHandleToken {
@@ -104,14 +105,10 @@ struct ElementTd {
   bool fence = false;  // a queued send fenced behind the RDMAs before it (rdma_*_send)
 };
 
-struct PoolRequest {
-  std::uint32_t wanted = 0;
-  bool partial = false;
-  ti_res_pool_cb_t cb = nullptr;
-  void *context1 = nullptr, *context2 = nullptr;
-};
+using PoolRequest = ti_core::PoolRequest;
 
 struct Pool : _ti_res_pool_handle {
+  using Td = ElementTd;
   Instance* inst = nullptr;
   ti_res_pool_type_t type = TI_RES_POOL_MSG;
   std::vector<ti_data_element_t> elements;
