@@ -13,30 +13,30 @@ namespace nicsim::ti_elan {
 const FsmType& ElanConnMachine::type() {
   using S = ElanConnState;
   using E = ElanConnEvent;
-  static const FsmType type = make_fsm_type<ElanConnMachine>(
-      "ti.elan.conn", {{S::Idle, E::Connect, S::Connecting, "send_req"},
-                       {S::Idle, E::Listen, S::Listening, "listen"},
-                       {S::Idle, E::RequestArrived, S::Requested, "cr_callback"},
-                       {S::Listening, E::Disconnect, S::Closed, "stop_listening"},
-                       {S::Connecting, E::ReplyArrived, S::ReplyReceived, "cr_callback"},
-                       {S::Connecting, E::Rejected, S::Closed, "rejected"},
-                       {S::Connecting, E::Disconnect, S::Closed, "cancel"},
-                       {S::ReplyReceived, E::Accept, S::Established, "send_rtu"},
-                       {S::ReplyReceived, E::Reject, S::Closed, "send_rej"},
-                       {S::ReplyReceived, E::Disconnect, S::Closed, "send_rej"},
-                       {S::ReplyReceived, E::PeerDisconnected, S::Closed, "peer_gone"},
-                       {S::Requested, E::Accept, S::Accepting, "send_rep"},
-                       {S::Requested, E::Reject, S::Closed, "send_rej"},
-                       {S::Requested, E::Disconnect, S::Closed, "send_rej"},
-                       {S::Requested, E::PeerDisconnected, S::Closed, "peer_gone"},
-                       {S::Accepting, E::RtuArrived, S::Established, "rtu"},
-                       {S::Accepting, E::Rejected, S::Closed, "peer_rejected"},
-                       {S::Accepting, E::PeerDisconnected, S::Closed, "peer_gone"},
-                       {S::Accepting, E::Disconnect, S::Closed, "send_dreq"},
-                       {S::Established, E::Disconnect, S::Closed, "send_dreq"},
-                       {S::Established, E::PeerDisconnected, S::Closed, "flush"},
-                       {S::Closed, E::Disconnect, S::Closed, "release"},
-                       {S::Closed, E::PeerDisconnected, S::Closed, "late_dreq"}});
+  static const FsmType type =
+      make_fsm_type<ElanConnMachine>("ti.elan.conn", {{S::Idle, E::Connect, S::Connecting, "send_req"},
+                                                      {S::Idle, E::Listen, S::Listening, "listen"},
+                                                      {S::Idle, E::RequestArrived, S::Requested, "cr_callback"},
+                                                      {S::Listening, E::Disconnect, S::Closed, "stop_listening"},
+                                                      {S::Connecting, E::ReplyArrived, S::ReplyReceived, "cr_callback"},
+                                                      {S::Connecting, E::Rejected, S::Closed, "rejected"},
+                                                      {S::Connecting, E::Disconnect, S::Closed, "cancel"},
+                                                      {S::ReplyReceived, E::Accept, S::Established, "send_rtu"},
+                                                      {S::ReplyReceived, E::Reject, S::Closed, "send_rej"},
+                                                      {S::ReplyReceived, E::Disconnect, S::Closed, "send_rej"},
+                                                      {S::ReplyReceived, E::PeerDisconnected, S::Closed, "peer_gone"},
+                                                      {S::Requested, E::Accept, S::Accepting, "send_rep"},
+                                                      {S::Requested, E::Reject, S::Closed, "send_rej"},
+                                                      {S::Requested, E::Disconnect, S::Closed, "send_rej"},
+                                                      {S::Requested, E::PeerDisconnected, S::Closed, "peer_gone"},
+                                                      {S::Accepting, E::RtuArrived, S::Established, "rtu"},
+                                                      {S::Accepting, E::Rejected, S::Closed, "peer_rejected"},
+                                                      {S::Accepting, E::PeerDisconnected, S::Closed, "peer_gone"},
+                                                      {S::Accepting, E::Disconnect, S::Closed, "send_dreq"},
+                                                      {S::Established, E::Disconnect, S::Closed, "send_dreq"},
+                                                      {S::Established, E::PeerDisconnected, S::Closed, "flush"},
+                                                      {S::Closed, E::Disconnect, S::Closed, "release"},
+                                                      {S::Closed, E::PeerDisconnected, S::Closed, "late_dreq"}});
   return type;
 }
 
@@ -175,8 +175,8 @@ Mem* mem_covering(const Instance* i, std::uint64_t addr, std::uint64_t len) {
 Mem* map_range(Instance* i, void* addr, std::uint32_t len) {
   ElanTiNode* n = node();
   ELAN3_DMA_HANDLE* h = nullptr;
-  if (elan3_dma_addr_setup(ep_xmtr_dma_state(n->large), nullptr, static_cast<caddr_t>(addr), len,
-                           ELAN_PERM_REMOTEWRITE, 0, 0, DDI_DMA_SLEEP, nullptr, &h) != DDI_DMA_MAPPED)
+  if (elan3_dma_addr_setup(ep_xmtr_dma_state(n->large), nullptr, static_cast<caddr_t>(addr), len, ELAN_PERM_REMOTEWRITE,
+                           0, 0, DDI_DMA_SLEEP, nullptr, &h) != DDI_DMA_MAPPED)
     return nullptr;
   Mem* m = n->make<Mem>(Kind::Mem, i);
   m->base = static_cast<unsigned char*>(addr);

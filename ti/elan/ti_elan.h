@@ -34,8 +34,10 @@ namespace nicsim::ti_elan {
 
 #define NICSIM_TI_ELAN_CONN_STATES(X) \
   X(Idle) X(Listening) X(Connecting) X(ReplyReceived) X(Requested) X(Accepting) X(Established) X(Closed)
-#define NICSIM_TI_ELAN_CONN_EVENTS(X) \
-  X(Connect) X(Listen) X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(RtuArrived) X(Disconnect) X(PeerDisconnected)
+#define NICSIM_TI_ELAN_CONN_EVENTS(X)                                                                     \
+  X(Connect)                                                                                              \
+  X(Listen) X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(RtuArrived) X(Disconnect) \
+      X(PeerDisconnected)
 NICSIM_FSM_ENUM(ElanConnState, NICSIM_TI_ELAN_CONN_STATES)
 NICSIM_FSM_ENUM(ElanConnEvent, NICSIM_TI_ELAN_CONN_EVENTS)
 struct ElanConnMachine {
@@ -130,13 +132,13 @@ struct Conn : Obj {
   std::uint32_t local_ip = 0, remote_ip = 0;
   ti_port_t local_port = 0, remote_port = 0;
   int peer_node = -1;
-  std::uint32_t peer_id = 0;   // the peer's connection id
-  int service = -1;            // our data service (messages to us)
-  int peer_service = -1;       // the peer's
+  std::uint32_t peer_id = 0;  // the peer's connection id
+  int service = -1;           // our data service (messages to us)
+  int peer_service = -1;      // the peer's
   EP_RCVR* rcvr = nullptr;
   std::vector<std::uint8_t> private_in;
   ti_conn_request_t* user_req = nullptr;
-  ti_conn_request_t req{};  // what the CR callback gets
+  ti_conn_request_t req{};               // what the CR callback gets
   std::deque<ti_data_element_t*> recvs;  // posted, in the order they land
   std::uint32_t in_flight = 0;           // sends and RDMAs not yet complete
   bool error_reported = false;
@@ -213,13 +215,13 @@ enum class Ctl : std::uint32_t { Req = 1, Rep, Rtu, Rej, Dreq, WriteAsk };
 constexpr int kCtlService = 40, kRpcService = 41, kFirstDataService = 42;
 struct CtlMsg {
   std::uint32_t kind, from_node, from_conn, to_conn, service;
-  std::uint32_t src_ip, dst_ip, port, len;  // len: private data bytes in data
+  std::uint32_t src_ip, dst_ip, port, len;          // len: private data bytes in data
   std::uint32_t tag, src, dst, dst_hi, bytes, key;  // WriteAsk: our Elan source, the peer's virtual address
   std::uint8_t data[200];
 };
 void send_ctl(ElanTiNode& n, int dest, CtlMsg& m);
-void on_ctl(void* arg, caddr_t msg);       // interrupt context
-void on_rpc(EP_RXD* rxd);                  // interrupt context
+void on_ctl(void* arg, caddr_t msg);  // interrupt context
+void on_rpc(EP_RXD* rxd);             // interrupt context
 void complete(Conn* c, ti_data_element_t* e, ti_status_t st);
 void fail_posted(Conn* c, ti_status_t st);  // every element the connection holds
 

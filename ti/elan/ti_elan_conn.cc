@@ -150,8 +150,7 @@ Conn* conn_by_id(ElanTiNode& n, std::uint32_t id) {
 void send_ctl(ElanTiNode& n, int dest, CtlMsg& m) {
   m.from_node = static_cast<std::uint32_t>(n.nodeid);
   const int flags = in_interrupt() ? EP_NO_SLEEP : 0;
-  ep_transmit_small(n.ctl_xmtr, dest, kCtlService, flags, 0, nullptr, nullptr, reinterpret_cast<caddr_t>(&m),
-                    sizeof m);
+  ep_transmit_small(n.ctl_xmtr, dest, kCtlService, flags, 0, nullptr, nullptr, reinterpret_cast<caddr_t>(&m), sizeof m);
 }
 
 void on_ctl(void* arg, caddr_t msg) {
@@ -161,14 +160,19 @@ void on_ctl(void* arg, caddr_t msg) {
   n.host.work("ti_op");
   Conn* c = conn_by_id(n, m.to_conn);
   switch (static_cast<Ctl>(m.kind)) {
-    case Ctl::Req: return on_request(n, m);
-    case Ctl::Rep: return on_reply(n, c, m);
+    case Ctl::Req:
+      return on_request(n, m);
+    case Ctl::Rep:
+      return on_reply(n, c, m);
     case Ctl::Rtu:
       if (c && step(c, ElanConnEvent::RtuArrived, "rtu")) c->rtu->notify_all();
       return;
-    case Ctl::Rej: return on_reject(c, m);
-    case Ctl::Dreq: return on_disconnect_request(c);
-    case Ctl::WriteAsk: return rdma_write_ask(n, m);
+    case Ctl::Rej:
+      return on_reject(c, m);
+    case Ctl::Dreq:
+      return on_disconnect_request(c);
+    case Ctl::WriteAsk:
+      return rdma_write_ask(n, m);
   }
 }
 

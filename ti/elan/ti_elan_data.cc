@@ -45,9 +45,7 @@ E3_Addr translate(ElanTiNode& n, std::uint32_t key, std::uint64_t vaddr, std::ui
   return 0;
 }
 
-Cq* cq_for(Conn* c, Op op) {
-  return as<Cq>(op == Op::Recv ? c->comp.h_recv_cq : c->comp.h_send_cq, Kind::Cq);
-}
+Cq* cq_for(Conn* c, Op op) { return as<Cq>(op == Op::Recv ? c->comp.h_recv_cq : c->comp.h_send_cq, Kind::Cq); }
 
 ti_xfer_cb_t cb_for(Conn* c, Op op) {
   if (op == Op::Recv) return c->comp.pfn_recv_cb;
@@ -356,8 +354,7 @@ ti_status_t post_rdma(ti_conn_handle_t h, ti_data_element_t* list, ti_data_eleme
   Conn* c = as<Conn>(h, Kind::Conn);
   if (ti_status_t s = established(c); s != TI_SUCCESS) return s;
   if (!list_ok(c, list, TI_RES_POOL_RDMA) || !rdma_ok(c, list)) return TI_INVALID_PARAMETER;
-  if (msg && (!list_ok(c, msg, TI_RES_POOL_MSG) || msg->p_next_msg || !sendable(c, msg)))
-    return TI_INVALID_PARAMETER;
+  if (msg && (!list_ok(c, msg, TI_RES_POOL_MSG) || msg->p_next_msg || !sendable(c, msg))) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
   ti_data_element_t* last = nullptr;
   for (ti_data_element_t* e = list; e; e = e->p_next_msg) last = e;
@@ -391,14 +388,14 @@ void rdma_write_ask(ElanTiNode& n, const CtlMsg& m) {
   pl.Data[kSrc] = m.src;
   pl.Data[kDst] = dst;
   pl.Data[kLen] = m.bytes;
-  ep_transmit_rpc(n.large, static_cast<int>(m.from_node), kRpcService, send_flags(), nullptr, nullptr, &pl, nullptr,
-                  0);
+  ep_transmit_rpc(n.large, static_cast<int>(m.from_node), kRpcService, send_flags(), nullptr, nullptr, &pl, nullptr, 0);
 }
 
 void on_rpc(EP_RXD* rxd) {
   ElanTiNode* n = node();
   const EP_ENVELOPE* env = ep_rxd_envelope(rxd);
-  if (!n || ep_rxd_status(rxd) != ESUCCESS || !ep_rxd_isrpc(rxd) || !env || env->Payload.RPC.Data[kMagic] != kRpcMagic) {
+  if (!n || ep_rxd_status(rxd) != ESUCCESS || !ep_rxd_isrpc(rxd) || !env ||
+      env->Payload.RPC.Data[kMagic] != kRpcMagic) {
     if (n) ep_requeue_receive(rxd, on_rpc, n, 0, 0);
     return;
   }
