@@ -34,10 +34,10 @@ namespace nicsim::ti_elan {
 
 #define NICSIM_TI_ELAN_CONN_STATES(X) \
   X(Idle) X(Listening) X(Connecting) X(ReplyReceived) X(Requested) X(Accepting) X(Established) X(Closed)
-#define NICSIM_TI_ELAN_CONN_EVENTS(X)                                                                     \
-  X(Connect)                                                                                              \
-  X(Listen) X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(RtuArrived) X(Disconnect) \
-      X(PeerDisconnected)
+#define NICSIM_TI_ELAN_CONN_EVENTS(X) \
+  X(Connect)                          \
+  X(Listen)                           \
+  X(RequestArrived) X(ReplyArrived) X(Accept) X(Reject) X(Rejected) X(RtuArrived) X(Disconnect) X(PeerDisconnected)
 NICSIM_FSM_ENUM(ElanConnState, NICSIM_TI_ELAN_CONN_STATES)
 NICSIM_FSM_ENUM(ElanConnEvent, NICSIM_TI_ELAN_CONN_EVENTS)
 struct ElanConnMachine {
