@@ -21,6 +21,8 @@ constexpr std::uint32_t kRpcMagic = 0x54495243;  // "TIRC"
 enum RpcOp : std::uint32_t { kRead = 1, kWritePull = 2 };
 // The RPC payload's words.
 enum RpcWord { kMagic, kOp, kTag, kOk, kSrc, kDst, kLen, kKey, kVaddrLo, kVaddrHi };
+constexpr std::uint32_t kOobMagic = 0x54494f42;  // "TIOB": a message's OOB data
+constexpr int kOobData = 1;
 
 bool in_interrupt() { return host::Host::current_host()->in_interrupt(); }
 int send_flags() { return in_interrupt() ? EP_NO_SLEEP : 0; }
@@ -71,27 +73,43 @@ void send_one(Conn* c, ti_data_element_t* e) {
     iov[k].Base = elan_addr(c->inst, d.vaddr, d.byte_count);
     iov[k++].Len = static_cast<E3_uint32>(d.byte_count);
   }
-  if (ep_transmit_large(n->large, c->peer_node, c->peer_service, send_flags(), on_sent, e, iov, k) != ESUCCESS)
-    complete(c, e, TI_ERROR);
+  // OOB data (the IB provider's immediate data) ride in an RPC's payload.
+  EP_RPC_PAYLOAD pl{};
+  pl.Data[kMagic] = kOobMagic;
+  pl.Data[kOobData] = e->oob_data;
+  const int rc = e->oob_data_len
+                     ? ep_transmit_rpc(n->large, c->peer_node, c->peer_service, send_flags(), on_sent, e, &pl, iov, k)
+                     : ep_transmit_large(n->large, c->peer_node, c->peer_service, send_flags(), on_sent, e, iov, k);
+  if (rc != ESUCCESS) complete(c, e, TI_ERROR);
 }
 
-// A receive's data are in: receives complete in the order they were posted.
+void on_oob_replied(EP_RXD* rxd) { ep_complete_receive(rxd); }
+
+// A receive's data are in: receives complete in the order they were
+// posted. A message with OOB data came as an RPC (the data in its
+// payload): its empty reply completes the sender's transmit.
 void on_received(EP_RXD* rxd) {
   auto* e = static_cast<ti_data_element_t*>(ep_rxd_arg(rxd));
   const int status = ep_rxd_status(rxd);
   const int len = ep_rxd_len(rxd);
-  ep_complete_receive(rxd);
+  const EP_ENVELOPE* env = ep_rxd_isrpc(rxd) ? ep_rxd_envelope(rxd) : nullptr;
+  const bool oob = env && env->Payload.RPC.Data[kMagic] == kOobMagic;
+  const std::uint32_t oob_data = oob ? env->Payload.RPC.Data[kOobData] : 0;
+  if (!env || ep_complete_rpc(rxd, on_oob_replied, nullptr, nullptr, nullptr, 0) != ESUCCESS) ep_complete_receive(rxd);
   Td* td = td_of(e);
   Conn* c = td ? conn_by_id(*node(), td->conn_id) : nullptr;
   if (!c) return;
+  const std::uint32_t id = c->id;
   td->landed = true;
   td->status = status == ESUCCESS ? TI_SUCCESS : TI_ERROR;
   e->recv_byte_count = status == ESUCCESS ? static_cast<std::uint32_t>(len) : 0;
+  e->oob_data_len = oob ? 4 : 0;
+  e->oob_data = oob_data;
   while (!c->recvs.empty() && td_of(c->recvs.front())->landed) {
     ti_data_element_t* f = c->recvs.front();
     c->recvs.pop_front();
     complete(c, f, td_of(f)->status);
-    if (!conn_by_id(*node(), td->conn_id)) return;  // a callback ended it
+    if (!conn_by_id(*node(), id)) return;  // a callback ended it
   }
 }
 
@@ -109,7 +127,7 @@ bool list_ok(const Conn* c, ti_data_element_t* list, ti_res_pool_type_t type) {
 }
 
 bool sendable(const Conn* c, const ti_data_element_t* e) {
-  if (e->num_io_bufs > EP_MAXFRAG || e->oob_data_len) return false;
+  if (e->num_io_bufs > EP_MAXFRAG || (e->oob_data_len != 0 && e->oob_data_len != 4)) return false;
   for (std::uint32_t b = 0; b < e->num_io_bufs; ++b) {
     const ti_local_data_desc_t& d = e->local_data_desc[b];
     if (d.byte_count && (d.byte_count > 0xffffffffu || !elan_addr(c->inst, d.vaddr, d.byte_count))) return false;
@@ -221,7 +239,7 @@ ti_status_t data_msg_send(ti_conn_handle_t h, ti_data_element_t* list) {
   if (ti_status_t s = established(c); s != TI_SUCCESS) return s;
   if (!list_ok(c, list, TI_RES_POOL_MSG)) return TI_INVALID_PARAMETER;
   for (ti_data_element_t* e = list; e; e = e->p_next_msg)
-    if (!sendable(c, e)) return e->oob_data_len ? TI_UNSUPPORTED : TI_INVALID_PARAMETER;
+    if (!sendable(c, e)) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
   for (ti_data_element_t* e = list; e;) {
     ti_data_element_t* next = e->p_next_msg;
@@ -354,6 +372,10 @@ ti_status_t post_rdma(ti_conn_handle_t h, ti_data_element_t* list, ti_data_eleme
   Conn* c = as<Conn>(h, Kind::Conn);
   if (ti_status_t s = established(c); s != TI_SUCCESS) return s;
   if (!list_ok(c, list, TI_RES_POOL_RDMA) || !rdma_ok(c, list)) return TI_INVALID_PARAMETER;
+  // An RDMA write with immediate data would need a receive of the peer's
+  // for the immediate: Kernel Comms has no such thing.
+  for (ti_data_element_t* e = list; e; e = e->p_next_msg)
+    if (e->oob_data_len) return TI_UNSUPPORTED;
   if (msg && (!list_ok(c, msg, TI_RES_POOL_MSG) || msg->p_next_msg || !sendable(c, msg))) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
   ti_data_element_t* last = nullptr;

@@ -189,7 +189,8 @@ int ops_server() {
   if (!wait_until(p.received.count, 3)) return 1;
   for (int k = 0; k < 3; ++k) {
     const ti_data_element_t* e = p.received.items[k];
-    bool ok = e->status == TI_SUCCESS && e->recv_byte_count == kMsg - 100 * k;
+    bool ok = e->status == TI_SUCCESS && e->recv_byte_count == kMsg - 100 * k &&
+              e->oob_data_len == (k == 1 ? 4u : 0u) && (k != 1 || e->oob_data == 0xfeedf00du);
     for (std::uint32_t i = 0; ok && i < e->recv_byte_count; ++i)
       ok = static_cast<unsigned char*>(e->local_data_desc[0].vaddr)[i] == pattern(k, i);
     g_ops.msgs_ok += ok;
@@ -297,6 +298,8 @@ int ops_client() {
   ti_data_element_t* list = peer_get(p, 3);
   int k = 0;
   for (ti_data_element_t* e = list; e; e = e->p_next_msg, ++k) fill(e, k, kMsg - 100 * k);
+  list->p_next_msg->oob_data_len = 4;  // the second message carries OOB data
+  list->p_next_msg->oob_data = 0xfeedf00du;
   if (p.ops->msg_send(p.conn, list) != TI_SUCCESS || !wait_until(p.received.count, 1)) return 1;
   ti_rdma_desc_t region{};
   std::memcpy(&region, p.received.items[0]->local_data_desc[0].vaddr, sizeof region);
@@ -321,7 +324,7 @@ TEST(TiElan, OperationsBetweenTwoElanNodesWithPayloadCheckedAndBadInputAsStatuse
   nicsim::testing::run_text(elan_scenario("ti_elan_ops_probe"), o);
   EXPECT_EQ(g_ops.req_private, std::string("hello over the elite switch", 28));
   EXPECT_EQ(g_ops.rep_private, std::string("welcome to elan", 16));
-  EXPECT_EQ(g_ops.msgs_ok, 3u);
+  EXPECT_EQ(g_ops.msgs_ok, 3u) << "payloads, and the second's OOB data";
   EXPECT_EQ(g_ops.write, TI_SUCCESS);
   EXPECT_EQ(g_ops.region_wrong, 0u);
   EXPECT_EQ(g_ops.read, TI_SUCCESS);
