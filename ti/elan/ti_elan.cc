@@ -68,6 +68,20 @@ Obj* ElanTiNode::lookup(const void* handle, Kind k) const {
   return it != objs_.end() && it->second->kind == k ? it->second : nullptr;
 }
 
+Obj* ElanTiNode::find(const void* handle) const {
+  auto it = objs_.find(reinterpret_cast<std::uintptr_t>(handle));
+  return it != objs_.end() ? it->second : nullptr;
+}
+
+ti_debug_level_t level_of(const void* handle) {
+  host::Host* h = host::Host::current_host();
+  ElanTiNode* n = h ? h->software<ElanTiNode>() : nullptr;
+  const Obj* o = n ? n->find(handle) : nullptr;
+  return o && o->inst ? o->inst->debug : TI_DBG_OFF;
+}
+
+ti_debug_level_t level_of(const ti_conn_request_t* r) { return r ? level_of(r->conn_handle) : TI_DBG_OFF; }
+
 std::vector<Obj*> ElanTiNode::owned_by(const Instance* i) const {
   std::vector<Obj*> v;
   for (const auto& [token, o] : objs_)

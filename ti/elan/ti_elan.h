@@ -179,6 +179,7 @@ class ElanTiNode : public host::HostSoftware {
   void adopt(Obj* o, Kind k, Instance* i);
   void drop(Obj* o);  // revokes and deletes
   Obj* lookup(const void* handle, Kind k) const;
+  Obj* find(const void* handle) const;  // any kind
   std::vector<Obj*> owned_by(const Instance* i) const;
   std::vector<Obj*> all(Kind k) const;
   int alloc_service();
@@ -206,6 +207,9 @@ template <class H>
 H handle_of(const Obj* o) {
   return o ? reinterpret_cast<H>(o->token) : nullptr;
 }
+// The debug_svc level of the instance a handle belongs to (TI_DBG_OFF: none).
+ti_debug_level_t level_of(const void* handle);
+ti_debug_level_t level_of(const ti_conn_request_t* r);
 Mem* mem_covering(const Instance* i, std::uint64_t addr, std::uint64_t len);
 std::uint32_t elan_ip(int nodeid);
 int node_of_ip(std::uint32_t ip);

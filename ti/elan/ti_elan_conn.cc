@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "ti/common/ti_log.h"
 #include "ti/elan/ti_elan.h"
 
 namespace nicsim::ti_elan {
@@ -16,7 +17,13 @@ constexpr std::uint32_t kReqPrivate = 92, kRepPrivate = 196, kRejPrivate = 148;
 
 bool in_interrupt() { return host::Host::current_host()->in_interrupt(); }
 
-bool step(Conn* c, ElanConnEvent e, std::string_view cause) { return c->fsm.handles(e) && c->fsm.fire(e, cause); }
+bool step(Conn* c, ElanConnEvent e, std::string_view cause) {
+  if (!c->fsm.handles(e) || !c->fsm.fire(e, cause)) return false;
+  ti_core::log_at(c->inst->debug, TI_DBG_VERBOSE, "connection %u: %s (%.*s)", c->id,
+                  fsm_names(ElanConnState{})[static_cast<int>(c->fsm.state())], static_cast<int>(cause.size()),
+                  cause.data());
+  return true;
+}
 
 // A data service of our own and its large receiver (messages to us land in
 // the receive buffers the consumer posts on it). Enough envelope slots that
@@ -179,6 +186,7 @@ void on_ctl(void* arg, caddr_t msg) {
 void report_error(Conn* c, ti_status_t st) {
   if (c->error_reported || !c->comp.pfn_err_cb) return;
   c->error_reported = true;
+  if (st == TI_ERROR) ti_core::log_at(c->inst->debug, TI_DBG_OFF, "connection %u failed: a transfer failed", c->id);
   const ti_err_cb_t cb = c->comp.pfn_err_cb;
   void* ctx = c->comp.p_err_context;
   node()->defer([cb, ctx, st] {

@@ -3,6 +3,7 @@
 // the operations vector SDP registers.
 #include <cstring>
 
+#include "ti/common/ti_log.h"
 #include "ti/elan/ti_elan.h"
 
 using namespace nicsim;
@@ -259,46 +260,55 @@ char* status_2_str(ti_status_t s) { return ti_status_to_str(s); }
 char kName[] = "Quadrics Elan3 (nicsim Elan, Kernel Comms)";
 char kDev[] = "elan0";
 
+// Every operation with its entry, exit and failure logged at the level of
+// its first handle's instance (ti/common/ti_log.h).
+#define NICSIM_TI_ELAN_LOGGED(field, fn)                       \
+  o.field = [](auto... a) {                                    \
+    return ti_core::logged_call(                               \
+        #field, [](auto h) { return level_of(h); }, fn, a...); \
+  }
+
 ti_ops_t make_ops() {
   ti_ops_t o{};
   o.transport_name = kName;
   o.link_dev_name = kDev;
   o.ti_status_2_str = status_2_str;
-  o.events_register = op_events_register;
-  o.events_deregister = op_events_deregister;
-  o.create_ti = op_create_ti;
-  o.destroy_ti = op_destroy_ti;
-  o.debug_svc = op_debug_svc;
-  o.create_endpoint = op_create_endpoint;
-  o.destroy_endpoint = op_destroy_endpoint;
-  o.create_pd = op_create_pd;
-  o.destroy_pd = op_destroy_pd;
-  o.create_cq = op_create_cq;
-  o.poll_cq = op_poll_cq;
-  o.rearm_cq = op_rearm_cq;
-  o.destroy_cq = op_destroy_cq;
-  o.connect = conn_connect;
-  o.accept = conn_accept;
-  o.reject = conn_reject;
-  o.listen = conn_listen;
-  o.disconnect = conn_disconnect;
-  o.reg_virt_mem = op_reg_virt_mem;
-  o.reg_phys_mem = op_reg_phys_mem;
-  o.dereg_mem = op_dereg_mem;
-  o.res_pool_create = pool_create;
-  o.res_pool_destroy = pool_destroy;
-  o.res_pool_get = pool_get;
-  o.res_pool_put = pool_put;
-  o.msg_send = data_msg_send;
-  o.msg_recv = data_msg_recv;
-  o.rdma_read = data_rdma_read;
-  o.rdma_write = data_rdma_write;
-  o.rdma_read_send = data_rdma_read_send;
-  o.rdma_write_send = data_rdma_write_send;
-  o.atomic_op = op_atomic;
-  o.io_ctl = op_io_ctl;
+  NICSIM_TI_ELAN_LOGGED(events_register, op_events_register);
+  NICSIM_TI_ELAN_LOGGED(events_deregister, op_events_deregister);
+  NICSIM_TI_ELAN_LOGGED(create_ti, op_create_ti);
+  NICSIM_TI_ELAN_LOGGED(destroy_ti, op_destroy_ti);
+  NICSIM_TI_ELAN_LOGGED(debug_svc, op_debug_svc);
+  NICSIM_TI_ELAN_LOGGED(create_endpoint, op_create_endpoint);
+  NICSIM_TI_ELAN_LOGGED(destroy_endpoint, op_destroy_endpoint);
+  NICSIM_TI_ELAN_LOGGED(create_pd, op_create_pd);
+  NICSIM_TI_ELAN_LOGGED(destroy_pd, op_destroy_pd);
+  NICSIM_TI_ELAN_LOGGED(create_cq, op_create_cq);
+  NICSIM_TI_ELAN_LOGGED(poll_cq, op_poll_cq);
+  NICSIM_TI_ELAN_LOGGED(rearm_cq, op_rearm_cq);
+  NICSIM_TI_ELAN_LOGGED(destroy_cq, op_destroy_cq);
+  NICSIM_TI_ELAN_LOGGED(connect, conn_connect);
+  NICSIM_TI_ELAN_LOGGED(accept, conn_accept);
+  NICSIM_TI_ELAN_LOGGED(reject, conn_reject);
+  NICSIM_TI_ELAN_LOGGED(listen, conn_listen);
+  NICSIM_TI_ELAN_LOGGED(disconnect, conn_disconnect);
+  NICSIM_TI_ELAN_LOGGED(reg_virt_mem, op_reg_virt_mem);
+  NICSIM_TI_ELAN_LOGGED(reg_phys_mem, op_reg_phys_mem);
+  NICSIM_TI_ELAN_LOGGED(dereg_mem, op_dereg_mem);
+  NICSIM_TI_ELAN_LOGGED(res_pool_create, pool_create);
+  NICSIM_TI_ELAN_LOGGED(res_pool_destroy, pool_destroy);
+  NICSIM_TI_ELAN_LOGGED(res_pool_get, pool_get);
+  NICSIM_TI_ELAN_LOGGED(res_pool_put, pool_put);
+  NICSIM_TI_ELAN_LOGGED(msg_send, data_msg_send);
+  NICSIM_TI_ELAN_LOGGED(msg_recv, data_msg_recv);
+  NICSIM_TI_ELAN_LOGGED(rdma_read, data_rdma_read);
+  NICSIM_TI_ELAN_LOGGED(rdma_write, data_rdma_write);
+  NICSIM_TI_ELAN_LOGGED(rdma_read_send, data_rdma_read_send);
+  NICSIM_TI_ELAN_LOGGED(rdma_write_send, data_rdma_write_send);
+  NICSIM_TI_ELAN_LOGGED(atomic_op, op_atomic);
+  NICSIM_TI_ELAN_LOGGED(io_ctl, op_io_ctl);
   return o;
 }
+#undef NICSIM_TI_ELAN_LOGGED
 
 ti_ops_t g_ops = make_ops();
 

@@ -138,7 +138,8 @@ constexpr std::uint32_t kRegion = 16384, kMsg = 2048;
 
 struct OpsSeen {
   ti_status_t early_send = TI_SUCCESS, bad_addr = TI_SUCCESS, atomic = TI_SUCCESS, empty_poll = TI_SUCCESS;
-  ti_status_t invented_send = TI_SUCCESS, invented_pd = TI_SUCCESS, null_ti = TI_SUCCESS, foreign_put = TI_SUCCESS;
+  ti_status_t bad_level = TI_SUCCESS, invented_send = TI_SUCCESS, invented_pd = TI_SUCCESS, null_ti = TI_SUCCESS,
+              foreign_put = TI_SUCCESS;
   ti_status_t write = TI_NO_STATUS, read = TI_NO_STATUS, bad_key = TI_NO_STATUS;
   std::string req_private, rep_private;
   std::size_t msgs_ok = 0, region_wrong = 0, read_wrong = 0;
@@ -216,6 +217,7 @@ int ops_server() {
 // Bad input on the client's live objects: each a status, nothing changes.
 void bad_input(Peer& p) {
   g_ops.null_ti = p.ops->create_ti(nullptr);
+  g_ops.bad_level = p.ops->debug_svc(p.ti, static_cast<ti_debug_level_t>(7));
   g_ops.invented_pd = p.ops->create_pd(reinterpret_cast<ti_handle_t>(0x1234560), p.me, &p.pd);
   ti_data_element_t* e = peer_get(p, 1);
   g_ops.invented_send = p.ops->msg_send(reinterpret_cast<ti_conn_handle_t>(0x777), e);
@@ -337,6 +339,7 @@ TEST(TiElan, OperationsBetweenTwoElanNodesWithPayloadCheckedAndBadInputAsStatuse
   EXPECT_EQ(g_ops.bad_addr, TI_INVALID_ADDRESS);
   EXPECT_EQ(g_ops.atomic, TI_UNSUPPORTED);
   EXPECT_EQ(g_ops.null_ti, TI_INVALID_PARAMETER);
+  EXPECT_EQ(g_ops.bad_level, TI_INVALID_PARAMETER);
   EXPECT_EQ(g_ops.invented_pd, TI_INVALID_HANDLE);
   EXPECT_EQ(g_ops.invented_send, TI_INVALID_HANDLE);
   EXPECT_EQ(g_ops.foreign_put, TI_INVALID_PARAMETER);
