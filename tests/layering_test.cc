@@ -62,7 +62,7 @@ const std::map<std::string, std::vector<std::string>> kDepends = {
     {"ep", {"elan_model", "host"}},
     {"eip", {"ep"}},
     {"cm", {"verbs"}},
-    {"ti", {"cm"}},
+    {"ti", {"cm", "ep"}},
     {"dapl", {"cm"}},
 };
 

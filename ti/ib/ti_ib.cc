@@ -649,17 +649,12 @@ const Instance* owner(T) {
   return nullptr;
 }
 
-// An operation with its routine entry and exit (TI_DBG_DEBUG) and its
-// failures (TI_DBG_STD) logged at its instance's level, read before the
-// call (destroy_ti takes the instance away).
+// An operation with its routine entry and exit and its failures logged
+// at its instance's level (ti/common/ti_log.h).
 template <class F, class First, class... Rest>
 ti_status_t logged(const char* name, F fn, First first, Rest... rest) {
-  const ti_debug_level_t level = level_of(owner(first));
-  log_at(level, TI_DBG_DEBUG, "%s: entry", name);
-  const ti_status_t s = fn(first, rest...);
-  if (s != TI_SUCCESS && s != TI_PENDING) log_at(level, TI_DBG_STD, "%s failed: %s", name, ti_status_to_str(s));
-  log_at(level, TI_DBG_DEBUG, "%s: exit, %s", name, ti_status_to_str(s));
-  return s;
+  return ti_core::logged_call(
+      name, [](auto h) { return level_of(owner(h)); }, fn, first, rest...);
 }
 #define NICSIM_TI_LOGGED(field, fn)      \
   o.field = [](auto... a) {              \

@@ -29,6 +29,8 @@
 #include "core/units.h"
 #include "fsm/fsm.h"
 #include "host/host.h"
+#include "ti/common/ti_log.h"
+#include "ti/common/ti_pool_core.h"
 
 // The objects behind the handles carry their token (see above).
 struct TiHandleToken {
@@ -105,14 +107,10 @@ struct ElementTd {
   bool fence = false;  // a queued send fenced behind the RDMAs before it (rdma_*_send)
 };
 
-struct PoolRequest {
-  std::uint32_t wanted = 0;
-  bool partial = false;
-  ti_res_pool_cb_t cb = nullptr;
-  void *context1 = nullptr, *context2 = nullptr;
-};
+using PoolRequest = ti_core::PoolRequest;
 
 struct Pool : _ti_res_pool_handle {
+  using Td = ElementTd;
   Instance* inst = nullptr;
   ti_res_pool_type_t type = TI_RES_POOL_MSG;
   std::vector<ti_data_element_t> elements;
@@ -312,15 +310,11 @@ bool fc_completion(const ib_wc& wc);
 // Posts queued sends the depth and the credits allow (ti_data.cc).
 void pump_sends(Conn* c);
 
-// ---- the provider's messages (ti_log.cc) -------------------------------------------
-// Logs the message when `need` is at most `current` (an instance's
-// debug_svc level): TI_DBG_OFF fatal, TI_DBG_STD errors, TI_DBG_VERBOSE
-// information, TI_DBG_DEBUG routine entry and exit.
-void log_at(ti_debug_level_t current, ti_debug_level_t need, const char* format, ...)
-    __attribute__((format(printf, 3, 4)));
+// ---- the provider's messages (ti/common/ti_log.cc) -----------------------------------
+using ti_core::debug_level_name;
+using ti_core::log_at;
 // The instance's level (TI_DBG_OFF for none).
-ti_debug_level_t level_of(const Instance* i);
-const char* debug_level_name(ti_debug_level_t level);
+inline ti_debug_level_t level_of(const Instance* i) { return i ? i->debug : TI_DBG_OFF; }
 
 // ---- operations (one file each: ti_ib.cc, ti_conn.cc, ti_pool.cc, ti_data.cc) --
 ti_status_t conn_connect(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_request_t*, ti_conn_handle_t*);

@@ -447,6 +447,15 @@ ti_ops_t* ti_ib_transport_load(void);
 /* The IB transport's operations vector without loading anything. */
 ti_ops_t* ti_ib_ops(void);
 
+/* ---- the Elan3 transport provider (nicsim) ------------------------------- */
+/* Loads the Elan transport on the calling node (thread context): it brings
+ * up the node's Kernel Comms services and calls SDP_register_transport.
+ * Returns its operations vector, or NULL when the node has no Elan. IPv4
+ * address 10.0.0.0 + n + 1 is Elan node n. */
+ti_ops_t* ti_elan_transport_load(void);
+/* The Elan transport's operations vector without loading anything. */
+ti_ops_t* ti_elan_ops(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,7 +13,8 @@
 extern "C" {
 #endif
 
-/* The transport SDP uses on this node (loads the IB transport if none
+/* The transport SDP uses on this node (loads the IB transport on a node
+ * with an HCA, the Elan transport on one with an Elan, if none
  * registered yet); NULL without one. */
 ti_ops_t* sdp_transport(void);
 

@@ -32,7 +32,9 @@ ti_ops_t *sdp_transport(void)
 	struct sdp_node *n = sdp_node_state();
 	if (!n)
 		return 0;
-	if (!n->ops)
-		ti_ib_transport_load();
+	/* The node's NIC decides: the IB transport on a node with an HCA, the
+	 * Elan transport on a node with an Elan (the scenario's choice). */
+	if (!n->ops && !ti_ib_transport_load())
+		ti_elan_transport_load();
 	return n->ops;
 }

@@ -61,10 +61,10 @@ inline void peer_keep_request(ti_conn_request_t* r) {
 
 // create_ti, endpoints (this node and `peer_node`), PD, a CQ and a message
 // pool of `elements` single buffers of `buf` bytes (with `context` bytes of
-// context each).
+// context each), on the transport `load` brings up.
 inline void peer_open(Peer& p, std::uint32_t peer_node, ti_port_t port, std::uint32_t elements, std::uint32_t buf,
-                      std::uint32_t context = 0) {
-  p.ops = ti_ib_transport_load();
+                      std::uint32_t context = 0, ti_ops_t* (*load)(void) = ti_ib_transport_load) {
+  p.ops = load();
   ASSERT_NE(p.ops, nullptr);
   ASSERT_EQ(p.ops->create_ti(&p.ti), TI_SUCCESS);
   ti_inet_addr_t me = ip_of_node(nicsim_node_id()), peer = ip_of_node(peer_node);

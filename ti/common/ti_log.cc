@@ -1,4 +1,4 @@
-// The provider's messages, by the instance's debug_svc level. Each message
+// The providers' messages, by the instance's debug_svc level. Each message
 // has the least level that shows it, as the interface lists them: fatal
 // (TI_DBG_OFF: always), errors (TI_DBG_STD), warnings and information
 // (TI_DBG_VERBOSE: connection steps, registrations), routine entry and
@@ -11,10 +11,11 @@
 
 #include "core/calendar.h"
 #include "core/sim.h"
-#include "ti/ib/ti_ib.h"
+#include "host/host.h"
+#include "ti/common/ti_log.h"
 #include "trace/trace.h"
 
-namespace nicsim::ti {
+namespace nicsim::ti_core {
 
 const char* debug_level_name(ti_debug_level_t level) {
   switch (level) {
@@ -47,6 +48,4 @@ void log_at(ti_debug_level_t current, ti_debug_level_t need, const char* format,
     std::fprintf(stderr, "[%s %s] ti: %s\n", format_time(Calendar::now()).c_str(), h->name(), buf);
 }
 
-ti_debug_level_t level_of(const Instance* i) { return i ? i->debug : TI_DBG_OFF; }
-
-}  // namespace nicsim::ti
+}  // namespace nicsim::ti_core
