@@ -70,19 +70,31 @@ ti_status_t op_create_ti(ti_handle_t* ph) {
   return TI_SUCCESS;
 }
 
+// Calls fn on each object of the instance that is still live when its turn
+// comes: releasing one may release others (a pool drops its mappings).
+template <class Fn>
+void each_owned(ElanTiNode& n, const Instance* i, Fn fn) {
+  std::vector<std::uintptr_t> tokens;
+  for (const Obj* o : n.owned_by(i)) tokens.push_back(o->token);
+  for (std::uintptr_t t : tokens)
+    if (Obj* o = n.find(reinterpret_cast<const void*>(t))) fn(o);
+}
+
 // Connections first (they give their elements back), then pools (their
 // mappings), then the rest.
 void release_all(ElanTiNode& n, Instance* i) {
-  for (Obj* o : n.owned_by(i))
+  each_owned(n, i, [](Obj* o) {
     if (o->kind == Kind::Conn) conn_release(static_cast<Conn*>(o));
-  for (Obj* o : n.owned_by(i))
+  });
+  each_owned(n, i, [](Obj* o) {
     if (o->kind == Kind::Pool) pool_free(static_cast<Pool*>(o));
-  for (Obj* o : n.owned_by(i)) {
+  });
+  each_owned(n, i, [&n](Obj* o) {
     if (o->kind == Kind::Mem)
       unmap(static_cast<Mem*>(o));
     else
       n.drop(o);
-  }
+  });
   n.drop(i);
 }
 
