@@ -97,8 +97,10 @@ static int post_recv(pt_ctx_t *c, uint32_t index, uint32_t size)
 	return st == IB_SUCCESS ? 0 : pt_fail(c, "post_recv: %s", ib_get_err_str(st));
 }
 
-/* Polls cq once: the completions in wcs, their count, or -1 when poll_cq itself failed. */
-static int poll(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l)
+/* Polls cq once: the completions copied to out (PT_WC_BATCH entries), their
+ * count, or -1 when poll_cq itself failed. Unlike pt_poll, an error status
+ * is an outcome to count, not a failure of the program. */
+static int poll(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l, ib_wc_t *out)
 {
 	ib_wc_t *done = NULL, *w;
 	ib_api_status_t st = c->ci->poll_cq(cq->h, &l->free, &done);
@@ -107,8 +109,8 @@ static int poll(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l)
 		return 0;
 	if (st != IB_SUCCESS)
 		return pt_fail(c, "poll_cq: %s", ib_get_err_str(st)), -1;
-	for (w = done; w; w = w->p_next)
-		l->wcs[n++ % PT_WC_BATCH] = *w;
+	for (w = done; w && n < PT_WC_BATCH; w = w->p_next)
+		out[n++] = *w;
 	pt_wc_list_init(l);
 	return n;
 }
@@ -121,6 +123,7 @@ static int client(pt_ctx_t *c, uint32_t size, soak_tx_t *tx, uint32_t *acked_seq
 {
 	const pt_opts_t *o = &c->opt;
 	pt_wc_list_t wcl;
+	ib_wc_t wcs[PT_WC_BATCH];
 	pt_wc_list_init(&wcl);
 	pt_touch(c);
 	while (tx->acked + tx->failed < tx->posted || (tx->posted < o->iters && !tx->failed)) {
@@ -131,11 +134,11 @@ static int client(pt_ctx_t *c, uint32_t size, soak_tx_t *tx, uint32_t *acked_seq
 				return 1;
 			tx->posted++;
 		}
-		if ((n = poll(c, &c->scq, &wcl)) < 0)
+		if ((n = poll(c, &c->scq, &wcl, wcs)) < 0)
 			return 1;
 		for (i = 0; i < n; i++) {
-			if (wcl.wcs[i].status == IB_WCS_SUCCESS) {
-				acked_seq[(*nacked)++] = (uint32_t)wcl.wcs[i].wr_id;
+			if (wcs[i].status == IB_WCS_SUCCESS) {
+				acked_seq[(*nacked)++] = (uint32_t)wcs[i].wr_id;
 				tx->acked++;
 			} else {
 				tx->failed++;
@@ -176,19 +179,20 @@ static int server(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx)
 {
 	const pt_opts_t *o = &c->opt;
 	pt_wc_list_t wcl;
+	ib_wc_t wcs[PT_WC_BATCH];
 	pt_wc_list_init(&wcl);
 	pt_touch(c);
 	while (rx->delivered + rx->corrupted + rx->duplicated + rx->out_of_order < o->iters && !rx->errors) {
-		int n = poll(c, &c->rcq, &wcl), k;
+		int n = poll(c, &c->rcq, &wcl, wcs), k;
 		if (n < 0)
 			return 1;
 		for (k = 0; k < n; k++) {
-			const uint32_t index = (uint32_t)wcl.wcs[k].wr_id;
-			if (wcl.wcs[k].status != IB_WCS_SUCCESS) {
+			const uint32_t index = (uint32_t)wcs[k].wr_id;
+			if (wcs[k].status != IB_WCS_SUCCESS) {
 				rx->errors++;
 				continue;
 			}
-			check_message(slot(c, o->tx_depth + index, size), wcl.wcs[k].length, size, rx);
+			check_message(slot(c, o->tx_depth + index, size), wcs[k].length, size, rx);
 			if (post_recv(c, index, size))
 				return 1;
 		}
