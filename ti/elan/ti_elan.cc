@@ -45,7 +45,7 @@ const FsmType& ElanConnMachine::type() {
 Conn::Conn(std::uint32_t conn_id, host::Host& node)
     : id(conn_id), fsm(fmt::format("{}.tielan{}", node.node_name(), conn_id), node.node_id(), ElanConnState::Idle) {}
 
-ElanTiNode::ElanTiNode(host::Host& h) : host(h), wake_(new host::WaitQueue(h)) {}
+ElanTiNode::ElanTiNode(host::Host& h) : host(h), system_thread_(h, "ti_elan") {}
 
 ElanTiNode::~ElanTiNode() {
   // The node's software ends with the simulation: what its programs left
@@ -112,22 +112,8 @@ void ElanTiNode::free_service(int s) {
 }
 
 void ElanTiNode::defer(std::function<void()> fn) {
-  work_.push_back(std::move(fn));
-  if (!worker_started_) {
-    worker_started_ = true;
-    host.spawn("ti_elan", [this] { worker(); });
-  }
-  wake_->notify_one();
-}
-
-void ElanTiNode::worker() {
-  for (;;) {
-    while (work_.empty()) wake_->wait();
-    auto fn = std::move(work_.front());
-    work_.pop_front();
-    host.work("ti_op");
-    fn();
-  }
+  system_thread_.post(std::move(fn));
+  system_thread_.start();
 }
 
 Counters ElanTiNode::counters() const {

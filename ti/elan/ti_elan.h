@@ -29,6 +29,7 @@
 #include "fsm/fsm.h"
 #include "host/host.h"
 #include "ti/common/ti_pool_core.h"
+#include "ti/common/ti_thread.h"
 
 namespace nicsim::ti_elan {
 
@@ -188,12 +189,9 @@ class ElanTiNode : public host::HostSoftware {
   Counters counters() const;
 
  private:
-  void worker();
   std::map<std::uintptr_t, Obj*> objs_;
   std::uint64_t serial_ = 1;
-  std::deque<std::function<void()>> work_;
-  std::unique_ptr<host::WaitQueue> wake_;
-  bool worker_started_ = false;
+  ti_core::SystemThread system_thread_;
 };
 
 ElanTiNode* node();  // the calling node's (created on first use; nullptr without an Elan)

@@ -124,7 +124,7 @@ void Conn::inspect(const void* self, InspectRows& rows) {
 
 // ---- the node -------------------------------------------------------------------
 
-TiNode::TiNode(host::Host& h) : host(h), wake_(new host::WaitQueue(h)) {}
+TiNode::TiNode(host::Host& h) : host(h), system_thread_(h, "ti_ib") {}
 
 TiNode::~TiNode() {
   // The node's software ends with the simulation: what its programs left
@@ -156,26 +156,9 @@ TiHandleToken* TiNode::lookup(const void* handle, HandleKind kind) const {
   return it == tokens_.end() ? nullptr : it->second;
 }
 
-void TiNode::defer(std::function<void()> fn) {
-  work_.push_back(std::move(fn));
-  wake_->notify_one();
-}
+void TiNode::defer(std::function<void()> fn) { system_thread_.post(std::move(fn)); }
 
-void TiNode::start_worker() {
-  if (worker_started_) return;
-  worker_started_ = true;
-  host.spawn("ti_ib", [this] { worker(); });
-}
-
-void TiNode::worker() {
-  for (;;) {
-    while (work_.empty()) wake_->wait();
-    auto fn = std::move(work_.front());
-    work_.pop_front();
-    host.work("ti_op");
-    fn();
-  }
-}
+void TiNode::start_worker() { system_thread_.start(); }
 
 Counters TiNode::counters() const {
   Counters c;

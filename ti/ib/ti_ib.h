@@ -29,6 +29,7 @@
 #include "core/units.h"
 #include "fsm/fsm.h"
 #include "host/host.h"
+#include "ti/common/ti_thread.h"
 #include "ti/common/ti_log.h"
 #include "ti/common/ti_pool_core.h"
 
@@ -258,13 +259,10 @@ class TiNode : public host::HostSoftware {
   Counters counters() const;
 
  private:
-  void worker();
-  std::deque<std::function<void()>> work_;
-  std::unique_ptr<host::WaitQueue> wake_;
+  ti_core::SystemThread system_thread_;
   std::unique_ptr<host::Timer> port_timer_;
   std::map<std::uintptr_t, TiHandleToken*> tokens_;
   std::uint64_t next_serial_ = 1;
-  bool worker_started_ = false;
 };
 
 // The calling node's transport (created on first use; nullptr without an HCA).
