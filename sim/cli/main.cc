@@ -33,6 +33,7 @@
 #include "trace/timeline.h"
 #include "trace/trace.h"
 #include "world/network_kinds.h"
+#include "world/partition.h"
 #include "world/programs.h"
 #include "world/report.h"
 #include "world/world.h"
@@ -190,6 +191,14 @@ std::string apply_overrides(Scenario& scenario, const po::variables_map& vm) {
   const auto& args = vm.count("arg") ? vm["arg"].as<std::vector<std::string>>() : none;
   const auto& params = vm.count("param") ? vm["param"].as<std::vector<std::string>>() : none;
   if (std::string err = override_program_args(scenario, args); !err.empty()) return err;
+  if (vm.count("blocks")) {
+    const std::uint32_t blocks = vm["blocks"].as<std::uint32_t>();
+    if (blocks == 0 || blocks > 4095) return fmt::format("--blocks={}: 1 to 4095", blocks);
+    for (const PartitionSpec::Pin& pin : scenario.partition.pins)
+      if (pin.block >= blocks)
+        return fmt::format("--blocks={}: the scenario pins a device to block {}", blocks, pin.block);
+    scenario.partition.blocks = blocks;
+  }
   return override_params(scenario, params);
 }
 
@@ -209,6 +218,7 @@ int sc_main(int argc, char** argv) {
       "param", po::value<std::vector<std::string>>()->composing(),
       "scope.name=value: set a host, bus, nic or link parameter on every node or link (repeatable)")(
       "fingerprint", "hash the run's event trajectory into results.json (fingerprint)")(
+      "blocks", po::value<std::uint32_t>(), "split the world into this many partition blocks (docs/partition.md)")(
       "script", po::value<std::string>(), "debug, attach: replay this command file instead of prompting")(
       "listen", po::value<std::string>(), "debug: serve the session to remote clients on HOST:PORT")(
       "allow-remote", "debug: allow --listen on an address other than loopback")(
@@ -276,10 +286,18 @@ int sc_main(int argc, char** argv) {
     std::cerr << "nicsim: " << err << "\n";
     return kExitBadInput;
   }
+  PartitionPlan partition;
+  try {
+    partition = plan_partition(scenario);
+  } catch (const ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  }
   if (command == "validate") {
-    std::cout << fmt::format("{}: ok: {} nodes, {} switches, {} links, {} workloads, {} faults\n", scenario.file,
+    std::cout << fmt::format("{}: ok: {} nodes, {} switches, {} links, {} workloads, {} faults{}\n", scenario.file,
                              scenario.nodes.size(), scenario.switches.size(), scenario.links.size(),
-                             scenario.workloads.size(), scenario.faults.size());
+                             scenario.workloads.size(), scenario.faults.size(),
+                             partition.blocks > 1 ? "; " + describe(partition) : std::string());
     return kExitOk;
   }
   if (command == "debug") {

@@ -1,5 +1,7 @@
 #include "core/calendar.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -23,6 +25,7 @@ constexpr Tick kFarDistance = 250 * kNs;
 
 Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
   ahead_until_ = 0;  // a thread of an earlier calendar's run may have ended ahead
+  cur_block_ = 0;    // an earlier calendar's run may have left another block
   far_.keys.reserve(256);
   SC_HAS_PROCESS(Calendar);
   SC_METHOD(run);
@@ -52,7 +55,7 @@ Calendar::Calendar(sc_core::sc_module_name name) : sc_core::sc_module(name) {
 Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
   for (std::uint32_t i = head; i < tail; ++i) {
     const Key k = keys[i];
-    if (static_cast<std::uint64_t>(k) >> kSlotBits != seq) continue;
+    if (seq_of(k) != seq) continue;
     std::copy(keys + i + 1, keys + tail + 1, keys + i);
     --tail;
     return k;
@@ -100,8 +103,8 @@ Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
 }
 
 // Inlined into at() and at_reserved(): one call per scheduled event.
-[[gnu::always_inline]] inline void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj,
-                                                    std::uint64_t arg) {
+[[gnu::always_inline]] inline void Calendar::insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg,
+                                                    std::uint32_t block) {
   ahead_until_ = 0;
   Tick n = now();
   if (t < n) t = n;  // the past is now: callers computing max() get it for free
@@ -109,12 +112,12 @@ Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
   if (slot == kNoSlot) {
     slot = static_cast<std::uint32_t>(slots_.size());
     if (slot >> kSlotBits) throw std::length_error("calendar: more than 2^24 pending events");
-    slots_.push_back(Callback{fn, obj, arg});
+    slots_.push_back(Callback{fn, obj, arg, block});
   } else {
     free_slot_ = static_cast<std::uint32_t>(slots_[slot].arg);
-    slots_[slot] = Callback{fn, obj, arg};
+    slots_[slot] = Callback{fn, obj, arg, block};
   }
-  const Key k = (static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot;
+  const Key k = (static_cast<Key>(t) << kTimeShift) | (static_cast<Key>(seq) << kSlotBits) | slot;
   if (t - n >= kFarDistance || !near_.push(k)) {
     far_.push(k);
     far_next_ = far_.front();
@@ -125,21 +128,60 @@ Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
   // kTickMax means "never": such an event would only keep the run alive.
-  if (t == kTickMax) return;
-  insert(t, reserve_seq(), fn, obj, arg);
+  // So does any time the calendar cannot hold (kNoTime on).
+  if (t >= kNoTime) return;
+  const std::uint64_t seq = reserve_seq();
+  insert(t, seq, fn, obj, arg, block_of_seq(seq));
+}
+
+void Calendar::at_on(std::uint32_t block, Tick t, EventFn fn, void* obj, std::uint64_t arg) {
+  if (thread_ahead_ && !running_) sync_thread_slow();
+  if (t >= kNoTime) return;
+  if (block > blocks()) throw std::logic_error(fmt::format("calendar: no block {} of {}", block, blocks()));
+  insert(t, reserve_seq(), fn, obj, arg, block);
+}
+
+void Calendar::at_place(Place place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg) {
+  if (thread_ahead_ && !running_) sync_thread_slow();
+  if (place.at >= kNoTime) return;
+  if (block > blocks() || block_of_seq(place.seq) > blocks())
+    throw std::logic_error(fmt::format("calendar: a place of block {} run as block {}, of {} blocks",
+                                       block_of_seq(place.seq), block, blocks()));
+  insert(place.at, place.seq, fn, obj, arg, block);
 }
 
 std::uint64_t Calendar::reserve_seq() {
-  if (seq_ >> (64 - kSlotBits))
-    throw std::overflow_error("calendar: 2^40 events scheduled; the tie-break sequence is exhausted");
-  return seq_++;
+  const std::uint32_t b = current_block();
+  std::uint64_t& count = counters_[b];
+  if (count >> kCounterBits)
+    throw std::overflow_error(fmt::format("calendar: 2^{} events scheduled by block {}", kCounterBits, b));
+  return std::uint64_t{b} << kCounterBits | count++;
 }
 
 void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
-  if (t == kTickMax) return;
-  if (seq >= seq_) throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
-  insert(t, seq, fn, obj, arg);
+  if (t >= kNoTime) return;
+  const std::uint32_t b = block_of_seq(seq);
+  if (b > blocks() || (seq & ((std::uint64_t{1} << kCounterBits) - 1)) >= counters_[b])
+    throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
+  insert(t, seq, fn, obj, arg, b);
+}
+
+void Calendar::set_blocks(std::uint32_t count) {
+  if (count == 0 || count > kMaxBlocks)
+    throw std::invalid_argument(fmt::format("calendar: {} partition blocks (1 to {})", count, kMaxBlocks));
+  if (fired_ != 0 || pending() != 0 || counters_[0] != 0)
+    throw std::logic_error("calendar: partition blocks are set before anything is scheduled");
+  // One block needs no world block of its own: everything is block 0.
+  counters_.assign(count == 1 ? 1 : count + 1, 0);
+  context_block_ = world_block();
+  cur_block_ = context_block_;
+}
+
+std::uint32_t Calendar::context_block() const {
+  std::uint32_t b;
+  if (thread_block_fn_ && sc_core::sc_get_current_process_b() && thread_block_fn_(b)) return b;
+  return context_block_;
 }
 
 void Calendar::arm() {
@@ -216,6 +258,7 @@ void Calendar::fire_ahead(Tick n, Tick cap) {
     }
     void* const obj = cb.obj;
     const std::uint64_t arg = cb.arg;
+    cur_block_ = cb.block;
     cb.arg = free_slot_;
     free_slot_ = slot;
     ++fired_;
@@ -395,7 +438,7 @@ bool Calendar::thread_wait_event_until(sc_core::sc_event& e, Tick t) {
 std::uint64_t Calendar::at_cancellable(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
   const std::uint64_t seq = reserve_seq();
-  insert(t, seq, fn, obj, arg);
+  if (t < kNoTime) insert(t, seq, fn, obj, arg, block_of_seq(seq));
   return seq;
 }
 
@@ -403,7 +446,7 @@ void Calendar::cancel(std::uint64_t handle) {
   const Key was_next = next_key();
   Key k = near_.remove_seq(handle);
   for (std::size_t i = 0; k == kNoKey && i < far_.size(); ++i) {
-    if (static_cast<std::uint64_t>(far_.keys[i]) >> kSlotBits == handle) {
+    if (seq_of(far_.keys[i]) == handle) {
       k = far_.take(i);
       far_next_ = far_.empty() ? kNoKey : far_.front();
     }

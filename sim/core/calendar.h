@@ -9,7 +9,12 @@
 // heap beats the kernel's own queue under load, docs/calendar.md). Software threads remain ordinary SC_THREADs; both
 // meet in simulated time because the calendar's SC_METHOD runs inside the SystemC scheduler.
 //
-// Order is deterministic: equal times fire in scheduling order.
+// Order is deterministic: equal times fire in the order of their places
+// (time, block, the block's own scheduling sequence). A world split into
+// partition blocks (docs/partition.md) gives each block its own sequence, so
+// where an event of a block was scheduled (which process, which other
+// blocks exist) never changes its place; with one block this is the order
+// of scheduling.
 //
 // Run-ahead: when the next calendar event comes before any pending SystemC
 // activity (no thread or SystemC event is due earlier), the calendar fires it
@@ -154,10 +159,57 @@ class Calendar : public sc_core::sc_module {
   bool stop_requested() const { return stop_at_ != kTickMax; }
   static sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
 
-  // Schedule fn(obj, arg) at absolute time `at` (>= now()).
+  // Schedule fn(obj, arg) at absolute time `at` (>= now()), run as the
+  // current block. Times from 2^56 ps (about 20 hours) on are never
+  // reached: such an event never fires, as one at kTickMax.
   void at(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
+  // The same, run as block `block` (the handler's block): how an event
+  // crosses from one partition block to another. Its place is the
+  // scheduling block's.
+  void at_on(std::uint32_t block, Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
+
+  // Partition blocks. A world split into `count` blocks (at most
+  // kMaxBlocks) numbers them from 0; the block `count` is the world's own
+  // (faults, setup). Each block orders its events by its own sequence.
+  static constexpr std::uint32_t kMaxBlocks = 4095;
+  void set_blocks(std::uint32_t count);
+  std::uint32_t blocks() const { return static_cast<std::uint32_t>(counters_.size()) - 1; }
+  std::uint32_t world_block() const { return blocks(); }
+  // The block the running code belongs to: the firing event's, else the
+  // calling SystemC thread's (thread_block_fn), else the context block set
+  // by a BlockScope (the world's by default).
+  std::uint32_t current_block() const {
+    if (dispatching_ || counters_.size() == 1) return cur_block_;
+    return context_block();
+  }
+  // The host layer tells which block a SystemC thread runs in (0 for none
+  // of its threads: the context block then).
+  using ThreadBlockFn = bool (*)(std::uint32_t& block);
+  static void set_thread_block_fn(ThreadBlockFn fn) { thread_block_fn_ = fn; }
+  // Code outside events and threads (set-up, a link's state change applied
+  // to each end) runs as `block` for the scope's lifetime.
+  class BlockScope {
+   public:
+    BlockScope(Calendar& c, std::uint32_t block) : c_(c), was_cur_(cur_block_), was_context_(c.context_block_) {
+      cur_block_ = block;
+      c.context_block_ = block;
+    }
+    ~BlockScope() {
+      cur_block_ = was_cur_;
+      c_.context_block_ = was_context_;
+    }
+    BlockScope(const BlockScope&) = delete;
+    BlockScope& operator=(const BlockScope&) = delete;
+
+   private:
+    Calendar& c_;
+    std::uint32_t was_cur_, was_context_;
+  };
+  // A place's block (Place::seq) and the order within it.
+  static std::uint32_t block_of_seq(std::uint64_t seq) { return static_cast<std::uint32_t>(seq >> kCounterBits); }
   // Lazy timers: reserve_seq() takes the tie-break place an event scheduled
-  // now would get; at_reserved() later schedules an event in that place. A
+  // now would get; at_reserved() later schedules an event in that place
+  // (run as the block that took it). A
   // timer re-armed again and again can then keep one event in the calendar
   // (moving it to the latest deadline when it fires early) and still fire in
   // exactly the order a fresh event per arming would have (see Timer).
@@ -176,6 +228,9 @@ class Calendar : public sc_core::sc_module {
     if (thread_ahead_ && !running_) sync_thread_slow();
     return Place{t, reserve_seq()};
   }
+  // Schedules fn(obj, arg) at a place taken elsewhere (another process's
+  // block scheduled it: the partition engine), run as `block`.
+  void at_place(Place place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg = 0);
   // An event that may be withdrawn before it fires: at_cancellable returns a
   // handle for cancel(), which does nothing once the event has fired. Meant
   // for timeouts that usually do not expire (cancel scans the heap).
@@ -220,15 +275,19 @@ class Calendar : public sc_core::sc_module {
   }
 
  private:
-  // The calendar orders 16-byte keys: time in the high
-  // word; in the low word the insertion sequence (40 bits: ties fire in
-  // scheduling order) above the index of the callback's slot (24 bits).
+  // The calendar orders 16-byte keys: time (56 bits: 20 hours), the place's
+  // sequence (48 bits: the block, then the block's own count) and the index
+  // of the callback's slot (24 bits).
   using Key = unsigned __int128;
   static constexpr int kSlotBits = 24;
+  static constexpr int kSeqBits = 48;
+  static constexpr int kCounterBits = 36;
+  static constexpr int kTimeShift = kSlotBits + kSeqBits;
   struct Callback {
     EventFn fn;
     void* obj;
     std::uint64_t arg;
+    std::uint32_t block;  // the block the handler runs as
   };
   // No event: later than any key (events at kTickMax are never scheduled).
   static constexpr Key kNoKey = ~static_cast<Key>(0);
@@ -268,7 +327,15 @@ class Calendar : public sc_core::sc_module {
     const Key near = near_.front();
     return near < far_next_ ? near : far_next_;
   }
-  static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
+  // kNoKey's time field is all ones: no event, at kTickMax.
+  static constexpr Tick kNoTime = (Tick{1} << (128 - kTimeShift)) - 1;
+  static Tick time_of(Key k) {
+    const auto t = static_cast<Tick>(k >> kTimeShift);
+    return t == kNoTime ? kTickMax : t;
+  }
+  static std::uint64_t seq_of(Key k) {
+    return static_cast<std::uint64_t>(k >> kSlotBits) & ((std::uint64_t{1} << kSeqBits) - 1);
+  }
   template <class F>
   void visit(Key k, F& f) const {
     const Callback& cb = slots_[slot_of(k)];
@@ -293,7 +360,8 @@ class Calendar : public sc_core::sc_module {
   // Notifies *event; sets the bool at `fired_flag` when that is not 0.
   static void wake_thread(void* event, std::uint64_t fired_flag);
   static void sync_thread_slow();
-  void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg);
+  void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg, std::uint32_t block);
+  std::uint32_t context_block() const;
   void arm();
 
   // Events due far ahead (kFarDistance in calendar.cc) wait in the heap
@@ -308,7 +376,11 @@ class Calendar : public sc_core::sc_module {
   // first; kNoSlot ends it.
   static constexpr std::uint32_t kNoSlot = ~0u;
   std::uint32_t free_slot_ = kNoSlot;
-  std::uint64_t seq_ = 0;
+  // Each block's scheduling count (the last entry is the world's block).
+  std::vector<std::uint64_t> counters_ = std::vector<std::uint64_t>(1, 0);
+  std::uint32_t context_block_ = 0;
+  static inline std::uint32_t cur_block_ = 0;  // the firing event's block
+  static inline ThreadBlockFn thread_block_fn_ = nullptr;
   std::uint64_t fired_ = 0;
   std::uint64_t pause_after_ = kNoPause;
   PauseHook pause_hook_ = nullptr;

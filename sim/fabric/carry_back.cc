@@ -26,6 +26,21 @@ void Device::take_reply(Port& at, Packet* reply) {
   fabric().pool().put(reply);
 }
 
+// Carried replies walk their route back at once, reading every switch and
+// link on it: they cannot cross partition blocks.
+bool Port::crosses_cut(const Packet& data, Packet* reply) {
+  for (int i = 0; i < data.meta.hops; ++i) {
+    const Port* hop = data.route[i];
+    if (!hop->cut_) continue;
+    Sim::get().error(hop->path(), fmt::format("the reply to packet {} would be carried back over cut link {}: "
+                                              "carried replies do not cross partition blocks",
+                                              data.meta.id, hop->link_->name()));
+    hop->owner_->fabric().pool().put(reply);
+    return true;
+  }
+  return false;
+}
+
 Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
   const int hops = data.meta.hops;
   if (hops == 0) throw std::logic_error(fmt::format("carry_back: packet {} crossed no link", data.meta.id));
@@ -41,6 +56,7 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
     fabric.pool().put(reply);
     return nullptr;
   }
+  if (fabric.cut_links() != 0 && crosses_cut(data, reply)) return nullptr;
   reply->meta.hops = static_cast<std::uint16_t>(hops);
   reply->meta.injected = start;
   reply->meta.combine_replies = data.meta.combine_replies;
@@ -77,7 +93,7 @@ Port* Port::carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick he
       fabric.pool().put(reply);
       return nullptr;
     }
-    if (tx->injects_ && !tx->link_->pass(*reply)) {
+    if (tx->injects_ && !tx->link_->pass(*reply, *tx)) {
       tx->lose_reply(reply, &Port::drops_injected_, "injected_drop", head);
       fabric.pool().put(reply);
       return nullptr;

@@ -45,6 +45,9 @@ class Fabric {
   void link_came_up() { --links_down_; }
   void count_injecting(int delta) { links_injecting_ += delta; }
   void watch_ports() { ports_watched_ = true; }
+  // Links joining two partition blocks (Link::set_cut).
+  std::uint32_t cut_links() const { return cut_links_; }
+  void count_cut_link() { ++cut_links_; }
   bool links_plain() const { return links_down_ == 0 && links_injecting_ == 0 && !ports_watched_; }
 
  private:
@@ -55,6 +58,7 @@ class Fabric {
   std::uint64_t link_downs_ = 0;
   std::int64_t links_down_ = 0;
   std::int64_t links_injecting_ = 0;
+  std::uint32_t cut_links_ = 0;
   bool ports_watched_ = false;
 };
 

@@ -41,6 +41,7 @@ Link::Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamS
       drop_rate_(params.ratio("drop_rate")),
       ber_(params.ratio("bit_error_rate")),
       rng_(seed, "link:" + name_),
+      rng_ba_(seed, "link:" + name_ + ":b-a"),
       fsm_(name_, a.owner().device_id(), LinkState::Up),
       inspectable_("link", name_, &Link::inspect, this) {
   Sim::get().fsm().declare<LinkMachine>();
@@ -85,7 +86,11 @@ void Link::set_up(bool up, std::string_view cause) {
     a_.owner().fabric().link_came_up();
   }
   mirror();
+  Calendar& calendar = Sim::get().calendar();
   for (Port* p : {&a_, &b_}) {
+    // Each end changes as its own block: what its device schedules then
+    // takes that block's places, wherever the change came from.
+    Calendar::BlockScope as_end(calendar, p->owner().block());
     if (p->trace_on)
       Sim::get().tracer().record(now(), p->owner().device_id(), Component::fault, up ? "link_up" : "link_down",
                                  {{"port", p->number()}, {"link", name_}});
@@ -94,13 +99,20 @@ void Link::set_up(bool up, std::string_view cause) {
   }
 }
 
-bool Link::pass_injecting(Packet& p) {
-  if (drop_rate_ > 0 && rng_.chance(drop_rate_)) return false;
+void Link::set_cut() {
+  if (cut_) return;
+  cut_ = true;
+  a_.cut_ = b_.cut_ = true;
+  a_.owner().fabric().count_cut_link();
+}
+
+bool Link::pass_injecting(Packet& p, Rng& rng) {
+  if (drop_rate_ > 0 && rng.chance(drop_rate_)) return false;
   if (ber_ > 0) {
     const double bits = static_cast<double>(p.bytes.size()) * 8.0;
     const double p_error = -std::expm1(bits * std::log1p(-ber_));
-    if (rng_.chance(p_error)) {
-      const std::uint64_t bit = rng_.below(p.bytes.size() * 8);
+    if (rng.chance(p_error)) {
+      const std::uint64_t bit = rng.below(p.bytes.size() * 8);
       p.bytes[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
       ++p.meta.bit_errors;
     }

@@ -41,6 +41,11 @@ class Link {
   std::uint32_t vl15_buffer_packets() const { return vl15_packets_; }
 
   bool up() const { return fsm_.state() == LinkState::Up; }
+  // The link joins two partition blocks: everything crossing it (packets,
+  // credits) is an event of the receiving end's block, and each direction
+  // draws its faults from its own stream (docs/partition.md).
+  void set_cut();
+  bool cut() const { return cut_; }
   // Fault injection. Packets on the wire when the link goes down are lost.
   void set_up(bool up, std::string_view cause);
   void set_drop_rate(double r);
@@ -53,11 +58,13 @@ class Link {
   // Decides the fate of one packet put on the wire: false = dropped;
   // true = delivered, possibly with flipped bits in its bytes. A link
   // without error injection passes everything without drawing a number.
-  bool pass(Packet& p) { return (drop_rate_ <= 0 && ber_ <= 0) || pass_injecting(p); }
+  bool pass(Packet& p, const Port& from) {
+    return (drop_rate_ <= 0 && ber_ <= 0) || pass_injecting(p, cut_ && &from == &b_ ? rng_ba_ : rng_);
+  }
 
  private:
   static void inspect(const void* self, InspectRows& rows);
-  bool pass_injecting(Packet& p);
+  bool pass_injecting(Packet& p, Rng& rng);
   // Copies the state a hop reads (up, fault injection, generation) into both
   // ports, so forwarding never reads the Link.
   void mirror();
@@ -75,7 +82,9 @@ class Link {
   std::uint32_t generation_ = 0;  // bumped on every down transition
   Tick last_down_ = kTickMax;     // when it last went down (kTickMax: never)
   bool injecting_ = false;        // drop_rate or bit_error_rate set (counted by the fabric)
-  Rng rng_;
+  Rng rng_;                       // both directions' draws, or a to b's on a cut link
+  Rng rng_ba_;                    // b to a's on a cut link
+  bool cut_ = false;
   Fsm<LinkMachine> fsm_;
   Inspectable inspectable_;  // "link": both ports' queues and credits
 };

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "core/sim.h"
+
 namespace nicsim::fabric {
 
 namespace {
@@ -26,6 +28,18 @@ ReplyCombiner reply_combiner(std::uint8_t reply_kind) { return reply_combiners()
 PacketPool::~PacketPool() = default;
 
 Packet* PacketPool::get(std::size_t len) {
+  Packet* p = take(len);
+  p->meta.id = new_id();
+  return p;
+}
+
+std::uint64_t PacketPool::new_id() {
+  if (block_ids_.empty()) return next_id_++;
+  const std::uint32_t b = Sim::get().calendar().current_block();
+  return std::uint64_t{b} << 40 | ++block_ids_.at(b);
+}
+
+Packet* PacketPool::take(std::size_t len) {
   Packet* p;
   if (free_.empty()) {
     p = made_.emplace_back(std::make_unique<Packet>()).get();
@@ -35,7 +49,6 @@ Packet* PacketPool::get(std::size_t len) {
     free_.pop_back();
   }
   p->meta = PacketMeta{};
-  p->meta.id = next_id_++;
   p->bytes.resize(len);
   p->next = nullptr;
   p->holder = nullptr;
@@ -51,8 +64,7 @@ Packet* PacketPool::get(std::size_t len) {
 }
 
 Packet* PacketPool::clone(const Packet& src) {
-  Packet* p = get(src.bytes.size());
-  --next_id_;  // a copy keeps the original's id
+  Packet* p = take(src.bytes.size());
   p->meta = src.meta;
   std::copy(src.bytes.begin(), src.bytes.end(), p->bytes.begin());
   if (src.meta.keep_route) std::copy_n(src.route, std::min<int>(src.meta.hops, kRouteSlots), p->route);

@@ -99,6 +99,10 @@ class PacketPool {
   Packet* clone(const Packet& p);  // same bytes and metadata (same id)
   void put(Packet* p);
   std::uint64_t live() const { return live_; }
+  // With several partition blocks each block numbers its packets itself
+  // (block << 40 | its count), so that ids do not depend on which blocks
+  // share a process.
+  void set_blocks(std::uint32_t blocks) { block_ids_.assign(blocks > 1 ? blocks + 1 : 0, 0); }
   std::uint64_t allocated() const { return allocated_; }
 
  private:
@@ -106,7 +110,10 @@ class PacketPool {
   // by a pending event when the fabric goes are freed with the rest.
   std::vector<std::unique_ptr<Packet>> made_;
   std::vector<Packet*> free_;
+  Packet* take(std::size_t len);  // a fresh packet without an id
+  std::uint64_t new_id();
   std::uint64_t next_id_ = 1;
+  std::vector<std::uint64_t> block_ids_;  // by block, with several
   std::uint64_t live_ = 0;
   std::uint64_t allocated_ = 0;
 };

@@ -350,7 +350,7 @@ void Port::transmit(Packet* p, Tick earliest) {
   owner_->transmitted(*this, *p, start, end);
   if (tapped_) tap_(tap_ctx_, *p, start);
 
-  if (injects_ && !link_->pass(*p)) {
+  if (injects_ && !link_->pass(*p, *this)) {
     // Lost on the wire: the peer's buffer never fills, so the credit comes back.
     if (vl != kVl15) credit_return(end, vl, p->blocks());
     drop(p, &Port::drops_injected_, "injected_drop");
@@ -367,8 +367,12 @@ void Port::transmit(Packet* p, Tick earliest) {
   p->ready_at = 0;
   p->tail_at = end + delay_;
   const std::uint32_t after_tail = peer_->after_tail_;
-  sim.calendar().at(after_tail == kAtHead ? start + delay_ : p->tail_at + after_tail, &Port::arrive_thunk, peer_,
-                    reinterpret_cast<std::uint64_t>(p));
+  const Tick arrive = after_tail == kAtHead ? start + delay_ : p->tail_at + after_tail;
+  if (cut_) [[unlikely]]
+    sim.calendar().at_on(peer_->owner_->block(), arrive, &Port::arrive_thunk, peer_,
+                         reinterpret_cast<std::uint64_t>(p));
+  else
+    sim.calendar().at(arrive, &Port::arrive_thunk, peer_, reinterpret_cast<std::uint64_t>(p));
 }
 
 void Port::arrive_thunk(void* self, std::uint64_t packet) {
@@ -377,7 +381,14 @@ void Port::arrive_thunk(void* self, std::uint64_t packet) {
 
 inline void Port::deliver(Packet* p) {
   if (p->wire_generation != generation_) {
-    // The link went down while the packet was on it.
+    // The link went down while the packet was on it. Over a cut link the
+    // sender's block learns of it one link delay later, and the loss is
+    // counted here.
+    if (cut_) {
+      if (p->meta.vl != kVl15) return_credit_across(Calendar::now() + delay_, p->meta.vl, p->blocks());
+      drop(p, &Port::drops_link_down_, "lost_in_flight");
+      return;
+    }
     if (p->meta.vl != kVl15) peer_->credit_return(Calendar::now(), p->meta.vl, p->blocks());
     peer_->drop(p, &Port::drops_link_down_, "lost_in_flight");
     return;
@@ -435,7 +446,23 @@ void Port::release(const Packet& p, Tick when) {
     return;
   }
   if (!peer_) return;
-  peer_->credit_return(std::max(when, Calendar::now()) + delay_, p.held_vl, p.blocks());
+  const Tick at = std::max(when, Calendar::now()) + delay_;
+  if (cut_) [[unlikely]]
+    return_credit_across(at, p.held_vl, p.blocks());
+  else
+    peer_->credit_return(at, p.held_vl, p.blocks());
+}
+
+// A cut link's credit is an event of the sender's block at its arrival: the
+// sender cannot see the receiver's buffer before then.
+void Port::return_credit_across(Tick at, int vl, std::uint32_t blocks) {
+  Sim::get().calendar().at_on(peer_->owner_->block(), at, &Port::credit_thunk, peer_,
+                              std::uint64_t{blocks} << 8 | static_cast<std::uint64_t>(vl));
+}
+
+void Port::credit_thunk(void* self, std::uint64_t vl_and_blocks) {
+  static_cast<Port*>(self)->credit_return(Calendar::now(), static_cast<int>(vl_and_blocks & 0xff),
+                                          static_cast<std::uint32_t>(vl_and_blocks >> 8));
 }
 
 inline void Port::credit_return(Tick at, int vl, std::uint32_t blocks) {

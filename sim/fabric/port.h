@@ -46,6 +46,10 @@ class Device {
   Fabric& fabric() const { return fabric_; }
   std::uint32_t device_id() const { return device_id_; }
   const std::string& name() const { return name_; }
+  // The partition block the device belongs to (Calendar::BlockScope); a
+  // NIC's is its node's.
+  std::uint32_t block() const { return block_; }
+  void set_block(std::uint32_t block) { block_ = block; }
   // Ports are numbered from 1; port(0) does not exist.
   Port& port(std::uint32_t number) { return *ports_.at(number - 1); }
   std::uint32_t num_ports() const { return static_cast<std::uint32_t>(ports_.size()); }
@@ -93,6 +97,10 @@ class Device {
   // with carried replies implement it; any other device reports an error
   // and frees the reply.
   virtual void take_reply(Port& at, Packet* reply);
+  // Whether replies to this device's packets, or through it, are carried
+  // back along routes: such a device's links cannot be cut between
+  // partition blocks (docs/partition.md).
+  virtual bool carries_replies() const { return false; }
 
  protected:
   void add_ports(std::uint32_t count);
@@ -100,6 +108,7 @@ class Device {
  private:
   Fabric& fabric_;
   std::uint32_t device_id_;
+  std::uint32_t block_ = 0;
   std::string name_;
   std::vector<std::unique_ptr<Port>> ports_;
 };
@@ -133,6 +142,7 @@ class alignas(64) Port {
   Port* peer() const { return peer_; }
   bool connected() const { return peer_ != nullptr; }
   bool up() const { return up_; }
+  bool cut() const { return cut_; }
 
   // Transmit side. Queues `p` on VL p->meta.vl; it leaves no earlier than
   // p->ready_at and, cut-through, not before its tail could have arrived.
@@ -233,6 +243,7 @@ class alignas(64) Port {
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void lose_reply(const Packet* reply, std::uint64_t Port::*counter, const char* why, Tick when);
   static Port* carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick head, Tick ser);
+  static bool crosses_cut(const Packet& data, Packet* reply);
   void leave_buffer(Packet* p, Tick when);
   [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
   void send_checked(Packet* p);
@@ -243,6 +254,9 @@ class alignas(64) Port {
   Tick serialization(std::size_t bytes) const;
   static void wake_thunk(void* self, std::uint64_t);
   static void arrive_thunk(void* self, std::uint64_t packet);
+  // A credit return over a cut link, as an event of the sender's block.
+  static void credit_thunk(void* self, std::uint64_t vl_and_blocks);
+  void return_credit_across(Tick at, int vl, std::uint32_t blocks);
 
   // ---- line 0: the receive side, and what both ends of a hop read -------
   Device* owner_;
@@ -272,6 +286,7 @@ class alignas(64) Port {
   bool pumping_ = false;
   bool stalled_ = false;
   bool fifo_ = false;         // pumped as one FIFO: a single data VL, or only VL 0 used (send_vl0_only)
+  bool cut_ = false;          // the link joins two partition blocks (Link::set_cut)
   std::uint8_t rr_next_ = 0;  // round-robin VL arbitration
   std::uint64_t tx_packets_ = 0, tx_bytes_ = 0;
 

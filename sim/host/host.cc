@@ -47,6 +47,11 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
     : sc_core::sc_module(name), node_id_(node_id), params_(params), calendar_(&Sim::get().calendar()) {
   cpus_ = static_cast<std::uint32_t>(params_.count("cpus"));
   cpus_free_ = cpus_;
+  Calendar::set_thread_block_fn([](std::uint32_t& block) {
+    const Host* h = current_host();
+    if (h) block = h->block_;
+    return h != nullptr;
+  });
   std::uint64_t stack = params_.size("thread_stack");
   stack_bytes_ = static_cast<int>(std::min<std::uint64_t>(stack, std::numeric_limits<int>::max()));
   copy_bandwidth_ = params_.bandwidth("copy_bandwidth");

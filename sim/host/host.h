@@ -287,6 +287,9 @@ class Host : public sc_core::sc_module {
   ~Host() override;
 
   std::uint32_t node_id() const { return node_id_; }
+  // The node's partition block: its threads schedule as that block.
+  std::uint32_t block() const { return block_; }
+  void set_block(std::uint32_t block) { block_ = block; }
   // The node's name in the scenario ("h0"; the module is "h0_host").
   std::string node_name() const;
   // The node's configured IPv4 address of each NIC port (host order; ports
@@ -488,6 +491,7 @@ class Host : public sc_core::sc_module {
   static inline std::uint64_t next_serial_ = 0;
   const std::uint64_t serial_ = ++next_serial_;
   std::uint32_t node_id_;
+  std::uint32_t block_ = 0;
   std::vector<std::uint32_t> ipv4_;
   ParamSet params_;
   Calendar* calendar_;

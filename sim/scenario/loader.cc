@@ -1,9 +1,11 @@
 #include "scenario/loader.h"
 
 #include <google/protobuf/io/tokenizer.h>
+#include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -179,6 +181,10 @@ class Loader {
   void flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec);
   void multicast(const pb::Scenario& msg, const Locator& root);
   void outputs(const pb::Scenario& msg, const Locator& root);
+  void partition(const pb::Scenario& msg, const Locator& root);
+  std::uint32_t device_id(const Device& d) const {
+    return d.is_switch ? static_cast<std::uint32_t>(sc_.nodes.size()) + d.index : d.index;
+  }
   std::string link_pcap_format(const LinkSpec& l) const;
 
   std::string file_;
@@ -706,6 +712,39 @@ void Loader::multicast(const pb::Scenario& msg, const Locator& root) {
   }
 }
 
+void Loader::partition(const pb::Scenario& msg, const Locator& root) {
+  const pb::Partition& p = msg.partition();
+  Locator where = root.in("partition");
+  PartitionSpec& spec = sc_.partition;
+  spec.loc = where.self();
+  spec.blocks = p.blocks() == 0 ? 1 : p.blocks();
+  if (spec.blocks > 4095) fail(where.at("blocks"), fmt::format("partition.blocks {} is over 4095", p.blocks()));
+  std::set<std::uint32_t> pinned;
+  for (int i = 0; i < p.pin_size(); ++i) {
+    Locator at = where.in("pin", i);
+    auto it = devices_.find(p.pin(i).device());
+    if (it == devices_.end()) fail(at.at("device"), "pin device '" + p.pin(i).device() + "' is no node or switch");
+    if (p.pin(i).block() >= spec.blocks)
+      fail(at.at("block"),
+           fmt::format("pin block {} is not below partition.blocks ({})", p.pin(i).block(), spec.blocks));
+    if (!pinned.insert(device_id(it->second)).second)
+      fail(at.at("device"), "device '" + p.pin(i).device() + "' is pinned twice");
+    spec.pins.push_back({device_id(it->second), p.pin(i).block()});
+  }
+  for (int i = 0; i < p.weight_size(); ++i) {
+    Locator at = where.in("weight", i);
+    if (!(p.weight(i).weight() > 0) || !std::isfinite(p.weight(i).weight()))
+      fail(at.at("weight"), fmt::format("weight {} must be a positive number", p.weight(i).weight()));
+    bool any = false;
+    for (const auto& [name, device] : devices_) {
+      if (!glob_match(p.weight(i).device(), name)) continue;
+      any = true;
+      spec.weights.push_back({device_id(device), p.weight(i).weight()});
+    }
+    if (!any) fail(at.at("device"), "weight device '" + p.weight(i).device() + "' matches no node or switch");
+  }
+}
+
 void Loader::outputs(const pb::Scenario& msg, const Locator& root) {
   const pb::Outputs& o = msg.outputs();
   Locator where = root.in("outputs");
@@ -861,6 +900,7 @@ Scenario Loader::load(const std::string& text) {
   sc_.mgmt = ParamSet(scope("mgmt"));
   apply_params(sc_.mgmt, msg.management().param(), root.in("management"), "param", nullptr);
   outputs(msg, root);
+  partition(msg, root);
   return std::move(sc_);
 }
 

@@ -116,6 +116,23 @@ struct OutputSpec {
   std::string pcap_format;
 };
 
+// Partition blocks (world/partition.h). Devices by id: nodes in scenario
+// order, then switches.
+struct PartitionSpec {
+  std::uint32_t blocks = 1;
+  struct Pin {
+    std::uint32_t device;
+    std::uint32_t block;
+  };
+  std::vector<Pin> pins;
+  struct Weight {
+    std::uint32_t device;
+    double weight;
+  };
+  std::vector<Weight> weights;
+  SourceLoc loc;
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -130,6 +147,7 @@ struct Scenario {
   std::vector<MulticastGroupSpec> multicast;
   ParamSet mgmt;  // scope "mgmt": the management network
   OutputSpec outputs;
+  PartitionSpec partition;
   // What network kinds' scenario rules worked out, by the rule's name.
   std::map<std::string, std::any, std::less<>> extensions;
 

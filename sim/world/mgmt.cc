@@ -46,7 +46,8 @@ bool MgmtNet::send(std::uint32_t src, std::uint32_t dst, std::uint32_t tag, cons
   Sim& sim = Sim::get();
   if (sim.tracer().on(src, Component::mgmt))
     sim.tracer().record(now(), src, Component::mgmt, "send", {{"dst", dst}, {"tag", tag}, {"len", len}});
-  sim.calendar().at(from.tx_free + latency_, &MgmtNet::deliver_thunk, this, id);
+  // Delivered as the receiver's block (its wait queue is its node's).
+  sim.calendar().at_on(nodes_[dst]->host().block(), from.tx_free + latency_, &MgmtNet::deliver_thunk, this, id);
   return true;
 }
 

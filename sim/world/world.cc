@@ -33,6 +33,18 @@ World* World::current() { return g_world; }
 World::World(const Scenario& scenario) : scenario_(scenario) {
   if (g_world) throw std::logic_error("a second World in one process");
   g_world = this;
+  try {
+    build();
+  } catch (...) {
+    g_world = nullptr;  // a world that failed to build is no world
+    throw;
+  }
+}
+
+void World::build() {
+  partition_ = plan_partition(scenario_);
+  Sim::get().calendar().set_blocks(partition_.blocks);
+  fabric_.pool().set_blocks(partition_.blocks);
   build_devices();
   build_links();
   assign_addresses_and_routes();
@@ -64,15 +76,23 @@ World::~World() {
 
 void World::build_devices() {
   const auto n = static_cast<std::uint32_t>(scenario_.nodes.size());
+  Calendar& calendar = Sim::get().calendar();
   for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t block = partition_.device_block[i];
+    Calendar::BlockScope as_node(calendar, block);
     nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_));
+    nodes_.back()->host().set_block(block);
+    nodes_.back()->nic().set_block(block);
     device_names_.push_back(scenario_.nodes[i].name);
   }
   for (std::uint32_t j = 0; j < scenario_.switches.size(); ++j) {
     const SwitchSpec& s = scenario_.switches[j];
     const SwitchKind* kind = NetworkKinds::instance().switch_kind(s.kind);
     if (!kind) throw std::logic_error(fmt::format("switch kind '{}' vanished after validation", s.kind));
+    const std::uint32_t block = partition_.device_block[n + j];
+    Calendar::BlockScope as_switch(calendar, block);
     switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
+    switches_.back()->set_block(block);
     device_names_.push_back(s.name);
   }
   Sim& sim = Sim::get();
@@ -87,6 +107,15 @@ void World::build_links() {
   };
   for (const LinkSpec& l : scenario_.links)
     links_.push_back(&fabric_.connect(l.name, port_of(l.a), port_of(l.b), l.params, Sim::get().seed()));
+  for (std::uint32_t i : partition_.cut_links) {
+    fabric::Link& l = *links_[i];
+    if (l.a().owner().carries_replies() || l.b().owner().carries_replies())
+      throw ScenarioError(scenario_.links[i].loc,
+                          fmt::format("link {} joins partition blocks {} and {}, but its network carries replies "
+                                      "back along routes, which cannot cross blocks: pin both ends to one block",
+                                      l.name(), l.a().owner().block(), l.b().owner().block()));
+    l.set_cut();
+  }
 }
 
 // A network kind that manages its fabric (a subnet manager) addresses and
@@ -355,8 +384,15 @@ void World::idle_check(void* self, std::uint64_t) {
 RunStatus World::run() {
   // Nodes come up before the run: each probes its bus and binds its drivers
   // (host/pci.h), so that time 0 finds them booted.
-  for (auto& n : nodes_) n->bus().bind_drivers();
-  for (auto& p : programs_) p->start();
+  Calendar& calendar = Sim::get().calendar();
+  for (auto& n : nodes_) {
+    Calendar::BlockScope as_node(calendar, n->host().block());
+    n->bus().bind_drivers();
+  }
+  for (auto& p : programs_) {
+    Calendar::BlockScope as_node(calendar, p->node().host().block());
+    p->start();
+  }
   schedule_faults();
   const Tick stop = scenario_.stop_time;
   if (stop) Calendar::set_horizon(stop);

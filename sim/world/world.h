@@ -15,6 +15,7 @@
 #include "world/mgmt.h"
 #include "world/node.h"
 #include "world/network_kinds.h"
+#include "world/partition.h"
 #include "world/programs.h"
 
 namespace nicsim {
@@ -48,6 +49,7 @@ class World {
   MgmtNet& mgmt() { return *mgmt_; }
   const std::vector<std::unique_ptr<ProgramInstance>>& programs() const { return programs_; }
   const std::vector<std::string>& device_names() const { return device_names_; }
+  const PartitionPlan& partition() const { return partition_; }
   // Starts `program` on node `node` at time 0 as a daemon the run does not
   // wait for (a management agent: a network kind's WorldHook calls it).
   void start_daemon(const std::string& program, std::uint32_t node, std::vector<std::string> args,
@@ -68,6 +70,7 @@ class World {
   RunStatus run();
 
  private:
+  void build();  // everything the constructor makes
   void build_devices();
   void build_links();
   void assign_addresses_and_routes();
@@ -98,6 +101,7 @@ class World {
   static void port_tap(void* watch, const fabric::Packet& p, Tick start);
 
   const Scenario& scenario_;
+  PartitionPlan partition_;
   fabric::Fabric fabric_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<fabric::Device>> switches_;  // of every kind, scenario order

@@ -1,0 +1,213 @@
+// Partition blocks: the plan (pods on a fat tree, pins, balance, cut links
+// and lookahead, bad input), the calendar's order by block, and runs whose
+// links are cut: the same simulated figures as uncut, deterministic traces.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/sim.h"
+#include "world/partition.h"
+#include "world/programs.h"
+#include "world/world.h"
+#include "test_shell.h"
+#include "world_run.h"
+
+using namespace nicsim;
+
+namespace {
+
+const char* kFatTree = R"(
+  topology { fat_tree { k: 2 n: 3 } }
+  workload { program: "fabric_traffic" nodes: "*"
+             args: "--pattern=uniform" args: "--size=1KiB" args: "--load=0.3" args: "--duration=50us" }
+)";
+
+Scenario with_blocks(const std::string& text, std::uint32_t blocks) {
+  Scenario sc = nicsim::testing::load_text(text);
+  sc.partition.blocks = blocks;
+  return sc;
+}
+
+std::uint32_t device(const Scenario& sc, const std::string& name) {
+  if (auto n = sc.node_index(name)) return *n;
+  return static_cast<std::uint32_t>(sc.nodes.size()) + *sc.switch_index(name);
+}
+
+TEST(Partition, OneBlockIsTheDefaultAndCutsNothing) {
+  const PartitionPlan plan = plan_partition(nicsim::testing::load_text(kFatTree));
+  EXPECT_EQ(plan.blocks, 1u);
+  EXPECT_TRUE(plan.cut_links.empty());
+  EXPECT_EQ(plan.lookahead, kTickMax);
+  EXPECT_EQ(describe(plan), "1 block");
+}
+
+TEST(Partition, FatTreeBlocksKeepHostsWithTheirLeafAndBalanceTheLoad) {
+  const Scenario sc = with_blocks(kFatTree, 4);
+  const PartitionPlan plan = plan_partition(sc);
+  ASSERT_EQ(plan.device_block.size(), 20u);
+  std::vector<int> hosts_in(4, 0);
+  for (const LinkSpec& l : sc.links) {
+    if (l.a.kind != LinkEnd::Kind::Node) continue;
+    const std::uint32_t leaf = static_cast<std::uint32_t>(sc.nodes.size()) + l.b.index;
+    EXPECT_EQ(plan.device_block[l.a.index], plan.device_block[leaf]) << l.name << " is cut";
+    ++hosts_in[plan.device_block[l.a.index]];
+  }
+  for (int n : hosts_in) EXPECT_EQ(n, 2);
+  EXPECT_LT(plan.imbalance(), 1.25);
+  EXPECT_FALSE(plan.cut_links.empty());
+  EXPECT_EQ(plan.lookahead, 5 * kNs);  // the default link delay
+  auto end_device = [&](const LinkEnd& e) {
+    return e.kind == LinkEnd::Kind::Node ? e.index : static_cast<std::uint32_t>(sc.nodes.size()) + e.index;
+  };
+  std::size_t cut = 0;
+  for (std::uint32_t i = 0; i < sc.links.size(); ++i) {
+    const bool apart = plan.device_block[end_device(sc.links[i].a)] != plan.device_block[end_device(sc.links[i].b)];
+    cut += apart;
+    EXPECT_EQ(apart, std::count(plan.cut_links.begin(), plan.cut_links.end(), i) == 1) << sc.links[i].name;
+  }
+  EXPECT_EQ(cut, plan.cut_links.size());
+}
+
+TEST(Partition, PinnedDevicesStayWhereTheyArePinned) {
+  const Scenario sc = nicsim::testing::load_text(std::string(kFatTree) + R"(
+    partition { blocks: 3 pin { device: "h7" block: 0 } pin { device: "h0" block: 2 } }
+  )");
+  const PartitionPlan plan = plan_partition(sc);
+  EXPECT_EQ(plan.device_block[device(sc, "h7")], 0u);
+  EXPECT_EQ(plan.device_block[device(sc, "h0")], 2u);
+  for (std::uint32_t b : plan.device_block) EXPECT_LT(b, 3u);
+}
+
+TEST(Partition, ACutLinkWithoutDelayIsAScenarioErrorAtTheLink) {
+  const Scenario sc = nicsim::testing::load_text(R"(
+    node { name: "a" nic: "raw" }
+    node { name: "b" nic: "raw" }
+    link { a: "a:1" b: "b:1" param { key: "delay" value: "0ns" } }
+    partition { blocks: 2 }
+  )");
+  try {
+    plan_partition(sc);
+    FAIL() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.textproto:4:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no propagation delay"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Partition, BadPartitionFieldsAreNamedWithTheirLocation) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"partition { blocks: 5000 }", "over 4095"},
+      {"partition { blocks: 2 pin { device: \"nope\" block: 0 } }", "pin device 'nope' is no node or switch"},
+      {"partition { blocks: 2 pin { device: \"h0\" block: 2 } }", "pin block 2 is not below partition.blocks (2)"},
+      {"partition { blocks: 2 pin { device: \"h0\" block: 0 } pin { device: \"h0\" block: 1 } }", "pinned twice"},
+      {"partition { weight { device: \"h*\" weight: 0 } }", "must be a positive number"},
+      {"partition { weight { device: \"x*\" weight: 2 } }", "matches no node or switch"},
+  };
+  for (const auto& [text, why] : cases) {
+    try {
+      nicsim::testing::load_text(std::string(kFatTree) + text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("test.textproto:"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Same-time events fire by block, then by each block's own count, whatever
+// order they were scheduled in; an event handed to another block runs as it.
+TEST(Partition, SameTimeEventsFireByBlockThenByTheBlocksOwnOrder) {
+  Sim sim(1);
+  Calendar& c = sim.calendar();
+  c.set_blocks(3);
+  std::vector<std::pair<int, std::uint32_t>> fired;  // (tag, block it ran as)
+  struct Ctx {
+    std::vector<std::pair<int, std::uint32_t>>* out;
+    Calendar* c;
+  } ctx{&fired, &c};
+  auto record = [](void* p, std::uint64_t tag) {
+    auto* x = static_cast<Ctx*>(p);
+    x->out->push_back({static_cast<int>(tag), x->c->current_block()});
+  };
+  {
+    Calendar::BlockScope as2(c, 2);
+    c.at(100, record, &ctx, 20);
+    c.at(100, record, &ctx, 21);
+  }
+  {
+    Calendar::BlockScope as1(c, 1);
+    c.at(100, record, &ctx, 10);
+    c.at_on(2, 100, record, &ctx, 11);  // placed as block 1, runs as block 2
+  }
+  c.at(100, record, &ctx, 30);  // the world's block (3)
+  sc_core::sc_start();
+  const std::vector<std::pair<int, std::uint32_t>> want = {{10, 1}, {11, 2}, {20, 2}, {21, 2}, {30, 3}};
+  EXPECT_EQ(fired, want);
+}
+
+// The first line where two outputs differ, or "" when they are the same:
+// a failure shows where, not both files.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
+    if (!ga && !gb) return "";
+    if (ga != gb || la != lb) return fmt::format("line {}: '{}' vs '{}'", line, la, lb);
+  }
+}
+
+// Runs `text` with the nicsim command and --blocks=`blocks`; returns the
+// output folder `name` in this test's scratch folder (the scenario file is
+// the same for every run, as results.json names it).
+std::filesystem::path run_blocks(const std::filesystem::path& dir, const std::string& name, const std::string& text,
+                                 std::uint32_t blocks) {
+  std::ofstream(dir / "scenario.textproto") << text;
+  const auto r = nicsim::testing::run_nicsim(fmt::format("run {} --blocks={} --out={}",
+                                                         (dir / "scenario.textproto").string(), blocks,
+                                                         (dir / name).string()));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return dir / name;
+}
+
+// Cutting links moves no packet in time: credits cross as events at the
+// time the sender would have had them, so every figure is unchanged.
+TEST(Partition, CuttingEveryLinkChangesNoSimulatedFigure) {
+  const auto dir = nicsim::testing::temp_dir("partition_cut");
+  const auto whole = run_blocks(dir, "whole", kFatTree, 1);
+  const auto apart = run_blocks(dir, "apart", kFatTree, 20);  // every device its own block
+  // Only the count of calendar events differs: each credit over a cut link
+  // is an event of its own.
+  auto events = [](std::string& results) {
+    const std::size_t at = results.find("\n \"events\": \"");
+    const std::size_t end = results.find('\n', at + 1);
+    const long n = std::stol(results.substr(at + 13, end - at - 15));
+    results.erase(at, end - at);
+    return n;
+  };
+  std::string a = nicsim::testing::slurp(whole / "results.json"), b = nicsim::testing::slurp(apart / "results.json");
+  EXPECT_LT(events(a), events(b));
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_EQ(first_difference(a, b), "");
+  EXPECT_EQ(first_difference(nicsim::testing::slurp(whole / "summary.txt"), nicsim::testing::slurp(apart / "summary.txt")),
+            "");
+}
+
+TEST(Partition, SameBlocksAndSeedGiveTheSameTrace) {
+  const std::string text = std::string(kFatTree) + R"(outputs { trace { device: "*" } timeline: true })";
+  const auto dir = nicsim::testing::temp_dir("partition_same");
+  const auto first = run_blocks(dir, "first", text, 4);
+  const auto second = run_blocks(dir, "second", text, 4);
+  for (const char* f : {"trace.jsonl", "timeline.json", "results.json"}) {
+    const std::string a = nicsim::testing::slurp(first / f);
+    EXPECT_GT(a.size(), 1000u) << f;
+    EXPECT_EQ(first_difference(a, nicsim::testing::slurp(second / f)), "") << f;
+  }
+}
+
+}  // namespace
