@@ -53,9 +53,7 @@ void serve_atomic(ElanTiNode& n, EP_RXD* rxd, const E3_uint32* w) {
     std::uint64_t old = 0;
     std::memcpy(&old, p, sizeof old);
     const std::uint64_t compare_add = word64(w, kOperand0Lo), swap = word64(w, kOperand1Lo);
-    const std::uint64_t now = w[kAtomicOp] == TI_ATOMIC_FETCH_ADD ? old + compare_add
-                              : old == compare_add               ? swap
-                                                                 : old;
+    const std::uint64_t now = w[kAtomicOp] == TI_ATOMIC_FETCH_ADD ? old + compare_add : old == compare_add ? swap : old;
     std::memcpy(p, &now, sizeof now);
     blk.Data[1] = static_cast<E3_uint32>(old);
     blk.Data[2] = static_cast<E3_uint32>(old >> 32);

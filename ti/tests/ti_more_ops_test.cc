@@ -52,8 +52,8 @@ struct Expect {
   std::uint32_t oob_data;
   int seed;
 };
-constexpr Expect kOrder[] = {{4100, false, 0, 0}, {1500, false, 0, 1}, {50, false, 0, 2},      {0, true, kOob1, 0},
-                             {300, false, 0, 3},  {0, true, kOob2, 0},  {8, false, 0, 4}};
+constexpr Expect kOrder[] = {{4100, false, 0, 0}, {1500, false, 0, 1}, {50, false, 0, 2}, {0, true, kOob1, 0},
+                             {300, false, 0, 3},  {0, true, kOob2, 0}, {8, false, 0, 4}};
 constexpr int kExpected = sizeof kOrder / sizeof kOrder[0];
 
 bool region_holds(std::uint32_t off, std::uint32_t len, int seed) {
@@ -151,7 +151,8 @@ void client_reply(ti_conn_request_t* r) {
 
 ti_data_element_t* message(Peer& p, std::uint32_t len, int seed) {
   ti_data_element_t* m = peer_get(p, 1);
-  for (std::uint32_t i = 0; i < len; ++i) static_cast<unsigned char*>(m->local_data_desc[0].vaddr)[i] = pattern(seed, i);
+  for (std::uint32_t i = 0; i < len; ++i)
+    static_cast<unsigned char*>(m->local_data_desc[0].vaddr)[i] = pattern(seed, i);
   m->local_data_desc[0].byte_count = len;
   return m;
 }
@@ -226,8 +227,8 @@ void atomics(Peer& p, const ti_rdma_desc_t& region) {
   ti_res_pool_handle_t pool = nullptr;
   std::uint32_t size = 16;
   ASSERT_EQ(p.ops->res_pool_create(p.ti, TI_RES_POOL_RDMA, kConcurrentAdds, 1, &size, 0, &pool), TI_SUCCESS);
-  g_seen.fetch_add_old = atomic(p, pool, TI_ATOMIC_FETCH_ADD, 3, 0, region, kWord);    // 5 -> 8
-  g_seen.cas_old = atomic(p, pool, TI_ATOMIC_COMPARE_SWAP, 8, 42, region, kWord);      // 8 -> 42
+  g_seen.fetch_add_old = atomic(p, pool, TI_ATOMIC_FETCH_ADD, 3, 0, region, kWord);     // 5 -> 8
+  g_seen.cas_old = atomic(p, pool, TI_ATOMIC_COMPARE_SWAP, 8, 42, region, kWord);       // 8 -> 42
   g_seen.cas_miss_old = atomic(p, pool, TI_ATOMIC_COMPARE_SWAP, 7, 99, region, kWord);  // stays 42
   // Bad input: the seed's code, nothing sent.
   ti_pool_response_t r{};
