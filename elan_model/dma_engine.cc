@@ -198,9 +198,19 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
                          dma::cookie_of(desc->src_cv), addr);
     return false;
   }
-  runq_.push_back(std::move(desc));
+  enqueue(std::move(desc));
   pump();
   return true;
+}
+
+// A priority DMA goes behind the other priority DMAs, ahead of the rest.
+void DmaEngine::enqueue(std::unique_ptr<Desc> d) {
+  auto it = runq_.end();
+  if (d->type.priority) {
+    it = runq_.begin();
+    while (it != runq_.end() && (*it)->type.priority) ++it;
+  }
+  runq_.insert(it, std::move(d));
 }
 
 // ---- running -----------------------------------------------------------------------
@@ -741,7 +751,7 @@ void DmaEngine::maybe_resolve() {
     ++elan_.mutable_stats().dma_requeues;
     d->fsm.fire(DmaFsmEvent::TestFail, "testfail");
     d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff);
-    runq_.push_back(std::move(active_));
+    enqueue(std::move(active_));
     pump();
     return;
   }
