@@ -65,9 +65,10 @@ DmaEngine::DmaEngine(Elan3& elan)
 void DmaEngine::inspect(const void* object, InspectRows& rows) {
   const DmaEngine& e = *static_cast<const DmaEngine*>(object);
   auto describe = [](const Desc& d) {
-    return fmt::format("{} {}, {} bytes to node {}{}, {} acknowledged, retries {}", d.fsm.object(), d.fsm.state_name(),
-                       d.size, d.node, d.broadcast ? fmt::format("..{}", d.node_last) : std::string(), d.done,
-                       d.retries);
+    return fmt::format("{} {}, {} bytes to node {}{}, {} acknowledged, retries {}{}", d.fsm.object(),
+                       d.fsm.state_name(), d.size, d.node,
+                       d.broadcast ? fmt::format("..{}", d.node_last) : std::string(), d.done, d.retries,
+                       d.type.priority ? ", priority" : "");
   };
   add_row(rows, "active", e.active_ ? describe(*e.active_) : "none");
   add_row(rows, "window_packets", std::to_string(e.window_.size()));
