@@ -140,7 +140,7 @@ struct OpsSeen {
   ti_status_t early_send = TI_SUCCESS, bad_addr = TI_SUCCESS, atomic = TI_SUCCESS, empty_poll = TI_SUCCESS;
   ti_status_t bad_level = TI_SUCCESS, invented_send = TI_SUCCESS, invented_pd = TI_SUCCESS, null_ti = TI_SUCCESS,
               foreign_put = TI_SUCCESS;
-  ti_status_t write = TI_NO_STATUS, read = TI_NO_STATUS, bad_key = TI_NO_STATUS;
+  ti_status_t write = TI_NO_STATUS, read = TI_NO_STATUS, bad_key = TI_NO_STATUS, bad_atomic_key = TI_NO_STATUS;
   std::string req_private, rep_private;
   std::size_t msgs_ok = 0, region_wrong = 0, read_wrong = 0;
   int canceled_recvs = 0, peer_error = TI_SUCCESS;
@@ -262,6 +262,16 @@ void rdma(Peer& p, const ti_rdma_desc_t& region) {
     *s.seen = e->status;
   }
   for (std::uint32_t i = kRegion / 2; i < kRegion; ++i) g_ops.read_wrong += local[i] != pattern(9, i);
+  // An atomic on a word of a key the server never gave: the server's
+  // provider finds no region and answers a failure.
+  TI_RDMA_LOCAL_DESC(e)[0].vaddr = local;
+  TI_RDMA_LOCAL_DESC(e)[0].byte_count = 16;
+  e->rdma_data_desc[0].vaddr = region.vaddr;
+  e->rdma_data_desc[0].rkey = region.rkey + 0x100000u;
+  const int before = g_rdma_done.count;
+  ASSERT_EQ(p.ops->atomic_op(p.conn, TI_ATOMIC_FETCH_ADD, e), TI_SUCCESS);
+  ASSERT_TRUE(wait_until(g_rdma_done.count, before + 1));
+  g_ops.bad_atomic_key = e->status;
   g_rdma_done.count = 0;
   EXPECT_EQ(p.ops->res_pool_put(pool, e), TI_SUCCESS);
   EXPECT_EQ(p.ops->res_pool_destroy(pool), TI_SUCCESS);
@@ -332,6 +342,7 @@ TEST(TiElan, OperationsBetweenTwoElanNodesWithPayloadCheckedAndBadInputAsStatuse
   EXPECT_EQ(g_ops.read, TI_SUCCESS);
   EXPECT_EQ(g_ops.read_wrong, 0u);
   EXPECT_EQ(g_ops.bad_key, TI_ERROR) << "a key the peer never gave moves nothing";
+  EXPECT_EQ(g_ops.bad_atomic_key, TI_ERROR) << "nor does an atomic with it";
   EXPECT_EQ(g_ops.canceled_recvs, 3) << "the server's unused receives come back once";
   EXPECT_EQ(g_ops.peer_error, TI_CANCELED);
   // Bad input and unestablished connections: the seed's codes.
