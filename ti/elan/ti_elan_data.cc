@@ -372,14 +372,20 @@ ti_status_t data_msg_send(ti_conn_handle_t h, ti_data_element_t* list) {
   for (ti_data_element_t* e = list; e; e = e->p_next_msg)
     if (!sendable(c, e)) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
+  ti_data_element_t* last = nullptr;
   for (ti_data_element_t* e = list; e;) {
     ti_data_element_t* next = e->p_next_msg;
     hold(c, e, Op::Send);
     c->ordered.push_back(e);
+    last = e;
     e = next;
   }
+  const std::uint32_t id = c->id;
   flush_ordered(c);
-  return TI_SUCCESS;
+  // Held behind what goes first (as over IB, a send queued behind others).
+  const bool held =
+      conn_by_id(*node(), id) && std::find(c->ordered.begin(), c->ordered.end(), last) != c->ordered.end();
+  return held ? TI_PENDING : TI_SUCCESS;
 }
 
 // ---- RDMA ------------------------------------------------------------------------
