@@ -65,9 +65,10 @@ DmaEngine::DmaEngine(Elan3& elan)
 void DmaEngine::inspect(const void* object, InspectRows& rows) {
   const DmaEngine& e = *static_cast<const DmaEngine*>(object);
   auto describe = [](const Desc& d) {
-    return fmt::format("{} {}, {} bytes to node {}{}, {} acknowledged, retries {}", d.fsm.object(), d.fsm.state_name(),
-                       d.size, d.node, d.broadcast ? fmt::format("..{}", d.node_last) : std::string(), d.done,
-                       d.retries);
+    return fmt::format("{} {}, {} bytes to node {}{}, {} acknowledged, retries {}{}", d.fsm.object(),
+                       d.fsm.state_name(), d.size, d.node,
+                       d.broadcast ? fmt::format("..{}", d.node_last) : std::string(), d.done, d.retries,
+                       d.type.priority ? ", priority" : "");
   };
   add_row(rows, "active", e.active_ ? describe(*e.active_) : "none");
   add_row(rows, "window_packets", std::to_string(e.window_.size()));
@@ -198,9 +199,19 @@ bool DmaEngine::accept(const std::uint8_t* d, E3Addr addr, bool remote) {
                          dma::cookie_of(desc->src_cv), addr);
     return false;
   }
-  runq_.push_back(std::move(desc));
+  enqueue(std::move(desc));
   pump();
   return true;
+}
+
+// A priority DMA goes behind the other priority DMAs, ahead of the rest.
+void DmaEngine::enqueue(std::unique_ptr<Desc> d) {
+  auto it = runq_.end();
+  if (d->type.priority) {
+    it = runq_.begin();
+    while (it != runq_.end() && (*it)->type.priority) ++it;
+  }
+  runq_.insert(it, std::move(d));
 }
 
 // ---- running -----------------------------------------------------------------------
@@ -741,7 +752,7 @@ void DmaEngine::maybe_resolve() {
     ++elan_.mutable_stats().dma_requeues;
     d->fsm.fire(DmaFsmEvent::TestFail, "testfail");
     d->not_before = add_saturating(Elan3::now(), elan_.params().testfail_backoff);
-    runq_.push_back(std::move(active_));
+    enqueue(std::move(active_));
     pump();
     return;
   }

@@ -246,6 +246,7 @@ class DmaEngine {
   void descriptor_read(std::uint64_t arg);
   void fetch_done();
   bool accept(const std::uint8_t* d, E3Addr addr, bool remote);
+  void enqueue(std::unique_ptr<Desc> d);
   void pump();
   void pump_due(std::uint64_t at);
   void start_due(std::uint64_t desc);

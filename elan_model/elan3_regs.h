@@ -213,12 +213,17 @@ inline constexpr std::uint32_t kSize = 0x20;
 
 // E3_DmaType sub-fields (bit positions are a choice, the widths follow the
 // public record): dataType bits 0-1, direction 2-4, opCode 5-8,
-// failCount 9-14, isRemote 15. failCount, written by software, is how many
+// failCount 9-14, isRemote 15; priority 29 is this model's (the public
+// record leaves bits 29-31 unused). failCount, written by software, is how many
 // test-fail refusals the DMA engine absorbs itself: each refusal with
 // failCount > 0 decrements it and puts the DMA at the tail of the run queue
 // (re-run after testfail_backoff, later DMAs go first); a refusal at
 // failCount 0 traps the DMA to the driver (intq DmaTrap, descriptor in the
-// trap area) and the engine goes on with the next one.
+// trap area) and the engine goes on with the next one. A priority DMA
+// joins the run queue behind the other priority DMAs, ahead of every
+// other one (the DMA running finishes first): the driver sets it for the
+// kernel's liveness messages, which must not wait behind bulk data
+// (docs/ep.md "Node membership").
 #define NICSIM_ELAN3_DATA_TYPES(X) X(Byte, 0) X(HalfWord, 1) X(Word, 2) X(DoubleWord, 3)
 #define NICSIM_ELAN3_DIRECTIONS(X)                                                             \
   X(Write, 0, "send local dma_source to dma_dest on the destination node")                     \
@@ -289,13 +294,13 @@ const char* direction_name(std::uint32_t v);  // "?" when unknown
 const char* opcode_name(std::uint32_t v);
 
 struct Type {
-  std::uint32_t data_type = 0, direction = 0, opcode = 0, fail_count = 0, is_remote = 0;
+  std::uint32_t data_type = 0, direction = 0, opcode = 0, fail_count = 0, is_remote = 0, priority = 0;
   static Type decode(std::uint32_t w) {
-    return {w & 3u, (w >> 2) & 7u, (w >> 5) & 15u, (w >> 9) & 63u, (w >> 15) & 1u};
+    return {w & 3u, (w >> 2) & 7u, (w >> 5) & 15u, (w >> 9) & 63u, (w >> 15) & 1u, (w >> 29) & 1u};
   }
   std::uint32_t encode() const {
     return (data_type & 3u) | ((direction & 7u) << 2) | ((opcode & 15u) << 5) | ((fail_count & 63u) << 9) |
-           ((is_remote & 1u) << 15);
+           ((is_remote & 1u) << 15) | ((priority & 1u) << 29);
   }
 };
 inline constexpr std::uint32_t cookie_vproc(std::uint32_t cookie, std::uint32_t vproc) {

@@ -506,6 +506,7 @@ bool Elan3Dev::encode(const DmaRequest& r, std::uint8_t* d, const char* who) {
   t.direction = static_cast<std::uint32_t>(r.direction);
   t.opcode = static_cast<std::uint32_t>(r.opcode);
   t.fail_count = fail_count_;
+  t.priority = r.priority ? 1 : 0;
   std::memset(d, 0, dma::kSize);
   put(d, dma::dma_type, t.encode());
   put(d, dma::dma_size, r.size);

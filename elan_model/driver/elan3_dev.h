@@ -112,6 +112,7 @@ struct DmaRequest {
   std::uint32_t dest_node_last = 0;  // broadcast opcodes only: last node of the range
   std::uint16_t dest_cookie = 0;     // carried to the destination (trace), unicast only
   std::uint16_t src_cookie = 0;      // reported back in NetworkError / DmaError interrupts
+  bool priority = false;             // ahead of the run queue's other DMAs (dma::Type priority)
 };
 
 // A network or local DMA failure reported by the Elan (intq causes

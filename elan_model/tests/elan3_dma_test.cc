@@ -1,6 +1,7 @@
 // Two-sided tests of the Elan3 model and its driver: remote writes of every
 // size class with the payload checked byte by byte, remote reads, remote
-// set-event, and events (count, chained DMA, done word, interrupt cookie).
+// set-event, events (count, chained DMA, done word, interrupt cookie), and a
+// priority DMA overtaking the queued ones.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -108,4 +109,66 @@ TEST(Elan3Wire, Crc32cCheckValue) {
     EXPECT_EQ(pkt::crc32(data.data(), n), c ^ 0xffffffffu) << n;
     EXPECT_EQ(pkt::crc32_sliced(data.data(), n), c ^ 0xffffffffu) << n;
   }
+}
+
+namespace {
+
+constexpr std::uint32_t kBig = 65536, kBigs = 4, kSmall = 64;
+bool g_priority = false;  // the small write's DmaRequest::priority
+
+// Rank 0 issues four 64 KiB writes, then a 64-byte write (a priority DMA
+// or not) with a destination event. When that event fires, rank 1 looks
+// at what has landed: a priority DMA ran right after the write that was
+// running (the last two not begun); a plain one after all four.
+int priority_order(int, char**) {
+  Elan3Dev* d = Elan3Dev::attach();
+  if (!d) return 1;
+  const bool sender = nicsim_workload_rank() == 0;
+  const std::uint32_t total = kBig * kBigs + kSmall;
+  E3Addr buf_e = 0;
+  std::uint8_t* buf = mapped(*d, total, sender ? perm::kLocalRead : perm::kRemoteWrite, &buf_e);
+  ElanMem ev = d->alloc_event(true);
+  d->prime_event(ev, 1, event::Type::None, 0, 0, true, Elan3Dev::kWaitCookie);
+  if (!sender) std::memset(buf, 0xEE, total);
+  Peer peer = exchange(Peer{d->node_id(), buf_e, ev.elan, 0, 0});
+  if (sender) {
+    fill(buf, total, 3);
+    for (std::uint32_t k = 0; k <= kBigs; ++k) {
+      DmaRequest r;
+      r.size = k < kBigs ? kBig : kSmall;
+      r.source = buf_e + k * kBig;
+      r.dest = peer.buf + k * kBig;
+      r.dest_node = peer.node;
+      r.dest_event = k < kBigs ? 0 : peer.event;
+      r.priority = k == kBigs && g_priority;
+      EXPECT_EQ(d->issue_dma(r), DevStatus::Ok);
+    }
+    EXPECT_TRUE(d->wait_event(ev, 20 * kMs)) << "no go-ahead";
+    return ::testing::Test::HasFailure() ? 1 : 0;
+  }
+  EXPECT_TRUE(d->wait_event(ev, 20 * kMs)) << "the small write never arrived";
+  std::vector<std::uint8_t> expect(total);
+  fill(expect.data(), total, 3);
+  EXPECT_EQ(std::memcmp(buf + kBig * kBigs, expect.data() + kBig * kBigs, kSmall), 0) << "the small write";
+  EXPECT_EQ(std::memcmp(buf, expect.data(), kBig), 0) << "the first write, running when the small one came";
+  const bool last_two_landed = buf[2 * kBig] != 0xEE || buf[3 * kBig] != 0xEE;
+  EXPECT_EQ(last_two_landed, !g_priority);
+  DmaRequest go;
+  go.dest_event = peer.event;
+  go.dest_node = peer.node;
+  EXPECT_EQ(d->issue_dma(go), DevStatus::Ok);
+  return ::testing::Test::HasFailure() ? 1 : 0;
+}
+const BuiltinProgram reg_priority("t_elan_priority", priority_order, "test");
+
+}  // namespace
+
+TEST(Elan3Dma, PriorityDmaRunsAheadOfTheQueuedOnes) {
+  g_priority = true;
+  run_ok(two_elans("t_elan_priority"));
+}
+
+TEST(Elan3Dma, PlainDmaRunsAfterTheQueuedOnes) {
+  g_priority = false;
+  run_ok(two_elans("t_elan_priority"));
 }

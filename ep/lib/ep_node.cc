@@ -17,6 +17,18 @@ namespace {
 constexpr std::size_t kInitialTxds = 16;
 constexpr std::size_t kMaxTxds = 4096;
 
+// Kernel Comms' liveness messages (heartbeats, probes and their answers)
+// go ahead of the Elan's queued data: behind a node's pull replies they
+// would arrive later than the heartbeat timeout (docs/ep.md "Node
+// membership").
+bool liveness_message(const EpNode& n, const ep_txd* t) {
+  if (t->xmtr != n.control_xmtr || t->buf_len < sizeof(SmallHeader) + sizeof(ControlMsg)) return false;
+  ControlMsg m;
+  std::memcpy(&m, static_cast<const std::uint8_t*>(t->buf.host) + sizeof(SmallHeader), sizeof m);
+  const auto op = static_cast<Control>(m.op);
+  return op == Control::Heartbeat || op == Control::Probe || op == Control::ProbeAck;
+}
+
 }  // namespace
 
 EpNode* EpNode::current() {
@@ -384,6 +396,7 @@ void EpNode::issue(ep_txd* t) {
   req.dest_node = static_cast<std::uint32_t>(t->dest);
   req.src_cookie = static_cast<std::uint16_t>(t->index);
   req.dest_cookie = static_cast<std::uint16_t>(t->generation);  // for the retry filter
+  req.priority = liveness_message(*this, t);
   const bool small = t->kind == TxKind::Small || t->kind == TxKind::Special;
   if (small) {
     // A small message is delivered when its one packet is acknowledged.

@@ -12,7 +12,13 @@
 //    element's buffer as the receive buffer (the data land there directly);
 //  - RDMA read is an RPC whose receiver answers with ep_complete_rpc's
 //    datavec (the bytes cross as Elan write DMAs); RDMA write asks the peer
-//    (a control message) for an RPC back and answers it the same way.
+//    (a control message) for an RPC back and answers it the same way;
+//    its OOB data follow the bytes as an empty message with the data in
+//    its RPC payload (it takes the peer's next receive, as over IB);
+//  - atomics are an RPC to the peer's provider, which does the operation
+//    on its memory and returns the former value in the status block;
+//  - a receive of several buffers lands in a bounce buffer of the element's
+//    and is scattered into them by the CPU.
 //
 // Handles are tokens looked up in the node's table, as in the IB provider:
 // a stale, foreign or invented one is a status, never a crash.
@@ -81,7 +87,7 @@ struct Mem : Obj {
   }
 };
 
-enum class Op : std::uint8_t { None, Send, Recv, RdmaRead, RdmaWrite };
+enum class Op : std::uint8_t { None, Send, Recv, RdmaRead, RdmaWrite, Atomic };
 // A piece of an RDMA: our Elan address, the peer's virtual address and key.
 struct RdmaChunk {
   E3_Addr local = 0;
@@ -101,7 +107,17 @@ struct Td {
   std::deque<RdmaChunk> chunks;            // RDMA: chunks not yet issued
   std::uint32_t outstanding = 0;           // RDMA: chunks issued, not yet done
   bool landed = false;                     // a receive whose data are in (delivered in posting order)
+  bool data_done = false;                  // an RDMA write with OOB data: its bytes are in, its OOB data may go
+  bool after_rdma = false;                 // rdma_*_send's message: waits for its RDMAs
+  bool bounced = false;                    // a receive posted into the bounce buffer
   ti_status_t status = TI_SUCCESS;
+  // A receive of more than one buffer lands here (node memory, mapped
+  // remote write), then is scattered into the buffers; kept for reuse
+  // until the pool goes.
+  unsigned char* bounce = nullptr;
+  std::uint32_t bounce_len = 0;
+  ELAN3_DMA_HANDLE* bounce_map = nullptr;
+  E3_Addr bounce_eaddr = 0;
 };
 struct Pool : Obj {
   using Td = ti_elan::Td;
@@ -141,7 +157,12 @@ struct Conn : Obj {
   ti_conn_request_t* user_req = nullptr;
   ti_conn_request_t req{};               // what the CR callback gets
   std::deque<ti_data_element_t*> recvs;  // posted, in the order they land
-  std::uint32_t in_flight = 0;           // sends and RDMAs not yet complete
+  // Messages that take a peer's receive (sends, rdma_*_send's message, an
+  // RDMA write's OOB data), in posting order, from the first that cannot
+  // go yet: the peer's receives take them in the order they were posted.
+  std::deque<ti_data_element_t*> ordered;
+  bool flushing = false;
+  std::uint32_t in_flight = 0;  // sends and RDMAs not yet complete
   bool error_reported = false;
   bool releasing = false;  // disconnected: goes when nothing is in flight
   ti_context_cb_t disconnect_cb = nullptr;
@@ -226,6 +247,35 @@ void on_ctl(void* arg, caddr_t msg);  // interrupt context
 void on_rpc(EP_RXD* rxd);             // interrupt context
 void complete(Conn* c, ti_data_element_t* e, ti_status_t st);
 void fail_posted(Conn* c, ti_status_t st);  // every element the connection holds
+void flush_ordered(Conn* c);                // sends what may go of `ordered` (cancels it once the connection ends)
+
+// The RDMA RPCs' payload (on kRpcService): its words, and the operations.
+constexpr std::uint32_t kRpcMagic = 0x54495243;  // "TIRC"
+enum RpcOp : std::uint32_t { kRead = 1, kWritePull = 2, kAtomic = 3 };
+enum RpcWord {
+  kMagic,
+  kOp,
+  kTag,
+  kOk,
+  kSrc,
+  kDst,
+  kLen,
+  kKey,
+  kVaddrLo,
+  kVaddrHi,
+  kAtomicOp,  // kAtomic: ti_atomic_op_t, then the operands (compare or add, swap), low word first
+  kOperand0Lo,
+  kOperand0Hi,
+  kOperand1Lo,
+  kOperand1Hi
+};
+Mem* region_of(ElanTiNode& n, std::uint32_t key, std::uint64_t vaddr, std::uint32_t len);
+void serve_atomic(ElanTiNode& n, EP_RXD* rxd, const E3_uint32* w);  // interrupt context
+void on_rpc_replied(EP_RXD* rxd);
+bool rdma_list_ok(const Conn* c, ti_data_element_t* list, ti_res_pool_type_t type);
+void hold(Conn* c, ti_data_element_t* e, Op op);
+int send_flags();
+void bounce_free(Td* td);
 
 ti_status_t conn_connect(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_request_t*, ti_conn_handle_t*);
 ti_status_t conn_listen(ti_handle_t, ti_conn_attr_t*, ti_conn_info_t*, ti_conn_request_t*, ti_conn_handle_t*);
@@ -243,6 +293,7 @@ ti_status_t data_rdma_read(ti_conn_handle_t, ti_data_element_t*);
 ti_status_t data_rdma_write(ti_conn_handle_t, ti_data_element_t*);
 ti_status_t data_rdma_read_send(ti_conn_handle_t, ti_data_element_t*, ti_data_element_t*);
 ti_status_t data_rdma_write_send(ti_conn_handle_t, ti_data_element_t*, ti_data_element_t*);
+ti_status_t data_atomic(ti_conn_handle_t, ti_atomic_op_t, ti_data_element_t*);
 ti_status_t post_receives(Conn* c, ti_data_element_t* list);
 void rdma_write_ask(ElanTiNode& n, const CtlMsg& m);
 

@@ -5,27 +5,25 @@
 // bytes by write DMAs of ep_complete_rpc's datavec. A read sends the peer
 // an RPC naming both addresses and the peer's reply writes the data then
 // the status block; a write asks the peer (a control message) for an RPC
-// back, and the writer's reply writes the data. Completions reach the
-// consumer as over IB: a callback per element at interrupt level with
-// auto_cq_rearm, else the CQ's list for poll_cq and one notification
-// while armed.
+// back, and the writer's reply writes the data. What takes a peer's
+// receive (a message, an RDMA write's OOB data) goes in posting order.
+// Completions reach the consumer as over IB: a callback per element at
+// interrupt level with auto_cq_rearm, else the CQ's list for poll_cq and
+// one notification while armed.
+#include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "ti/elan/ti_elan.h"
 
 namespace nicsim::ti_elan {
 namespace {
 
-constexpr std::uint32_t kRpcMagic = 0x54495243;  // "TIRC"
-enum RpcOp : std::uint32_t { kRead = 1, kWritePull = 2 };
-// The RPC payload's words.
-enum RpcWord { kMagic, kOp, kTag, kOk, kSrc, kDst, kLen, kKey, kVaddrLo, kVaddrHi };
 constexpr std::uint32_t kOobMagic = 0x54494f42;  // "TIOB": a message's OOB data
 constexpr int kOobData = 1;
 
 bool in_interrupt() { return host::Host::current_host()->in_interrupt(); }
-int send_flags() { return in_interrupt() ? EP_NO_SLEEP : 0; }
 
 // The Elan address of `len` bytes at `addr` of this instance's
 // registrations (pools included); 0: not registered.
@@ -35,16 +33,11 @@ E3_Addr elan_addr(const Instance* i, const void* addr, std::uint64_t len) {
   return m ? static_cast<E3_Addr>(m->eaddr + (a - reinterpret_cast<std::uint64_t>(m->base))) : 0;
 }
 
-// The Elan address of the bytes a peer's RDMA names: its key is one of
-// our regions' (the region's Elan base), its address a virtual address in
-// it, as the region's ti_rdma_desc_t gave them. 0: no such region.
+// The Elan address of the bytes a peer's RDMA names (region_of). 0: no
+// such region.
 E3_Addr translate(ElanTiNode& n, std::uint32_t key, std::uint64_t vaddr, std::uint32_t len) {
-  for (Obj* o : n.all(Kind::Mem)) {
-    const auto* m = static_cast<const Mem*>(o);
-    if (m->eaddr == key && m->contains(vaddr, len))
-      return static_cast<E3_Addr>(m->eaddr + (vaddr - reinterpret_cast<std::uint64_t>(m->base)));
-  }
-  return 0;
+  const Mem* m = region_of(n, key, vaddr, len);
+  return m ? static_cast<E3_Addr>(m->eaddr + (vaddr - reinterpret_cast<std::uint64_t>(m->base))) : 0;
 }
 
 Cq* cq_for(Conn* c, Op op) { return as<Cq>(op == Op::Recv ? c->comp.h_recv_cq : c->comp.h_send_cq, Kind::Cq); }
@@ -83,6 +76,31 @@ void send_one(Conn* c, ti_data_element_t* e) {
   if (rc != ESUCCESS) complete(c, e, TI_ERROR);
 }
 
+// An RDMA write's OOB data, once its bytes are in place: an empty message
+// with the data in its RPC payload, which takes the peer's next receive
+// (recv_byte_count 0, oob_data_len 4), as the IB provider's RDMA write
+// with immediate does. Its transmit completes the RDMA element.
+void send_oob(Conn* c, ti_data_element_t* e) {
+  ElanTiNode* n = node();
+  EP_RPC_PAYLOAD pl{};
+  pl.Data[kMagic] = kOobMagic;
+  pl.Data[kOobData] = e->oob_data;
+  if (ep_transmit_rpc(n->large, c->peer_node, c->peer_service, send_flags(), on_sent, e, &pl, nullptr, 0) != ESUCCESS)
+    complete(c, e, TI_ERROR);
+}
+
+// A receive of several buffers: the bytes landed in the element's bounce
+// buffer; the CPU copies them into the buffers in order (charged).
+void scatter(ti_data_element_t* e, const Td* td, std::uint32_t len) {
+  std::uint32_t off = 0;
+  for (std::uint32_t b = 0; b < e->num_io_bufs && off < len; ++b) {
+    const ti_local_data_desc_t& d = e->local_data_desc[b];
+    const std::uint32_t n = static_cast<std::uint32_t>(d.byte_count < len - off ? d.byte_count : len - off);
+    if (n) std::memcpy(d.vaddr, td->bounce + off, n);
+    off += n;
+  }
+}
+
 void on_oob_replied(EP_RXD* rxd) { ep_complete_receive(rxd); }
 
 // A receive's data are in: receives complete in the order they were
@@ -98,8 +116,13 @@ void on_received(EP_RXD* rxd) {
   if (!env || ep_complete_rpc(rxd, on_oob_replied, nullptr, nullptr, nullptr, 0) != ESUCCESS) ep_complete_receive(rxd);
   Td* td = td_of(e);
   Conn* c = td ? conn_by_id(*node(), td->conn_id) : nullptr;
-  if (!c) return;
+  if (!c || !td->busy) return;
   const std::uint32_t id = c->id;
+  if (td->bounced && status == ESUCCESS) {
+    scatter(e, td, static_cast<std::uint32_t>(len));
+    node()->host.work("ti_op", static_cast<std::uint64_t>(len));
+    if (!conn_by_id(*node(), id) || !td->busy) return;  // given back meanwhile
+  }
   td->landed = true;
   td->status = status == ESUCCESS ? TI_SUCCESS : TI_ERROR;
   e->recv_byte_count = status == ESUCCESS ? static_cast<std::uint32_t>(len) : 0;
@@ -122,12 +145,13 @@ bool list_ok(const Conn* c, ti_data_element_t* list, ti_res_pool_type_t type) {
     const Td* td = td_of(e);
     if (!td || td->pool->inst != c->inst || td->pool->type != type || td->in_pool || td->busy || ++n > 1u << 16)
       return false;
+    if (e->oob_data_len != 0 && e->oob_data_len != 4) return false;
   }
   return true;
 }
 
 bool sendable(const Conn* c, const ti_data_element_t* e) {
-  if (e->num_io_bufs > EP_MAXFRAG || (e->oob_data_len != 0 && e->oob_data_len != 4)) return false;
+  if (e->num_io_bufs > EP_MAXFRAG) return false;
   for (std::uint32_t b = 0; b < e->num_io_bufs; ++b) {
     const ti_local_data_desc_t& d = e->local_data_desc[b];
     if (d.byte_count && (d.byte_count > 0xffffffffu || !elan_addr(c->inst, d.vaddr, d.byte_count))) return false;
@@ -135,27 +159,67 @@ bool sendable(const Conn* c, const ti_data_element_t* e) {
   return true;
 }
 
+ti_status_t established(Conn* c) {
+  if (!c || c->listener || c->releasing) return TI_INVALID_HANDLE;
+  return c->fsm.state() == ElanConnState::Established ? TI_SUCCESS : TI_INVALID_OPERATION;
+}
+
+void unorder(Conn* c, ti_data_element_t* e) {
+  for (auto it = c->ordered.begin(); it != c->ordered.end(); ++it)
+    if (*it == e) {
+      c->ordered.erase(it);
+      return;
+    }
+}
+
+}  // namespace
+
+int send_flags() { return in_interrupt() ? EP_NO_SLEEP : 0; }
+
 void hold(Conn* c, ti_data_element_t* e, Op op) {
   Td* td = td_of(e);
   td->busy = true;
   td->op = op;
   td->conn = c;
   td->conn_id = c->id;
-  td->landed = false;
+  td->landed = td->data_done = td->after_rdma = td->bounced = false;
   td->then_send = nullptr;
   e->status = TI_PENDING;
   e->iodone = FALSE;
   if (op != Op::Recv) ++c->in_flight;
 }
 
-ti_status_t established(Conn* c) {
-  if (!c || c->listener || c->releasing) return TI_INVALID_HANDLE;
-  return c->fsm.state() == ElanConnState::Established ? TI_SUCCESS : TI_INVALID_OPERATION;
+Mem* region_of(ElanTiNode& n, std::uint32_t key, std::uint64_t vaddr, std::uint32_t len) {
+  for (Obj* o : n.all(Kind::Mem)) {
+    auto* m = static_cast<Mem*>(o);
+    if (m->eaddr == key && m->contains(vaddr, len)) return m;
+  }
+  return nullptr;
 }
 
-}  // namespace
+void flush_ordered(Conn* c) {
+  ElanTiNode* n = node();
+  const std::uint32_t id = c->id;
+  if (c->flushing) return;  // the flush running (its transmit charging the CPU) takes what was added
+  c->flushing = true;
+  while (conn_by_id(*n, id) && !c->ordered.empty()) {
+    ti_data_element_t* e = c->ordered.front();
+    Td* td = td_of(e);
+    const bool oob = td->op == Op::RdmaWrite;
+    if (oob ? !td->data_done : td->after_rdma) break;  // waits for its RDMA's bytes
+    c->ordered.pop_front();
+    if (c->releasing || c->fsm.state() != ElanConnState::Established)
+      complete(c, e, TI_CANCELED);
+    else if (oob)
+      send_oob(c, e);
+    else
+      send_one(c, e);
+  }
+  if (conn_by_id(*n, id)) c->flushing = false;
+}
 
 void complete(Conn* c, ti_data_element_t* e, ti_status_t st) {
+  const std::uint32_t id = c->id;
   Td* td = td_of(e);
   td->busy = false;
   e->status = st;
@@ -177,13 +241,16 @@ void complete(Conn* c, ti_data_element_t* e, ti_status_t st) {
       cb(handle_of<ti_cq_handle_t>(q), nullptr);
     }
   }
-  if (then) {  // rdma_*_send: the message goes once the RDMA's bytes are in place
-    if (st == TI_SUCCESS && conn_by_id(*node(), c->id))
-      send_one(c, then);
-    else if (conn_by_id(*node(), c->id))
+  ElanTiNode* n = node();
+  if (then && conn_by_id(*n, id)) {  // rdma_*_send: the message goes once the RDMA's bytes are in place
+    td_of(then)->after_rdma = false;
+    if (st != TI_SUCCESS) {
+      unorder(c, then);
       complete(c, then, TI_CANCELED);
+    }
   }
-  if (c->releasing && !c->in_flight && conn_by_id(*node(), c->id)) conn_drop(c);
+  if (conn_by_id(*n, id) && !c->ordered.empty()) flush_ordered(c);
+  if (conn_by_id(*n, id) && c->releasing && !c->in_flight) conn_drop(c);
 }
 
 void fail_posted(Conn* c, ti_status_t st) {
@@ -198,26 +265,90 @@ void fail_posted(Conn* c, ti_status_t st) {
     complete(c, e, st);
     if (!conn_by_id(*node(), id)) return;
   }
+  flush_ordered(c);  // the connection ended: what waits to be sent is canceled
+}
+
+namespace {
+
+// The element's bounce buffer, of at least `len` bytes (its pool's element
+// size at least, so that it is mapped once); false: no memory or mapping.
+bool bounce_for(Td* td, std::uint32_t len) {
+  const std::uint64_t want = std::max<std::uint64_t>(len, ti_core::element_bytes(td->pool));
+  if (td->bounce && td->bounce_len >= len) return true;
+  bounce_free(td);
+  ElanTiNode* n = node();
+  if (want > 0xffffffffu) return false;
+  auto* b = static_cast<unsigned char*>(n->host.memory().alloc(want, 64));
+  ELAN3_DMA_HANDLE* h = nullptr;
+  if (!b) return false;
+  if (elan3_dma_addr_setup(ep_xmtr_dma_state(n->large), nullptr, reinterpret_cast<caddr_t>(b), static_cast<u_int>(want),
+                           ELAN_PERM_REMOTEWRITE, 0, 0, in_interrupt() ? DDI_DMA_NOWAIT : DDI_DMA_SLEEP, nullptr,
+                           &h) != DDI_DMA_MAPPED) {
+    n->host.memory().free(b);
+    return false;
+  }
+  td->bounce = b;
+  td->bounce_len = static_cast<std::uint32_t>(want);
+  td->bounce_map = h;
+  td->bounce_eaddr = elan3_dma_handle_to_addr(h);
+  return true;
+}
+
+// A receive element's buffers: 1 to the pool's count, each registered;
+// their total (at most 4 GiB - 1, not 0) in *total.
+bool receivable(const Conn* c, ti_data_element_t* e, std::uint32_t* total) {
+  const Td* td = td_of(e);
+  std::uint64_t sum = 0;
+  if (!e->num_io_bufs || e->num_io_bufs > td->pool->per_element) return false;
+  for (std::uint32_t b = 0; b < e->num_io_bufs; ++b) {
+    const ti_local_data_desc_t& d = e->local_data_desc[b];
+    if (d.byte_count && (d.byte_count > 0xffffffffu || !elan_addr(c->inst, d.vaddr, d.byte_count))) return false;
+    sum += d.byte_count;
+  }
+  *total = static_cast<std::uint32_t>(sum);
+  return sum && sum <= 0xffffffffu;
+}
+
+// Queues the element's buffer with Kernel Comms (one buffer: itself;
+// several: its bounce buffer).
+bool queue_receive(Conn* c, ti_data_element_t* e, std::uint32_t total) {
+  Td* td = td_of(e);
+  const ti_local_data_desc_t& d = e->local_data_desc[0];
+  E3_Addr where = elan_addr(c->inst, d.vaddr, d.byte_count);
+  if (e->num_io_bufs > 1) {
+    if (!bounce_for(td, total)) return false;
+    td->bounced = true;
+    where = td->bounce_eaddr;
+  }
+  return ep_queue_receive(c->rcvr, on_received, e, where, total, send_flags()) == ESUCCESS;
+}
+
+}  // namespace
+
+void bounce_free(Td* td) {
+  if (!td->bounce) return;
+  ElanTiNode* n = node();
+  elan3_dma_unmap(ep_xmtr_dma_state(n->large), td->bounce_map);
+  n->host.memory().free(td->bounce);
+  td->bounce = nullptr;
+  td->bounce_len = 0;
+  td->bounce_map = nullptr;
+  td->bounce_eaddr = 0;
 }
 
 ti_status_t post_receives(Conn* c, ti_data_element_t* list) {
   if (!list) return TI_SUCCESS;
   if (!list_ok(c, list, TI_RES_POOL_MSG)) return TI_INVALID_PARAMETER;
-  for (ti_data_element_t* e = list; e; e = e->p_next_msg) {
-    // A receive buffer is one piece of Elan memory: one buffer an element.
-    if (e->num_io_bufs != 1) return TI_UNSUPPORTED;
-    const ti_local_data_desc_t& d = e->local_data_desc[0];
-    if (!d.byte_count || d.byte_count > 0xffffffffu || !elan_addr(c->inst, d.vaddr, d.byte_count))
-      return TI_INVALID_PARAMETER;
-  }
+  std::uint32_t total = 0;
+  for (ti_data_element_t* e = list; e; e = e->p_next_msg)
+    if (!receivable(c, e, &total)) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
   for (ti_data_element_t* e = list; e;) {
     ti_data_element_t* next = e->p_next_msg;
-    const ti_local_data_desc_t& d = e->local_data_desc[0];
+    receivable(c, e, &total);
     hold(c, e, Op::Recv);
     c->recvs.push_back(e);
-    if (ep_queue_receive(c->rcvr, on_received, e, elan_addr(c->inst, d.vaddr, d.byte_count),
-                         static_cast<E3_uint32>(d.byte_count), send_flags()) != ESUCCESS) {
+    if (!queue_receive(c, e, total)) {
       c->recvs.pop_back();
       complete(c, e, TI_INSUFFICIENT_RESOURCES);
     }
@@ -241,13 +372,20 @@ ti_status_t data_msg_send(ti_conn_handle_t h, ti_data_element_t* list) {
   for (ti_data_element_t* e = list; e; e = e->p_next_msg)
     if (!sendable(c, e)) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
+  ti_data_element_t* last = nullptr;
   for (ti_data_element_t* e = list; e;) {
     ti_data_element_t* next = e->p_next_msg;
     hold(c, e, Op::Send);
-    send_one(c, e);
+    c->ordered.push_back(e);
+    last = e;
     e = next;
   }
-  return TI_SUCCESS;
+  const std::uint32_t id = c->id;
+  flush_ordered(c);
+  // Held behind what goes first (as over IB, a send queued behind others).
+  const bool held =
+      conn_by_id(*node(), id) && std::find(c->ordered.begin(), c->ordered.end(), last) != c->ordered.end();
+  return held ? TI_PENDING : TI_SUCCESS;
 }
 
 // ---- RDMA ------------------------------------------------------------------------
@@ -277,11 +415,16 @@ bool chunks_of(const Conn* c, ti_data_element_t* e, std::deque<RdmaChunk>* out) 
   return true;
 }
 
-bool rdma_ok(const Conn* c, ti_data_element_t* list) {
+}  // namespace
+
+bool rdma_list_ok(const Conn* c, ti_data_element_t* list, ti_res_pool_type_t type) {
+  if (!list_ok(c, list, type)) return false;
   for (ti_data_element_t* e = list; e; e = e->p_next_msg)
     if (!chunks_of(c, e, nullptr)) return false;
   return true;
 }
+
+namespace {
 
 bool issue_chunk(Conn* c, ti_data_element_t* e, const RdmaChunk& k, bool write);
 
@@ -299,7 +442,14 @@ void pump(Conn* c, ti_data_element_t* e) {
       td->chunks.clear();
     }
   }
-  if (!td->outstanding && td->chunks.empty()) complete(c, e, td->status);
+  if (td->outstanding || !td->chunks.empty()) return;
+  if (td->op == Op::RdmaWrite && e->oob_data_len && td->status == TI_SUCCESS) {
+    td->data_done = true;  // its OOB data go in their turn (flush_ordered), then it completes
+    flush_ordered(c);
+    return;
+  }
+  unorder(c, e);
+  complete(c, e, td->status);
 }
 
 // One chunk of an RDMA is done (st: its status).
@@ -338,7 +488,11 @@ void on_write_done(EP_RXD* rxd) {
   tag_done(*n, tag, status == ESUCCESS ? TI_SUCCESS : TI_ERROR);
 }
 
+}  // namespace
+
 void on_rpc_replied(EP_RXD* rxd) { ep_requeue_receive(rxd, on_rpc, node(), 0, 0); }
+
+namespace {
 
 bool issue_chunk(Conn* c, ti_data_element_t* e, const RdmaChunk& k, bool write) {
   ElanTiNode* n = node();
@@ -371,28 +525,31 @@ bool issue_chunk(Conn* c, ti_data_element_t* e, const RdmaChunk& k, bool write) 
 ti_status_t post_rdma(ti_conn_handle_t h, ti_data_element_t* list, ti_data_element_t* msg, bool write) {
   Conn* c = as<Conn>(h, Kind::Conn);
   if (ti_status_t s = established(c); s != TI_SUCCESS) return s;
-  if (!list_ok(c, list, TI_RES_POOL_RDMA) || !rdma_ok(c, list)) return TI_INVALID_PARAMETER;
-  // An RDMA write with immediate data would need a receive of the peer's
-  // for the immediate: Kernel Comms has no such thing.
-  for (ti_data_element_t* e = list; e; e = e->p_next_msg)
-    if (e->oob_data_len) return TI_UNSUPPORTED;
+  if (!rdma_list_ok(c, list, TI_RES_POOL_RDMA)) return TI_INVALID_PARAMETER;
   if (msg && (!list_ok(c, msg, TI_RES_POOL_MSG) || msg->p_next_msg || !sendable(c, msg))) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
-  ti_data_element_t* last = nullptr;
-  for (ti_data_element_t* e = list; e; e = e->p_next_msg) last = e;
-  if (msg) hold(c, msg, Op::Send);
-  for (ti_data_element_t* e = list; e;) {
-    ti_data_element_t* next = e->p_next_msg;
+  std::vector<ti_data_element_t*> elements;
+  for (ti_data_element_t* e = list; e; e = e->p_next_msg) elements.push_back(e);
+  // Everything is held and in its place in `ordered` before the first
+  // chunk goes: an element may complete at once (nothing to move).
+  for (ti_data_element_t* e : elements) {
     hold(c, e, write ? Op::RdmaWrite : Op::RdmaRead);
     Td* td = td_of(e);
     td->status = TI_SUCCESS;
     td->outstanding = 0;
     td->chunks.clear();
     chunks_of(c, e, &td->chunks);
-    if (e == last) td->then_send = msg;
-    pump(c, e);
-    e = next;
+    if (write && e->oob_data_len) c->ordered.push_back(e);  // its OOB data take a peer's receive
   }
+  if (msg) {
+    hold(c, msg, Op::Send);
+    td_of(msg)->after_rdma = true;
+    td_of(elements.back())->then_send = msg;
+    c->ordered.push_back(msg);
+  }
+  const std::uint32_t id = c->id;
+  for (ti_data_element_t* e : elements)
+    if (conn_by_id(*node(), id)) pump(c, e);
   return TI_SUCCESS;
 }
 
@@ -423,6 +580,7 @@ void on_rpc(EP_RXD* rxd) {
   }
   const E3_uint32* w = env->Payload.RPC.Data;
   n->host.work("ti_op");
+  if (w[kOp] == kAtomic) return serve_atomic(*n, rxd, w);
   EP_STATUSBLK blk{};
   if (w[kOp] == kRead) {
     const E3_Addr src = translate(*n, w[kKey], (std::uint64_t{w[kVaddrHi]} << 32) | w[kVaddrLo], w[kLen]);

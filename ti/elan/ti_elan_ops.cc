@@ -263,11 +263,6 @@ ti_status_t op_io_ctl(ti_handle_t h, ti_ioctl_t cmd, uint32_t* bytes, void* data
   return TI_SUCCESS;
 }
 
-// The Elan has no remote atomics Kernel Comms exposes.
-ti_status_t op_atomic(ti_conn_handle_t h, ti_atomic_op_t, ti_data_element_t*) {
-  return as<Conn>(h, Kind::Conn) ? TI_UNSUPPORTED : TI_INVALID_HANDLE;
-}
-
 char* status_2_str(ti_status_t s) { return ti_status_to_str(s); }
 
 char kName[] = "Quadrics Elan3 (nicsim Elan, Kernel Comms)";
@@ -319,7 +314,7 @@ ti_ops_t make_ops() {
   NICSIM_TI_ELAN_LOGGED(rdma_write, data_rdma_write);
   NICSIM_TI_ELAN_LOGGED(rdma_read_send, data_rdma_read_send);
   NICSIM_TI_ELAN_LOGGED(rdma_write_send, data_rdma_write_send);
-  NICSIM_TI_ELAN_LOGGED(atomic_op, op_atomic);
+  NICSIM_TI_ELAN_LOGGED(atomic_op, data_atomic);
   NICSIM_TI_ELAN_LOGGED(io_ctl, op_io_ctl);
   return o;
 }

@@ -13,6 +13,7 @@ bool pool_alive(Pool* p) { return node()->lookup(handle_of<void*>(p), Kind::Pool
 
 void pool_free(Pool* p) {
   ElanTiNode* n = node();
+  for (Td& td : p->tds) bounce_free(&td);
   if (p->mem) unmap(p->mem);
   ti_core::free_buffers(p, n->host);
   n->drop(p);
