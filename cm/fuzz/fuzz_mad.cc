@@ -30,7 +30,7 @@ struct Target {
       topology { star { hosts: 2 } nic: "hca" }
       subnet_manager { off: true }
     )",
-                              {{"ib_sa", 0}}};
+                                      {{"ib_sa", 0}}};
   Node& h0 = fw.world().node(0);
   std::uint16_t lid0 = hca::fuzzing::port1_lid(h0);
   std::uint16_t lid1 = hca::fuzzing::port1_lid(fw.world().node(1));
@@ -52,8 +52,9 @@ std::vector<std::uint8_t> ud_to_qp1(const Target& t, std::span<const std::uint8_
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
   return 0;
 }
 

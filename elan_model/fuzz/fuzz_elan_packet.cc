@@ -46,8 +46,7 @@ struct Setup {
     if (d->map(buf, kBuf, all, 0, 0, true, &range, &buf_e) != DevStatus::Ok) std::abort();
     ev = d->alloc_event(true);
     if (d->alloc_queue(8, 64, 0, &q) != DevStatus::Ok) std::abort();
-    std::fprintf(stderr, "fuzz_elan_packet: node a: buffer %#x, event %#x, queue %#x\n", buf_e, ev.elan,
-                 q.desc.elan);
+    std::fprintf(stderr, "fuzz_elan_packet: node a: buffer %#x, event %#x, queue %#x\n", buf_e, ev.elan, q.desc.elan);
   }
 
   void refresh() {
@@ -78,7 +77,7 @@ struct Target {
       node { name: "b" nic: "elan3" param { key: "bus.profile" value: "pci-66" } }
       link { name: "ab" a: "a" b: "b" bandwidth: "400MB/s" delay: "20ns" }
     )",
-                              {{"fuzz_elan_setup", 0}}};
+                                      {{"fuzz_elan_setup", 0}}};
   Elan3& a = *fw.world().node(0).nic_as<Elan3>();
 };
 
@@ -117,8 +116,9 @@ void send_token(Target& t, const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
   return 0;
 }
 

@@ -134,14 +134,15 @@ struct Target {
       topology { star { hosts: 2 } nic: "hca" }
       subnet_manager { off: true }
     )",
-                              {{"fuzz_hca_qps", 0}}};
+                                      {{"fuzz_hca_qps", 0}}};
   Node& h0 = fw.world().node(0);
 };
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
   return 0;
 }
 
