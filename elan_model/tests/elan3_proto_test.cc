@@ -215,6 +215,42 @@ int queue_backpressure(int, char**) {
 }
 const BuiltinProgram reg_queue("t_elan_queue", queue_backpressure, "test");
 
+// Rank 0 overwrites rank 1's queue descriptor with a remote write (the Elan
+// lets other nodes write it: it moves q_bptr for their queued writes), its
+// front pointer far outside the slots. The driver must not hand out a slot
+// pointer from it: queue_peek reports the queue empty (and an error), and
+// queue_consume leaves it.
+int queue_overwritten(int, char**) {
+  Elan3Dev* d = Elan3Dev::attach();
+  if (!d) return 1;
+  InputQueue q;
+  if (!is_sender()) {
+    EXPECT_EQ(d->alloc_queue(4, 64, 0, &q), DevStatus::Ok);
+  }
+  E3Addr src_e = 0;
+  auto* src = reinterpret_cast<std::uint32_t*>(mapped(*d, queue::kSize, perm::kLocalRead, &src_e));
+  Peer peer = exchange(Peer{d->node_id(), 0, 0, q.desc.elan, 0});
+  if (is_sender()) {
+    const std::uint32_t words[8] = {0, 0x100, 0x5a5a5a58, 64, 0x5a5a5a58, 0x5a5a5a58, 0, 0};
+    std::memcpy(src, words, sizeof words);
+    DmaRequest r;
+    r.size = queue::kSize;
+    r.source = src_e;
+    r.dest = peer.queue;
+    r.dest_node = peer.node;
+    EXPECT_EQ(d->issue_dma(r), DevStatus::Ok);
+    nicsim_sleep_ns(100000);
+  }
+  nicsim_barrier();
+  if (!is_sender()) {
+    EXPECT_EQ(d->queue_peek(q), nullptr);
+    d->queue_consume(q);
+    EXPECT_EQ(get(static_cast<const std::uint8_t*>(q.desc.host), queue::q_fptr), 0x5a5a5a58u);
+  }
+  return ::testing::Test::HasFailure() ? 1 : 0;
+}
+const BuiltinProgram reg_overwritten("t_elan_queue_overwritten", queue_overwritten, "test");
+
 // Protection: the receiver's buffer allows remote reads only; a remote
 // write to it, and one to an address that is not mapped at all, fail at the
 // sender with an error token (NetworkError, detail Error) and write nothing.
@@ -276,4 +312,11 @@ const BuiltinProgram reg_prot("t_elan_protection", protection, "test");
 TEST(Elan3Dma, RemoteReadBytesExact) { run_ok(two_elans("t_elan_read")); }
 TEST(Elan3Event, CountChainDoneWordAndInterruptCookie) { run_ok(two_elans("t_elan_events")); }
 TEST(Elan3Queue, FullQueueTrapsToTheDriverRetryListThenAllExactlyOnce) { run_ok(two_elans("t_elan_queue")); }
+TEST(Elan3Queue, OverwrittenDescriptorIsAnErrorNotAPointerOutsideTheSlots) {
+  nicsim::testing::RunOptions o;
+  o.expect_clean = false;
+  const auto r = nicsim::testing::run_scenario(two_elans("t_elan_queue_overwritten"), o);
+  ASSERT_FALSE(r.errors.empty());
+  EXPECT_NE(r.errors[0].find("is not one of its slots"), std::string::npos) << r.errors[0];
+}
 TEST(Elan3Mmu, PermissionFaultAndUnmappedAddressAreErrorsAtTheSender) { run_ok(two_elans("t_elan_protection")); }
