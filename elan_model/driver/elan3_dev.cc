@@ -687,10 +687,12 @@ const void* Elan3Dev::queue_peek(const InputQueue& q) {
   const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
   const auto bptr = static_cast<E3Addr>(get(b, queue::q_bptr));
   if (!q.slots || fptr == bptr) return nullptr;
-  if (!is_slot(q, fptr)) {
-    Sim::get().error(host_.name(), fmt::format("elan3 driver: input queue {:#x}: its front pointer {:#x} is not one of "
-                                               "its slots (the descriptor was overwritten): taken as empty",
-                                               q.desc.elan, fptr));
+  if (!is_slot(q, fptr) || !is_slot(q, bptr)) {
+    Sim::get().error(host_.name(),
+                     fmt::format("elan3 driver: input queue {:#x}: its pointers (front {:#x}, back {:#x}) "
+                                 "are not both among its slots (the descriptor was overwritten): "
+                                 "taken as empty",
+                                 q.desc.elan, fptr, bptr));
     return nullptr;
   }
   return static_cast<const std::uint8_t*>(q.slots.host) + (fptr - q.slots.elan);
@@ -700,7 +702,8 @@ void Elan3Dev::queue_consume(const InputQueue& q) {
   cpu("elan3_queue");
   const auto* b = static_cast<const std::uint8_t*>(q.desc.host);
   const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
-  if (!q.slots || fptr == static_cast<E3Addr>(get(b, queue::q_bptr)) || !is_slot(q, fptr)) {
+  const auto bptr = static_cast<E3Addr>(get(b, queue::q_bptr));
+  if (!q.slots || fptr == bptr || !is_slot(q, fptr) || !is_slot(q, bptr)) {
     Sim::get().error(host_.name(), "elan3 driver: queue_consume on an empty input queue");
     return;
   }
