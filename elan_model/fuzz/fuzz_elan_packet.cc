@@ -2,11 +2,11 @@
 // arriving at an Elan3 (node a of two Elan3 nodes back to back). A daemon on
 // a maps a 64 KiB buffer for every remote access, a remote event and an
 // input queue of 8 slots of 64 bytes, and prints their Elan addresses once
-// (the seeds use them); before each input it empties the queue and primes
-// the event again. A packet comes over the link from b (with its route kept,
-// as the DMA engine sends them, for a's token back); a token is handed to
-// a's Elan as a reply carried back to it. The world then runs until a has
-// answered.
+// (the seeds use them); before each input it empties the queue, writes its
+// descriptor back and primes the event again. A packet comes over the link
+// from b (with its route kept, as the DMA engine sends them, for a's token
+// back); a token is handed to a's Elan as a reply carried back to it. The
+// world then runs until a has answered.
 //
 // Input: byte 0 bit 0 set: the rest is sealed (length field and CRC made
 // right); bit 1 set: the rest is an ack token, else a packet.
@@ -37,6 +37,7 @@ struct Setup {
   E3Addr buf_e = 0;
   ElanMem ev;
   InputQueue q;
+  std::uint8_t desc[queue::kSize] = {};  // the queue's descriptor as set up
 
   Setup() {
     void* buf = nicsim_alloc(kBuf, 64);
@@ -46,11 +47,15 @@ struct Setup {
     if (d->map(buf, kBuf, all, 0, 0, true, &range, &buf_e) != DevStatus::Ok) std::abort();
     ev = d->alloc_event(true);
     if (d->alloc_queue(8, 64, 0, &q) != DevStatus::Ok) std::abort();
+    std::memcpy(desc, q.desc.host, queue::kSize);
     std::fprintf(stderr, "fuzz_elan_packet: node a: buffer %#x, event %#x, queue %#x\n", buf_e, ev.elan, q.desc.elan);
   }
 
+  // Consumes what arrived, and writes the descriptor back as it was set up
+  // (a packet may have overwritten it: other nodes may write it).
   void refresh() {
-    while (d->queue_peek(q)) d->queue_consume(q);
+    for (std::uint32_t i = 0; i < q.nslots && d->queue_peek(q); ++i) d->queue_consume(q);
+    d->store(q.desc, 0, desc, queue::kSize);
     d->prime_event(ev, 1, event::Type::None, 0, 0, false, 0);
   }
 };
