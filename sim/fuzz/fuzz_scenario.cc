@@ -9,7 +9,9 @@
 // SystemC keeps the processes of a world built and taken down before any
 // simulation ran (they can only be killed once it has started), so each
 // world is built in a child process: the loader's coverage guides the
-// fuzzing, a child that does not end cleanly is a finding.
+// fuzzing, a child that does not end cleanly (a crash, a sanitizer report,
+// an exception other than the world's own) is a finding. The child ends
+// without the leak check (it would see the parent's state as its own).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
