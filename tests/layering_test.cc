@@ -34,6 +34,7 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"sim/cli", "world"},
     {"sim/debug", "world"},
     {"sim/tests", "world"},
+    {"sim/fuzz", "world"},
     {"ib_wire", "ib_wire"},
     {"ib_fabric", "ib_fabric"},
     {"hca_model", "hca_model"},

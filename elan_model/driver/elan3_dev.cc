@@ -40,6 +40,16 @@ const bool registered = host::DriverRegistry::instance().add(
                    return std::make_unique<Elan3Dev>(c.host, c.bus, c.function);
                  }});
 
+// Whether `p` is one of the slots the driver set up for `q`. The queue's
+// descriptor lives where other nodes' packets may write (the Elan moves
+// q_bptr for their queued writes, so it is RemoteWrite), so its pointers
+// are used only when they name one of those slots.
+bool is_slot(const InputQueue& q, E3Addr p) {
+  if (!q.slots || p < q.slots.elan) return false;
+  const E3Addr off = p - q.slots.elan;
+  return off % q.slot_size == 0 && off / q.slot_size < q.nslots;
+}
+
 }  // namespace
 
 const char* dev_status_name(DevStatus s) {
@@ -678,6 +688,14 @@ const void* Elan3Dev::queue_peek(const InputQueue& q) {
   const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
   const auto bptr = static_cast<E3Addr>(get(b, queue::q_bptr));
   if (!q.slots || fptr == bptr) return nullptr;
+  if (!is_slot(q, fptr) || !is_slot(q, bptr)) {
+    Sim::get().error(host_.name(),
+                     fmt::format("elan3 driver: input queue {:#x}: its pointers (front {:#x}, back {:#x}) "
+                                 "are not both among its slots (the descriptor was overwritten): "
+                                 "taken as empty",
+                                 q.desc.elan, fptr, bptr));
+    return nullptr;
+  }
   return static_cast<const std::uint8_t*>(q.slots.host) + (fptr - q.slots.elan);
 }
 
@@ -685,12 +703,12 @@ void Elan3Dev::queue_consume(const InputQueue& q) {
   cpu("elan3_queue");
   const auto* b = static_cast<const std::uint8_t*>(q.desc.host);
   const auto fptr = static_cast<E3Addr>(get(b, queue::q_fptr));
-  if (!q.slots || fptr == static_cast<E3Addr>(get(b, queue::q_bptr))) {
+  const auto bptr = static_cast<E3Addr>(get(b, queue::q_bptr));
+  if (!q.slots || fptr == bptr || !is_slot(q, fptr) || !is_slot(q, bptr)) {
     Sim::get().error(host_.name(), "elan3 driver: queue_consume on an empty input queue");
     return;
   }
-  const E3Addr next = queue::next_slot(fptr, static_cast<E3Addr>(get(b, queue::q_base)),
-                                       static_cast<E3Addr>(get(b, queue::q_top)), q.slot_size);
+  const E3Addr next = queue::next_slot(fptr, q.slots.elan, q.slots.elan + (q.nslots - 1) * q.slot_size, q.slot_size);
   store(q.desc, queue::q_fptr.offset, &next, 4);
 }
 

@@ -291,7 +291,10 @@ class Elan3Dev : public host::BoundDriver {
                        InputQueue* out, bool wait = true);
   void free_queue(InputQueue& q);
   // The oldest unconsumed message (a pointer into its slot's copy in node memory),
-  // or nullptr if the queue is empty. Any context; cost.elan3_queue.
+  // or nullptr if the queue is empty. A descriptor whose front or back
+  // pointer names none of the queue's slots (overwritten: other nodes may
+  // write it) is reported as a simulation error and the queue taken as
+  // empty. Any context; cost.elan3_queue.
   const void* queue_peek(const InputQueue& q);
   // Free the oldest message's slot (advance q_fptr); the Elan may then fill
   // it. Any context; cost.elan3_queue.

@@ -215,6 +215,47 @@ int queue_backpressure(int, char**) {
 }
 const BuiltinProgram reg_queue("t_elan_queue", queue_backpressure, "test");
 
+// Rank 0 overwrites rank 1's queue descriptor with a remote write (the Elan
+// lets other nodes write it: it moves q_bptr for their queued writes):
+// argument "front", its front pointer far outside the slots; "back", its
+// back pointer, the front one still naming a slot. The driver must neither
+// hand out a pointer outside the slots nor see messages without end:
+// queue_peek reports the queue empty (and an error), queue_consume leaves it.
+int queue_overwritten(int argc, char** argv) {
+  Elan3Dev* d = Elan3Dev::attach();
+  if (!d) return 1;
+  constexpr E3Addr kWild = 0x5a5a5a58;
+  InputQueue q;
+  if (!is_sender()) {
+    EXPECT_EQ(d->alloc_queue(4, 64, 0, &q), DevStatus::Ok);
+  }
+  E3Addr src_e = 0;
+  auto* src = reinterpret_cast<std::uint32_t*>(mapped(*d, queue::kSize, perm::kLocalRead, &src_e));
+  Peer peer = exchange(Peer{d->node_id(), 0, 0, q.desc.elan, q.slots.elan});
+  const bool front = argc > 1 && std::string(argv[1]) == "front";
+  const E3Addr slots = is_sender() ? peer.extra : q.slots.elan;  // the receiver's
+  const E3Addr fptr = front ? kWild : slots, bptr = front ? slots + 64 : kWild;
+  if (is_sender()) {
+    const std::uint32_t words[8] = {0, bptr, fptr, 64, kWild, kWild, 0, 0};
+    std::memcpy(src, words, sizeof words);
+    DmaRequest r;
+    r.size = queue::kSize;
+    r.source = src_e;
+    r.dest = peer.queue;
+    r.dest_node = peer.node;
+    EXPECT_EQ(d->issue_dma(r), DevStatus::Ok);
+    nicsim_sleep_ns(100000);
+  }
+  nicsim_barrier();
+  if (!is_sender()) {
+    EXPECT_EQ(d->queue_peek(q), nullptr);
+    d->queue_consume(q);
+    EXPECT_EQ(get(static_cast<const std::uint8_t*>(q.desc.host), queue::q_fptr), fptr);
+  }
+  return ::testing::Test::HasFailure() ? 1 : 0;
+}
+const BuiltinProgram reg_overwritten("t_elan_queue_overwritten", queue_overwritten, "test");
+
 // Protection: the receiver's buffer allows remote reads only; a remote
 // write to it, and one to an address that is not mapped at all, fail at the
 // sender with an error token (NetworkError, detail Error) and write nothing.
@@ -276,4 +317,14 @@ const BuiltinProgram reg_prot("t_elan_protection", protection, "test");
 TEST(Elan3Dma, RemoteReadBytesExact) { run_ok(two_elans("t_elan_read")); }
 TEST(Elan3Event, CountChainDoneWordAndInterruptCookie) { run_ok(two_elans("t_elan_events")); }
 TEST(Elan3Queue, FullQueueTrapsToTheDriverRetryListThenAllExactlyOnce) { run_ok(two_elans("t_elan_queue")); }
+void run_overwritten(const std::string& which) {
+  nicsim::testing::RunOptions o;
+  o.expect_clean = false;
+  const auto r =
+      nicsim::testing::run_scenario(two_elans("t_elan_queue_overwritten", "", "", "args: \"" + which + "\""), o);
+  ASSERT_FALSE(r.errors.empty());
+  EXPECT_NE(r.errors[0].find("are not both among its slots"), std::string::npos) << r.errors[0];
+}
+TEST(Elan3Queue, OverwrittenFrontPointerIsAnErrorNotAPointerOutsideTheSlots) { run_overwritten("front"); }
+TEST(Elan3Queue, OverwrittenBackPointerIsAnErrorNotMessagesWithoutEnd) { run_overwritten("back"); }
 TEST(Elan3Mmu, PermissionFaultAndUnmappedAddressAreErrorsAtTheSender) { run_ok(two_elans("t_elan_protection")); }

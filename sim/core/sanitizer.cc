@@ -12,7 +12,16 @@
 // at start-up), for programs that call sc_start themselves.
 #include "core/sanitizer.h"
 
+// GCC says ASan is on with __SANITIZE_ADDRESS__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define NICSIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NICSIM_ASAN 1
+#endif
+#endif
+
+#if defined(NICSIM_ASAN)
 #include <pthread.h>
 #include <sanitizer/common_interface_defs.h>
 
