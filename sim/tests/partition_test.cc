@@ -168,9 +168,8 @@ std::string first_difference(const std::string& a, const std::string& b) {
 std::filesystem::path run_blocks(const std::filesystem::path& dir, const std::string& name, const std::string& text,
                                  std::uint32_t blocks) {
   std::ofstream(dir / "scenario.textproto") << text;
-  const auto r = nicsim::testing::run_nicsim(fmt::format("run {} --blocks={} --out={}",
-                                                         (dir / "scenario.textproto").string(), blocks,
-                                                         (dir / name).string()));
+  const auto r = nicsim::testing::run_nicsim(
+      fmt::format("run {} --blocks={} --out={}", (dir / "scenario.textproto").string(), blocks, (dir / name).string()));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   return dir / name;
 }
@@ -194,8 +193,9 @@ TEST(Partition, CuttingEveryLinkChangesNoSimulatedFigure) {
   EXPECT_LT(events(a), events(b));
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(first_difference(a, b), "");
-  EXPECT_EQ(first_difference(nicsim::testing::slurp(whole / "summary.txt"), nicsim::testing::slurp(apart / "summary.txt")),
-            "");
+  EXPECT_EQ(
+      first_difference(nicsim::testing::slurp(whole / "summary.txt"), nicsim::testing::slurp(apart / "summary.txt")),
+      "");
 }
 
 TEST(Partition, SameBlocksAndSeedGiveTheSameTrace) {

@@ -124,18 +124,19 @@ void find_cuts(const Scenario& s, PartitionPlan& plan) {
     if (plan.device_block[device_of(s, l.a)] == plan.device_block[device_of(s, l.b)]) continue;
     const Tick delay = l.params.time("delay");
     if (delay == 0)
-      throw ScenarioError(l.loc, fmt::format("link {} joins blocks {} and {} but has no propagation delay: a "
-                                             "cut link needs link.delay > 0 (pin its ends to one block)",
-                                             l.name, plan.device_block[device_of(s, l.a)],
-                                             plan.device_block[device_of(s, l.b)]));
+      throw ScenarioError(
+          l.loc, fmt::format("link {} joins blocks {} and {} but has no propagation delay: a "
+                             "cut link needs link.delay > 0 (pin its ends to one block)",
+                             l.name, plan.device_block[device_of(s, l.a)], plan.device_block[device_of(s, l.b)]));
     plan.cut_links.push_back(i);
     plan.lookahead = std::min(plan.lookahead, delay);
   }
   if (!plan.cut_links.empty() || plan.blocks > 1) {
     const Tick mgmt = s.mgmt.time("latency");
     if (mgmt == 0)
-      throw ScenarioError(s.partition.loc, "a world of several blocks needs mgmt.latency > 0 (the management "
-                                           "network crosses blocks)");
+      throw ScenarioError(s.partition.loc,
+                          "a world of several blocks needs mgmt.latency > 0 (the management "
+                          "network crosses blocks)");
     plan.lookahead = std::min(plan.lookahead, mgmt);
   }
 }

@@ -60,10 +60,12 @@ void debug_server() {
   peer_close(s);
 }
 
+// The reply is counted once it is accepted: the client's thread, waiting
+// for the count, sends as soon as it sees it.
 void cli_reply(ti_conn_request_t* r) {
-  peer_keep_request(r);
   ti_comp_info_t comp = peer_comp(g_cli, cli_sent, cli_sent);
   EXPECT_EQ(g_cli.ops->accept(r, 0, &comp, nullptr), TI_SUCCESS);
+  peer_keep_request(r);
 }
 
 void debug_client() {
