@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace nicsim {
@@ -117,7 +118,7 @@ Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
     free_slot_ = static_cast<std::uint32_t>(slots_[slot].arg);
     slots_[slot] = Callback{fn, obj, arg, block};
   }
-  const Key k = (static_cast<Key>(t) << kTimeShift) | (static_cast<Key>(seq) << kSlotBits) | slot;
+  const Key k = (static_cast<Key>(t) << 64) | (static_cast<Key>(seq) << kSlotBits) | slot;
   if (t - n >= kFarDistance || !near_.push(k)) {
     far_.push(k);
     far_next_ = far_.front();
@@ -125,25 +126,48 @@ Calendar::Key Calendar::SortedRun::remove_seq(std::uint64_t seq) {
   if (!running_ && t < armed_for_) arm();
 }
 
+// Inlined into at() and reserve_seq(): one call per scheduled event. With
+// one block the sequence is a single count, as cheap as it can be.
+[[gnu::always_inline]] inline std::uint64_t Calendar::next_seq(std::uint32_t& block) {
+  if (!multi_block_) [[likely]] {
+    block = 0;
+    if (seq_ >> kSeqBits) [[unlikely]]
+      sequence_exhausted(0);
+    return seq_++;
+  }
+  block = current_block();
+  std::uint64_t& count = counters_[block];
+  if (count >> counter_bits_) [[unlikely]]
+    sequence_exhausted(block);
+  return std::uint64_t{block} << counter_bits_ | count++;
+}
+
+void Calendar::sequence_exhausted(std::uint32_t block) const {
+  throw std::overflow_error(
+      fmt::format("calendar: block {} scheduled 2^{} events, all its sequence holds with {} "
+                  "block(s) (fewer blocks leave each more)",
+                  block, counter_bits_, blocks()));
+}
+
 void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
   // kTickMax means "never": such an event would only keep the run alive.
-  // So does any time the calendar cannot hold (kNoTime on).
-  if (t >= kNoTime) return;
-  const std::uint64_t seq = reserve_seq();
-  insert(t, seq, fn, obj, arg, block_of_seq(seq));
+  if (t == kTickMax) return;
+  std::uint32_t block;
+  const std::uint64_t seq = next_seq(block);
+  insert(t, seq, fn, obj, arg, block);
 }
 
 void Calendar::at_on(std::uint32_t block, Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
-  if (t >= kNoTime) return;
+  if (t == kTickMax) return;
   if (block > blocks()) throw std::logic_error(fmt::format("calendar: no block {} of {}", block, blocks()));
   insert(t, reserve_seq(), fn, obj, arg, block);
 }
 
 void Calendar::at_place(Place place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
-  if (place.at >= kNoTime) return;
+  if (place.at == kTickMax) return;
   if (block > blocks() || block_of_seq(place.seq) > blocks())
     throw std::logic_error(fmt::format("calendar: a place of block {} run as block {}, of {} blocks",
                                        block_of_seq(place.seq), block, blocks()));
@@ -151,18 +175,16 @@ void Calendar::at_place(Place place, std::uint32_t block, EventFn fn, void* obj,
 }
 
 std::uint64_t Calendar::reserve_seq() {
-  const std::uint32_t b = current_block();
-  std::uint64_t& count = counters_[b];
-  if (count >> kCounterBits)
-    throw std::overflow_error(fmt::format("calendar: 2^{} events scheduled by block {}", kCounterBits, b));
-  return std::uint64_t{b} << kCounterBits | count++;
+  std::uint32_t block;
+  return next_seq(block);
 }
 
 void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
-  if (t >= kNoTime) return;
+  if (t == kTickMax) return;
   const std::uint32_t b = block_of_seq(seq);
-  if (b > blocks() || (seq & ((std::uint64_t{1} << kCounterBits) - 1)) >= counters_[b])
+  const std::uint64_t count = seq & ((std::uint64_t{1} << counter_bits_) - 1);
+  if (b > blocks() || count >= (multi_block_ ? counters_[b] : seq_))
     throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
   insert(t, seq, fn, obj, arg, b);
 }
@@ -170,10 +192,13 @@ void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std
 void Calendar::set_blocks(std::uint32_t count) {
   if (count == 0 || count > kMaxBlocks)
     throw std::invalid_argument(fmt::format("calendar: {} partition blocks (1 to {})", count, kMaxBlocks));
-  if (fired_ != 0 || pending() != 0 || counters_[0] != 0)
+  if (fired_ != 0 || pending() != 0 || seq_ != 0)
     throw std::logic_error("calendar: partition blocks are set before anything is scheduled");
   // One block needs no world block of its own: everything is block 0.
   counters_.assign(count == 1 ? 1 : count + 1, 0);
+  multi_block_ = count > 1;
+  // The block numbers (world's included) take the top bits of a sequence.
+  counter_bits_ = kSeqBits - (count == 1 ? 0 : std::bit_width(count));
   context_block_ = world_block();
   cur_block_ = context_block_;
 }
@@ -438,7 +463,7 @@ bool Calendar::thread_wait_event_until(sc_core::sc_event& e, Tick t) {
 std::uint64_t Calendar::at_cancellable(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
   const std::uint64_t seq = reserve_seq();
-  if (t < kNoTime) insert(t, seq, fn, obj, arg, block_of_seq(seq));
+  insert(t, seq, fn, obj, arg, block_of_seq(seq));
   return seq;
 }
 

@@ -160,8 +160,7 @@ class Calendar : public sc_core::sc_module {
   static sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
 
   // Schedule fn(obj, arg) at absolute time `at` (>= now()), run as the
-  // current block. Times from 2^56 ps (about 20 hours) on are never
-  // reached: such an event never fires, as one at kTickMax.
+  // current block.
   void at(Tick at, EventFn fn, void* obj, std::uint64_t arg = 0);
   // The same, run as block `block` (the handler's block): how an event
   // crosses from one partition block to another. Its place is the
@@ -179,7 +178,7 @@ class Calendar : public sc_core::sc_module {
   // calling SystemC thread's (thread_block_fn), else the context block set
   // by a BlockScope (the world's by default).
   std::uint32_t current_block() const {
-    if (dispatching_ || counters_.size() == 1) return cur_block_;
+    if (dispatching_ || !multi_block_) return cur_block_;
     return context_block();
   }
   // The host layer tells which block a SystemC thread runs in (0 for none
@@ -206,7 +205,7 @@ class Calendar : public sc_core::sc_module {
     std::uint32_t was_cur_, was_context_;
   };
   // A place's block (Place::seq) and the order within it.
-  static std::uint32_t block_of_seq(std::uint64_t seq) { return static_cast<std::uint32_t>(seq >> kCounterBits); }
+  std::uint32_t block_of_seq(std::uint64_t seq) const { return static_cast<std::uint32_t>(seq >> counter_bits_); }
   // Lazy timers: reserve_seq() takes the tie-break place an event scheduled
   // now would get; at_reserved() later schedules an event in that place
   // (run as the block that took it). A
@@ -275,14 +274,13 @@ class Calendar : public sc_core::sc_module {
   }
 
  private:
-  // The calendar orders 16-byte keys: time (56 bits: 20 hours), the place's
-  // sequence (48 bits: the block, then the block's own count) and the index
-  // of the callback's slot (24 bits).
+  // The calendar orders 16-byte keys: time in the high word; in the low
+  // word the place's sequence (40 bits: the block in its top bits, as many
+  // as the blocks need, then the block's own count) above the index of the
+  // callback's slot (24 bits).
   using Key = unsigned __int128;
   static constexpr int kSlotBits = 24;
-  static constexpr int kSeqBits = 48;
-  static constexpr int kCounterBits = 36;
-  static constexpr int kTimeShift = kSlotBits + kSeqBits;
+  static constexpr int kSeqBits = 64 - kSlotBits;
   struct Callback {
     EventFn fn;
     void* obj;
@@ -327,15 +325,8 @@ class Calendar : public sc_core::sc_module {
     const Key near = near_.front();
     return near < far_next_ ? near : far_next_;
   }
-  // kNoKey's time field is all ones: no event, at kTickMax.
-  static constexpr Tick kNoTime = (Tick{1} << (128 - kTimeShift)) - 1;
-  static Tick time_of(Key k) {
-    const auto t = static_cast<Tick>(k >> kTimeShift);
-    return t == kNoTime ? kTickMax : t;
-  }
-  static std::uint64_t seq_of(Key k) {
-    return static_cast<std::uint64_t>(k >> kSlotBits) & ((std::uint64_t{1} << kSeqBits) - 1);
-  }
+  static Tick time_of(Key k) { return static_cast<Tick>(k >> 64); }
+  static std::uint64_t seq_of(Key k) { return static_cast<std::uint64_t>(k) >> kSlotBits; }
   template <class F>
   void visit(Key k, F& f) const {
     const Callback& cb = slots_[slot_of(k)];
@@ -361,6 +352,8 @@ class Calendar : public sc_core::sc_module {
   static void wake_thread(void* event, std::uint64_t fired_flag);
   static void sync_thread_slow();
   void insert(Tick t, std::uint64_t seq, EventFn fn, void* obj, std::uint64_t arg, std::uint32_t block);
+  std::uint64_t next_seq(std::uint32_t& block);
+  [[noreturn, gnu::cold]] void sequence_exhausted(std::uint32_t block) const;
   std::uint32_t context_block() const;
   void arm();
 
@@ -376,9 +369,13 @@ class Calendar : public sc_core::sc_module {
   // first; kNoSlot ends it.
   static constexpr std::uint32_t kNoSlot = ~0u;
   std::uint32_t free_slot_ = kNoSlot;
-  // Each block's scheduling count (the last entry is the world's block).
+  // Each block's scheduling count (the last entry is the world's block),
+  // with several blocks.
   std::vector<std::uint64_t> counters_ = std::vector<std::uint64_t>(1, 0);
   std::uint32_t context_block_ = 0;
+  bool multi_block_ = false;
+  std::uint64_t seq_ = 0;                      // the one block's count, with one block
+  int counter_bits_ = kSeqBits;                // of a sequence, below the block's number
   static inline std::uint32_t cur_block_ = 0;  // the firing event's block
   static inline ThreadBlockFn thread_block_fn_ = nullptr;
   std::uint64_t fired_ = 0;

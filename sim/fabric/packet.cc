@@ -33,8 +33,7 @@ Packet* PacketPool::get(std::size_t len) {
   return p;
 }
 
-std::uint64_t PacketPool::new_id() {
-  if (block_ids_.empty()) return next_id_++;
+std::uint64_t PacketPool::new_block_id() {
   const std::uint32_t b = Sim::get().calendar().current_block();
   return std::uint64_t{b} << 40 | ++block_ids_.at(b);
 }

@@ -111,7 +111,8 @@ class PacketPool {
   std::vector<std::unique_ptr<Packet>> made_;
   std::vector<Packet*> free_;
   Packet* take(std::size_t len);  // a fresh packet without an id
-  std::uint64_t new_id();
+  std::uint64_t new_id() { return block_ids_.empty() ? next_id_++ : new_block_id(); }
+  std::uint64_t new_block_id();
   std::uint64_t next_id_ = 1;
   std::vector<std::uint64_t> block_ids_;  // by block, with several
   std::uint64_t live_ = 0;
