@@ -174,8 +174,10 @@ std::filesystem::path run_blocks(const std::filesystem::path& dir, const std::st
   return dir / name;
 }
 
-// Cutting links moves no packet in time: credits cross as events at the
-// time the sender would have had them, so every figure is unchanged.
+// Cutting links delays nothing: credits cross as events at the time the
+// sender would have had them. Where no two packets meet at the same
+// picosecond (so the order of same-time events, which blocks change, does
+// not matter) every figure is unchanged.
 TEST(Partition, CuttingEveryLinkChangesNoSimulatedFigure) {
   const auto dir = nicsim::testing::temp_dir("partition_cut");
   const auto whole = run_blocks(dir, "whole", kFatTree, 1);
