@@ -181,9 +181,15 @@ std::filesystem::path run_blocks(const std::filesystem::path& dir, const std::st
 TEST(Partition, CuttingEveryLinkChangesNoSimulatedFigure) {
   const auto dir = nicsim::testing::temp_dir("partition_cut");
   const auto whole = run_blocks(dir, "whole", kFatTree, 1);
-  const auto apart = run_blocks(dir, "apart", kFatTree, 20);  // every device its own block
-  // Only the count of calendar events differs: each credit over a cut link
-  // is an event of its own.
+  // Every device pinned to a block of its own: every link is cut.
+  const Scenario sc = nicsim::testing::load_text(kFatTree);
+  std::string pins;
+  std::uint32_t block = 0;
+  for (const NodeSpec& n : sc.nodes) pins += fmt::format("pin {{ device: \"{}\" block: {} }}\n", n.name, block++);
+  for (const SwitchSpec& w : sc.switches) pins += fmt::format("pin {{ device: \"{}\" block: {} }}\n", w.name, block++);
+  const auto apart = run_blocks(dir, "apart", std::string(kFatTree) + "partition { blocks: 20 " + pins + "}", 20);
+  // Only the count of calendar events differs (each credit over a cut link
+  // is an event of its own), and the cut run reports its partition.
   auto events = [](std::string& results) {
     const std::size_t at = results.find("\n \"events\": \"");
     const std::size_t end = results.find('\n', at + 1);
@@ -191,13 +197,24 @@ TEST(Partition, CuttingEveryLinkChangesNoSimulatedFigure) {
     results.erase(at, end - at);
     return n;
   };
+  auto cut = [](std::string& text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    if (at == std::string::npos) return std::string();
+    const std::size_t end = text.find(to, at + from.size()) + to.size();
+    std::string what = text.substr(at, end - at);
+    text.erase(at, end - at);
+    return what;
+  };
   std::string a = nicsim::testing::slurp(whole / "results.json"), b = nicsim::testing::slurp(apart / "results.json");
   EXPECT_LT(events(a), events(b));
+  EXPECT_EQ(cut(a, ",\n \"partition\": {", "\n }"), "");
+  EXPECT_NE(cut(b, ",\n \"partition\": {", "\n }").find("\"blocks\": 20"), std::string::npos);
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(first_difference(a, b), "");
-  EXPECT_EQ(
-      first_difference(nicsim::testing::slurp(whole / "summary.txt"), nicsim::testing::slurp(apart / "summary.txt")),
-      "");
+  std::string sa = nicsim::testing::slurp(whole / "summary.txt"), sb = nicsim::testing::slurp(apart / "summary.txt");
+  EXPECT_EQ(sc.links.size(), 24u);
+  EXPECT_EQ(cut(sb, "partition: ", "\n"), "partition: 20 blocks, 24 cut links, lookahead 5ns, imbalance 1.47\n");
+  EXPECT_EQ(first_difference(sa, sb), "");
 }
 
 TEST(Partition, SameBlocksAndSeedGiveTheSameTrace) {

@@ -71,6 +71,13 @@ results::Results collect_results(World& world, const RunStatus& status) {
   r.set_events(sim.calendar().events_fired());
   r.set_packet_hops(world.fabric().packet_hops());
   r.set_mgmt_messages(world.mgmt().messages());
+  if (const PartitionPlan& plan = world.partition(); plan.blocks > 1) {
+    results::PartitionResult& p = *r.mutable_partition();
+    p.set_blocks(plan.blocks);
+    p.set_cut_links(static_cast<std::uint32_t>(plan.cut_links.size()));
+    p.set_lookahead_ps(plan.lookahead);
+    p.set_imbalance(plan.imbalance());
+  }
   r.set_fingerprint(world.fingerprint());
   for (auto& p : world.programs()) {
     auto* pr = r.add_programs();
@@ -172,6 +179,9 @@ std::string to_json(const google::protobuf::Message& m) {
 void print_summary(std::ostream& out, const results::Results& r, const results::WallClock* wall) {
   out << fmt::format("nicsim: scenario '{}' seed {}: {} after {} simulated\n", r.scenario(), r.seed(), r.status(),
                      format_time(r.sim_time_ps()));
+  if (r.has_partition())
+    out << fmt::format("partition: {} blocks, {} cut links, lookahead {}, imbalance {:.2f}\n", r.partition().blocks(),
+                       r.partition().cut_links(), format_time(r.partition().lookahead_ps()), r.partition().imbalance());
   // Programs: one line per (workload, program) with its states, then each
   // result as min / mean / max over the instances.
   std::map<std::uint32_t, std::vector<const results::ProgramResult*>> by_workload;
