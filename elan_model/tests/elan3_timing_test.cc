@@ -264,3 +264,26 @@ TEST(Elan3Scenario, NicKindElan3LoadsFromScenarioFileBackToBack) {
   ASSERT_EQ(sc.nodes.size(), 2u);
   run_ok(sc);
 }
+
+namespace {
+
+// The elan3_put program back to back: the same put as the test program
+// above, plus an 8-byte pattern store and its check per round.
+TEST(Elan3Put, ProgramTimesThePolledPutAndChecksEveryByte) {
+  const auto r =
+      nicsim::testing::run_scenario(two_elans("elan3_put", "", "", R"(args: "--sizes=8,4096" args: "--iters=20")"));
+  ASSERT_TRUE(r.ok);
+  EXPECT_NEAR(r.results.at("put_lat_8"), 2057.13, 0.01);
+  EXPECT_GT(r.results.at("put_lat_8"), static_cast<double>(kPingPongCardPs) / kNs);
+  EXPECT_GT(r.results.at("put_lat_4096"), r.results.at("put_lat_8"));
+}
+
+TEST(Elan3Put, BadArgumentsAreRefused) {
+  nicsim::testing::RunOptions o;
+  o.expect_programs_ok = false;
+  o.expect_clean = false;
+  const auto r = nicsim::testing::run_scenario(two_elans("elan3_put", "", "", R"(args: "--sizes=8,5000")"), o);
+  EXPECT_EQ(r.exit_codes, (std::vector<int>{2, 2}));
+}
+
+}  // namespace
