@@ -62,9 +62,10 @@ bool parse(int argc, char** argv, Options& o) {
       ok = false;
     }
     if (!ok) {
-      nicsim_log("elan3_put: bad argument %s (--sizes=A,B,... of 1..%u bytes, --iters=1..1000000, "
-                 "--buffers=card|host)",
-                 argv[i], kMaxSize);
+      nicsim_log(
+          "elan3_put: bad argument %s (--sizes=A,B,... of 1..%u bytes, --iters=1..1000000, "
+          "--buffers=card|host)",
+          argv[i], kMaxSize);
       return false;
     }
   }
@@ -86,8 +87,8 @@ class PutSide {
  public:
   PutSide(Elan3Dev& d, bool card)
       : d_(d),
-        buffer_(card ? d.alloc_card(2 * kMaxSize, 64, perm::kRemoteWrite) : d.alloc_mem(2 * kMaxSize, 64,
-                                                                                              perm::kRemoteWrite)),
+        buffer_(card ? d.alloc_card(2 * kMaxSize, 64, perm::kRemoteWrite)
+                     : d.alloc_mem(2 * kMaxSize, 64, perm::kRemoteWrite)),
         event_(d.alloc_event(true)) {}
   bool ok() const { return buffer_ && event_; }
   Peer mine() const { return {d_.node_id(), buffer_.elan, event_.elan}; }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "cli/bench.h"
 #include "results.pb.h"
@@ -84,6 +85,35 @@ std::string log_tail(const fs::path& dir, std::size_t lines) {
   return log.substr(at == std::string::npos ? 0 : at + 1);
 }
 
+// The point's distributions as median and tail metrics in ns. A run-wide
+// distribution is the one of that name whose object names no device.
+void record_distributions(const results::Results& r, const Point& point, PointResult& out) {
+  std::set<std::string> devices;
+  for (const auto& l : r.links()) {
+    devices.insert(l.a_to_b().from().substr(0, l.a_to_b().from().rfind('.')));
+    devices.insert(l.b_to_a().from().substr(0, l.b_to_a().from().rfind('.')));
+  }
+  for (const std::string& name : point.distributions()) {
+    const results::Distribution* found = nullptr;
+    for (const auto& d : r.distributions())
+      if (d.name() == name && !devices.count(d.object())) found = &d;
+    if (!found) {
+      if (out.failure().empty()) out.set_failure(fmt::format("the run reported no run-wide distribution {}", name));
+      continue;
+    }
+    const double per_ns = found->unit() == "ps" ? 1e-3 : 1.0;
+    const std::string unit = found->unit() == "ps" ? "ns" : found->unit();
+    const std::pair<const char*, std::uint64_t> tails[] = {
+        {"_p50", found->p50()}, {"_p99", found->p99()}, {"_p999", found->p999()}, {"_max", found->max()}};
+    for (const auto& [suffix, v] : tails) {
+      Metric* m = out.add_metric();
+      m->set_name(name + suffix);
+      m->set_value(static_cast<double>(v) * per_ns);
+      m->set_unit(unit);
+    }
+  }
+}
+
 // Every program result of the run (later ranks win for one name, as the
 // scenario's summary shows them), filtered by the point's metrics.
 void record_metrics(const results::Results& r, const Point& point, PointResult& out) {
@@ -105,6 +135,7 @@ void record_metrics(const results::Results& r, const Point& point, PointResult& 
     else if (out.failure().empty())
       out.set_failure(fmt::format("the run reported no result {}", name));
   }
+  record_distributions(r, point, out);
 }
 
 void finish(Job& job, int status) {
