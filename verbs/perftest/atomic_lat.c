@@ -10,7 +10,7 @@
  * start plus the number of operations.  Latency is the time between
  * consecutive client posts (a full round trip).
  *
- * Client results: lat_8_typical, lat_8_avg in us, atomic_final (the
+ * Client results: lat_8_typical, lat_8_avg, lat_8_p99, lat_8_max in us, atomic_final (the
  * number of operations the counter advanced by).
  */
 #include "perftest.h"
@@ -143,5 +143,5 @@ __attribute__((constructor)) static void reg(void)
 		"RC atomic latency on a remote 64-bit counter (perftest ib_atomic_lat); rank 0 client, "
 		"rank 1 server. --atomic=fadd|cswap, --iters=1000, --poll=busy|event, --timeout-ms=100, --port-wait-ms=100. "
 		"Checks every returned value and the final counter on both sides. Results (client): "
-		"lat_8_typical, lat_8_avg in us (full round trip), atomic_final (ops)");
+		"lat_8_typical, lat_8_avg, lat_8_p99, lat_8_max in us (full round trip), atomic_final (ops)");
 }

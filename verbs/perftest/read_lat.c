@@ -7,8 +7,8 @@
  * the time between consecutive client posts (a full round trip; perftest
  * does not halve it either).
  *
- * Client results, per size: lat_<size>_typical (median) and
- * lat_<size>_avg, in us.
+ * Client results, per size: lat_<size>_typical (median),
+ * lat_<size>_avg, lat_<size>_p99 and lat_<size>_max (the tail), in us.
  */
 #include "perftest.h"
 
@@ -101,5 +101,5 @@ __attribute__((constructor)) static void reg(void)
 		"RC RDMA read latency (perftest ib_read_lat); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000, "
 		"--poll=busy|event, --timeout-ms=100, --port-wait-ms=100. Results (client): lat_<size>_typical, "
-		"lat_<size>_avg in us (full round trip)");
+		"lat_<size>_avg, lat_<size>_p99, lat_<size>_max in us (full round trip)");
 }

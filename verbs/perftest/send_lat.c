@@ -9,8 +9,8 @@
  * Every message carries a pattern of its size and iteration that the
  * receiver checks in full.
  *
- * Client results, per size: lat_<size>_typical (median) and
- * lat_<size>_avg, in us.
+ * Client results, per size: lat_<size>_typical (median),
+ * lat_<size>_avg, lat_<size>_p99 and lat_<size>_max (the tail), in us.
  */
 #include "perftest.h"
 
@@ -126,5 +126,5 @@ __attribute__((constructor)) static void reg(void)
 		"RC send/receive ping-pong latency (perftest ib_send_lat); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000, "
 		"--inline=128 (bytes sent inline), --poll=busy|event, --timeout-ms=100, --port-wait-ms=100. "
-		"Results (client): lat_<size>_typical, lat_<size>_avg in us (half round trip)");
+		"Results (client): lat_<size>_typical, lat_<size>_avg, lat_<size>_p99, lat_<size>_max in us (half round trip)");
 }

@@ -9,8 +9,8 @@
  * bytes are written inline.  No receive WQEs and no receive completions
  * are involved; --poll only affects how send completions are reaped.
  *
- * Client results, per size: lat_<size>_typical (median) and
- * lat_<size>_avg, in us.
+ * Client results, per size: lat_<size>_typical (median),
+ * lat_<size>_avg, lat_<size>_p99 and lat_<size>_max (the tail), in us.
  */
 #include "perftest.h"
 
@@ -112,6 +112,6 @@ __attribute__((constructor)) static void reg(void)
 		"RC RDMA write ping-pong latency, each side polling its buffer's last byte (perftest "
 		"ib_write_lat); rank 0 client, rank 1 server. --sizes=2,8,64,512,4096,65536 | --min=N "
 		"--max=N (powers of two), --iters=1000, --inline=128, --poll=busy|event (send completions "
-		"only), --timeout-ms=100, --port-wait-ms=100. Results (client): lat_<size>_typical, lat_<size>_avg in us "
-		"(half round trip)");
+		"only), --timeout-ms=100, --port-wait-ms=100. Results (client): lat_<size>_typical, lat_<size>_avg, "
+		"lat_<size>_p99, lat_<size>_max in us (half round trip)");
 }
