@@ -69,27 +69,32 @@ static int client(const ep_perf_opts_t *o, int peer, uint32_t maxsize)
 	call_state_t c;
 	EP_XMTR *x = ep_alloc_large_xmtr(0);
 	unsigned char *reply = nicsim_alloc(maxsize, 64);
+	uint64_t *samples = ep_perf_samples(o->iters);
 	ELAN3_DMA_HANDLE *h;
 	E3_Addr reply_addr;
 	int s;
 	memset(&c, 0, sizeof c);
-	if (!x || !reply)
+	if (!x || !reply || !samples)
 		return 1;
 	reply_addr = ep_perf_map(ep_xmtr_dma_state(x), reply, maxsize, ELAN_PERM_REMOTEWRITE, &h);
 	if (!reply_addr || nicsim_barrier() != 0)
 		return 1;
 	for (s = 0; s < o->nsizes; s++) {
 		uint32_t it, len = o->sizes[s];
-		uint64_t t0 = 0;
+		uint64_t t0 = 0, start;
 		char name[32];
 		for (it = 0; it < WARMUP + o->iters; it++) {
+			start = nicsim_now_ps();
 			if (it == WARMUP)
-				t0 = nicsim_now_ps();
+				t0 = start;
 			if (call_once(x, peer, &c, reply_addr, reply, it + 1000u * (uint32_t)s, len) != 0)
 				return 1;
+			if (it >= WARMUP)
+				samples[it - WARMUP] = nicsim_now_ps() - start;
 		}
 		snprintf(name, sizeof name, "rpc_%u", len);
 		nicsim_result(name, (double)(nicsim_now_ps() - t0) / o->iters / 1e6, "us");
+		ep_perf_tail(name, samples, o->iters, 1);
 	}
 	nicsim_result("calls", (double)(WARMUP + o->iters) * o->nsizes, "calls");
 	return nicsim_barrier() == 0 ? 0 : 1;
@@ -206,6 +211,6 @@ __attribute__((constructor)) static void reg(void)
 	nicsim_register_program(
 		"ep_rpc_lat", rpc_lat_main,
 		"Elan Kernel Comms RPC round trips; rank 0 calls (ep_transmit_rpc), rank 1 serves (ep_complete_rpc with a "
-		"datavec reply). --sizes=0,64,1024,8192 (reply bytes) --iters=200. Results (caller): rpc_<size> in us "
-		"(whole round trip)");
+		"datavec reply). --sizes=0,64,1024,8192 (reply bytes) --iters=200. Results (caller): rpc_<size> (mean), "
+		"rpc_<size>_p99, rpc_<size>_max in us (whole round trip)");
 }

@@ -4,7 +4,8 @@
  * echoes; the latency is half the round trip, from the client's call of
  * ep_transmit_small to its return from ep_waitfor_small_message, averaged
  * over --iters after 10 warm-up round trips (the first one sets up the
- * virtual circuit). Every received message is checked byte by byte.
+ * virtual circuit), with its tail (each round trip's half: p99 and max).
+ * Every received message is checked byte by byte.
  */
 #include "ep_perf.h"
 
@@ -28,6 +29,7 @@ static int small_lat_main(int argc, char **argv)
 	EP_RCVR *rcvr;
 	EP_XMTR *xmtr;
 	unsigned char *buf;
+	uint64_t *samples;
 	uint32_t maxsize = 0;
 	int peer, s, client = nicsim_workload_rank() == 0;
 
@@ -43,7 +45,8 @@ static int small_lat_main(int argc, char **argv)
 	rcvr = ep_install_small_rcvr(0, EP_PERF_SERVICE, EP_SVC_TYPE_SMALL, (int)maxsize, 16, NULL, NULL);
 	xmtr = ep_alloc_small_xmtr(0, EP_SVC_TYPE_SMALL, (int)maxsize);
 	buf = nicsim_alloc(maxsize ? maxsize : 1, 64);
-	if (!rcvr || !xmtr || !buf) {
+	samples = ep_perf_samples(o.iters);
+	if (!rcvr || !xmtr || !buf || !samples) {
 		nicsim_fail("cannot install the receiver or allocate the transmitter");
 		return 1;
 	}
@@ -52,14 +55,15 @@ static int small_lat_main(int argc, char **argv)
 		return 1;
 	for (s = 0; s < o.nsizes; s++) {
 		uint32_t len = o.sizes[s], it, seq;
-		uint64_t t0 = 0;
+		uint64_t t0 = 0, start = 0;
 		for (it = 0; it < WARMUP + o.iters; it++) {
 			caddr_t msg;
 			seq = it + 1000u * (uint32_t)s;
 			if (client) {
 				uint32_t i;
+				start = nicsim_now_ps();
 				if (it == WARMUP)
-					t0 = nicsim_now_ps();
+					t0 = start;
 				for (i = 0; i < len; i++)
 					buf[i] = ep_perf_byte(seq, i);
 				if (ep_transmit_small(xmtr, peer, EP_PERF_SERVICE, EP_NO_INTERRUPT, 0, NULL, NULL,
@@ -73,6 +77,8 @@ static int small_lat_main(int argc, char **argv)
 					return 1;
 				}
 				ep_consume_small_message(rcvr, &msg);
+				if (it >= WARMUP)
+					samples[it - WARMUP] = nicsim_now_ps() - start;
 			} else {
 				if (ep_waitfor_small_message(rcvr, &msg) != ESUCCESS ||
 				    check((const unsigned char *)msg, seq, len) != 0) {
@@ -92,6 +98,7 @@ static int small_lat_main(int argc, char **argv)
 			double us = (double)(nicsim_now_ps() - t0) / o.iters / 2.0 / 1e6;
 			snprintf(name, sizeof name, "lat_%u", len);
 			nicsim_result(name, us, "us");
+			ep_perf_tail(name, samples, o.iters, 2);
 		}
 	}
 	ep_poll_transmits(xmtr);
@@ -103,5 +110,6 @@ __attribute__((constructor)) static void reg(void)
 	nicsim_register_program(
 		"ep_small_lat", small_lat_main,
 		"Elan Kernel Comms small-message ping-pong latency; rank 0 client, rank 1 echo server. "
-		"--sizes=8,64,256 --iters=1000. Results (client): lat_<size> in us (half round trip)");
+		"--sizes=8,64,256 --iters=1000. Results (client): lat_<size> (mean), lat_<size>_p99, lat_<size>_max in us "
+		"(half round trip)");
 }
