@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "cli/bench.h"
+#include "cli/mpi_engine.h"
 #include "cli/run_overrides.h"
 #include "core/params.h"
 #include "core/sim.h"
@@ -142,38 +143,57 @@ class Progress {
   std::thread thread_;
 };
 
-int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool fingerprint) {
+// One rank's run. With a transport the run is spread over processes: each
+// builds the world and runs its blocks, and rank 0 merges the results and
+// alone prints and writes them.
+int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool fingerprint,
+        RankTransport* transport) {
+  const bool rank0 = !transport || transport->rank() == 0;
+  const bool several = transport && transport->ranks() > 1;
   Sim sim(scenario.seed);
   std::unique_ptr<World> world;
   try {
-    world = std::make_unique<World>(scenario);
+    if (fingerprint && several) throw std::runtime_error("--fingerprint needs a single process");
+    world = std::make_unique<World>(scenario, transport);
     if (fingerprint) world->enable_fingerprint();
-    if (!out_dir.empty()) {
-      std::filesystem::create_directories(out_dir);
+    if (!out_dir.empty() && rank0) std::filesystem::create_directories(out_dir);
+    if (!out_dir.empty() && !several)
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
                           (std::filesystem::path(out_dir) / "timeline.json").string(),
                           (std::filesystem::path(out_dir) / "packets.pcap").string());
-    }
   } catch (const std::exception& e) {
-    std::cerr << "nicsim: " << e.what() << "\n";
+    if (rank0) std::cerr << "nicsim: " << e.what() << "\n";
     return kExitBadInput;
   }
+  if (several && rank0 && !out_dir.empty())
+    std::cerr << "nicsim: over several processes trace.jsonl, timeline.json and packets.pcap are not written\n";
   if (verbose) setenv("NICSIM_VERBOSE", "1", 1);
   RunStatus status;
   const auto t0 = std::chrono::steady_clock::now();
-  {
-    Progress progress(isatty(STDERR_FILENO));
+  try {
+    Progress progress(rank0 && isatty(STDERR_FILENO));
     status = world->run();
+  } catch (const std::exception& e) {
+    if (!several) throw;
+    std::cerr << fmt::format("nicsim: rank {}: {}\n", transport->rank(), e.what());
+    transport->abort(kExitFailed);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   world->close_outputs();
-  const results::Results results = collect_results(*world, status);
-  const results::WallClock wall = collect_wall(*world, wall_s);
+  const results::Results results = collect_rank_results(*world, status);
+  results::WallClock wall = collect_wall(*world, wall_s);
+  const std::vector<std::uint64_t> rss = gather_peak_rss(*world);
+  if (!rank0) return status.ok ? kExitOk : kExitFailed;
+  if (transport) {
+    wall.set_ranks(static_cast<std::uint32_t>(transport->ranks()));
+    for (std::uint64_t b : rss) wall.add_peak_rss_bytes_per_rank(b);
+  }
   std::ostringstream summary;
   print_summary(summary, results, nullptr);
   std::cout << summary.str();
-  std::cout << fmt::format("wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}\n", wall.wall_seconds(),
-                           wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()));
+  std::cout << fmt::format("wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}{}\n", wall.wall_seconds(),
+                           wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()),
+                           several ? fmt::format(" (rank 0 of {})", transport->ranks()) : std::string());
   if (!out_dir.empty()) {
     const std::filesystem::path dir(out_dir);
     bool ok = write_file(dir / "results.json", to_json(results)) && write_file(dir / "summary.txt", summary.str()) &&
@@ -301,14 +321,32 @@ int sc_main(int argc, char** argv) {
     return kExitOk;
   }
   if (command == "debug") {
+    if (const char* size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+      if (std::string_view(std::getenv("OMPI_COMM_WORLD_RANK") ? std::getenv("OMPI_COMM_WORLD_RANK") : "0") == "0")
+        std::cerr << "nicsim: the step debugger runs a scenario in one process: start it without mpirun, or with "
+                     "-np 1 (its blocks then run in that one process, in the same order)\n";
+      return kExitBadInput;
+    }
     debug::DebugOptions options;
     if (vm.count("script")) options.script = vm["script"].as<std::string>();
     if (vm.count("listen")) options.listen = vm["listen"].as<std::string>();
     options.allow_remote = vm.count("allow-remote") > 0;
     return debug::debug_main(scenario, options);
   }
+  std::unique_ptr<RankTransport> transport;
+  if (launched_by_mpi()) {
+    std::string error;
+    transport = load_mpi_engine(&argc, &argv, error);
+    if (!transport) {
+      std::cerr << "nicsim: " << error << "\n";
+      return kExitBadInput;
+    }
+    // Each process runs at least one block of its own.
+    const auto ranks = static_cast<std::uint32_t>(transport->ranks());
+    if (!vm.count("blocks") && scenario.partition.blocks < ranks) scenario.partition.blocks = ranks;
+  }
   return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0,
-             vm.count("fingerprint") > 0);
+             vm.count("fingerprint") > 0, transport.get());
 }
 
 // SystemC prints its banner when its kernel context is created, which happens

@@ -6,6 +6,8 @@
 #include <bit>
 #include <stdexcept>
 
+#include "core/block_exchange.h"
+
 namespace nicsim {
 
 namespace {
@@ -155,6 +157,10 @@ void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (t == kTickMax) return;
   std::uint32_t block;
   const std::uint64_t seq = next_seq(block);
+  // A block another process runs: that process schedules it (set-up and
+  // link changes of its devices run in every process).
+  if (distributed_ && !local_[block]) [[unlikely]]
+    return;
   insert(t, seq, fn, obj, arg, block);
 }
 
@@ -162,7 +168,25 @@ void Calendar::at_on(std::uint32_t block, Tick t, EventFn fn, void* obj, std::ui
   if (thread_ahead_ && !running_) sync_thread_slow();
   if (t == kTickMax) return;
   if (block > blocks()) throw std::logic_error(fmt::format("calendar: no block {} of {}", block, blocks()));
-  insert(t, reserve_seq(), fn, obj, arg, block);
+  std::uint32_t from;
+  const std::uint64_t seq = next_seq(from);
+  if (distributed_) [[unlikely]] {
+    if (!local_[from]) return;
+    if (!local_[block]) {
+      exchange_->send(Place{t < now() ? now() : t, seq}, block, fn, obj, arg);
+      return;
+    }
+  }
+  insert(t, seq, fn, obj, arg, block);
+}
+
+void Calendar::set_exchange(BlockExchange* exchange, const std::vector<bool>& local_blocks) {
+  if (local_blocks.size() != counters_.size())
+    throw std::logic_error(
+        fmt::format("calendar: {} local-block flags for {} blocks", local_blocks.size(), counters_.size()));
+  exchange_ = exchange;
+  distributed_ = exchange != nullptr;
+  local_ = local_blocks;
 }
 
 void Calendar::at_place(Place place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg) {
@@ -186,6 +210,8 @@ void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std
   const std::uint64_t count = seq & ((std::uint64_t{1} << counter_bits_) - 1);
   if (b > blocks() || count >= (multi_block_ ? counters_[b] : seq_))
     throw std::logic_error("calendar: at_reserved with a sequence number never reserved");
+  if (distributed_ && !local_[b]) [[unlikely]]
+    return;
   insert(t, seq, fn, obj, arg, b);
 }
 
@@ -364,7 +390,11 @@ void Calendar::run() {
 // next activity, asked once, stays valid until a handler changes it.
 bool Calendar::advance_thread(Tick t) {
   ahead_until_ = 0;
-  if (running_ || stop_at_ != kTickMax || t >= horizon_) return false;
+  // With several blocks a thread always really waits: whether it could run
+  // ahead depends on every other block's events, and a real wait takes a
+  // place in its block's order, so running ahead would make its block's
+  // order depend on the others (docs/partition.md).
+  if (running_ || stop_at_ != kTickMax || t >= horizon_ || multi_block_) return false;
   if (!thread_ahead_) {
     // A new run of this thread: others may have run since its last one.
     if (sc_core::sc_pending_activity_at_current_time()) return false;
@@ -463,6 +493,8 @@ bool Calendar::thread_wait_event_until(sc_core::sc_event& e, Tick t) {
 std::uint64_t Calendar::at_cancellable(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (thread_ahead_ && !running_) sync_thread_slow();
   const std::uint64_t seq = reserve_seq();
+  if (distributed_ && !local_[block_of_seq(seq)]) [[unlikely]]
+    return seq;
   insert(t, seq, fn, obj, arg, block_of_seq(seq));
   return seq;
 }

@@ -61,6 +61,8 @@
 
 namespace nicsim {
 
+class BlockExchange;
+
 // A callback with no allocation: a function pointer, an object and a word.
 using EventFn = void (*)(void* obj, std::uint64_t arg);
 
@@ -181,6 +183,15 @@ class Calendar : public sc_core::sc_module {
     if (dispatching_ || !multi_block_) return cur_block_;
     return context_block();
   }
+  // A run over several processes: this one runs the blocks marked in
+  // `local_blocks` (the world's block last). Events scheduled as another
+  // block are that process's to schedule and are dropped here; at_on to
+  // another process's block goes to `exchange` (core/block_exchange.h).
+  void set_exchange(BlockExchange* exchange, const std::vector<bool>& local_blocks);
+  bool distributed() const { return distributed_; }
+  bool local(std::uint32_t block) const { return !distributed_ || local_[block]; }
+  // The earliest pending event's time (kTickMax: none).
+  Tick next_time() const { return time_of(next_key()); }
   // The host layer tells which block a SystemC thread runs in (0 for none
   // of its threads: the context block then).
   using ThreadBlockFn = bool (*)(std::uint32_t& block);
@@ -374,6 +385,9 @@ class Calendar : public sc_core::sc_module {
   std::vector<std::uint64_t> counters_ = std::vector<std::uint64_t>(1, 0);
   std::uint32_t context_block_ = 0;
   bool multi_block_ = false;
+  bool distributed_ = false;
+  std::vector<bool> local_;  // by block, in a run over several processes
+  BlockExchange* exchange_ = nullptr;
   std::uint64_t seq_ = 0;                      // the one block's count, with one block
   int counter_bits_ = kSeqBits;                // of a sequence, below the block's number
   static inline std::uint32_t cur_block_ = 0;  // the firing event's block

@@ -86,18 +86,49 @@ void Link::set_up(bool up, std::string_view cause) {
     a_.owner().fabric().link_came_up();
   }
   mirror();
-  Calendar& calendar = Sim::get().calendar();
-  for (Port* p : {&a_, &b_}) {
-    // Each end changes as its own block: what its device schedules then
-    // takes that block's places, wherever the change came from.
-    Calendar::BlockScope as_end(calendar, p->owner().block());
-    if (p->trace_on)
-      Sim::get().tracer().record(now(), p->owner().device_id(), Component::fault, up ? "link_up" : "link_down",
-                                 {{"port", p->number()}, {"link", name_}});
-    p->owner().link_state_changed(*p, up);
-    p->pump();  // a down link discards what is queued on it
-  }
+  for (Port* p : {&a_, &b_}) tell_end(*p, up);
 }
+
+void Link::tell_end(Port& end, bool up) {
+  // Each end changes as its own block: what its device schedules then
+  // takes that block's places, wherever the change came from.
+  Calendar::BlockScope as_end(Sim::get().calendar(), end.owner().block());
+  if (end.trace_on)
+    Sim::get().tracer().record(now(), end.owner().device_id(), Component::fault, up ? "link_up" : "link_down",
+                               {{"port", end.number()}, {"link", name_}});
+  end.owner().link_state_changed(end, up);
+  end.pump();  // a down link discards what is queued on it
+}
+
+void Link::set_end_up(Port& end, bool up, std::string_view cause) {
+  if (end.up_ == up) return;
+  if (&end == &a_) {
+    if (!fsm_.fire(up ? LinkEvent::Up : LinkEvent::Down, cause)) return;
+    if (!up) {
+      ++generation_;
+      last_down_ = now();
+      a_.owner().fabric().link_went_down();
+    } else {
+      a_.owner().fabric().link_came_up();
+    }
+  }
+  end.up_ = up;
+  if (!up) ++end.generation_;
+  tell_end(end, up);
+}
+
+void Link::set_end_rates(Port& end, double drop_rate, double bit_error_rate) {
+  drop_rate_ = drop_rate;
+  ber_ = bit_error_rate;
+  const bool injects = drop_rate_ > 0 || ber_ > 0;
+  if (&end == &a_ && injects != injecting_) {
+    a_.owner().fabric().count_injecting(injects ? 1 : -1);
+    injecting_ = injects;
+  }
+  mirror_end(end);
+}
+
+void Link::mirror_end(Port& end) const { end.injects_ = drop_rate_ > 0 || ber_ > 0; }
 
 void Link::set_cut() {
   if (cut_) return;

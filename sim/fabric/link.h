@@ -50,6 +50,12 @@ class Link {
   void set_up(bool up, std::string_view cause);
   void set_drop_rate(double r);
   void set_bit_error_rate(double ber);
+  // The same change applied to one end (`end` is a() or b()), as that end's
+  // block: a world split into blocks changes each end by an event of its
+  // own block at the same time, so that a process changes only the ends it
+  // runs. The link's own state machine and counters follow end a.
+  void set_end_up(Port& end, bool up, std::string_view cause);
+  void set_end_rates(Port& end, double drop_rate, double bit_error_rate);
   double drop_rate() const { return drop_rate_; }
   double bit_error_rate() const { return ber_; }
   std::uint32_t generation() const { return generation_; }
@@ -68,6 +74,9 @@ class Link {
   // Copies the state a hop reads (up, fault injection, generation) into both
   // ports, so forwarding never reads the Link.
   void mirror();
+  void mirror_end(Port& end) const;
+  // An end's device learns of a change of state (as that end's block).
+  void tell_end(Port& end, bool up);
   std::string name_;
   std::uint32_t index_;
   Port& a_;

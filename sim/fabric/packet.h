@@ -97,6 +97,9 @@ class PacketPool {
   // and fresh metadata with a new id.
   Packet* get(std::size_t len);
   Packet* clone(const Packet& p);  // same bytes and metadata (same id)
+  // A packet with `len` bytes and fresh metadata but no id: one that came
+  // from another process, whose metadata the caller restores.
+  Packet* adopt(std::size_t len) { return take(len); }
   void put(Packet* p);
   std::uint64_t live() const { return live_; }
   // With several partition blocks each block numbers its packets itself

@@ -27,6 +27,10 @@
 #include "core/units.h"
 #include "fabric/packet.h"
 
+namespace nicsim {
+class BlockExchange;
+}
+
 namespace nicsim::fabric {
 
 class Fabric;
@@ -213,6 +217,10 @@ class alignas(64) Port {
   std::vector<const Packet*> on_the_wire() const;
   Tap tap() const { return tap_; }
   void* tap_context() const { return tap_ctx_; }
+  // A run over several processes: how a packet's arrival and a credit's
+  // return over a cut link travel to the process of the other end
+  // (fabric/cross_block.cc).
+  static void register_cross_events(Fabric& fabric, BlockExchange& exchange);
 
  private:
   friend class Link;

@@ -101,6 +101,10 @@ bool FsmRegistry::fire(FsmBase& fsm, int event, std::string_view cause) {
   }
   const int to = type.rows()[static_cast<std::size_t>(row)].to;
   fsm.state_ = to;
+  // A device another process runs (its replica here changes state while
+  // the world is set up) is that process's to count and report.
+  if (!counted_devices_.empty() && fsm.device() < counted_devices_.size() && !counted_devices_[fsm.device()])
+    return true;
   ++transitions_;
   ++coverage_of(type).taken[static_cast<std::size_t>(row)];
   const FsmTransitionEvent ev{fsm, from, to, event, row, cause, now()};

@@ -203,6 +203,9 @@ class FsmRegistry {
   std::vector<const FsmBase*> instances() const;
   // Transitions fired so far (all machines).
   std::uint64_t transitions() const { return transitions_; }
+  // In a run over several processes: the devices (by id) this process runs.
+  // Transitions of the others are neither counted nor told to listeners.
+  void count_only(std::vector<bool> devices) { counted_devices_ = std::move(devices); }
 
  private:
   friend class FsmBase;
@@ -212,7 +215,8 @@ class FsmRegistry {
   std::uint64_t transitions_ = 0;
   std::vector<Listener> listeners_;
   std::vector<Coverage> coverage_;
-  std::vector<int> slot_;  // [FsmType::id()] -> index into coverage_, or -1
+  std::vector<int> slot_;              // [FsmType::id()] -> index into coverage_, or -1
+  std::vector<bool> counted_devices_;  // empty: all
 };
 
 // Declares `enum class Name` from an X-macro list, with its names.

@@ -1,5 +1,7 @@
 #include "trace/stats.h"
 
+#include <stdexcept>
+
 #include <bit>
 
 namespace nicsim {
@@ -50,6 +52,24 @@ std::uint64_t Histogram::percentile(double p) const {
     }
   }
   return max_;
+}
+
+std::vector<std::uint64_t> Histogram::to_words() const {
+  std::vector<std::uint64_t> w = {count_, min_, max_, static_cast<std::uint64_t>(sum_),
+                                  static_cast<std::uint64_t>(sum_ >> 64)};
+  w.insert(w.end(), buckets_.begin(), buckets_.end());
+  return w;
+}
+
+Histogram Histogram::from_words(const std::uint64_t* words, std::size_t n) {
+  Histogram h;
+  if (n < 5) throw std::runtime_error("histogram: fewer than 5 words");
+  h.count_ = words[0];
+  h.min_ = words[1];
+  h.max_ = words[2];
+  h.sum_ = static_cast<unsigned __int128>(words[4]) << 64 | words[3];
+  h.buckets_.assign(words + 5, words + n);
+  return h;
 }
 
 void Histogram::merge(const Histogram& other) {

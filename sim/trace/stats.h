@@ -23,6 +23,10 @@ class Histogram {
   // are at or below it, clamped to [min, max].
   std::uint64_t percentile(double p) const;
   void merge(const Histogram& other);
+  // The whole state as words (count, min, max, sum, buckets) and back: how
+  // another process's histogram is merged into this one.
+  std::vector<std::uint64_t> to_words() const;
+  static Histogram from_words(const std::uint64_t* words, std::size_t n);
 
  private:
   static constexpr int kSubBits = 5;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/block_exchange.h"
 #include "core/sim.h"
 #include "nicsim/app.h"
 #include "trace/trace.h"
@@ -59,6 +60,37 @@ void MgmtNet::deliver_thunk(void* self, std::uint64_t id) {
   Box& box = net->boxes_[m.dst];
   box.inbox.push_back(std::move(m));
   box.arrivals->notify_all();
+}
+
+void MgmtNet::register_cross_events(BlockExchange& exchange) {
+  exchange.register_kind({"management message", &MgmtNet::deliver_thunk, this, &MgmtNet::encode, &MgmtNet::decode});
+}
+
+void MgmtNet::encode(void* self, void*, std::uint64_t id, ByteWriter& out) {
+  auto* net = static_cast<MgmtNet*>(self);
+  auto it = net->in_flight_.find(id);
+  const Msg& m = it->second;
+  out.put(m.src);
+  out.put(m.dst);
+  out.put(m.tag);
+  out.put(static_cast<std::uint32_t>(m.data.size()));
+  out.put_bytes(m.data.data(), m.data.size());
+  net->in_flight_.erase(it);
+}
+
+void MgmtNet::decode(void* self, ByteReader& in, void*& obj, std::uint64_t& id) {
+  auto* net = static_cast<MgmtNet*>(self);
+  Msg m;
+  m.src = in.get<std::uint32_t>();
+  m.dst = in.get<std::uint32_t>();
+  m.tag = in.get<std::uint32_t>();
+  m.data.resize(in.get<std::uint32_t>());
+  in.get_bytes(m.data.data(), m.data.size());
+  if (m.src >= net->nodes_.size() || m.dst >= net->nodes_.size())
+    throw std::runtime_error("block exchange: a management message names no node");
+  obj = net;
+  id = net->next_id_++;
+  net->in_flight_.emplace(id, std::move(m));
 }
 
 long MgmtNet::recv(std::uint32_t self, std::uint32_t src, std::uint32_t tag, void* buf, std::size_t cap,

@@ -16,6 +16,9 @@
 
 namespace nicsim {
 
+class BlockExchange;
+class ByteReader;
+class ByteWriter;
 class Node;
 
 class MgmtNet {
@@ -28,6 +31,9 @@ class MgmtNet {
   long recv(std::uint32_t self, std::uint32_t src, std::uint32_t tag, void* buf, std::size_t cap, std::uint32_t* from,
             Tick timeout);
   std::uint64_t messages() const { return messages_; }
+  // A run over several processes: how a message to a node another process
+  // runs gets there.
+  void register_cross_events(BlockExchange& exchange);
 
  private:
   struct Msg {
@@ -40,6 +46,8 @@ class MgmtNet {
     Tick tx_free = 0;
   };
   static void deliver_thunk(void* self, std::uint64_t id);
+  static void encode(void* self, void* obj, std::uint64_t id, ByteWriter& out);
+  static void decode(void* self, ByteReader& in, void*& obj, std::uint64_t& id);
   Tick latency_;
   std::uint64_t bps_;
   std::vector<Node*> nodes_;

@@ -3,6 +3,7 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "results.pb.h"
 #include "world/world.h"
@@ -10,6 +11,13 @@
 namespace nicsim {
 
 results::Results collect_results(World& world, const RunStatus& status);
+// The same for a run over several processes (world/rank_results.cc): every
+// rank calls it; rank 0 gets the whole run's results, merged from each
+// rank's part (the others get their own part only). With one process it is
+// collect_results.
+results::Results collect_rank_results(World& world, const RunStatus& status);
+// Each rank's peak RSS, at rank 0 (this process's alone with one process).
+std::vector<std::uint64_t> gather_peak_rss(World& world);
 results::WallClock collect_wall(World& world, double wall_seconds);
 std::string to_json(const google::protobuf::Message& m);
 void print_summary(std::ostream& out, const results::Results& r, const results::WallClock* wall);

@@ -30,7 +30,7 @@ World* g_world = nullptr;
 
 World* World::current() { return g_world; }
 
-World::World(const Scenario& scenario) : scenario_(scenario) {
+World::World(const Scenario& scenario, RankTransport* transport) : scenario_(scenario), transport_(transport) {
   if (g_world) throw std::logic_error("a second World in one process");
   g_world = this;
   try {
@@ -45,12 +45,17 @@ void World::build() {
   partition_ = plan_partition(scenario_);
   Sim::get().calendar().set_blocks(partition_.blocks);
   fabric_.pool().set_blocks(partition_.blocks);
+  if (transport_) set_up_distributed(*transport_);
   build_devices();
   build_links();
   assign_addresses_and_routes();
   std::vector<Node*> nodes;
   for (auto& n : nodes_) nodes.push_back(n.get());
   mgmt_ = std::make_unique<MgmtNet>(scenario_.mgmt, nodes);
+  if (exchange_) {
+    fabric::Port::register_cross_events(fabric_, *exchange_);
+    mgmt_->register_cross_events(*exchange_);
+  }
   for (std::uint32_t w = 0; w < scenario_.workloads.size(); ++w) {
     const WorkloadSpec& spec = scenario_.workloads[w];
     const ProgramInfo* info = ProgramRegistry::instance().find(spec.program);
@@ -309,6 +314,7 @@ void World::enable_fingerprint() {
 std::string World::fingerprint() const { return fingerprint_ ? fingerprint_->hex() : std::string(); }
 
 void World::schedule_faults() {
+  if (partition_.blocks > 1) return schedule_end_faults();
   flap_rngs_.clear();
   for (std::size_t i = 0; i < scenario_.faults.size(); ++i) {
     flap_rngs_.push_back(Sim::get().stream(fmt::format("fault.flaps.{}", i)));
@@ -366,6 +372,7 @@ void World::fault_thunk(void* self, std::uint64_t index) {
 }
 
 void World::program_finished() {
+  if (partition_.blocks > 1) return;  // the run's windows check for the end (run_blocks)
   for (auto& p : programs_)
     if (!p->daemon && (p->state() == ProgramState::Pending || p->state() == ProgramState::Running)) return;
   Sim::get().calendar().at(now(), &World::idle_check, this);
@@ -386,14 +393,17 @@ RunStatus World::run() {
   // (host/pci.h), so that time 0 finds them booted.
   Calendar& calendar = Sim::get().calendar();
   for (auto& n : nodes_) {
+    if (!calendar.local(n->host().block())) continue;
     Calendar::BlockScope as_node(calendar, n->host().block());
     n->bus().bind_drivers();
   }
   for (auto& p : programs_) {
+    if (!calendar.local(p->node().host().block())) continue;
     Calendar::BlockScope as_node(calendar, p->node().host().block());
     p->start();
   }
   schedule_faults();
+  if (partition_.blocks > 1) return run_blocks();
   const Tick stop = scenario_.stop_time;
   if (stop) Calendar::set_horizon(stop);
   if (stop)

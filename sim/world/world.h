@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/block_exchange.h"
 #include "core/rng.h"
 #include "fabric/fabric.h"
 #include "scenario/loader.h"
@@ -28,7 +29,10 @@ struct RunStatus {
 
 class World {
  public:
-  explicit World(const Scenario& scenario);  // a Sim must exist
+  // A Sim must exist. With a transport the world is one rank of a run over
+  // several processes: it runs the blocks the transport's rank is given
+  // (docs/partition.md).
+  explicit World(const Scenario& scenario, RankTransport* transport = nullptr);
   ~World();
   World(const World&) = delete;
   static World* current();
@@ -50,6 +54,10 @@ class World {
   const std::vector<std::unique_ptr<ProgramInstance>>& programs() const { return programs_; }
   const std::vector<std::string>& device_names() const { return device_names_; }
   const PartitionPlan& partition() const { return partition_; }
+  // In a run over several processes: what moves events between them.
+  BlockExchange* exchange() { return exchange_.get(); }
+  // Whether this process runs device `id` (every device with one process).
+  bool runs_device(std::uint32_t id) const;
   // Starts `program` on node `node` at time 0 as a daemon the run does not
   // wait for (a management agent: a network kind's WorldHook calls it).
   void start_daemon(const std::string& program, std::uint32_t node, std::vector<std::string> args,
@@ -80,11 +88,23 @@ class World {
   std::optional<std::size_t> timeline_api_slot_;  // among the API-call observers
   void schedule_faults();
   static void fault_thunk(void* self, std::uint64_t index);
+  // With several blocks (world/block_run.cc): each end of a faulty link
+  // changes as its own block, and the run goes in windows.
+  void schedule_end_faults();
+  static void end_fault_thunk(void* self, std::uint64_t fault_and_end);
+  static void end_flap_up_thunk(void* self, std::uint64_t fault_and_end);
+  void set_up_distributed(RankTransport& transport);
+  RunStatus run_blocks();
+  struct BlockTotals;
+  BlockTotals block_totals(Tick last_active);
+  void finish_blocks(RunStatus& status, bool stopped_by_time);
+  std::unique_ptr<BlockExchange> exchange_;
+  RankTransport* transport_ = nullptr;
   // A flaps fault: the link goes down now, up after down_for, and down
   // again at a random time (flap_next).
   void flap_down(std::size_t fault);
   static void flap_up_thunk(void* self, std::uint64_t fault);
-  std::vector<Rng> flap_rngs_;  // by fault index (a stream per flaps fault)
+  std::vector<Rng> flap_rngs_;  // by fault index (a stream per flaps fault); with blocks, by 2 * fault + end
   // When every program has finished: stop as soon as no packet is in flight
   // and no host bus has a transaction outstanding (stale timers and idle
   // generators do not keep the run alive).

@@ -1,0 +1,87 @@
+// The MPI engine: a plug-in (libnicsim_mpi.so) that nicsim loads when it
+// runs under mpirun, so that nicsim itself needs no MPI. It moves the
+// events that cross between ranks and reduces the ranks' counters; what
+// crosses and when is decided in core/block_exchange and world/block_run.
+#include <mpi.h>
+
+#include <numeric>
+
+#include "core/block_exchange.h"
+
+namespace nicsim {
+
+namespace {
+
+class MpiTransport final : public RankTransport {
+ public:
+  MpiTransport(int* argc, char*** argv) {
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) MPI_Init(argc, argv);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &ranks_);
+  }
+  ~MpiTransport() override {
+    MPI_Comm_free(&comm_);
+    MPI_Finalize();
+  }
+  int rank() const override { return rank_; }
+  int ranks() const override { return ranks_; }
+
+  std::vector<std::vector<std::uint8_t>> all_to_all(const std::vector<std::vector<std::uint8_t>>& to_rank) override {
+    std::vector<int> send_counts(ranks_), recv_counts(ranks_), send_at(ranks_), recv_at(ranks_);
+    for (int r = 0; r < ranks_; ++r) send_counts[r] = static_cast<int>(to_rank[r].size());
+    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
+    std::exclusive_scan(send_counts.begin(), send_counts.end(), send_at.begin(), 0);
+    std::exclusive_scan(recv_counts.begin(), recv_counts.end(), recv_at.begin(), 0);
+    std::vector<std::uint8_t> send(static_cast<std::size_t>(send_at.back() + send_counts.back()));
+    for (int r = 0; r < ranks_; ++r) std::copy(to_rank[r].begin(), to_rank[r].end(), send.begin() + send_at[r]);
+    std::vector<std::uint8_t> recv(static_cast<std::size_t>(recv_at.back() + recv_counts.back()));
+    MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_BYTE, recv.data(), recv_counts.data(),
+                  recv_at.data(), MPI_BYTE, comm_);
+    std::vector<std::vector<std::uint8_t>> from(ranks_);
+    for (int r = 0; r < ranks_; ++r)
+      from[r].assign(recv.begin() + recv_at[r], recv.begin() + recv_at[r] + recv_counts[r]);
+    return from;
+  }
+
+  void all_reduce(std::uint64_t* values, int count, Op op) override {
+    const MPI_Op mpi_op = op == Op::Sum ? MPI_SUM : op == Op::Min ? MPI_MIN : MPI_MAX;
+    MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_UINT64_T, mpi_op, comm_);
+  }
+
+  std::vector<std::string> gather(const std::string& mine) override {
+    const int size = static_cast<int>(mine.size());
+    std::vector<int> sizes(rank_ == 0 ? ranks_ : 0), at(rank_ == 0 ? ranks_ : 0);
+    MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm_);
+    std::string all;
+    if (rank_ == 0) {
+      std::exclusive_scan(sizes.begin(), sizes.end(), at.begin(), 0);
+      all.resize(static_cast<std::size_t>(at.back() + sizes.back()));
+    }
+    MPI_Gatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), at.data(), MPI_BYTE, 0, comm_);
+    std::vector<std::string> parts;
+    for (int r = 0; r < static_cast<int>(sizes.size()); ++r) parts.push_back(all.substr(at[r], sizes[r]));
+    return parts;
+  }
+
+  [[noreturn]] void abort(int exit_code) override {
+    MPI_Abort(comm_, exit_code);
+    std::abort();
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int ranks_ = 1;
+};
+
+}  // namespace
+
+}  // namespace nicsim
+
+// The plug-in's one entry point (sim/cli/mpi_engine.cc loads it).
+extern "C" nicsim::RankTransport* nicsim_mpi_transport(int* argc, char*** argv) {
+  return new nicsim::MpiTransport(argc, argv);
+}
