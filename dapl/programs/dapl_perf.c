@@ -15,11 +15,13 @@
  * Every RR result is checked against the server's bytes, and the server
  * checks that the last RW left the client's bytes in its region.
  *
- * Arguments: --sizes=a,b,... (2,4096,65536), --iters=N (100), --depth=N
- * (8, at most 16), --warmup=N (4), --ops=rw (r: RR, w: RW).
+ * Arguments: --sizes=a,b,... (2,4096,65536), --iters=N (100, at most
+ * 4096), --depth=N (8, at most 16), --warmup=N (4), --ops=rw (r: RR, w: RW).
  * Client results, per op (rr, rw), mode (wait, poll) and size:
- * <op>_<mode>_lat_<size> (us per operation) and <op>_<mode>_bw_<size>
- * (MB/s, 10^6 bytes per second); connect_us.
+ * <op>_<mode>_lat_<size> (us per operation, the mean) with its tail over
+ * the operations, <op>_<mode>_lat_<size>_p99 (nearest rank) and
+ * <op>_<mode>_lat_<size>_max (us), and <op>_<mode>_bw_<size> (MB/s, 10^6
+ * bytes per second); connect_us.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 #include "dapl_common.h"
 
 #define DP_MAX_SIZES 16
+#define DP_MAX_ITERS 4096 /* each latency operation's time is kept on the stack */
 #define DP_QUAL 0x44415046ull
 
 struct dp_opts {
@@ -71,7 +74,8 @@ static int parse(int argc, char **argv, struct dp_opts *o)
 			return nicsim_log("dapl_perf: bad --sizes"), 1;
 	}
 	o->rr = strchr(ops, 'r') != NULL, o->rw = strchr(ops, 'w') != NULL;
-	if (!o->nsizes || o->iters < 1 || o->depth < 1 || o->depth > 16 || o->warmup < 0 || !(o->rr || o->rw))
+	if (!o->nsizes || o->iters < 1 || o->iters > DP_MAX_ITERS || o->depth < 1 || o->depth > 16 || o->warmup < 0 ||
+	    !(o->rr || o->rw))
 		return nicsim_log("dapl_perf: bad --iters, --depth, --warmup or --ops"), 1;
 	return 0;
 }
@@ -121,10 +125,14 @@ static int post_one(const struct dp_run *r, DAT_UINT64 n)
 	return 0;
 }
 
-/* `iters` operations with at most `depth` in flight; picoseconds taken. */
-static int run_ops(const struct dp_run *r, int iters, int depth, unsigned long long *ps)
+/*
+ * `iters` operations with at most `depth` in flight; picoseconds taken. With
+ * `each` (one operation in flight), each operation's picoseconds, from the
+ * previous completion (or the start) to its own: they add up to *ps.
+ */
+static int run_ops(const struct dp_run *r, int iters, int depth, unsigned long long *ps, uint64_t *each)
 {
-	unsigned long long t0 = nicsim_now_ps();
+	unsigned long long t0 = nicsim_now_ps(), last = t0;
 	int posted = 0, done = 0;
 	while (done < iters) {
 		while (posted < iters && posted - done < depth)
@@ -132,6 +140,10 @@ static int run_ops(const struct dp_run *r, int iters, int depth, unsigned long l
 				return 1;
 		if (next_completion(r))
 			return 1;
+		if (each) {
+			each[done] = nicsim_now_ps() - last;
+			last += each[done];
+		}
 		++done;
 	}
 	*ps = nicsim_now_ps() - t0;
@@ -143,16 +155,18 @@ static int measure(const struct dp_opts *o, struct dt_ep *e, int read, int poll,
 	static const char *const ops[] = {"rw", "rr"}, *const modes[] = {"wait", "poll"};
 	struct dp_run r;
 	unsigned long long ps;
+	uint64_t op_ps[DP_MAX_ITERS];
 	char name[64];
 	unsigned j;
 	r.e = e, r.read = read, r.poll = poll, r.size = size;
-	if (o->warmup && run_ops(&r, o->warmup, 1, &ps))
+	if (o->warmup && run_ops(&r, o->warmup, 1, &ps, NULL))
 		return 1;
-	if (run_ops(&r, o->iters, 1, &ps))
+	if (run_ops(&r, o->iters, 1, &ps, op_ps))
 		return 1;
 	snprintf(name, sizeof name, "%s_%s_lat_%u", ops[read], modes[poll], size);
 	nicsim_result(name, (double)ps / o->iters / 1e6, "us");
-	if (run_ops(&r, o->iters, o->depth, &ps))
+	nicsim_result_tail(name, op_ps, (uint32_t)o->iters, 1e6, "us");
+	if (run_ops(&r, o->iters, o->depth, &ps, NULL))
 		return 1;
 	snprintf(name, sizeof name, "%s_%s_bw_%u", ops[read], modes[poll], size);
 	nicsim_result(name, (double)size * o->iters / ((double)ps * 1e-12) / 1e6, "MB/s");

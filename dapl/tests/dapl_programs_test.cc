@@ -51,6 +51,17 @@ TEST(DaplPerf, LatencyAndBandwidthByOpModeAndSize) {
   EXPECT_DOUBLE_EQ(v.at("connect_us"), 152.355114);
   // Blocking costs the interrupt and the wake-up: more than polling.
   EXPECT_GT(v.at("rr_wait_lat_2"), v.at("rr_poll_lat_2"));
+  // The tail of every latency: 20 operations, so the p99 (nearest rank) is
+  // the slowest; one operation in flight takes the same time every time.
+  EXPECT_DOUBLE_EQ(v.at("rr_poll_lat_2_p99"), 6.852376);
+  EXPECT_DOUBLE_EQ(v.at("rr_wait_lat_4096_max"), 15.687465);
+  for (const char* op : {"rr", "rw"})
+    for (const char* mode : {"poll", "wait"})
+      for (const char* size : {"2", "4096"}) {
+        const std::string lat = std::string(op) + "_" + mode + "_lat_" + size;
+        EXPECT_GE(v.at(lat + "_p99"), v.at(lat)) << lat;
+        EXPECT_GE(v.at(lat + "_max"), v.at(lat + "_p99")) << lat;
+      }
 }
 
 TEST(DaplLimit, EveryKindRunsOutWithItsErrorAndComesBack) {

@@ -241,4 +241,34 @@ TEST(World, SleepBeyondTheEndOfTimeNeverReturns) {
   EXPECT_NE(sim.errors().all()[0].message.find("blocked in sleep"), std::string::npos) << sim.errors().all()[0].message;
 }
 
+// 200 samples, 1..200 ns in ps, shuffled: the tail is the 198th smallest
+// (nearest rank) and the largest, in ns; the samples stay as given, no CPU
+// time is charged, and no samples report nothing.
+int reports_tail(int, char**) {
+  uint64_t s[200];
+  for (uint32_t i = 0; i < 200; ++i) s[i] = ((i * 37) % 200 + 1) * 1000ull;
+  const uint64_t t0 = nicsim_now_ps();
+  nicsim_result_tail("lat", s, 200, 1000.0, "ns");
+  nicsim_result_tail("none", s, 0, 1000.0, "ns");
+  for (uint32_t i = 0; i < 200; ++i)
+    if (s[i] != ((i * 37) % 200 + 1) * 1000ull) return 1;
+  return nicsim_now_ps() == t0 ? 0 : 2;
+}
+const BuiltinProgram reg_tail("test_reports_tail", reports_tail, "test");
+
+TEST(World, ResultTailIsTheNearestRankP99AndTheMax) {
+  Scenario sc = scenario(std::string(kPair) + R"(workload { program: "test_reports_tail" nodes: "a" })");
+  Sim sim(sc.seed);
+  World world(sc);
+  ASSERT_TRUE(world.run().ok);
+  ASSERT_EQ(world.programs().at(0)->state(), ProgramState::Finished);
+  const auto& r = world.programs().at(0)->results();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].name, "lat_p99");
+  EXPECT_EQ(r[0].value, 198.0);
+  EXPECT_EQ(r[0].unit, "ns");
+  EXPECT_EQ(r[1].name, "lat_max");
+  EXPECT_EQ(r[1].value, 200.0);
+}
+
 }  // namespace

@@ -1,8 +1,11 @@
 // The C functions of nicsim/app.h, on top of the host model and the world.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "core/sim.h"
 #include "host/host.h"
@@ -153,6 +156,17 @@ void nicsim_log(const char* format, ...) {
 
 void nicsim_result(const char* name, double value, const char* unit) {
   if (ProgramInstance* p = self("nicsim_result")) p->result(name ? name : "", value, unit ? unit : "");
+}
+
+void nicsim_result_tail(const char* name, const uint64_t* samples, uint32_t n, double divisor, const char* unit) {
+  ProgramInstance* p = self("nicsim_result_tail");
+  if (!p || !samples || n == 0) return;
+  std::vector<std::uint64_t> sorted(samples, samples + n);
+  const auto rank = sorted.begin() + static_cast<std::ptrdiff_t>((std::uint64_t{n} * 99 + 99) / 100 - 1);
+  std::nth_element(sorted.begin(), rank, sorted.end());
+  const std::string base = name ? name : "", u = unit ? unit : "";
+  p->result(base + "_p99", static_cast<double>(*rank) / divisor, u);
+  p->result(base + "_max", static_cast<double>(*std::max_element(rank, sorted.end())) / divisor, u);
 }
 
 void nicsim_fail(const char* reason) {

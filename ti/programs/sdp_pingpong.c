@@ -5,11 +5,12 @@
  *
  * Arguments:
  *   --sizes=a,b,...   message sizes in bytes (1,64,1024,4096,16384,65536)
- *   --iters=N         round trips per size (20)
+ *   --iters=N         round trips per size (20, at most 4096)
  *   --port=N          the server's port (5001)
  *
- * Results (client): sdp_pingpong_<size>_ns, half a round trip (mean, ns);
- * bytes_ok, every byte checked.
+ * Results (client): sdp_pingpong_<size>_ns, half a round trip (mean, ns),
+ * with its tail over the round trips, sdp_pingpong_<size>_ns_p99 (nearest
+ * rank) and sdp_pingpong_<size>_ns_max (ns); bytes_ok, every byte checked.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #define MAX_SIZES 16
 #define MAX_BYTES (1 << 20)
+#define MAX_ITERS 4096 /* the client keeps each round trip's time on its stack */
 
 struct pp_opts {
 	int sizes[MAX_SIZES], nsizes, iters, port;
@@ -55,7 +57,7 @@ static int parse(int argc, char **argv, struct pp_opts *o)
 	for (i = 0; i < o->nsizes; ++i)
 		if (o->sizes[i] < 1 || o->sizes[i] > MAX_BYTES)
 			return nicsim_log("sdp_pingpong: sizes are 1..%d", MAX_BYTES), -1;
-	return o->iters < 1 || o->port < 1 || o->port > 65535 ? -1 : 0;
+	return o->iters < 1 || o->iters > MAX_ITERS || o->port < 1 || o->port > 65535 ? -1 : 0;
 }
 
 static unsigned char pattern(int size, int iter, int i) { return (unsigned char)(size * 7 + iter * 13 + i); }
@@ -97,6 +99,7 @@ static int client(const struct pp_opts *o, unsigned char *buf, unsigned char *ba
 {
 	struct sdp_sock *s;
 	unsigned long long bytes = 0;
+	uint64_t rtt_ps[MAX_ITERS];
 	int k, it, i;
 	char name[64];
 	nicsim_barrier();
@@ -106,6 +109,7 @@ static int client(const struct pp_opts *o, unsigned char *buf, unsigned char *ba
 	for (k = 0; k < o->nsizes; ++k) {
 		unsigned long long t0 = nicsim_now_ns();
 		for (it = 0; it < o->iters; ++it) {
+			const uint64_t start = nicsim_now_ps();
 			for (i = 0; i < o->sizes[k]; ++i)
 				buf[i] = pattern(o->sizes[k], it, i);
 			if (sdp_send(s, buf, (size_t)o->sizes[k]) || recv_all(s, back, o->sizes[k]))
@@ -113,9 +117,11 @@ static int client(const struct pp_opts *o, unsigned char *buf, unsigned char *ba
 			if (memcmp(buf, back, (size_t)o->sizes[k]))
 				return nicsim_log("client: echo of %d bytes wrong", o->sizes[k]), 1;
 			bytes += (unsigned long long)o->sizes[k] * 2;
+			rtt_ps[it] = nicsim_now_ps() - start;
 		}
 		snprintf(name, sizeof name, "sdp_pingpong_%d_ns", o->sizes[k]);
 		nicsim_result(name, (double)(nicsim_now_ns() - t0) / (2.0 * o->iters), "ns");
+		nicsim_result_tail(name, rtt_ps, (uint32_t)o->iters, 2000.0, "ns"); /* half a round trip */
 	}
 	nicsim_result("bytes_ok", (double)bytes, "bytes");
 	return sdp_close(s) ? 1 : 0;

@@ -740,10 +740,8 @@ void pt_report_stamps(pt_ctx_t *c, uint32_t size, uint64_t *samples, uint32_t n,
 	snprintf(name, sizeof name, "lat_%u_avg", size);
 	nicsim_result(name, sum / n / 1e6, "us");
 	/* The tail: the 99th percentile (nearest rank) and the worst sample. */
-	snprintf(name, sizeof name, "lat_%u_p99", size);
-	nicsim_result(name, (double)samples[((uint64_t)n * 99 + 99) / 100 - 1] / 1e6, "us");
-	snprintf(name, sizeof name, "lat_%u_max", size);
-	nicsim_result(name, (double)samples[n - 1] / 1e6, "us");
+	snprintf(name, sizeof name, "lat_%u", size);
+	nicsim_result_tail(name, samples, n, 1e6, "us");
 	nicsim_log("%s: %8u bytes %8u iters  t_min %.3f us  t_max %.3f us  t_typical %.3f us  t_avg %.3f us",
 		   c->opt.prog, size, n, samples[0] / 1e6, samples[n - 1] / 1e6, typical / 1e6, sum / n / 1e6);
 }

@@ -124,28 +124,10 @@ double ep_perf_stream(const ep_perf_opts_t *o, ep_perf_tx_t *tx, ep_perf_send_fn
 	return (double)bytes * o->iters / ((double)(tx->last_done_ps - t0) / 1e12) / 1e6;
 }
 
-static int cmp_samples(const void *a, const void *b)
-{
-	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 uint64_t *ep_perf_samples(uint32_t n)
 {
 	uint64_t *s = (uint64_t *)nicsim_alloc((size_t)(n ? n : 1) * sizeof *s, 64);
 	if (!s)
 		nicsim_fail("no node memory for the latency samples");
 	return s;
-}
-
-void ep_perf_tail(const char *name, uint64_t *samples, uint32_t n, uint32_t divisor)
-{
-	char key[48];
-	if (n == 0 || divisor == 0)
-		return;
-	qsort(samples, n, sizeof *samples, cmp_samples);
-	snprintf(key, sizeof key, "%s_p99", name);
-	nicsim_result(key, (double)samples[((uint64_t)n * 99 + 99) / 100 - 1] / divisor / 1e6, "us");
-	snprintf(key, sizeof key, "%s_max", name);
-	nicsim_result(key, (double)samples[n - 1] / divisor / 1e6, "us");
 }

@@ -48,13 +48,8 @@ typedef int (*ep_perf_send_fn)(void *ctx, ep_perf_tx_t *tx);
  */
 double ep_perf_stream(const ep_perf_opts_t *o, ep_perf_tx_t *tx, ep_perf_send_fn send, void *ctx,
 		      uint32_t bytes, uint64_t limit_ps, uint32_t poll_ns, const char *what);
-/*
- * The tail of a latency loop: sorts the n per-iteration samples (ps) and
- * reports <name>_p99 (nearest rank) and <name>_max in us, each divided by
- * `divisor` (2 for half round trips).
- */
-void ep_perf_tail(const char *name, uint64_t *samples, uint32_t n, uint32_t divisor);
-/* Node memory for n samples, or NULL (reported). */
+/* Node memory for n per-iteration samples (ps, for nicsim_result_tail), or
+ * NULL (reported). */
 uint64_t *ep_perf_samples(uint32_t n);
 
 /* Byte i of message `seq` (a pattern the receiver can check). */

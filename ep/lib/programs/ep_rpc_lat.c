@@ -94,7 +94,7 @@ static int client(const ep_perf_opts_t *o, int peer, uint32_t maxsize)
 		}
 		snprintf(name, sizeof name, "rpc_%u", len);
 		nicsim_result(name, (double)(nicsim_now_ps() - t0) / o->iters / 1e6, "us");
-		ep_perf_tail(name, samples, o->iters, 1);
+		nicsim_result_tail(name, samples, o->iters, 1e6, "us");
 	}
 	nicsim_result("calls", (double)(WARMUP + o->iters) * o->nsizes, "calls");
 	return nicsim_barrier() == 0 ? 0 : 1;

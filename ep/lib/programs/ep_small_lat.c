@@ -98,7 +98,7 @@ static int small_lat_main(int argc, char **argv)
 			double us = (double)(nicsim_now_ps() - t0) / o.iters / 2.0 / 1e6;
 			snprintf(name, sizeof name, "lat_%u", len);
 			nicsim_result(name, us, "us");
-			ep_perf_tail(name, samples, o.iters, 2);
+			nicsim_result_tail(name, samples, o.iters, 2e6, "us"); /* half round trips */
 		}
 	}
 	ep_poll_transmits(xmtr);

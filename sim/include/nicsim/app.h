@@ -83,6 +83,13 @@ void nicsim_log(const char* fmt, ...)
 /* A named result of this program instance, with its unit ("ns", "MB/s",
  * "packets"...). Results appear in the report and results.json. */
 void nicsim_result(const char* name, double value, const char* unit);
+/* The tail of a loop's n per-iteration samples (say each round trip, in
+ * ps): reports <name>_p99, the 99th percentile by nearest rank (the
+ * ceil(0.99 n)-th smallest sample), and <name>_max, each sample divided by
+ * `divisor` and in `unit` (name and unit those of the mean it accompanies).
+ * Leaves the samples as they are; reports nothing for n = 0. Like
+ * nicsim_result, charges no CPU time. */
+void nicsim_result_tail(const char* name, const uint64_t* samples, uint32_t n, double divisor, const char* unit);
 /* Marks this program instance failed with a reason (it still runs on). */
 void nicsim_fail(const char* reason);
 
