@@ -197,11 +197,8 @@ void EpNode::control(const ControlMsg& m) {
     case Control::Abort: {
       // The receiver could not take this message's data (a fault at the
       // source while it pulled): that one transmit fails.
-      const std::uint32_t index = m.incarnation & 0xffffu;
-      if (index >= 1 && index <= txd_table.size()) {
-        ep_txd* t = txd_table[index - 1];
-        if (t->active && t->id() == m.incarnation && t->dest == static_cast<int>(m.from)) force(t, ENETRESET);
-      }
+      ep_txd* t = txd_of_cookie(static_cast<std::uint16_t>(m.incarnation & 0xffffu));
+      if (t && t->active && t->id() == m.incarnation && t->dest == static_cast<int>(m.from)) force(t, ENETRESET);
       break;
     }
     case Control::Probe:

@@ -163,6 +163,7 @@ struct ep_txd {
   bool sent = false;       // envelope DMA issued
   int status = ESUCCESS;   // set before completion (ENETRESET, ETIMEDOUT, ...)
   bool forced = false;     // completed by software (failure/timeout), not by the event
+  bool starting = false;   // its transmit call has not handed it over yet (EpNode::launch)
   bool finishing = false;  // finish() has begun (its CPU charge and handler may let others run)
   int dest = 0;
   int service = 0;
@@ -294,8 +295,13 @@ struct EpNode : host::HostSoftware {
   std::vector<std::unique_ptr<ep_xmtr>> all_xmtrs;
   // Mappings and reservations (elan3_dma_*) until unmapped or released.
   std::unordered_map<const elan3_dma_handle*, std::unique_ptr<elan3_dma_handle>> dma_handles;
-  std::vector<ep_txd*> txd_table;  // by src cookie - 1
-  std::vector<ep_rxd*> rxd_table;  // by (cookie & ~kRxCookie) - 1
+  std::vector<ep_txd*> txd_table;  // by src cookie - 1 (null: an index in quarantine, see renumber)
+  struct QuarantinedIndex {
+    std::uint32_t index;
+    Tick since;
+  };
+  std::deque<QuarantinedIndex> quarantined;  // oldest first
+  std::vector<ep_rxd*> rxd_table;            // by (cookie & ~kRxCookie) - 1
   // Elan memory a late packet or event set may still reach: never reused.
   std::vector<elan3::ElanMem> retired;
 
@@ -330,6 +336,9 @@ struct EpNode : host::HostSoftware {
   void finish(ep_txd* t);
   bool finished(ep_txd* t);
   void force(ep_txd* t, int status);
+  bool launch(ep_txd* t);
+  void renumber(ep_txd* t);
+  ep_txd* txd_of_cookie(std::uint16_t cookie) const;
   int poll(ep_xmtr* x);
   void tx_event(ep_xmtr* x, elan3::E3Addr ev);
   void set_txcallbacks(ep_xmtr* x, bool on);

@@ -307,7 +307,7 @@ int send_large(EP_XMTR* xmtr, int dest, int service, int flags, EP_TXH* handler,
   // block of an RPC reply.
   const int count = std::max(1, frags) + (rpc ? 1 : 0);
   node->dev.prime_event(t->done, count, elan3::event::Type::None, 0, 0, t->irq, xmtr->cookie);
-  const int rc = node->send_on_circuit(t);
+  const int rc = node->launch(t) ? node->send_on_circuit(t) : ENETRESET;
   if (rc != ESUCCESS) {
     t->handler = nullptr;
     node->put_txd(t);

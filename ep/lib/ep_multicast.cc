@@ -219,9 +219,8 @@ Fanout* EpNode::fanout_of_cookie(std::uint16_t cookie) {
     ep_rxd* d = rxd_table[i - 1];
     return d->state == RxState::Forwarding && d->fan ? d->fan.get() : nullptr;
   }
-  if (cookie > txd_table.size()) return nullptr;
-  ep_txd* t = txd_table[cookie - 1];
-  return t->active && t->kind == TxKind::Multicast && t->fan && t->fan->txd == t ? t->fan.get() : nullptr;
+  ep_txd* t = txd_of_cookie(cookie);
+  return t && t->active && t->kind == TxKind::Multicast && t->fan && t->fan->txd == t ? t->fan.get() : nullptr;
 }
 
 // Writes ENETRESET into the first word of the root's status block.
@@ -241,6 +240,16 @@ void EpNode::mark_multicast_failure(ep_rxd* d) {
 }  // namespace nicsim::ep
 
 using nicsim::ep::EpNode;
+
+namespace {
+// A multicast whose txd a failure marked while the call filled it in
+// (EpNode::launch): the call fails, nothing was sent.
+int refuse(EpNode* node, ep_txd* t) {
+  t->handler = nullptr;
+  node->put_txd(t);
+  return ENETRESET;
+}
+}  // namespace
 
 extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_t* bitmap, int service, int flags,
                                   EP_TXH* handler, void* arg, EP_IOVEC* iovec, int iovlen) {
@@ -323,6 +332,7 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
     t->mcast_children = members;
     node->dev.prime_event(t->done, static_cast<std::int32_t>(members.size()), nicsim::elan3::event::Type::None, 0, 0,
                           t->irq, xmtr->cookie);
+    if (!node->launch(t)) return refuse(node, t);
     t->sent = true;
     nicsim::elan3::DmaRequest req;
     req.direction = nicsim::elan3::dma::Direction::Write;
@@ -337,6 +347,7 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
     return ESUCCESS;
   }
   const std::vector<int> children = nicsim::ep::children_of(members, -1);
+  if (!node->launch(t)) return refuse(node, t);
   t->sent = true;
   if (children.empty()) {
     // An empty set completes at once.

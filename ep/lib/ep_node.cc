@@ -16,6 +16,7 @@ namespace {
 // (and those freed since), others grow the pool up to kMaxTxds.
 constexpr std::size_t kInitialTxds = 16;
 constexpr std::size_t kMaxTxds = 4096;
+constexpr std::size_t kMaxTxdIndex = 0x7fff;  // a txd's index is a DMA source cookie without kRxCookie
 
 // Kernel Comms' liveness messages (heartbeats, probes and their answers)
 // go ahead of the Elan's queued data: behind a node's pull replies they
@@ -212,7 +213,7 @@ ep_xmtr* EpNode::new_xmtr(bool large, int type, int msgsize) {
 }
 
 bool EpNode::grow(ep_xmtr* x, bool wait) {
-  if (x->pool.size() >= kMaxTxds || txd_table.size() >= 0x7fff) return false;
+  if (x->pool.size() >= kMaxTxds || txd_table.size() >= kMaxTxdIndex) return false;
   auto t = std::make_unique<ep_txd>();
   t->xmtr = x;
   t->index = static_cast<std::uint32_t>(txd_table.size()) + 1;
@@ -250,6 +251,8 @@ int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
   x->free.pop_front();
   t->active = true;
   t->forced = false;
+  t->starting = true;
+  t->dest = -1;  // not the last message's: a failure of that circuit is not this one's
   t->sent = false;
   t->status = ESUCCESS;
   t->generation = (t->generation + 1) & 0x7fff;
@@ -275,7 +278,9 @@ void EpNode::put_txd(ep_txd* t) {
   }
   if (t->forced) {
     // The Elan may still set the old event or write the old status block
-    // (a timed-out or reset transmit): retire them, take fresh ones.
+    // (a timed-out or reset transmit): retire them, take fresh ones; and it
+    // may still report the old DMA failed: take another index.
+    if (t->sent) renumber(t);
     retired.push_back(t->done);
     t->done = dev.alloc_event(true, false);
     if (x->large) {
@@ -286,6 +291,36 @@ void EpNode::put_txd(ep_txd* t) {
   }
   x->free.push_back(t);
   x->free_waiters->notify_one();
+}
+
+// The Elan names a failed DMA by its source cookie, the txd's index. A
+// transmit forced to complete (its circuit failed, or its time ran out)
+// may still have its envelope queued on the Elan, behind DMAs to a dead
+// node; that DMA's failure, reported later, failed whatever message the
+// txd carried by then, elsewhere, and its caller reused the buffer while
+// that destination still pulled it (a corrupted delivery; the soak's
+// EpSoak tests). So the txd takes a fresh index, and the old one names
+// nothing until no report of it can still come: a second at least, far
+// beyond the Elan's retries. With every index in use a quarantined one
+// is reused early (the oldest).
+void EpNode::renumber(ep_txd* t) {
+  constexpr Tick kQuarantine = 1000 * kMs;
+  const Tick now = Calendar::now();
+  txd_table[t->index - 1] = nullptr;
+  quarantined.push_back({t->index, now});
+  if (now - quarantined.front().since < kQuarantine && txd_table.size() < kMaxTxdIndex) {
+    txd_table.push_back(t);
+    t->index = static_cast<std::uint32_t>(txd_table.size());
+    return;
+  }
+  t->index = quarantined.front().index;
+  quarantined.pop_front();
+  txd_table[t->index - 1] = t;
+}
+
+ep_txd* EpNode::txd_of_cookie(std::uint16_t cookie) const {
+  if (cookie == 0 || (cookie & kRxCookie) || cookie > txd_table.size()) return nullptr;
+  return txd_table[cookie - 1];
 }
 
 // Runs the handler of a finished transmit and recycles it. Interrupt
@@ -336,7 +371,22 @@ void EpNode::force(ep_txd* t, int status) {
   if (!t->active || t->forced) return;
   t->forced = true;
   t->status = status;
+  if (t->starting) return;  // its call is still filling it in: launch() tells the call
   if (t->irq || t->xmtr->txcallbacks) finish(t);
+}
+
+// A transmit call's CPU charges (and PIO writes) let interrupts run while it
+// fills in its txd. The txd is active from get_txd, so a circuit failing
+// meanwhile may force it; completing it then would run its handler and
+// recycle it while the call goes on to send it (its buffer reused by the
+// caller while the destination still pulls it, a txd both free and in
+// flight). So a forced starting txd is only marked, and the call, at the
+// point where it hands the txd over (to its circuit, the Elan or a
+// fan-out), learns here that it must fail with ENETRESET instead ("the
+// virtual circuit to the destination is being broken").
+bool EpNode::launch(ep_txd* t) {
+  t->starting = false;
+  return !t->forced;
 }
 
 void EpNode::tx_event(ep_xmtr* x, elan3::E3Addr ev) {
@@ -427,9 +477,8 @@ bool EpNode::retry_wanted(const elan3::DmaFailure& f) {
     const int i = fan->slot_of(static_cast<int>(f.node));
     return i >= 0 && (fan->gen & 0xffffu) == f.dest_cookie && !fan->failed[static_cast<std::size_t>(i)];
   }
-  if (f.src_cookie == 0 || (f.src_cookie & kRxCookie) || f.src_cookie > txd_table.size()) return false;
-  const ep_txd* t = txd_table[f.src_cookie - 1];
-  return t->active && !t->forced && t->generation == f.dest_cookie;
+  const ep_txd* t = txd_of_cookie(f.src_cookie);
+  return t && t->active && !t->forced && t->generation == f.dest_cookie;
 }
 
 void EpNode::dma_failure(const elan3::DmaFailure& f) {
@@ -469,8 +518,7 @@ void EpNode::dma_failure(const elan3::DmaFailure& f) {
   }
   // Retries exhausted (no answer, discards): the node is unreachable.
   if (f.node < nnodes) circuit_failed(circuit(f.node), CircuitEvent::Unreachable, "network error");
-  if (f.src_cookie != 0 && (f.src_cookie & kRxCookie) == 0 && f.src_cookie <= txd_table.size()) {
-    ep_txd* t = txd_table[f.src_cookie - 1];
+  if (ep_txd* t = txd_of_cookie(f.src_cookie)) {
     if (t->active && !t->forced && t->kind == TxKind::Special && Calendar::now() + special_resend < t->deadline) {
       // A special message is sent again while its timeout allows: if the
       // first copy was executed and only its ack was lost, the receiver
@@ -492,10 +540,7 @@ void EpNode::fail_cookie(std::uint16_t cookie, int status) {
     if (i >= 1 && i <= rxd_table.size()) fail_rxd(rxd_table[i - 1], status);
     return;
   }
-  if (cookie <= txd_table.size()) {
-    ep_txd* t = txd_table[cookie - 1];
-    if (t->active) force(t, status);
-  }
+  if (ep_txd* t = txd_of_cookie(cookie); t && t->active) force(t, status);
 }
 
 void EpNode::link_changed(bool up) {

@@ -152,6 +152,11 @@ extern "C" int ep_transmit_small(EP_XMTR* xmtr, int dest, int service, int flags
   if (len > 0) std::memcpy(h + 1, buffer, static_cast<std::size_t>(len));
   t->buf_len = small_slot(len);
   node->dev.prime_event(t->done, 1, nicsim::elan3::event::Type::None, 0, 0, t->irq, xmtr->cookie);
+  if (!node->launch(t)) {
+    t->handler = nullptr;
+    node->put_txd(t);
+    return ENETRESET;
+  }
   if (special) {
     // No circuit; the timeout completes it ETIMEDOUT if no ack came by then.
     t->deadline = nicsim::Calendar::now() + static_cast<nicsim::Tick>(timeout) * nicsim::kNs;

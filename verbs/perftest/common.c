@@ -309,6 +309,52 @@ static int make_cq(pt_ctx_t *c, pt_cq_t *cq, uint32_t size)
 	return 0;
 }
 
+int pt_open(pt_ctx_t *c, const pt_opts_t *o, uint32_t nodes, uint32_t sq_depth, uint32_t rq_depth, uint16_t *lid)
+{
+	ib_api_status_t st;
+	memset(c, 0, sizeof *c);
+	c->magic = PT_CTX_MAGIC;
+	c->opt = *o;
+	pt_touch(c);
+	if (nodes ? nicsim_workload_size() != nodes : nicsim_workload_size() < 2)
+		return nodes == 2 ? pt_fail(c, "needs a workload of exactly two nodes (client, server), got %u",
+					    nicsim_workload_size())
+				  : pt_fail(c, "needs a workload of %s%u nodes, got %u", nodes ? "" : "at least ",
+					    nodes ? nodes : 2, nicsim_workload_size());
+	c->rank = nicsim_workload_rank();
+	c->peer = nicsim_workload_node(c->rank == 0 ? 1 : 0);
+	c->ci = nicsim_ci_interface();
+	if (!c->ci)
+		return pt_fail(c, "node %s has no verbs provider (nic: \"hca\"?)", nicsim_node_name());
+	st = c->ci->open_ca(c->ci->guid, pt_completion_cb, pt_async_cb, c, &c->ca);
+	if (st != IB_SUCCESS)
+		return pt_fail(c, "open_ca: %s", ib_get_err_str(st));
+	if (query_lid(c, lid))
+		return 1;
+	st = c->ci->allocate_pd(c->ca, &c->pd, NULL);
+	if (st != IB_SUCCESS)
+		return pt_fail(c, "allocate_pd: %s", ib_get_err_str(st));
+	return make_cq(c, &c->scq, sq_depth) || make_cq(c, &c->rcq, rq_depth) ? 1 : 0;
+}
+
+int pt_register(pt_ctx_t *c, size_t buf_len)
+{
+	ib_mr_create_t mc;
+	ib_api_status_t st;
+	c->buf_len = buf_len;
+	c->buf = (uint8_t *)nicsim_alloc(buf_len, 4096);
+	if (!c->buf)
+		return pt_fail(c, "no node memory for a %zu-byte buffer", buf_len);
+	memset(c->buf, 0, buf_len);
+	mc.vaddr = c->buf;
+	mc.length = buf_len;
+	mc.access_ctrl = IB_AC_LOCAL_WRITE | IB_AC_RDMA_WRITE | IB_AC_RDMA_READ | IB_AC_ATOMIC;
+	st = c->ci->register_mr(c->pd, &mc, &c->lkey, &c->rkey, &c->mr, NULL);
+	if (st != IB_SUCCESS)
+		return pt_fail(c, "register_mr(%zu bytes): %s", buf_len, ib_get_err_str(st));
+	return 0;
+}
+
 int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth, uint32_t rq_depth,
 	     uint32_t signal_every)
 {
@@ -316,32 +362,11 @@ int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth,
 	ib_qp_create_t qc;
 	ib_qp_attr_t qa;
 	ib_qp_mod_t m;
-	ib_mr_create_t mc;
 	uint16_t lid = 0;
 	uint32_t i;
 	long got;
 
-	memset(c, 0, sizeof *c);
-	c->magic = PT_CTX_MAGIC;
-	c->opt = *o;
-	pt_touch(c);
-	if (nicsim_workload_size() != 2)
-		return pt_fail(c, "needs a workload of exactly two nodes (client, server), got %u",
-			       nicsim_workload_size());
-	c->rank = nicsim_workload_rank();
-	c->peer = nicsim_workload_node(1 - c->rank);
-	c->ci = nicsim_ci_interface();
-	if (!c->ci)
-		return pt_fail(c, "node %s has no verbs provider (nic: \"hca\"?)", nicsim_node_name());
-	st = c->ci->open_ca(c->ci->guid, pt_completion_cb, pt_async_cb, c, &c->ca);
-	if (st != IB_SUCCESS)
-		return pt_fail(c, "open_ca: %s", ib_get_err_str(st));
-	if (query_lid(c, &lid))
-		return 1;
-	st = c->ci->allocate_pd(c->ca, &c->pd, NULL);
-	if (st != IB_SUCCESS)
-		return pt_fail(c, "allocate_pd: %s", ib_get_err_str(st));
-	if (make_cq(c, &c->scq, sq_depth) || make_cq(c, &c->rcq, rq_depth))
+	if (pt_open(c, o, 2, sq_depth, rq_depth, &lid))
 		return 1;
 
 	/* Enough scatter/gather entries that the WQE stride also holds
@@ -366,17 +391,8 @@ int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth,
 		return pt_fail(c, "create_qp: %s", ib_get_err_str(st));
 	c->signal_every = signal_every < 1 ? 1 : signal_every > sq_depth ? sq_depth : signal_every;
 
-	c->buf_len = buf_len;
-	c->buf = (uint8_t *)nicsim_alloc(buf_len, 4096);
-	if (!c->buf)
-		return pt_fail(c, "no node memory for a %zu-byte buffer", buf_len);
-	memset(c->buf, 0, buf_len);
-	mc.vaddr = c->buf;
-	mc.length = buf_len;
-	mc.access_ctrl = IB_AC_LOCAL_WRITE | IB_AC_RDMA_WRITE | IB_AC_RDMA_READ | IB_AC_ATOMIC;
-	st = c->ci->register_mr(c->pd, &mc, &c->lkey, &c->rkey, &c->mr, NULL);
-	if (st != IB_SUCCESS)
-		return pt_fail(c, "register_mr(%zu bytes): %s", buf_len, ib_get_err_str(st));
+	if (pt_register(c, buf_len))
+		return 1;
 
 	/* RESET -> INIT now, so that receives can be posted before the peer
 	 * may send. */

@@ -152,6 +152,13 @@ int pt_set_sizes(pt_opts_t *o, const char *list);
 int pt_parse(pt_opts_t *o, int argc, char **argv);
 
 /* ---- setup and teardown ---------------------------------------------------- */
+/* pt_setup's first half, for programs with a QP of their own: checks the
+ * workload has `nodes` nodes (0: two or more), opens the CA, waits for port
+ * 1 and reads its LID, allocates the PD and the two CQs. ctx->peer is rank
+ * 1's node on rank 0, rank 0's elsewhere. 0 or 1 (after pt_fail). */
+int pt_open(pt_ctx_t *c, const pt_opts_t *o, uint32_t nodes, uint32_t sq_depth, uint32_t rq_depth, uint16_t *lid);
+/* Registers buf_len zeroed bytes of node memory as ctx->buf. 0 or 1. */
+int pt_register(pt_ctx_t *c, size_t buf_len);
 /* Opens the CA, creates PD, CQs, the RC QP and registers buf_len bytes of
  * node memory (ctx->buf), then exchanges connection records with the peer.
  * The QP is left in INIT: post receives, then call pt_connect.  0 or -1
