@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config libsystemc-dev libboost-dev libboost-program-options-dev
       libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev tshark
-      clang-format gnuplot-nox chromium libedit-dev python3-protobuf clang-14 libfuzzer-14-dev)
+      clang-format gnuplot-nox chromium libedit-dev python3-protobuf clang-14 libfuzzer-14-dev
+      libopenmpi-dev openmpi-bin)  # the last two: the MPI engine (nicsim builds and runs without it)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

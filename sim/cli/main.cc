@@ -184,6 +184,8 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   results::WallClock wall = collect_wall(*world, wall_s);
   const std::vector<std::uint64_t> rss = gather_peak_rss(*world);
   if (!rank0) return status.ok ? kExitOk : kExitFailed;
+  wall.set_windows(world->windows());
+  wall.set_sync_seconds(world->sync_seconds());
   if (transport) {
     wall.set_ranks(static_cast<std::uint32_t>(transport->ranks()));
     for (std::uint64_t b : rss) wall.add_peak_rss_bytes_per_rank(b);
@@ -191,9 +193,12 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   std::ostringstream summary;
   print_summary(summary, results, nullptr);
   std::cout << summary.str();
-  std::cout << fmt::format("wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}{}\n", wall.wall_seconds(),
-                           wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()),
-                           several ? fmt::format(" (rank 0 of {})", transport->ranks()) : std::string());
+  std::cout << fmt::format(
+      "wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}{}\n", wall.wall_seconds(),
+      wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()),
+      several ? fmt::format(" (rank 0 of {}); {} windows, {:.0f}% of the wall time exchanging", transport->ranks(),
+                            wall.windows(), 100 * wall.sync_seconds() / std::max(wall.wall_seconds(), 1e-9))
+              : std::string());
   if (!out_dir.empty()) {
     const std::filesystem::path dir(out_dir);
     bool ok = write_file(dir / "results.json", to_json(results)) && write_file(dir / "summary.txt", summary.str()) &&

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace nicsim {
 
 BlockExchange::BlockExchange(RankTransport& transport, std::vector<int> rank_of_block)
@@ -15,8 +17,7 @@ void BlockExchange::register_kind(const CrossEventKind& kind) {
 
 // On the wire, one event: time, sequence, the block it runs as, the kind's
 // index, then what the kind wrote.
-void BlockExchange::send(const Calendar::Place& place, std::uint32_t block, EventFn fn, void* obj,
-                         std::uint64_t arg) {
+void BlockExchange::send(const Calendar::Place& place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg) {
   std::uint16_t index = 0;
   while (index < kinds_.size() && kinds_[index].fn != fn) ++index;
   if (index == kinds_.size())
@@ -30,11 +31,15 @@ void BlockExchange::send(const Calendar::Place& place, std::uint32_t block, Even
   out.put(index);
   kind.encode(kind.ctx, obj, arg, out);
   ++sent_;
+  ++outgoing_;
+  outgoing_earliest_ = std::min(outgoing_earliest_, place.at);
 }
 
-std::uint64_t BlockExchange::exchange(Calendar& calendar) {
-  const std::vector<std::vector<std::uint8_t>> received = transport_.all_to_all(outbox_);
+std::uint64_t BlockExchange::exchange(Calendar& calendar, std::uint64_t* mins, int count) {
+  const std::vector<std::vector<std::uint8_t>> received = transport_.exchange(outbox_, mins, count);
   for (auto& box : outbox_) box.clear();
+  outgoing_ = 0;
+  outgoing_earliest_ = kTickMax;
   std::uint64_t events = 0;
   for (const auto& bytes : received) {
     ByteReader in(bytes.data(), bytes.size());
@@ -45,8 +50,8 @@ std::uint64_t BlockExchange::exchange(Calendar& calendar) {
       const auto block = in.get<std::uint32_t>();
       const auto index = in.get<std::uint16_t>();
       if (index >= kinds_.size() || !local(block))
-        throw std::runtime_error(fmt::format("block exchange: rank {} got an event of kind {} for block {}",
-                                             rank(), index, block));
+        throw std::runtime_error(
+            fmt::format("block exchange: rank {} got an event of kind {} for block {}", rank(), index, block));
       const CrossEventKind& kind = kinds_[index];
       void* obj = nullptr;
       std::uint64_t arg = 0;

@@ -83,8 +83,12 @@ class RankTransport {
   virtual ~RankTransport() = default;
   virtual int rank() const = 0;
   virtual int ranks() const = 0;
-  // Sends to_rank[r] to each rank r; returns what each rank sent this one.
-  virtual std::vector<std::vector<std::uint8_t>> all_to_all(const std::vector<std::vector<std::uint8_t>>& to_rank) = 0;
+  // Sends to_rank[r] to each rank r and returns what each rank sent this
+  // one; `mins` (`count` words, as many in every rank) comes back with each
+  // word the minimum over the ranks. A window's whole synchronisation: one
+  // round when nothing crosses.
+  virtual std::vector<std::vector<std::uint8_t>> exchange(const std::vector<std::vector<std::uint8_t>>& to_rank,
+                                                          std::uint64_t* mins, int count) = 0;
   enum class Op { Sum, Min, Max };
   // Reduces `values` element by element over every rank; all get the result.
   virtual void all_reduce(std::uint64_t* values, int count, Op op) = 0;
@@ -110,9 +114,13 @@ class BlockExchange {
   void register_kind(const CrossEventKind& kind);
   // From Calendar::at_on: an event for a block another rank runs.
   void send(const Calendar::Place& place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg);
-  // Delivers what waits to cross and schedules what arrived at its places.
-  // Every rank calls it at the same window end. Returns the events received.
-  std::uint64_t exchange(Calendar& calendar);
+  // Delivers what waits to cross, schedules what arrived at its places, and
+  // reduces `mins` over the ranks (RankTransport::exchange). Every rank
+  // calls it at the same window end. Returns the events received.
+  std::uint64_t exchange(Calendar& calendar, std::uint64_t* mins, int count);
+  // Of the events waiting to cross: how many, and the earliest's time.
+  std::uint64_t outgoing() const { return outgoing_; }
+  Tick outgoing_earliest() const { return outgoing_earliest_; }
   std::uint64_t sent() const { return sent_; }
 
  private:
@@ -121,6 +129,8 @@ class BlockExchange {
   std::vector<CrossEventKind> kinds_;
   std::vector<std::vector<std::uint8_t>> outbox_;  // by destination rank
   std::uint64_t sent_ = 0;
+  std::uint64_t outgoing_ = 0;
+  Tick outgoing_earliest_ = kTickMax;
 };
 
 }  // namespace nicsim

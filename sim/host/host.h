@@ -249,6 +249,11 @@ class HostMemory {
   };
   std::uint64_t next_region_id_ = 0;
   std::uint64_t limit_;
+  // The node's address range (memory.cc): arena_ .. arena_ + arena_bytes_,
+  // inside the mapping at mapped_; free_: its free pieces, offset -> bytes.
+  bool reserve_arena();
+  std::uint64_t arena_ = 0, arena_bytes_ = 0, mapped_ = 0, mapped_bytes_ = 0;
+  std::map<std::uint64_t, std::uint64_t> free_;
   std::uint64_t in_use_ = 0;
   std::map<std::uint64_t, Region> regions_;  // by start address
   bool contains_slow(std::uint64_t addr, std::size_t bytes) const;

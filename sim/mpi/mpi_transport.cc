@@ -4,6 +4,7 @@
 // crosses and when is decided in core/block_exchange and world/block_run.
 #include <mpi.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/block_exchange.h"
@@ -29,10 +30,34 @@ class MpiTransport final : public RankTransport {
   int rank() const override { return rank_; }
   int ranks() const override { return ranks_; }
 
-  std::vector<std::vector<std::uint8_t>> all_to_all(const std::vector<std::vector<std::uint8_t>>& to_rank) override {
-    std::vector<int> send_counts(ranks_), recv_counts(ranks_), send_at(ranks_), recv_at(ranks_);
+  // One all-to-all of fixed blocks carries each rank's byte counts and its
+  // words to reduce; the bytes follow in an all-to-all-v only when some
+  // rank has any to send.
+  std::vector<std::vector<std::uint8_t>> exchange(const std::vector<std::vector<std::uint8_t>>& to_rank,
+                                                  std::uint64_t* mins, int count) override {
+    const int block = count + 2;  // bytes for that rank, bytes this rank sends in all, the words
+    std::vector<std::uint64_t> head(static_cast<std::size_t>(block * ranks_)), got(head.size());
+    std::uint64_t total = 0;
+    for (const auto& bytes : to_rank) total += bytes.size();
+    for (int r = 0; r < ranks_; ++r) {
+      std::uint64_t* h = &head[static_cast<std::size_t>(block * r)];
+      h[0] = to_rank[r].size();
+      h[1] = total;
+      std::copy(mins, mins + count, h + 2);
+    }
+    MPI_Alltoall(head.data(), block, MPI_UINT64_T, got.data(), block, MPI_UINT64_T, comm_);
+    std::uint64_t all_bytes = 0;
+    std::vector<int> recv_counts(ranks_);
+    for (int r = 0; r < ranks_; ++r) {
+      const std::uint64_t* g = &got[static_cast<std::size_t>(block * r)];
+      recv_counts[r] = static_cast<int>(g[0]);
+      all_bytes += g[1];
+      for (int i = 0; i < count; ++i) mins[i] = std::min(mins[i], g[2 + i]);
+    }
+    std::vector<std::vector<std::uint8_t>> from(ranks_);
+    if (all_bytes == 0) return from;
+    std::vector<int> send_counts(ranks_), send_at(ranks_), recv_at(ranks_);
     for (int r = 0; r < ranks_; ++r) send_counts[r] = static_cast<int>(to_rank[r].size());
-    MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
     std::exclusive_scan(send_counts.begin(), send_counts.end(), send_at.begin(), 0);
     std::exclusive_scan(recv_counts.begin(), recv_counts.end(), recv_at.begin(), 0);
     std::vector<std::uint8_t> send(static_cast<std::size_t>(send_at.back() + send_counts.back()));
@@ -40,7 +65,6 @@ class MpiTransport final : public RankTransport {
     std::vector<std::uint8_t> recv(static_cast<std::size_t>(recv_at.back() + recv_counts.back()));
     MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_BYTE, recv.data(), recv_counts.data(),
                   recv_at.data(), MPI_BYTE, comm_);
-    std::vector<std::vector<std::uint8_t>> from(ranks_);
     for (int r = 0; r < ranks_; ++r)
       from[r].assign(recv.begin() + recv_at[r], recv.begin() + recv_at[r] + recv_counts[r]);
     return from;

@@ -5,6 +5,7 @@
 // windows are only where the run may end.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "core/sim.h"
@@ -44,9 +45,10 @@ struct World::BlockTotals {
 void World::set_up_distributed(RankTransport& transport) {
   const auto ranks = static_cast<std::uint32_t>(transport.ranks());
   if (partition_.blocks < ranks)
-    throw std::runtime_error(fmt::format("{} processes need at least as many partition blocks; the scenario has {} "
-                                         "(nicsim run --blocks=N)",
-                                         ranks, partition_.blocks));
+    throw std::runtime_error(
+        fmt::format("{} processes need at least as many partition blocks; the scenario has {} "
+                    "(nicsim run --blocks=N)",
+                    ranks, partition_.blocks));
   // Consecutive blocks to each rank: neighbouring blocks (grown one after
   // another) share their cut links within a process.
   std::vector<int> rank_of_block(partition_.blocks + 1, 0);
@@ -124,9 +126,10 @@ void World::end_flap_up_thunk(void* self, std::uint64_t fault_and_end) {
   if (next < f.until) Sim::get().calendar().at(next, &World::end_fault_thunk, self, fault_and_end);
 }
 
-// What every process has left, reduced over them (one all-reduce: each
-// entry is a minimum).
-World::BlockTotals World::block_totals(Tick last_active) {
+// A window's end: what every process has left, reduced over them in the
+// exchange that delivers the events crossing between them (each entry a
+// minimum). What a process is about to send counts as pending and in flight.
+World::BlockTotals World::end_window(Tick last_active) {
   Calendar& calendar = Sim::get().calendar();
   Tick next = calendar.next_time();
   if (sc_core::sc_pending_activity())
@@ -139,16 +142,18 @@ World::BlockTotals World::block_totals(Tick last_active) {
   std::uint64_t busy = fabric_.pool().live();
   for (auto& n : nodes_)
     if (runs_device(n->id())) busy += n->bus().in_flight();
-  std::uint64_t v[4] = {next, ~last_active, finished ? 0u : 1u, busy ? 1u : 0u};
   if (exchange_) {
-    // All-finished and idle as minima of their negations.
-    v[2] = !v[2];
-    v[3] = !v[3];
-    exchange_->transport().all_reduce(v, 4, RankTransport::Op::Min);
-    v[2] = !v[2];
-    v[3] = !v[3];
+    next = std::min(next, exchange_->outgoing_earliest());
+    busy += exchange_->outgoing();
   }
-  return BlockTotals{v[0], ~v[1], v[2] == 0, v[3] == 0};
+  std::uint64_t v[4] = {next, ~last_active, finished ? 1u : 0u, busy == 0 ? 1u : 0u};
+  if (exchange_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    exchange_->exchange(calendar, v, 4);
+    sync_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ++windows_;
+  return BlockTotals{v[0], ~v[1], v[2] == 1, v[3] == 1};
 }
 
 RunStatus World::run_blocks() {
@@ -160,11 +165,10 @@ RunStatus World::run_blocks() {
   Tick reached = 0, last_active = 0, end = 0;
   std::uint64_t fired = calendar.events_fired();
   bool by_time = false;
+  // Before the first window the kernel has not started the threads, so it
+  // knows of no activity yet: the first window starts at 0.
+  BlockTotals t{0, 0, false, false};
   for (;;) {
-    // Before the first window the kernel has not started the threads, so
-    // it knows of no activity yet.
-    BlockTotals t = block_totals(last_active);
-    if (reached == 0 && fired == 0) t.next = 0;
     if (t.all_finished && t.idle) {
       // Nothing changes before the next event: the run ends at the first
       // end check from here if nothing happens first.
@@ -189,7 +193,7 @@ RunStatus World::run_blocks() {
     if (calendar.events_fired() != fired) last_active = start;
     fired = calendar.events_fired();
     reached = until;
-    if (exchange_) exchange_->exchange(calendar);
+    t = end_window(last_active);
   }
   if (end > reached) run_until(end);
   RunStatus status;

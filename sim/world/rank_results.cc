@@ -105,15 +105,22 @@ void merge_into(results::Results& all, const results::Results& part, int rank, c
     else if (owner < 0)
       all.mutable_stats(i)->set_value(all.stats(i).value() + part.stats(i).value());
   }
-  for (int f = 0; f < all.fsm_size(); ++f) {
-    results::FsmCoverage& cov = *all.mutable_fsm(f);
+  // Machines are declared when first used, so a process may lack some.
+  for (const results::FsmCoverage& from : part.fsm()) {
+    results::FsmCoverage* cov = nullptr;
+    for (auto& c : *all.mutable_fsm())
+      if (c.type() == from.type()) cov = &c;
+    if (!cov) {
+      *all.add_fsm() = from;
+      continue;
+    }
     std::uint32_t taken = 0;
-    for (int t = 0; t < cov.transitions_size(); ++t) {
-      auto& tr = *cov.mutable_transitions(t);
-      tr.set_taken(tr.taken() + part.fsm(f).transitions(t).taken());
+    for (int t = 0; t < cov->transitions_size(); ++t) {
+      auto& tr = *cov->mutable_transitions(t);
+      tr.set_taken(tr.taken() + from.transitions(t).taken());
       taken += tr.taken() ? 1 : 0;
     }
-    cov.set_taken(taken);
+    cov->set_taken(taken);
   }
   for (const auto& e : part.errors()) *all.add_errors() = e;
 }
@@ -134,10 +141,12 @@ results::Results collect_rank_results(World& world, const RunStatus& status) {
   for (std::size_t r = 0; r < others.size(); ++r) {
     const results::Results& part = others[r];
     if (part.programs_size() != all.programs_size() || part.links_size() != all.links_size() ||
-        part.stats_size() != all.stats_size() || part.fsm_size() != all.fsm_size())
+        part.stats_size() != all.stats_size())
       throw std::runtime_error(fmt::format("rank {} built another world", r + 1));
     merge_into(all, part, static_cast<int>(r + 1), owners);
   }
+  std::sort(all.mutable_fsm()->begin(), all.mutable_fsm()->end(),
+            [](const auto& a, const auto& b) { return a.type() < b.type(); });
   std::stable_sort(all.mutable_errors()->begin(), all.mutable_errors()->end(),
                    [](const auto& a, const auto& b) { return a.time_ps() < b.time_ps(); });
   return all;

@@ -140,6 +140,11 @@ results::Results collect_results(World& world, const RunStatus& status) {
     }
     f->set_taken(taken);
   }
+  // A run split into blocks lists its machines by name: which block first
+  // used one must not decide where it is listed.
+  if (world.partition().blocks > 1)
+    std::sort(r.mutable_fsm()->begin(), r.mutable_fsm()->end(),
+              [](const auto& a, const auto& b) { return a.type() < b.type(); });
   for (auto& e : sim.errors().all()) {
     auto* er = r.add_errors();
     er->set_time_ps(e.time);

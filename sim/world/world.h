@@ -56,6 +56,10 @@ class World {
   const PartitionPlan& partition() const { return partition_; }
   // In a run over several processes: what moves events between them.
   BlockExchange* exchange() { return exchange_.get(); }
+  // A run split into blocks: the windows it ran, and the wall time this
+  // process spent exchanging events and totals with the others.
+  std::uint64_t windows() const { return windows_; }
+  double sync_seconds() const { return sync_seconds_; }
   // Whether this process runs device `id` (every device with one process).
   bool runs_device(std::uint32_t id) const;
   // Starts `program` on node `node` at time 0 as a daemon the run does not
@@ -96,7 +100,9 @@ class World {
   void set_up_distributed(RankTransport& transport);
   RunStatus run_blocks();
   struct BlockTotals;
-  BlockTotals block_totals(Tick last_active);
+  BlockTotals end_window(Tick last_active);
+  std::uint64_t windows_ = 0;
+  double sync_seconds_ = 0;
   void finish_blocks(RunStatus& status, bool stopped_by_time);
   std::unique_ptr<BlockExchange> exchange_;
   RankTransport* transport_ = nullptr;

@@ -1,0 +1,117 @@
+// One scenario over several processes (docs/partition.md): the same
+// scenario, seed and blocks give byte-identical results.json and
+// summary.txt in one process and under mpirun on 1, 2 and 4 ranks. These
+// run the nicsim command under mpirun (--oversubscribe: the machine may
+// have fewer cores than ranks); they are built only with the MPI engine.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/tests/test_shell.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nicsim::testing::run_command;
+using nicsim::testing::slurp;
+
+// Open MPI refuses root without these (CI runs as root). In the sanitizer
+// build, what Open MPI keeps after finalising is not nicsim's leak.
+constexpr const char* kMpirun =
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    "LSAN_OPTIONS=suppressions=" NICSIM_SOURCE_DIR "/tests/lsan_mpi.supp:print_suppressions=0 " NICSIM_MPIRUN
+    " --oversubscribe -np ";
+
+// Runs `args` in one process, then on each rank count, and expects the
+// same results.json and summary.txt from each. Returns the one-process
+// summary.
+std::string same_on_every_rank_count(const std::string& name, const std::string& args) {
+  const fs::path dir = nicsim::testing::temp_dir("ranks_" + name);
+  const auto one = run_command(fmt::format("{} run {} --out {} 2>&1", NICSIM_BIN, args, (dir / "one").string()));
+  EXPECT_EQ(one.status, 0) << one.output;
+  const std::string results = slurp(dir / "one" / "results.json");
+  const std::string summary = slurp(dir / "one" / "summary.txt");
+  EXPECT_GT(results.size(), 1000u);
+  for (int ranks : {1, 2, 4}) {
+    const fs::path out = dir / fmt::format("ranks{}", ranks);
+    const auto r = run_command(fmt::format("{}{} {} run {} --out {} 2>&1", kMpirun, ranks, NICSIM_BIN, args, out.string()));
+    EXPECT_EQ(r.status, 0) << ranks << " ranks: " << r.output;
+    EXPECT_EQ(slurp(out / "summary.txt"), summary) << ranks << " ranks";
+    EXPECT_TRUE(slurp(out / "results.json") == results) << ranks << " ranks: results.json differs";
+    if (ranks > 1) {
+      EXPECT_NE(r.output.find(fmt::format("(rank 0 of {})", ranks)), std::string::npos) << r.output;
+      EXPECT_NE(slurp(out / "wall.json").find(fmt::format("\"ranks\": {}", ranks)), std::string::npos);
+    }
+  }
+  return summary;
+}
+
+fs::path write_scenario(const std::string& name, const std::string& text) {
+  const fs::path p = nicsim::testing::temp_dir("ranks_scenario_" + name) / (name + ".textproto");
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Ranks, VerbsSendLatencyIsTheSameOnOneTwoAndFourRanks) {
+  const std::string summary = same_on_every_rank_count(
+      "send_lat", std::string(NICSIM_SOURCE_DIR) +
+                      "/scenarios/ib_send_lat.textproto --blocks=4 --arg --sizes=8,4096 --arg --iters=200");
+  EXPECT_NE(summary.find("partition: 4 blocks, 2 cut links, lookahead 5ns"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("2 Finished"), std::string::npos) << summary;
+}
+
+// Connection management, the SA and management-network messages cross
+// between ranks.
+TEST(Ranks, CmaConnectExchangeAndDisconnectAreTheSameOnOneTwoAndFourRanks) {
+  const std::string summary =
+      same_on_every_rank_count("cma", std::string(NICSIM_SOURCE_DIR) + "/scenarios/cma_pingpong.textproto --blocks=4");
+  EXPECT_NE(summary.find("cycles_ok          10 cycles"), std::string::npos) << summary;
+}
+
+// Bit errors and drops on links cut between ranks: each direction draws
+// from its own stream, and a link's change applies to each end as its own.
+TEST(Ranks, RcOverFaultyCutLinksIsTheSameOnOneTwoAndFourRanks) {
+  const fs::path scenario = write_scenario("rc", R"(
+    name: "ranks_rc"
+    seed: 5
+    topology { star { hosts: 2 } nic: "hca" }
+    link_defaults { bandwidth: "8Gbps" delay: "5ns" }
+    fault { at: "0ns" link: "h0--sw0" bit_error_rate: "1e-6" }
+    fault { at: "0ns" link: "h1--sw0" bit_error_rate: "1e-6" }
+    fault { at: "300us" link: "h1--sw0" drop_rate: "0.01" }
+    workload { program: "ib_rc_soak" nodes: "h0" nodes: "h1" args: "--iters=600" }
+  )");
+  const std::string summary = same_on_every_rank_count("rc", scenario.string() + " --blocks=4");
+  EXPECT_NE(summary.find("acked              600 messages"), std::string::npos) << summary;
+}
+
+// Raw traffic on a fat tree cut into pods: many cut links, credits both ways.
+TEST(Ranks, RawTrafficOnAFatTreeIsTheSameOnOneTwoAndFourRanks) {
+  const fs::path scenario = write_scenario("fat_tree", R"(
+    name: "ranks_fat_tree"
+    topology { fat_tree { k: 2 n: 3 } }
+    workload { program: "fabric_traffic" nodes: "*"
+               args: "--pattern=uniform" args: "--size=1KiB" args: "--load=0.6" args: "--duration=20us" }
+  )");
+  const std::string summary = same_on_every_rank_count("fat_tree", scenario.string() + " --blocks=4");
+  EXPECT_NE(summary.find("latency raw_packet_latency"), std::string::npos) << summary;
+}
+
+TEST(Ranks, MoreRanksThanBlocksIsAClearError) {
+  const auto r = run_command(fmt::format("{}2 {} run {}/scenarios/ib_send_lat.textproto --blocks=1 2>&1", kMpirun,
+                                         NICSIM_BIN, NICSIM_SOURCE_DIR));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("2 processes need at least as many partition blocks; the scenario has 1"), std::string::npos)
+      << r.output;
+}
+
+TEST(Ranks, TheDebuggerSaysItRunsInOneProcess) {
+  const auto r = run_command(fmt::format("{}2 {} debug {}/scenarios/ib_send_lat.textproto 2>&1", kMpirun, NICSIM_BIN,
+                                         NICSIM_SOURCE_DIR));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("the step debugger runs a scenario in one process"), std::string::npos) << r.output;
+}
+
+}  // namespace
