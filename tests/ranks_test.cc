@@ -1,6 +1,7 @@
 // One scenario over several processes (docs/partition.md): the same
-// scenario, seed and blocks give byte-identical results.json and
-// summary.txt in one process and under mpirun on 1, 2 and 4 ranks. These
+// scenario, seed and blocks give byte-identical results.json, summary.txt,
+// trace.jsonl and timeline.json in one process and under mpirun on 1, 2 and
+// 4 ranks. These
 // run the nicsim command under mpirun (--oversubscribe: the machine may
 // have fewer cores than ranks); they are built only with the MPI engine.
 #include <gtest/gtest.h>
@@ -27,19 +28,27 @@ constexpr const char* kMpirun =
 // Runs `args` in one process, then on each rank count, and expects the
 // same results.json and summary.txt from each. Returns the one-process
 // summary.
-std::string same_on_every_rank_count(const std::string& name, const std::string& args) {
+std::string same_on_every_rank_count(const std::string& name, const std::string& args, bool traced = false) {
   const fs::path dir = nicsim::testing::temp_dir("ranks_" + name);
   const auto one = run_command(fmt::format("{} run {} --out {} 2>&1", NICSIM_BIN, args, (dir / "one").string()));
   EXPECT_EQ(one.status, 0) << one.output;
   const std::string results = slurp(dir / "one" / "results.json");
   const std::string summary = slurp(dir / "one" / "summary.txt");
   EXPECT_GT(results.size(), 1000u);
+  if (traced) {
+    EXPECT_GT(slurp(dir / "one" / "trace.jsonl").size(), 10000u);
+    EXPECT_GT(slurp(dir / "one" / "timeline.json").size(), 10000u);
+  }
   for (int ranks : {1, 2, 4}) {
     const fs::path out = dir / fmt::format("ranks{}", ranks);
-    const auto r = run_command(fmt::format("{}{} {} run {} --out {} 2>&1", kMpirun, ranks, NICSIM_BIN, args, out.string()));
+    const auto r =
+        run_command(fmt::format("{}{} {} run {} --out {} 2>&1", kMpirun, ranks, NICSIM_BIN, args, out.string()));
     EXPECT_EQ(r.status, 0) << ranks << " ranks: " << r.output;
     EXPECT_EQ(slurp(out / "summary.txt"), summary) << ranks << " ranks";
     EXPECT_TRUE(slurp(out / "results.json") == results) << ranks << " ranks: results.json differs";
+    for (const char* file : {"trace.jsonl", "timeline.json"})
+      if (fs::exists(dir / "one" / file))
+        EXPECT_TRUE(slurp(out / file) == slurp(dir / "one" / file)) << ranks << " ranks: " << file << " differs";
     if (ranks > 1) {
       EXPECT_NE(r.output.find(fmt::format("(rank 0 of {})", ranks)), std::string::npos) << r.output;
       EXPECT_NE(slurp(out / "wall.json").find(fmt::format("\"ranks\": {}", ranks)), std::string::npos);
@@ -87,15 +96,18 @@ TEST(Ranks, RcOverFaultyCutLinksIsTheSameOnOneTwoAndFourRanks) {
   EXPECT_NE(summary.find("acked              600 messages"), std::string::npos) << summary;
 }
 
-// Raw traffic on a fat tree cut into pods: many cut links, credits both ways.
-TEST(Ranks, RawTrafficOnAFatTreeIsTheSameOnOneTwoAndFourRanks) {
+// Raw traffic on a fat tree cut into pods: many cut links, credits both
+// ways, a lossy link; every device traced and on the timeline.
+TEST(Ranks, RawTrafficOnAFatTreeWithItsTraceAndTimelineIsTheSameOnOneTwoAndFourRanks) {
   const fs::path scenario = write_scenario("fat_tree", R"(
     name: "ranks_fat_tree"
     topology { fat_tree { k: 2 n: 3 } }
     workload { program: "fabric_traffic" nodes: "*"
                args: "--pattern=uniform" args: "--size=1KiB" args: "--load=0.6" args: "--duration=20us" }
+    fault { at: "3us" link: "h0--sw0_0" drop_rate: "0.1" }
+    outputs { trace { device: "*" } timeline: true }
   )");
-  const std::string summary = same_on_every_rank_count("fat_tree", scenario.string() + " --blocks=4");
+  const std::string summary = same_on_every_rank_count("fat_tree", scenario.string() + " --blocks=4", true);
   EXPECT_NE(summary.find("latency raw_packet_latency"), std::string::npos) << summary;
 }
 
@@ -108,8 +120,8 @@ TEST(Ranks, MoreRanksThanBlocksIsAClearError) {
 }
 
 TEST(Ranks, TheDebuggerSaysItRunsInOneProcess) {
-  const auto r = run_command(fmt::format("{}2 {} debug {}/scenarios/ib_send_lat.textproto 2>&1", kMpirun, NICSIM_BIN,
-                                         NICSIM_SOURCE_DIR));
+  const auto r = run_command(
+      fmt::format("{}2 {} debug {}/scenarios/ib_send_lat.textproto 2>&1", kMpirun, NICSIM_BIN, NICSIM_SOURCE_DIR));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("the step debugger runs a scenario in one process"), std::string::npos) << r.output;
 }

@@ -157,16 +157,17 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
     world = std::make_unique<World>(scenario, transport);
     if (fingerprint) world->enable_fingerprint();
     if (!out_dir.empty() && rank0) std::filesystem::create_directories(out_dir);
-    if (!out_dir.empty() && !several)
+    if (!out_dir.empty())
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
                           (std::filesystem::path(out_dir) / "timeline.json").string(),
-                          (std::filesystem::path(out_dir) / "packets.pcap").string());
+                          several ? std::string() : (std::filesystem::path(out_dir) / "packets.pcap").string());
   } catch (const std::exception& e) {
     if (rank0) std::cerr << "nicsim: " << e.what() << "\n";
     return kExitBadInput;
   }
-  if (several && rank0 && !out_dir.empty())
-    std::cerr << "nicsim: over several processes trace.jsonl, timeline.json and packets.pcap are not written\n";
+  if (several && rank0 && !out_dir.empty() && !scenario.outputs.pcap_links.empty())
+    std::cerr << "nicsim: over several processes packets.pcap is not written (one process with the same blocks "
+                 "writes it)\n";
   if (verbose) setenv("NICSIM_VERBOSE", "1", 1);
   RunStatus status;
   const auto t0 = std::chrono::steady_clock::now();
@@ -179,6 +180,7 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
     transport->abort(kExitFailed);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  world->gather_outputs();
   world->close_outputs();
   const results::Results results = collect_rank_results(*world, status);
   results::WallClock wall = collect_wall(*world, wall_s);

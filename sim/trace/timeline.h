@@ -22,7 +22,7 @@ class Timeline {
   void close();
   // Open: callers build events; beyond max_events they are counted as
   // dropped (and the count is written at the end) instead of written.
-  bool enabled() const { return out_ != nullptr; }
+  bool enabled() const { return out_ != nullptr || hold_only_; }
 
   // A named track of a device; returns its id (stable in creation order).
   std::uint32_t track(std::uint32_t device, std::string_view name);
@@ -33,14 +33,34 @@ class Timeline {
                std::string_view args_json = {});
   std::uint64_t events() const { return events_; }
   std::uint64_t dropped() const { return dropped_; }
+  // A world split into blocks (docs/partition.md): tracks are numbered per
+  // device, and every event is held until close() and written in the order
+  // (time, device, the device's own count), which no other block changes;
+  // max_events applies then. With `write` false nothing is written: the
+  // events wait to be exported (another process's part of a run).
+  void hold_in_device_order(bool write = true);
+  std::string export_held();
+  void import_held(const std::string& bytes);
 
  private:
   struct Track {
     std::uint32_t device;
     std::string name;
+    std::uint32_t tid;  // the track's id: its index, or its index in its device
+  };
+  struct Held {
+    Tick t;
+    std::uint64_t seq;  // device << 40 | the device's count
+    std::string line;
   };
   void begin_event();
   void write_tracks_metadata();
+  void write_event(std::uint32_t device, Tick t, const std::string& line);
+  void write_held();
+  bool device_order_ = false;
+  bool hold_only_ = false;
+  std::vector<std::uint64_t> device_events_;
+  std::vector<Held> held_;
   std::vector<std::string> devices_;
   std::vector<Track> tracks_;
   std::FILE* out_ = nullptr;

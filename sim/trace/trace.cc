@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/calendar.h"
 
@@ -118,6 +119,7 @@ void Tracer::enable(std::string_view device_glob, std::optional<Component> compo
 
 bool Tracer::open(const std::string& path) {
   close();
+  if (hold_only_) return true;
   out_ = std::fopen(path.c_str(), "w");
   return out_ != nullptr;
 }
@@ -131,6 +133,36 @@ void Tracer::close() {
   held_.clear();
 }
 
+void Tracer::hold_in_device_order(bool write) {
+  device_order_ = true;
+  hold_only_ = !write;
+  device_records_.assign(names_.size(), 0);
+}
+
+// (t, seq) pairs and their lines, in no particular order.
+std::string Tracer::export_held() {
+  std::string out;
+  for (const Held& h : held_) {
+    const std::uint64_t head[3] = {h.t, h.seq, h.line.size()};
+    out.append(reinterpret_cast<const char*>(head), sizeof head);
+    out += h.line;
+  }
+  held_.clear();
+  return out;
+}
+
+void Tracer::import_held(const std::string& bytes) {
+  std::size_t at = 0;
+  while (at + 3 * sizeof(std::uint64_t) <= bytes.size()) {
+    std::uint64_t head[3];
+    std::memcpy(head, bytes.data() + at, sizeof head);
+    at += sizeof head;
+    held_.push_back({head[0], head[1], bytes.substr(at, head[2])});
+    std::push_heap(held_.begin(), held_.end(), later);
+    at += head[2];
+  }
+}
+
 void Tracer::write_due(Tick now) {
   while (!held_.empty() && held_.front().t <= now) {
     std::pop_heap(held_.begin(), held_.end(), later);
@@ -142,7 +174,7 @@ void Tracer::write_due(Tick now) {
 void Tracer::record(Tick t, std::uint32_t device, Component c, std::string_view event,
                     std::initializer_list<TraceField> fields) {
   ++records_;
-  if (!out_) return;
+  if (!out_ && !hold_only_) return;
   line_.clear();
   fmt::format_to(std::back_inserter(line_), "{{\"t\":{},\"dev\":", t);
   append_json_string(line_, device < names_.size() ? std::string_view(names_[device]) : "?");
@@ -168,6 +200,14 @@ void Tracer::record(Tick t, std::uint32_t device, Component c, std::string_view 
     }
   }
   line_ += "}\n";
+  if (device_order_) {
+    // Nothing is written before close(): which block records first at a
+    // time must not decide the order.
+    const std::uint64_t n = device < device_records_.size() ? device_records_[device]++ : records_;
+    held_.push_back({t, std::uint64_t{device} << 40 | n, line_});
+    std::push_heap(held_.begin(), held_.end(), later);
+    return;
+  }
   const Tick now = Calendar::now();
   if (t <= now && (held_.empty() || held_.front().t > t)) {
     write_due(t);

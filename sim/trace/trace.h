@@ -83,6 +83,15 @@ class Tracer {
               std::initializer_list<TraceField> fields);
   std::uint64_t records() const { return records_; }
   std::size_t held() const { return held_.size(); }
+  // A world split into blocks (docs/partition.md): every record is held
+  // until close() and written in the order (time, device, the device's own
+  // count), which no other block changes. With `write` false nothing is
+  // written at all: the records wait to be exported (another process's
+  // part of a run over several).
+  void hold_in_device_order(bool write = true);
+  // The held records as bytes, and back (rank 0 merges the others').
+  std::string export_held();
+  void import_held(const std::string& bytes);
 
  private:
   struct Held {
@@ -97,6 +106,9 @@ class Tracer {
   std::vector<std::uint32_t> masks_;
   std::FILE* out_ = nullptr;
   std::uint64_t records_ = 0;
+  bool device_order_ = false;
+  bool hold_only_ = false;  // device order, nothing written (out_ unused)
+  std::vector<std::uint64_t> device_records_;
   std::string line_;
   std::vector<Held> held_;  // min-heap by (t, seq)
 };

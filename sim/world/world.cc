@@ -190,6 +190,16 @@ void World::start_daemon(const std::string& program, std::uint32_t node, std::ve
   programs_.back()->daemon = true;
 }
 
+void World::gather_outputs() {
+  if (!exchange_) return;
+  Sim& sim = Sim::get();
+  RankTransport& t = exchange_->transport();
+  const std::vector<std::string> traces = t.gather(sim.tracer().export_held());
+  const std::vector<std::string> timelines = t.gather(sim.timeline().export_held());
+  for (const std::string& part : traces) sim.tracer().import_held(part);
+  for (const std::string& part : timelines) sim.timeline().import_held(part);
+}
+
 void World::close_outputs() {
   if (timeline_api_slot_) host::ApiCalls::remove(*timeline_api_slot_);
   timeline_api_slot_.reset();
@@ -201,6 +211,12 @@ void World::close_outputs() {
 void World::open_outputs(const std::string& trace_path, const std::string& timeline_path,
                          const std::string& pcap_path) {
   Sim& sim = Sim::get();
+  if (partition_.blocks > 1) {
+    // Rank 0 writes what every rank held (gather_outputs).
+    const bool writes = !exchange_ || exchange_->rank() == 0;
+    sim.tracer().hold_in_device_order(writes);
+    sim.timeline().hold_in_device_order(writes);
+  }
   if (!pcap_path.empty() && !scenario_.outputs.pcap_links.empty()) {
     pcap_ = std::make_unique<PcapWriter>();
     const PcapFormat* format = NetworkKinds::instance().pcap_format(scenario_.outputs.pcap_format);
