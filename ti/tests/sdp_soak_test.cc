@@ -80,4 +80,23 @@ TEST(SdpSoak, ZeroCopyBatchesOverBitErrorsDeliverEveryRecordOnceInOrder) {
   expect_promise_kept(o);
 }
 
+// The reader's link down past RC's retry limit: the writer hears of it
+// (sdp_send or sdp_recv fails, sdp_error says ETIMEDOUT), and every record
+// the reader never had is among the ones reported failed.
+TEST(SdpSoak, ALinkDownPastTheRetryLimitIsReportedNotLost) {
+  const SoakOutcome o = run_soak({R"(fault { at: "3ms" link: "h1--sw0" link_down: true })",
+                                  R"(fault { at: "900ms" link: "h1--sw0" link_up: true })"},
+                                 {"--iters=20000"});
+  EXPECT_TRUE(o.ok);
+  EXPECT_GT(get(o, "failed"), 0);
+  EXPECT_EQ(get(o, "failed_code"), 110);  // SDP_ETIMEDOUT
+  // The reader's stream failed too (its credit updates ran out of
+  // retries): sdp_recv says so (-1, ETIMEDOUT) instead of ending the
+  // stream as if the writer had closed it. Fails without that fix.
+  EXPECT_EQ(get(o, "reader_truncated"), 0);
+  EXPECT_EQ(get(o, "reader_failed_code"), 110);
+  EXPECT_EQ(get(o, "delivered") + get(o, "failed"), get(o, "sent"));
+  expect_promise_kept(o);
+}
+
 }  // namespace
