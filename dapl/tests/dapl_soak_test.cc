@@ -74,6 +74,17 @@ TEST(DaplSoak, BitErrorsAndFlapsCompleteEveryDtoOnceAndDeliverEveryRecord) {
   EXPECT_GT(o.bit_errors, 20u);  // the faults were there
 }
 
+// Records up to 64 KiB: most writes and sends cross a lost packet or two.
+// Before the HCA restarted its retry counter on forward progress, the
+// connection failed with DAT_DTO_ERR_TRANSPORT after about 1,200 records.
+TEST(DaplSoak, LargeRecordsOverBitErrorsCompleteEveryDtoOnceAndDeliverEveryRecord) {
+  const SoakOutcome o = run_soak({}, {"--iters=2000", "--max-size=65536"});
+  EXPECT_TRUE(o.ok);
+  EXPECT_EQ(get(o, "delivered"), 2000);
+  EXPECT_EQ(get(o, "failed"), 0);
+  expect_promise_kept(o);
+}
+
 // The server's link down past RC's retry limit: the DTO that ran out of
 // retries completes DAT_DTO_ERR_TRANSPORT, the ones behind it flushed,
 // each once; the server's RECVs come back flushed when it disconnects.
