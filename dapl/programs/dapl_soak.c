@@ -35,7 +35,7 @@
  * dto_never are zero, and every record was delivered or reported failed.
  *
  * Arguments: --iters=N (10000), --max-size=N (4096, at most 65536),
- * --window=N (16, even, at most 64).
+ * --window=N (16, even, at most 16: an EP's default DTO queues).
  */
 #include <stdlib.h>
 
@@ -46,7 +46,7 @@
 #define DS_MAGIC 0x44415453u /* "DATS" */
 #define DS_TAG_STOP 0x44530001u
 #define DS_TAG_COUNTS 0x44530002u
-#define DS_MAX_WINDOW 64
+#define DS_MAX_WINDOW 16 /* an EP's DTOs of each kind with the default attributes */
 #define DS_ACK 0xffu
 #define DS_WAIT_US 3000000 /* a DTO waits out several 67 ms retransmission timeouts */
 
@@ -231,7 +231,9 @@ static DAT_RETURN post(struct dt_ep *e, struct ds_dtos *d, DAT_UINT64 cookie, in
 	     : kind == 's' ? dat_ep_post_send(e->ep, 1, &iov, c, DAT_COMPLETION_DEFAULT_FLAG)
 			   : dat_ep_post_rdma_write(e->ep, 1, &iov, c, r, DAT_COMPLETION_DEFAULT_FLAG);
 	if (rc == DAT_SUCCESS && dto_posted(d, cookie) < 0)
-		return DAT_INSUFFICIENT_RESOURCES; /* more outstanding than the soak keeps */
+		rc = DAT_INSUFFICIENT_RESOURCES; /* more outstanding than the soak keeps */
+	if (rc != DAT_SUCCESS)
+		nicsim_log("dapl_soak: posting DTO %llx: 0x%08x", (unsigned long long)cookie, (unsigned)rc);
 	return rc;
 }
 
