@@ -31,10 +31,11 @@
  * corrupted, duplicated, out_of_order, lost_unreported (not delivered
  * with no failure reported), reader_truncated (1: the reader's stream
  * ended, sdp_recv 0, before the end record: a failure taken for an
- * orderly end), reader_failed_code (sdp_error of the reader's failure);
- * reader: bytes_checked. The run fails unless corrupted, duplicated,
- * out_of_order, lost_unreported and reader_truncated are zero, and every
- * record was delivered or reported failed.
+ * orderly end), reader_failed_code (sdp_error of the reader's failure),
+ * zcopy_msgs (SrcAvail and RdmaWrCompl sent); reader: bytes_checked. The
+ * run fails unless corrupted, duplicated, out_of_order, lost_unreported
+ * and reader_truncated are zero, and every record was delivered or
+ * reported failed.
  *
  * Arguments: --iters=N (10000), --max-size=N (4096, at most 1 MiB),
  * --batch=N (0: one record per send), --rbuf=N (3000), --port=N (5600).
@@ -269,6 +270,8 @@ static int run_writer(const struct sk_opts *o)
 	if (!buf || !(s = sdp_connect(0x0a000000u + nicsim_workload_node(0) + 1, (uint16_t)o->port)))
 		return nicsim_log("sdp_soak: no connection"), 1;
 	write_all(o, s, buf, &w);
+	/* SrcAvail (read by the peer) and RdmaWrCompl (written into its sink) */
+	nicsim_result("zcopy_msgs", sdp_messages_sent(s, 0xfe) + sdp_messages_sent(s, 0x05), "messages");
 	sdp_close(s);
 	nicsim_free(buf);
 	if (nicsim_mgmt_recv(nicsim_workload_node(0), COUNTS_TAG, &c, sizeof c, 0, 0) != (long)sizeof c)
@@ -303,6 +306,7 @@ __attribute__((constructor)) static void reg(void)
 		"SDP stream sockets under link faults, every byte checked and every record accounted for; rank 0 "
 		"reads, rank 1 writes. --iters=10000 (records), --max-size=4096, --batch=0 (bytes per send; 0: one "
 		"record), --rbuf=3000, --port=5600. Results (writer): sent, delivered, failed, failed_code, corrupted, "
-		"duplicated, out_of_order, lost_unreported (records); fails unless the last four are zero and every "
-		"record was delivered or reported failed");
+		"duplicated, out_of_order, lost_unreported (records), reader_truncated, reader_failed_code, zcopy_msgs; "
+		"fails unless corrupted, duplicated, out_of_order, lost_unreported and reader_truncated are zero and "
+		"every record was delivered or reported failed");
 }

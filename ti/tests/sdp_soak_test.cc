@@ -66,6 +66,7 @@ TEST(SdpSoak, BitErrorsAndFlapsDeliverEveryRecordOnceInOrder) {
   EXPECT_EQ(get(o, "delivered"), 3000);
   EXPECT_EQ(get(o, "failed"), 0);
   EXPECT_EQ(get(o, "failed_code"), 0);
+  EXPECT_EQ(get(o, "zcopy_msgs"), 0);  // every record copied
   expect_promise_kept(o);
   EXPECT_GT(o.bit_errors, 20u);  // the faults were there
 }
@@ -75,6 +76,7 @@ TEST(SdpSoak, BitErrorsAndFlapsDeliverEveryRecordOnceInOrder) {
 TEST(SdpSoak, ZeroCopyBatchesOverBitErrorsDeliverEveryRecordOnceInOrder) {
   const SoakOutcome o = run_soak({}, {"--iters=1500", "--batch=131072", "--rbuf=100000"});
   EXPECT_TRUE(o.ok);
+  EXPECT_GT(get(o, "zcopy_msgs"), 0);
   EXPECT_EQ(get(o, "delivered"), 1500);
   EXPECT_EQ(get(o, "failed"), 0);
   expect_promise_kept(o);
