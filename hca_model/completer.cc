@@ -126,11 +126,16 @@ CompStep SendEngine::get_ack(Comp& c) {
 }
 
 // A NAK names the PSN that failed; everything before it is acknowledged.
+// A response that acknowledges a packet not acknowledged before is forward
+// progress, and the retry counter starts again: it counts retries in a row
+// without progress, so a long message that crosses several lost packets
+// (each fixed by a PSN-sequence NAK or a timeout) is not failed for them.
 CompStep SendEngine::ack_wqes(Comp& c) {
   QpCtx& q = c.q;
   const bool ack = (c.h.ext.aeth.syndrome & aeth::kKindMask) == aeth::kAck;
   const std::uint32_t acked = ack ? c.psn : psn_add(c.psn, 0xffffff);
-  bool progress = false;
+  bool progress = psn_diff(acked, q.oldest_unacked) >= 0;
+  if (progress) q.oldest_unacked = psn_add(acked, 1);
   for (auto& w : q.wqes) {
     if (w.completed) continue;
     if (!w.all_sent || psn_diff(w.last_psn, acked) > 0) break;

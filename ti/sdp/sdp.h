@@ -29,7 +29,7 @@ struct sdp_sock* sdp_accept(uint16_t port);
 /* Sends all of buf (blocking while the peer has no buffers); 0 or -1. */
 int sdp_send(struct sdp_sock* s, const void* buf, size_t len);
 /* Receives up to cap bytes (blocking); bytes received, 0 once the peer
- * closed, -1 on failure. */
+ * closed, -1 on failure (the peer's abort, the transport's failure). */
 long sdp_recv(struct sdp_sock* s, void* buf, size_t cap);
 /* DisConn, disconnect, and every transport resource of the socket released. */
 int sdp_close(struct sdp_sock* s);
@@ -40,7 +40,12 @@ int sdp_close(struct sdp_sock* s);
 int sdp_abort(struct sdp_sock* s);
 /* Linux's ECONNRESET: the peer aborted the connection. */
 #define SDP_ECONNRESET 104
-/* The socket's error: SDP_ECONNRESET after the peer's abort, else 0. */
+/* Linux's ETIMEDOUT: the transport gave up on the connection (a transfer
+ * completed TI_ERROR: its retries ran out). sdp_recv and sdp_send fail
+ * (-1) from then on, once sdp_recv has returned what arrived before. */
+#define SDP_ETIMEDOUT 110
+/* The socket's error: SDP_ECONNRESET after the peer's abort, SDP_ETIMEDOUT
+ * after the transport failed the connection, else 0. */
 int sdp_error(const struct sdp_sock* s);
 /* Messages of SDP message id `mid` this socket sent (0xff Data, 0xfe
  * SrcAvail, 0xfd SinkAvail, 0x05 RdmaWrCompl, 0x06 RdmaRdCompl, ...). */

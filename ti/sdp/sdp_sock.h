@@ -52,7 +52,8 @@ struct sdp_sock {
   ti_conn_handle_t conn, listen_conn;
   ti_conn_request_t req;
   volatile int requests, replies, connected, destroyed, disconnected, peer_closed, failed;
-  volatile int reset; /* the peer aborted (AbortConn): reads and writes fail with ECONNRESET */
+  volatile int reset;  /* the peer aborted (AbortConn): reads and writes fail with ECONNRESET */
+  volatile int broken; /* the transport failed the connection (TI_ERROR): reads and writes fail, ETIMEDOUT */
   uint32_t buf_size;
   uint32_t mseq, rx_mseq;           /* last sent, last received */
   uint32_t peer_bufs, peer_mseqack; /* from the peer's last BSDH */

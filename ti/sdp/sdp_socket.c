@@ -96,6 +96,8 @@ static void on_send(ti_cq_handle_t cq, ti_data_element_t *list)
 		list->p_next_msg = 0;
 		if (list->status != TI_SUCCESS && s)
 			s->failed = 1;
+		if (list->status == TI_ERROR && s)
+			s->broken = 1;
 		if (s) {
 			++s->sent_done;
 			s->ops->res_pool_put(s->pool, list);
@@ -167,6 +169,8 @@ static void on_error(ti_err_rec_t *rec)
 		s->peer_closed = 1;
 	else
 		s->failed = 1;
+	if (rec->code == TI_ERROR)
+		s->broken = 1;
 }
 
 static void on_done(void *ctx)
@@ -543,7 +547,7 @@ long sdp_recv(struct sdp_sock *s, void *buf, size_t cap)
 		if (!e) {
 			if (s->failed || s->peer_closed) {
 				sdp_zcopy_void_sink(s);
-				return 0;
+				return s->broken ? -1 : 0; /* a failure is not an end */
 			}
 			sdp_zcopy_offer_sink(s, buf, cap);
 			sdp_flush_credits(s);
@@ -595,7 +599,12 @@ int sdp_abort(struct sdp_sock *s)
 	return rc;
 }
 
-int sdp_error(const struct sdp_sock *s) { return s && s->reset ? SDP_ECONNRESET : 0; }
+int sdp_error(const struct sdp_sock *s)
+{
+	if (!s)
+		return 0;
+	return s->reset ? SDP_ECONNRESET : s->broken ? SDP_ETIMEDOUT : 0;
+}
 
 uint32_t sdp_messages_sent(const struct sdp_sock *s, uint8_t mid) { return s ? s->sent_by_mid[mid] : 0; }
 uint32_t sdp_messages_received(const struct sdp_sock *s, uint8_t mid) { return s ? s->recv_by_mid[mid] : 0; }
