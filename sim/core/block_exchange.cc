@@ -15,8 +15,7 @@ void BlockExchange::register_kind(const CrossEventKind& kind) {
 
 // On the wire, one event: time, sequence, the block it runs as, the kind's
 // index, then what the kind wrote.
-void BlockExchange::send(const Calendar::Place& place, std::uint32_t block, EventFn fn, void* obj,
-                         std::uint64_t arg) {
+void BlockExchange::send(const Calendar::Place& place, std::uint32_t block, EventFn fn, void* obj, std::uint64_t arg) {
   std::uint16_t index = 0;
   while (index < kinds_.size() && kinds_[index].fn != fn) ++index;
   if (index == kinds_.size())
@@ -45,8 +44,8 @@ std::uint64_t BlockExchange::exchange(Calendar& calendar) {
       const auto block = in.get<std::uint32_t>();
       const auto index = in.get<std::uint16_t>();
       if (index >= kinds_.size() || !local(block))
-        throw std::runtime_error(fmt::format("block exchange: rank {} got an event of kind {} for block {}",
-                                             rank(), index, block));
+        throw std::runtime_error(
+            fmt::format("block exchange: rank {} got an event of kind {} for block {}", rank(), index, block));
       const CrossEventKind& kind = kinds_[index];
       void* obj = nullptr;
       std::uint64_t arg = 0;

@@ -44,9 +44,10 @@ struct World::BlockTotals {
 void World::set_up_distributed(RankTransport& transport) {
   const auto ranks = static_cast<std::uint32_t>(transport.ranks());
   if (partition_.blocks < ranks)
-    throw std::runtime_error(fmt::format("{} processes need at least as many partition blocks; the scenario has {} "
-                                         "(nicsim run --blocks=N)",
-                                         ranks, partition_.blocks));
+    throw std::runtime_error(
+        fmt::format("{} processes need at least as many partition blocks; the scenario has {} "
+                    "(nicsim run --blocks=N)",
+                    ranks, partition_.blocks));
   // Consecutive blocks to each rank: neighbouring blocks (grown one after
   // another) share their cut links within a process.
   std::vector<int> rank_of_block(partition_.blocks + 1, 0);
