@@ -14,6 +14,7 @@
 // anything. The seed lists no status for that; the close and destroy verbs
 // answer IB_RESOURCE_BUSY, the seed's "cannot go now" for them, and the
 // others the status of a command the HCA never took, IB_ERROR.
+// ci_create_qp issues no command before the first modify, and works there.
 #include "core/sim.h"
 #include "verbs/tests/verbs_test_util.h"
 
