@@ -3,6 +3,7 @@
 // reused), the consumer's handlers wrapped as the connection's upcalls.
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include <rdma/ib_verbs.h>
 #include <linux/in.h>
@@ -68,9 +69,15 @@ int check_connect(const ib_cma_conn* cc, const ib_cma_id* id, std::uint32_t& ip)
   if (!cc || !id || !cc->cma_event_handler || !rc_qp(cc->qp) || !ipv4_of(cc->dst_ip, ip)) return -EINVAL;
   if (cc->private_data_len > IB_CMA_REQ_PRIVATE_DATA_SIZE || (cc->private_data_len && !cc->private_data))
     return -EINVAL;
-  if (static_cast<unsigned>(cc->qos) & ~0xfu) return -EINVAL;
-  if (cc->connect_flags == IB_CONNECT_MULTIPATH_FLAG) return -EOPNOTSUPP;
-  if (cc->connect_flags != IB_CONNECT_DEFAULT_FLAG) return -EINVAL;
+  // A C consumer may put any value in these enum fields: read their bits
+  // (a C++ load of a value outside the enum's range is undefined).
+  std::underlying_type_t<ib_qos> qos;
+  std::underlying_type_t<ib_connect_flags> flags;
+  std::memcpy(&qos, &cc->qos, sizeof qos);
+  std::memcpy(&flags, &cc->connect_flags, sizeof flags);
+  if (static_cast<unsigned>(qos) & ~0xfu) return -EINVAL;
+  if (flags == IB_CONNECT_MULTIPATH_FLAG) return -EOPNOTSUPP;
+  if (flags != IB_CONNECT_DEFAULT_FLAG) return -EINVAL;
   return 0;
 }
 

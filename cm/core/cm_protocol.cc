@@ -169,7 +169,9 @@ Conn* CmNode::find(std::uint64_t handle) {
 }
 
 Conn* CmNode::new_conn() {
-  const std::uint64_t h = next_handle_;
+  // The node's number in the upper half: an id another node made is never
+  // one of this node's (both count from the same start).
+  const std::uint64_t h = (std::uint64_t{host_.node_id()} + 1) << 32 | next_handle_;
   next_handle_ += 16;
   const std::uint32_t id = ((host_.node_id() + 1) << 20) | (next_comm_id_++ & 0xfffff);
   auto c = std::make_unique<Conn>(h, id, host_.node_id());

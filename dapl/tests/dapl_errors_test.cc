@@ -210,7 +210,7 @@ TEST(DaplErrors, AbruptCloseWakesItsWaitersWithAbortAndFreesWaitForCalls) {
 }
 
 // Every call that takes a handle, given NULL, a freed handle of the right
-// kind and a live handle of another kind: DAT_INVALID_HANDLE with the
+// kind, a live handle of another kind and another node's live handle: DAT_INVALID_HANDLE with the
 // subtype of that argument, never a crash. Then calls in the wrong EP
 // state (an EP an RSP reserves) with the EP-state subtype.
 struct Objects {
@@ -350,15 +350,36 @@ std::vector<HandleCase> handle_cases(const Objects& o, const Objects& f) {
   return all;
 }
 
+Objects g_remote;  // the other node's live objects: on this node, only numbers
+
+// The second node makes the same objects and keeps them while the first
+// tries them; they are intact afterwards (dat_ia_close frees them all).
+int remote_objects() {
+  if (!make_objects(g_remote, 0x78)) return 1;
+  nicsim_barrier();
+  nicsim_barrier();
+  expect_rc(dat_ia_close(g_remote.ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_INVALID_STATE, DAT_INVALID_STATE_IA_IN_USE,
+            "graceful close with its objects all there");
+  if (dat_ia_close(g_remote.ia, DAT_CLOSE_ABRUPT_FLAG) != DAT_SUCCESS) return 1;
+  nicsim_free(g_remote.buf);
+  return 0;
+}
+
 int bad_handles(int, char**) {
+  if (nicsim_workload_rank() == 1) return remote_objects();
   Objects o, f;
   if (!make_freed(f) || !make_objects(o, 0x78)) return 1;
+  nicsim_barrier();  // the other node's objects are there
   for (const HandleCase& k : handle_cases(o, f)) {
     const std::string what = k.call;
     if (!k.null_is_valid) expect_rc(k.fn(DAT_HANDLE_NULL), DAT_INVALID_HANDLE, k.subtype, (what + " NULL").c_str());
     expect_rc(k.fn(k.freed), DAT_INVALID_HANDLE, k.subtype, (what + " freed").c_str());
     if (k.other) expect_rc(k.fn(k.other), DAT_INVALID_HANDLE, k.subtype, (what + " another kind").c_str());
   }
+  // The other node's live handle of the right kind in the freed one's place.
+  for (const HandleCase& k : handle_cases(o, g_remote))
+    expect_rc(k.fn(k.freed), DAT_INVALID_HANDLE, k.subtype, (std::string(k.call) + " another node's").c_str());
+  nicsim_barrier();
   // An EP an RSP reserves: the calls its state does not allow.
   DAT_RSP_HANDLE rsp = DAT_HANDLE_NULL;
   DAT_LMR_TRIPLET iov{};
@@ -381,17 +402,19 @@ int bad_handles(int, char**) {
 
 const int registered_handles = nicsim_register_program("dapl_bad_handles", bad_handles, "bad handles per call");
 
-TEST(DaplErrors, EveryCallRefusesNullFreedAndWrongKindHandles) {
+TEST(DaplErrors, EveryCallRefusesNullFreedWrongKindAndOtherNodeHandles) {
   testing::RunOptions o;
   o.inspect = [](World& w) {
-    Node* n = Node::of(w.node(1).host());
-    ASSERT_NE(n, nullptr);
-    EXPECT_EQ(n->counters().total(), 0u);
+    for (int i : {1, 2}) {
+      Node* n = Node::of(w.node(i).host());
+      ASSERT_NE(n, nullptr);
+      EXPECT_EQ(n->counters().total(), 0u);
+    }
   };
   const auto r = testing::run_text(
-      "seed: 1\ntopology { star { hosts: 2 } nic: \"hca\" }\n"
+      "seed: 1\ntopology { star { hosts: 3 } nic: \"hca\" }\n"
       "workload { program: \"ib_sa\" nodes: \"h0\" }\n"
-      "workload { program: \"dapl_bad_handles\" nodes: \"h1\" }\n",
+      "workload { program: \"dapl_bad_handles\" nodes: \"h1\" nodes: \"h2\" }\n",
       o);
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(failures, 0);

@@ -49,8 +49,6 @@ EpNode* state_node(ELAN3_DMA_STATE* sp) {
   return sp->node == EpNode::current() ? sp->node : nullptr;
 }
 
-bool valid(const ELAN3_DMA_HANDLE* h) { return h && h->tag == nicsim::ep::kHandleTag; }
-
 // The node keeps its handles until they are unmapped or released.
 ELAN3_DMA_HANDLE* keep(EpNode& n, std::unique_ptr<elan3_dma_handle> h) {
   ELAN3_DMA_HANDLE* raw = h.get();
@@ -119,7 +117,10 @@ extern "C" void elan3_dma_unmap(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp) {
 }
 
 extern "C" E3_Addr elan3_dma_handle_to_addr(ELAN3_DMA_HANDLE* mp) {
-  if (!valid(mp)) return 0;
+  // A live handle of the calling node's (one unmapped or released is freed:
+  // looked up, not read).
+  const EpNode* n = EpNode::current();
+  if (!n || !kept(*n, mp)) return 0;
   return mp->reserved ? mp->range.base : mp->addr;
 }
 
@@ -175,7 +176,7 @@ extern "C" void elan3_dvma_kaddr_load(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp,
   if (addrp) *addrp = 0;
   if (!n) return;
   n->cpu("ep_map");
-  if (!valid(mp) || !mp->reserved || !addrp) {
+  if (!kept(*n, mp) || !mp->reserved || !addrp) {
     n->error("elan3_dvma_kaddr_load: bad reservation handle or address pointer");
     return;
   }
@@ -191,7 +192,7 @@ extern "C" void elan3_dvma_unload(ELAN3_DMA_STATE* sp, ELAN3_DMA_HANDLE* mp, u_i
   EpNode* n = state_node(sp);
   if (!n) return;
   n->cpu("ep_map");
-  if (!valid(mp) || !mp->reserved) {
+  if (!kept(*n, mp) || !mp->reserved) {
     n->error("elan3_dvma_unload: bad reservation handle");
     return;
   }

@@ -369,6 +369,7 @@ extern "C" int ep_queue_receive(EP_RCVR* rcvr, EP_RXH* handler, void* arg, E3_Ad
   if (!node) return EINVAL;
   node->cpu("ep_queue_receive");
   if (!valid_rcvr(rcvr, node)) return EINVAL;
+  if (flags & ~(EP_NO_SLEEP | EP_NO_ALLOC)) return EINVAL;  // the manual's two flags, as ep_requeue_receive_flags
   ep_rxd* d = node->new_rxd(rcvr, flags);
   if (!d) return ENOMEM;
   d->state = RxState::Queued;
@@ -502,6 +503,6 @@ extern "C" EP_ENVELOPE* ep_rxd_envelope(struct ep_rxd* rxd) { return valid_rxd(r
 
 extern "C" E3_DMA_STATE* ep_rcvr_dma_state(EP_RCVR* rcvr) {
   NICSIM_API_CALL();
-  if (!rcvr || rcvr->tag != nicsim::ep::kRcvrTag) return nullptr;
+  if (!rcvr || rcvr->tag != nicsim::ep::kRcvrTag || rcvr->removed) return nullptr;  // removed: a bad handle
   return &rcvr->dma_state;
 }

@@ -485,6 +485,7 @@ ti_status_t op_destroy_cq(ti_cq_handle_t h_cq) {
   Cq* c = cq_of(h_cq);
   if (!c) return TI_INVALID_PARAMETER;
   if (!c->conns.empty()) return TI_INVALID_OPERATION;  // connections still use it
+  if (in_interrupt()) return TI_INVALID_OPERATION;     // ib_destroy_cq would block
   if (ib_destroy_cq(c->cq)) return TI_INVALID_OPERATION;
   --c->pd->users;
   c->inst->cqs.erase(c);

@@ -67,6 +67,7 @@ ti_status_t pool_destroy(ti_res_pool_handle_t h_pool) {
   Pool* p = pool_of(h_pool);
   if (!p) return TI_INVALID_HANDLE;
   if (p->free_list.size() != p->elements.size()) return TI_RESOURCE_BUSY;
+  if (in_interrupt()) return TI_INVALID_OPERATION;  // deregistering its memory would block
   pool_free(p);
   return TI_SUCCESS;
 }

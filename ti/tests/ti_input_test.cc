@@ -1,5 +1,5 @@
-// Bad input to every TI operation (NULL, stale, wrong-type and invented
-// handles, bad parameters: the status the interface lists, nothing
+// Bad input to every TI operation (NULL, stale, wrong-type, invented and
+// other-node handles, bad parameters: the status the interface lists, nothing
 // crashes, nothing changes), the connection state machine's table, and the
 // sdp_pingpong figures of its scenario (simulated time is deterministic).
 #include <gtest/gtest.h>
@@ -253,6 +253,8 @@ std::vector<OpRow> data_ops() {  // data transfer and io_ctl
   };
 }
 
+Handles g_other;  // the other node's live objects: on this node, only numbers
+
 // Every handle-taking operation with each kind of bad handle.
 void handle_rows(std::vector<Row>& rows) {
   struct Bad {
@@ -274,6 +276,10 @@ void handle_rows(std::vector<Row>& rows) {
       {"NULL", [](Handles&) -> void* { return nullptr; }},
       {"invented", [](Handles& h) -> void* { return h.invented; }},
   };
+  auto other = [](Handles&, Kind k) -> void* {  // a live handle of that kind on the other node
+    void* v[] = {g_other.ti, g_other.ep, g_other.pd, g_other.cq, g_other.pool, g_other.mem, g_other.listen};
+    return v[k];
+  };
   for (const OpRow& op : ops) {
     for (const Bad& bad : bads) {
       auto of = bad.of;
@@ -287,6 +293,8 @@ void handle_rows(std::vector<Row>& rows) {
         {std::string(op.name) + " stale", [k, call, stale](Handles& h) { return call(h, stale(h, k)); }, op.want});
     rows.push_back(
         {std::string(op.name) + " wrong type", [k, call, wrong](Handles& h) { return call(h, wrong(h, k)); }, op.want});
+    rows.push_back({std::string(op.name) + " other node's",
+                    [k, call, other](Handles& h) { return call(h, other(h, k)); }, op.want});
   }
 }
 
@@ -577,10 +585,25 @@ bool strings_survive() {
          buf[0] == 0 && std::string(ti_status_to_str(TI_TIMEOUT)) == "Timeout";
 }
 
+// The second node opens the same objects and keeps them while the first
+// tries them.
+int other_node(Handles& h) {
+  open_handles(h);
+  if (::testing::Test::HasFatalFailure()) return 1;
+  nicsim_barrier();
+  nicsim_barrier();
+  volatile int gone = 0;
+  EXPECT_EQ(h.o->destroy_ti(h.ti, peer_counted, const_cast<int*>(&gone)), TI_SUCCESS);
+  EXPECT_TRUE(wait_until(gone, 1));
+  return 0;
+}
+
 int input_probe(int, char**) {
+  if (nicsim_workload_rank() == 1) return other_node(g_other);
   Handles h;
   open_handles(h);
   if (::testing::Test::HasFatalFailure()) return 1;
+  nicsim_barrier();  // the other node's objects are there
   TiNode* n = node();
   const Counters before = n->counters();
   std::vector<Row> rows;
@@ -599,6 +622,7 @@ int input_probe(int, char**) {
   g_input.still_works = h.o->res_pool_get(h.pool, 4, FALSE, nullptr, nullptr, nullptr, &r) == TI_SUCCESS &&
                         r.element_count == 4 && h.o->res_pool_put(h.pool, r.p_element_list) == TI_SUCCESS;
   g_input.strings_ok = strings_survive();
+  nicsim_barrier();
   volatile int gone = 0;
   EXPECT_EQ(h.o->destroy_ti(h.ti, peer_counted, const_cast<int*>(&gone)), TI_SUCCESS);
   EXPECT_TRUE(wait_until(gone, 1));
@@ -613,8 +637,8 @@ TEST(Ti, BadInputToEveryOperationIsAStatusNeverACrash) {
       EXPECT_EQ(n->counters().total(), 0u);
     }
   };
-  nicsim::testing::run_text(scenario(2, "ti_input_probe", "nodes: \"h1\""), o);
-  EXPECT_EQ(g_input.rows, 34 * 4 + 40);  // 34 handle-taking operations x 4 bad handles, 40 bad parameters
+  nicsim::testing::run_text(scenario(3, "ti_input_probe", "nodes: \"h1\" nodes: \"h2\""), o);
+  EXPECT_EQ(g_input.rows, 34 * 5 + 40);  // 34 handle-taking operations x 5 bad handles, 40 bad parameters
   for (const std::string& w : g_input.wrong) ADD_FAILURE() << w;
   EXPECT_TRUE(g_input.unchanged);
   EXPECT_TRUE(g_input.still_works);
