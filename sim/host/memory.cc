@@ -50,15 +50,16 @@ HostMemory::~HostMemory() {
 // same program gets the same addresses, relative to that boundary, in
 // every run and every process.
 bool HostMemory::reserve_arena() {
-  // Twice the limit: room for alignment padding, red zones and fragments.
-  arena_bytes_ = 2 * ((limit_ + kArenaAlign - 1) / kArenaAlign * kArenaAlign);
+  // Twice the limit: room for alignment padding, red zones and fragments
+  // (address space only: pages are committed as allocations touch them).
+  constexpr std::uint64_t kRound = std::uint64_t{2} << 20;
+  arena_bytes_ = 2 * ((limit_ + kRound - 1) / kRound * kRound);
   mapped_bytes_ = arena_bytes_ + kArenaAlign;
   void* m = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return false;
   mapped_ = reinterpret_cast<std::uint64_t>(m);
   arena_ = (mapped_ + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
   free_[0] = arena_bytes_;
-  poison(arena_, arena_bytes_);
   return true;
 }
 
@@ -79,6 +80,7 @@ void* HostMemory::alloc(std::size_t bytes, std::size_t align) {
     if (off + size > start + charged + kGap) free_[start + charged + kGap] = off + size - (start + charged + kGap);
     const std::uint64_t addr = arena_ + start;
     unpoison(addr, charged);
+    poison(addr + charged, kGap);
     std::memset(reinterpret_cast<void*>(addr), 0, charged);
     regions_[addr] = Region{want, charged, true, next_region_id_++};
     in_use_ += charged;
