@@ -28,10 +28,11 @@ constexpr const char* kMpirun =
 // Runs `args` in one process, then on each rank count, and expects the
 // same results.json and summary.txt from each. Returns the one-process
 // summary.
-std::string same_on_every_rank_count(const std::string& name, const std::string& args, bool traced = false) {
+std::string same_on_every_rank_count(const std::string& name, const std::string& args, bool traced = false,
+                                     int exit_code = 0) {
   const fs::path dir = nicsim::testing::temp_dir("ranks_" + name);
   const auto one = run_command(fmt::format("{} run {} --out {} 2>&1", NICSIM_BIN, args, (dir / "one").string()));
-  EXPECT_EQ(one.status, 0) << one.output;
+  EXPECT_EQ(one.status, exit_code) << one.output;
   const std::string results = slurp(dir / "one" / "results.json");
   const std::string summary = slurp(dir / "one" / "summary.txt");
   EXPECT_GT(results.size(), 1000u);
@@ -43,7 +44,7 @@ std::string same_on_every_rank_count(const std::string& name, const std::string&
     const fs::path out = dir / fmt::format("ranks{}", ranks);
     const auto r =
         run_command(fmt::format("{}{} {} run {} --out {} 2>&1", kMpirun, ranks, NICSIM_BIN, args, out.string()));
-    EXPECT_EQ(r.status, 0) << ranks << " ranks: " << r.output;
+    EXPECT_EQ(r.status, exit_code) << ranks << " ranks: " << r.output;
     EXPECT_EQ(slurp(out / "summary.txt"), summary) << ranks << " ranks";
     EXPECT_TRUE(slurp(out / "results.json") == results) << ranks << " ranks: results.json differs";
     for (const char* file : {"trace.jsonl", "timeline.json"})
@@ -109,6 +110,21 @@ TEST(Ranks, RawTrafficOnAFatTreeWithItsTraceAndTimelineIsTheSameOnOneTwoAndFourR
   )");
   const std::string summary = same_on_every_rank_count("fat_tree", scenario.string() + " --blocks=4", true);
   EXPECT_NE(summary.find("latency raw_packet_latency"), std::string::npos) << summary;
+}
+
+// A run cut by its stop time: each rank explains its own unfinished
+// programs, and the errors merge in the one-process order.
+TEST(Ranks, ARunCutByItsStopTimeReportsTheSameUnfinishedProgramsOnEveryRankCount) {
+  const fs::path scenario = write_scenario("stop", R"(
+    name: "ranks_stop"
+    stop_time: "5us"
+    topology { fat_tree { k: 2 n: 3 } }
+    workload { program: "fabric_traffic" nodes: "*"
+               args: "--pattern=uniform" args: "--size=1KiB" args: "--load=0.6" args: "--duration=20us" }
+  )");
+  const std::string summary = same_on_every_rank_count("stop", scenario.string() + " --blocks=4", false, 1);
+  EXPECT_NE(summary.find("failed after 5us simulated"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("8 error(s)"), std::string::npos) << summary;
 }
 
 TEST(Ranks, MoreRanksThanBlocksIsAClearError) {

@@ -147,8 +147,7 @@ results::Results collect_rank_results(World& world, const RunStatus& status) {
   }
   std::sort(all.mutable_fsm()->begin(), all.mutable_fsm()->end(),
             [](const auto& a, const auto& b) { return a.type() < b.type(); });
-  std::stable_sort(all.mutable_errors()->begin(), all.mutable_errors()->end(),
-                   [](const auto& a, const auto& b) { return a.time_ps() < b.time_ps(); });
+  sort_errors(all);
   return all;
 }
 

@@ -59,6 +59,12 @@ std::uint64_t peak_rss_bytes() {
   return kb * 1024;
 }
 
+void sort_errors(results::Results& r) {
+  std::stable_sort(r.mutable_errors()->begin(), r.mutable_errors()->end(), [](const auto& a, const auto& b) {
+    return a.time_ps() != b.time_ps() ? a.time_ps() < b.time_ps() : a.where() < b.where();
+  });
+}
+
 results::Results collect_results(World& world, const RunStatus& status) {
   Sim& sim = Sim::get();
   results::Results r;
@@ -151,6 +157,8 @@ results::Results collect_results(World& world, const RunStatus& status) {
     er->set_where(e.where);
     er->set_message(e.message);
   }
+  // And its errors by time and place, as those of several processes merge.
+  if (world.partition().blocks > 1) sort_errors(r);
   return r;
 }
 

@@ -11,6 +11,8 @@
 namespace nicsim {
 
 results::Results collect_results(World& world, const RunStatus& status);
+// Errors in the order (time, where): how a run split into blocks lists them.
+void sort_errors(results::Results& r);
 // The same for a run over several processes (world/rank_results.cc): every
 // rank calls it; rank 0 gets the whole run's results, merged from each
 // rank's part (the others get their own part only). With one process it is

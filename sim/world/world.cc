@@ -448,6 +448,7 @@ RunStatus World::run() {
 void World::explain_unfinished(bool stopped_by_time) {
   for (auto& p : programs_) {
     if (p->daemon || (p->state() != ProgramState::Pending && p->state() != ProgramState::Running)) continue;
+    if (!runs_device(p->node().id())) continue;  // its own process explains it
     host::HostThread* t = p->main_thread();
     std::string where = fmt::format("{}.{}", p->node().name(), p->info().name);
     if (stopped_by_time)
