@@ -19,9 +19,11 @@ using nicsim::testing::run_command;
 using nicsim::testing::slurp;
 
 // Open MPI refuses root without these (CI runs as root). In the sanitizer
-// build, what Open MPI keeps after finalising is not nicsim's leak.
+// build, what Open MPI keeps after finalising is not nicsim's leak: full
+// stacks (its components' frames defeat the fast unwinder) let the
+// suppressions name its libraries.
 constexpr const char* kMpirun =
-    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=${ASAN_OPTIONS}:fast_unwind_on_malloc=0 "
     "LSAN_OPTIONS=suppressions=" NICSIM_SOURCE_DIR "/tests/lsan_mpi.supp:print_suppressions=0 " NICSIM_MPIRUN
     " --oversubscribe -np ";
 
