@@ -19,13 +19,14 @@ using nicsim::testing::run_command;
 using nicsim::testing::slurp;
 
 // Open MPI refuses root without these (CI runs as root). In the sanitizer
-// build, what Open MPI keeps after finalising is not nicsim's leak: full
-// stacks (its components' frames defeat the fast unwinder) let the
-// suppressions name its libraries.
+// build the ranks run with AddressSanitizer and UBSan but without the leak
+// check: LeakSanitizer's stop-the-world tracer crashes now and then among
+// Open MPI's threads, and what Open MPI keeps after finalising is not
+// nicsim's. The one-process runs here (the same code but the plug-in and the
+// merge) keep it.
 constexpr const char* kMpirun =
-    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=${ASAN_OPTIONS}:fast_unwind_on_malloc=0 "
-    "LSAN_OPTIONS=suppressions=" NICSIM_SOURCE_DIR "/tests/lsan_mpi.supp:print_suppressions=0 " NICSIM_MPIRUN
-    " --oversubscribe -np ";
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    "ASAN_OPTIONS=${ASAN_OPTIONS}:detect_leaks=0 " NICSIM_MPIRUN " --oversubscribe -np ";
 
 // Runs `args` in one process, then on each rank count, and expects the
 // same results.json and summary.txt from each. Returns the one-process
