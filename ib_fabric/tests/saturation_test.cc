@@ -12,14 +12,12 @@
 // must raise it.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/rng.h"
 #include "fabric/raw_nic.h"
-#include "ib_fabric/switch.h"
 #include "sim/tests/world_run.h"
 
 using namespace nicsim;
@@ -126,4 +124,27 @@ TEST(IbSaturation, EightVlsCarryMoreThanFour) {
   std::printf("8 hosts, 8 VLs: %.4f per port\n", per_port(bytes));
   EXPECT_EQ(bytes, kEightVls);
   EXPECT_GT(per_port(bytes), per_port(kFourVls) + 0.02);
+}
+
+// Spreading over more VLs than the link has, an unknown spread and a
+// warm-up as long as the run are refused, each naming its arguments.
+TEST(IbSaturation, BadSpreadArgumentsAreRefused) {
+  nicsim::testing::RunOptions o;
+  o.expect_programs_ok = false;
+  o.expect_clean = false;
+  std::vector<std::string> failures;
+  o.inspect = [&](World& world) {
+    for (const auto& p : world.programs()) failures.push_back(p->failure());
+  };
+  const auto r = nicsim::testing::run_text(
+      "topology { star { hosts: 3 } host_prefix: \"h\" nic: \"raw\" }\n"
+      "workload { program: \"fabric_traffic\" nodes: \"h0\" args: \"--vl=1\" args: \"--vls=2\" }\n"
+      "workload { program: \"fabric_traffic\" nodes: \"h1\" args: \"--spread=sl\" }\n"
+      "workload { program: \"fabric_traffic\" nodes: \"h2\" args: \"--warmup=1ms\" args: \"--duration=1ms\" }\n",
+      o);
+  EXPECT_EQ(r.exit_codes, (std::vector<int>{2, 2, 2}));
+  ASSERT_EQ(failures.size(), 3u);
+  EXPECT_NE(failures[0].find("--vl=1 --vls=2: the link has 1 VL(s)"), std::string::npos) << failures[0];
+  EXPECT_NE(failures[1].find("--spread=sl: use destination or random"), std::string::npos) << failures[1];
+  EXPECT_NE(failures[2].find("--warmup=1ms: must be shorter than --duration=1ms"), std::string::npos) << failures[2];
 }
