@@ -43,8 +43,9 @@ const ParamRegistration switch_params(
          "",
          "",
          {"fifo", "any"},
-         "fifo: an input VL's packets leave in order, each waiting for the one ahead to start (head-of-line "
-         "blocking, as an input-buffered crossbar); any: each goes to its output as soon as it is routed"},
+         "fifo: an input VL's packets leave in order, one at a time, each waiting until the one ahead has "
+         "crossed (head-of-line blocking, as an input-buffered crossbar); any: each goes to its output as soon as "
+         "it is routed"},
         {"routing",
          UnitKind::Text,
          "auto",

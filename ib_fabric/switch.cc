@@ -31,7 +31,7 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
   stats.counter(this->name(), "dropped_port_state", "packets", &stats_.dropped_port_state,
                 "data through a port that is not Active (subnet manager not done)");
   stats.counter(this->name(), "head_of_line_waits", "packets", &stats_.head_of_line_waits,
-                "unicast packets that waited behind the one ahead of them on their input VL (input_queue fifo)");
+                "unicast packets that waited for the one ahead of them on their input VL to cross (input_queue fifo)");
 }
 
 Switch::~Switch() = default;
@@ -43,7 +43,7 @@ void Switch::link_state_changed(Port& port, bool up) {
   auto& heads = heads_on_[port.number()];
   const auto gone = heads;
   heads.clear();
-  for (const auto& [p, slot] : gone) head_left(slot, now());
+  for (const auto& [p, slot] : gone) head_left(slot);
 }
 
 void Switch::set_managed(bool managed) { sma_->set_managed(managed); }
@@ -96,9 +96,9 @@ bool Switch::forward_unicast(Port& in, Packet* p) {
   return true;
 }
 
-// An input's head started on its output (or was lost with its link): the
-// packet behind it may go from then on.
-void Switch::transmitted(Port& port, const Packet& p, Tick start, Tick) {
+// An input's head was committed to its output: it crosses from `start` to
+// `end`, and the packet behind it may go once its tail has left.
+void Switch::transmitted(Port& port, const Packet& p, Tick, Tick end) {
   if (!fifo_inputs_) return;
   auto& heads = heads_on_[port.number()];
   for (std::size_t i = 0; i < heads.size(); ++i) {
@@ -106,21 +106,24 @@ void Switch::transmitted(Port& port, const Packet& p, Tick start, Tick) {
     const std::uint32_t slot = heads[i].second;
     heads[i] = heads.back();
     heads.pop_back();
-    head_left(slot, start);
+    inputs_[slot].free_at = end;
+    head_left(slot);
     return;
   }
 }
 
-void Switch::head_left(std::uint32_t slot, Tick at) {
+// The head no longer holds its input VL (it was committed, or lost with its
+// link): the packet behind it goes when the input is free.
+void Switch::head_left(std::uint32_t slot) {
   InputQueue& q = inputs_[slot];
   q.head = nullptr;
-  if (q.first) Sim::get().calendar().at_member<&Switch::next_from_input>(std::max(at, now()), this, slot);
+  if (q.first) Sim::get().calendar().at_member<&Switch::next_from_input>(std::max(q.free_at, now()), this, slot);
 }
 
 void Switch::next_from_input(std::uint64_t slot) {
   InputQueue& q = inputs_[slot];
   Port& in = port(static_cast<std::uint32_t>(slot / kDataVls) + 1);
-  while (q.first && !q.head) {
+  while (q.first && !q.head && q.free_at <= now()) {
     Packet* p = q.first;
     q.first = p->next;
     if (!q.first) q.last = nullptr;
@@ -157,12 +160,19 @@ void Switch::receive(Port& in, Packet* p) {
   if (dlid < kMulticastLidBase) {
     p->ready_at = ready;
     if (fifo_inputs_ && p->meta.vl < kDataVls) {
-      InputQueue& q = inputs_[input_slot(in, p->meta.vl)];
-      if (q.head) {
+      const std::uint32_t slot = input_slot(in, p->meta.vl);
+      InputQueue& q = inputs_[slot];
+      // Behind a head, or behind packets already waiting (whose wake-up is
+      // pending), or ready before the last head's tail has crossed. (A packet
+      // ready no earlier goes to its output now, as any packet does ahead of
+      // its routing delay.)
+      if (q.head || q.first || q.free_at > ready) {
         ++stats_.head_of_line_waits;
+        const bool wake = !q.head && !q.first;
         p->next = nullptr;
         (q.last ? q.last->next : q.first) = p;
         q.last = p;
+        if (wake) Sim::get().calendar().at_member<&Switch::next_from_input>(q.free_at, this, slot);
         return;
       }
     }

@@ -21,7 +21,7 @@ struct SwitchStats {
   std::uint64_t replicated = 0;          // multicast copies made
   std::uint64_t dropped_no_route = 0;    // no LFT/MFT entry, or routed back out its input
   std::uint64_t dropped_port_state = 0;  // data through a port the SM has not made Active
-  std::uint64_t head_of_line_waits = 0;  // unicast packets that waited for the one ahead on their input VL
+  std::uint64_t head_of_line_waits = 0;  // unicast packets that waited for the one ahead on their input VL to cross
 };
 
 class Switch : public Device {
@@ -49,18 +49,21 @@ class Switch : public Device {
  private:
   // Input queues (`input_queue: fifo`): per input port and data VL, the
   // unicast packet forwarded to an output and not yet started there (the
-  // head), and the packets behind it, which wait for it whatever their
-  // output (head-of-line blocking, as an input-buffered crossbar).
+  // head), and the packets behind it, which wait whatever their output
+  // (head-of-line blocking, as an input-buffered crossbar). The crossbar
+  // takes one packet at a time from an input VL: the next may go once the
+  // head's tail has left (`free_at`), not while the head still crosses.
   static constexpr std::uint32_t kDataVls = 15;
   struct InputQueue {
     Packet* head = nullptr;
     Packet* first = nullptr;
     Packet* last = nullptr;
+    Tick free_at = 0;  // the last head's tail leaves the input then
   };
   std::uint32_t input_slot(const Port& in, std::uint8_t vl) const { return (in.number() - 1) * kDataVls + vl; }
   // Routes and sends a unicast packet; false when it was dropped.
   bool forward_unicast(Port& in, Packet* p);
-  void head_left(std::uint32_t slot, Tick at);
+  void head_left(std::uint32_t slot);
   void next_from_input(std::uint64_t slot);
   void drop_unroutable(Port& in, Packet* p);
   Tick hop_latency_;

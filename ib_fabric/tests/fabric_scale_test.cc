@@ -159,9 +159,10 @@ TEST(IbTopologies, BadShapesAreScenarioErrors) {
 namespace {
 
 // 8 hosts on one switch, uniform random 2 KiB packets at 95% load: with FIFO
-// inputs some packets wait behind the one ahead of them on their input for
-// its output, though their own may be free (head-of-line blocking), and the
-// last delivery comes later.
+// inputs packets wait for the one ahead of them on their input to cross,
+// though their own output may be free (head-of-line blocking), and the last
+// delivery comes later: 95% is further beyond the FIFO switch's saturation
+// (about 63% per port, saturation_test.cc) than the other's (about 83%).
 struct HolRun {
   std::uint64_t waits = 0;
   Tick max_latency = 0;
@@ -191,14 +192,14 @@ HolRun run_hol(const char* mode) {
 
 TEST(IbSwitchInputs, FifoInputsBlockBehindTheirHead) {
   const HolRun h = run_hol("fifo");
-  EXPECT_EQ(h.waits, 30u);
-  EXPECT_EQ(h.max_latency, Tick{65832005});
+  EXPECT_EQ(h.waits, 728u);
+  EXPECT_EQ(h.max_latency, Tick{128484152});
 }
 
 TEST(IbSwitchInputs, AnyOrderInputsNeverWait) {
   const HolRun h = run_hol("any");
   EXPECT_EQ(h.waits, 0u);
-  EXPECT_LT(h.max_latency, Tick{65832005});
+  EXPECT_LT(h.max_latency, Tick{128484152});
 }
 
 namespace {

@@ -151,6 +151,7 @@ void RawNic::receive(Port& in, Packet* p) {
     const bool intact = !verify_ || verify_frame(*p);
     ++stats_.rx_packets;
     stats_.rx_bytes += p->bytes.size();
+    if (done >= traffic_.measure_from && done < traffic_.stop) stats_.accepted_bytes += p->bytes.size();
     if (!intact) ++stats_.rx_corrupt;
     latency_->add(done - p->meta.created);
     if (rx_hook_) rx_hook_(*p, done, intact);
@@ -177,7 +178,9 @@ void RawNic::generate() {
   const std::uint16_t dlid = d.size() == 1      ? d[0]
                              : traffic_.in_turn ? d[next_destination_++ % d.size()]
                                                 : d[rng_.below(d.size())];
-  send(dlid, traffic_.packet_bytes, traffic_.vl, traffic_.port);
+  std::uint32_t vl = traffic_.vl;
+  if (traffic_.vls > 1) vl += traffic_.vl_by_destination ? dlid % traffic_.vls : rng_.below(traffic_.vls);
+  send(dlid, traffic_.packet_bytes, static_cast<std::uint8_t>(vl), traffic_.port);
   Tick gap = traffic_.interval;
   if (traffic_.poisson) {
     const double u = 1.0 - rng_.uniform();  // (0, 1]

@@ -31,6 +31,7 @@ struct RawNicStats {
   std::uint64_t rx_corrupt = 0;       // payload check failed (bit errors)
   std::uint64_t rx_not_member = 0;    // multicast for a group not joined
   std::uint64_t source_overflow = 0;  // generated while the source queue was full
+  std::uint64_t accepted_bytes = 0;   // fully received in [measure_from, stop) of the traffic
 };
 
 struct TrafficConfig {
@@ -40,7 +41,10 @@ struct TrafficConfig {
   Tick interval = 0;                        // mean time between packets
   bool poisson = false;                     // exponential gaps instead of fixed
   Tick stop = 0;                            // generate while now < stop
+  Tick measure_from = 0;                    // count what arrives from then until stop (accepted_bytes)
   std::uint8_t vl = 0;
+  std::uint8_t vls = 1;           // spread over VLs vl .. vl + vls - 1
+  bool vl_by_destination = true;  // by the destination LID modulo vls (else at random per packet)
   std::uint32_t port = 1;
 };
 

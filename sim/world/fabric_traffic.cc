@@ -1,8 +1,12 @@
 // Built-in program `fabric_traffic`: raw packets between the nodes of its
 // workload (all must have raw NICs), with a uniform-random or a fixed
 // permutation pattern, fixed packet size and an offered load relative to
-// the node's link rate. Each node's NIC generates in hardware (no software
-// per packet); the program configures it, waits, and reports.
+// the node's link rate, on one VL or spread over several (by destination or
+// at random). Each node's NIC generates in hardware (no software per
+// packet); the program configures it, waits, and reports, among others the
+// accepted load: what arrived between the warm-up and the end of
+// generation, as a share of the link rate (a saturation throughput when the
+// offered load is 1).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +32,9 @@ struct TrafficArgs {
   Tick drain = 100 * kUs;
   bool poisson = false;
   std::uint64_t vl = 0;
+  std::uint64_t vls = 1;
+  bool vl_by_destination = true;
+  Tick warmup = 0;
 };
 
 // "--name=value" arguments; returns "" or an error.
@@ -54,11 +61,11 @@ std::string parse_args(int argc, char** argv, TrafficArgs& a) {
       ok = v && *v > 0 && *v <= 1;
       if (v && !ok) err = "must be in (0, 1]";
       if (ok) a.load = *v;
-    } else if (key == "duration" || key == "drain") {
+    } else if (key == "duration" || key == "drain" || key == "warmup") {
       auto v = parse_time(val, &err);
-      ok = v && *v <= 3600 * kSec && (key == "drain" || *v > 0);
+      ok = v && *v <= 3600 * kSec && (key != "duration" || *v > 0);
       if (v && !ok) err = key == "duration" ? "must be above 0 and at most 1 hour" : "at most 1 hour";
-      if (ok) (key == "duration" ? a.duration : a.drain) = *v;
+      if (ok) (key == "duration" ? a.duration : key == "drain" ? a.drain : a.warmup) = *v;
     } else if (key == "arrival") {
       ok = val == "fixed" || val == "poisson";
       a.poisson = val == "poisson";
@@ -67,11 +74,24 @@ std::string parse_args(int argc, char** argv, TrafficArgs& a) {
       auto v = parse_count(val, &err);
       ok = v && *v < 15;
       if (ok) a.vl = *v;
+    } else if (key == "vls") {
+      auto v = parse_count(val, &err);
+      ok = v && *v >= 1 && *v <= 15;
+      if (v && !ok) err = "between 1 and 15";
+      if (ok) a.vls = *v;
+    } else if (key == "spread") {
+      ok = val == "destination" || val == "random";
+      a.vl_by_destination = val == "destination";
+      if (!ok) err = "use destination or random";
     } else {
-      return fmt::format("unknown argument --{} (pattern, size, load, duration, drain, arrival, vl)", key);
+      return fmt::format(
+          "unknown argument --{} (pattern, size, load, duration, drain, warmup, arrival, vl, vls, spread)", key);
     }
     if (!ok) return fmt::format("--{}={}: {}", key, val, err);
   }
+  if (a.warmup >= a.duration)
+    return fmt::format("--warmup={}: must be shorter than --duration={}", format_time(a.warmup),
+                       format_time(a.duration));
   return {};
 }
 
@@ -105,6 +125,8 @@ int fabric_traffic(int argc, char** argv) {
   fabric::TrafficConfig cfg;
   cfg.packet_bytes = static_cast<std::uint32_t>(args.size);
   cfg.vl = static_cast<std::uint8_t>(args.vl);
+  cfg.vls = static_cast<std::uint8_t>(args.vls);
+  cfg.vl_by_destination = args.vl_by_destination;
   if (args.pattern == "permutation") {
     if (n > 1) cfg.destinations.push_back(world.node(members[permutation(n)[self->rank()]]).lid());
   } else if (args.pattern == "alltoall") {
@@ -121,8 +143,8 @@ int fabric_traffic(int argc, char** argv) {
     nicsim_fail("port 1 is not connected");
     return 2;
   }
-  if (args.vl >= static_cast<std::uint64_t>(port.link()->vls())) {
-    nicsim_fail(fmt::format("--vl={}: the link has {} VL(s)", args.vl, port.link()->vls()).c_str());
+  if (args.vl + args.vls > static_cast<std::uint64_t>(port.link()->vls())) {
+    nicsim_fail(fmt::format("--vl={} --vls={}: the link has {} VL(s)", args.vl, args.vls, port.link()->vls()).c_str());
     return 2;
   }
   if (args.size > std::uint64_t{port.link()->vl_buffer_blocks()} * fabric::kCreditBlock) {
@@ -137,6 +159,7 @@ int fabric_traffic(int argc, char** argv) {
   // Start together: the barrier crosses the management network.
   if (nicsim_barrier() != 0) return 1;
   cfg.stop = now() + args.duration;
+  cfg.measure_from = now() + args.warmup;
   nic->start_traffic(cfg);
   nicsim_sleep_ps(args.duration);
   while (nic->queued() > 0) nicsim_sleep_ps(ser);
@@ -150,6 +173,9 @@ int fabric_traffic(int argc, char** argv) {
   nicsim_result("rx_corrupt", static_cast<double>(st.rx_corrupt), "packets");
   nicsim_result("source_overflow", static_cast<double>(st.source_overflow), "packets");
   nicsim_result("offered_load", args.load, "ratio");
+  const double window_bits =
+      static_cast<double>(port.link()->bits_per_second()) * static_cast<double>(args.duration - args.warmup) / 1e12;
+  nicsim_result("accepted_load", static_cast<double>(st.accepted_bytes) * 8 / window_bits, "ratio");
   nicsim_result("rx_throughput", static_cast<double>(st.rx_bytes) * 8 / seconds / 1e9, "Gb/s");
   return 0;
 }
@@ -157,7 +183,8 @@ int fabric_traffic(int argc, char** argv) {
 const BuiltinProgram registration(
     "fabric_traffic", fabric_traffic,
     "raw fabric traffic between the workload's nodes (raw NICs): --pattern=uniform|permutation|alltoall "
-    "--size=2KiB --load=0.9 --duration=100us --drain=100us --arrival=fixed|poisson --vl=0");
+    "--size=2KiB --load=0.9 --duration=100us --drain=100us --warmup=0 --arrival=fixed|poisson --vl=0 --vls=1 "
+    "--spread=destination|random");
 
 }  // namespace
 }  // namespace nicsim
