@@ -38,6 +38,17 @@ inline elan3::E3Addr service_queue_addr(int service) {
   return kServiceTable + static_cast<elan3::E3Addr>(service) * elan3::queue::kSize;
 }
 
+// Multicast by hardware broadcast (docs/ep.md "Multicast by hardware
+// broadcast"): on every node, at the same Elan addresses, one busy word per
+// sender (a page of the card's SDRAM) and one data area per sender (node
+// memory, ep.hw_broadcast_bytes each, page aligned). A sender's broadcasts
+// write its word and its area on every node of the range; the receiver
+// clears its word once it has copied the data out.
+inline constexpr elan3::E3Addr kBcastFlags = 0x03ffe000;
+inline constexpr elan3::E3Addr kBcastArea = 0x04000000;
+// The DMA source cookie of the broadcast's DMAs (never a txd's index).
+inline constexpr std::uint16_t kBcastCookie = 0x7fff;
+
 // Small-message slot header (16 bytes, little-endian).
 struct SmallHeader {
   std::uint32_t magic;    // kSmallMagic | kind
@@ -178,7 +189,6 @@ struct ep_txd {
   nicsim::Tick deadline = 0;                   // special: absolute timeout (0 = none)
   std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
   std::unique_ptr<nicsim::host::Timer> retry;  // re-send of a special message lost on the network
-  std::vector<int> mcast_children;             // hardware-broadcast multicast: nodes this txd sent to
   std::unique_ptr<nicsim::ep::Fanout> fan;     // tree multicast: edges to the root's children
   std::uint32_t id() const { return (generation << 16) | index; }
 };
@@ -255,6 +265,47 @@ struct ep_rcvr {
 
 namespace nicsim::ep {
 
+// A multicast waiting for, or being sent by, the node's hardware broadcast.
+struct BcastJob {
+  struct ::ep_txd* t = nullptr;
+  std::uint32_t generation = 0;  // of t when queued: a txd reused since is not this job's
+  std::uint32_t lo = 0, hi = 0;  // the range
+  std::uint32_t seq = 0;         // the value of the busy word while receivers hold the data
+  int nfrags = 0;
+  EP_IOVEC frags[EP_MAXFRAG] = {};
+};
+
+// The sender's side, one broadcast at a time (each sender has one area on
+// every node). Idle: nothing out. Sending: the Elan runs the broadcasts as a
+// chain of DMAs, each started by the event of the one before (busy word,
+// data fragments, envelope), with no host work; the host sees the end,
+// `acked` (every node of the range took the envelope: its joined token) or
+// a network error (reported with kBcastCookie). Draining: the network
+// conditional "every node's busy word for me is 0" (every receiver copied
+// the data out of its area) is out, or waits to be sent again; when it
+// holds, the multicast completes and the next one may use the areas.
+enum class BcastState : std::uint8_t { Idle, Sending, Draining };
+struct Broadcaster {
+  std::uint32_t area_bytes = 0;  // data bytes per sender (ep.hw_broadcast_bytes)
+  std::uint32_t stride = 0;      // area_bytes rounded up to whole Elan pages
+  Tick retest = 0;               // ep.hw_broadcast_retest
+  Tick wait = 0;                 // the next re-test's delay (doubles up to kMaxRetest x retest)
+  elan3::ElanRange flags_range, area_range;
+  elan3::ElanMem flags;               // this node's busy words, one per sender
+  elan3::ElanMem test, busy, descs;   // the conditional's test, the busy value, the chained descriptors
+  elan3::ElanMem yes, no, acked;      // conditional held / did not; envelope acknowledged
+  std::vector<elan3::ElanMem> chain;  // after the busy word and each fragment: the next DMA
+  std::uint32_t cookie = 0;           // interrupts of `no` and `acked`
+  std::deque<BcastJob> waiting;
+  BcastJob job;
+  BcastState state = BcastState::Idle;
+  std::uint32_t next_seq = 1;
+  std::unique_ptr<host::Timer> timer;               // the re-test
+  std::uint64_t sent = 0, failed = 0, retests = 0;  // jobs ended each way; conditionals that did not hold
+  elan3::E3Addr flag_addr(std::uint32_t sender) const { return kBcastFlags + sender * 8; }
+  elan3::E3Addr data_addr(std::uint32_t sender) const { return kBcastArea + sender * stride; }
+};
+
 // One node's Kernel Comms.
 inline constexpr std::uint16_t kRxCookie = 0x8000;     // DMA source cookies: rxd (else txd index)
 inline constexpr std::uint32_t kLargeSlotBytes = 320;  // envelope + multicast bitmap (1024 nodes)
@@ -309,6 +360,7 @@ struct EpNode : host::HostSoftware {
   Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, special_resend = 0,
        txd_poll = 0;
   bool hw_broadcast = false;
+  std::unique_ptr<Broadcaster> bcast;  // when ep.hw_broadcast is on and its areas are mapped
 
   // CPU charging that works in interrupt context too.
   void cpu(std::string_view cls, std::uint64_t bytes = 0);
@@ -384,6 +436,17 @@ struct EpNode : host::HostSoftware {
   void fail_edges_to(std::uint32_t peer);
   Fanout* fanout_of_cookie(std::uint16_t cookie);
   bool retry_wanted(const elan3::DmaFailure& f);
+
+  // Multicast by hardware broadcast (ep_bcast.cc).
+  bool setup_broadcast();
+  bool broadcast_fits(const std::vector<int>& members, std::uint64_t total) const;
+  void broadcast_submit(const BcastJob& job);
+  void broadcast_next();
+  void broadcast_drained_test();
+  void broadcast_event(elan3::E3Addr ev);
+  bool broadcast_failure(const elan3::DmaFailure& f);
+  void broadcast_end(int status);
+  bool broadcast_release(ep_rxd* d);
 };
 
 // Perm/attr translation from the public ELAN_PERM_* levels and PTE_* bits.
