@@ -64,8 +64,9 @@ bool EpNode::setup_broadcast() {
   const std::size_t area = static_cast<std::size_t>(b->stride) * nnodes;
   void* host_area = host.memory().alloc(area, elan3::kPageSize);
   elan3::E3Addr at = 0;
-  if (!host_area || dev.map(host_area, area, remote, elan3::attr::kLittleEndian, kBcastArea, true, &b->area_range,
-                            &at) != elan3::DevStatus::Ok ||
+  if (!host_area ||
+      dev.map(host_area, area, remote, elan3::attr::kLittleEndian, kBcastArea, true, &b->area_range, &at) !=
+          elan3::DevStatus::Ok ||
       at != kBcastArea) {
     error(fmt::format("hardware broadcast off: cannot map {} bytes of broadcast areas at Elan address {:#x}", area,
                       kBcastArea));
@@ -127,8 +128,8 @@ void EpNode::broadcast_next() {
     for (int i = 0; i < b.job.nfrags; ++i) {
       const EP_IOVEC& f = b.job.frags[i];
       if (f.Len == 0) continue;
-      steps.push_back(broadcast_write(b.job, elan3::dma::OpCode::NormalBroadcast, f.Len, f.Base,
-                                      b.data_addr(self) + off, 0));
+      steps.push_back(
+          broadcast_write(b.job, elan3::dma::OpCode::NormalBroadcast, f.Len, f.Base, b.data_addr(self) + off, 0));
       off += f.Len;
     }
     steps.push_back(broadcast_write(b.job, elan3::dma::OpCode::QueuedBroadcast, t->buf_len, t->buf.elan,
@@ -140,8 +141,8 @@ void EpNode::broadcast_next() {
     }
     bool written = true;
     for (std::size_t i = 1; i < steps.size(); ++i)
-      written = written && dev.write_descriptor(part(b.descs, i * kDescBytes, kDescBytes), steps[i]) ==
-                               elan3::DevStatus::Ok;
+      written =
+          written && dev.write_descriptor(part(b.descs, i * kDescBytes, kDescBytes), steps[i]) == elan3::DevStatus::Ok;
     dev.prime_event(b.acked, 1, elan3::event::Type::None, 0, 0, true, b.cookie);
     cpu("ep_transmit");
     b.state = BcastState::Sending;
@@ -159,9 +160,8 @@ void EpNode::broadcast_drained_test() {
   cpu("ep_poll");
   dev.prime_event(b.yes, 1, elan3::event::Type::None, 0, 0, true, b.cookie);
   dev.prime_event(b.no, 1, elan3::event::Type::None, 0, 0, true, b.cookie);
-  elan3::DmaRequest r =
-      broadcast_write(b.job, elan3::dma::OpCode::ConditionalBroadcast, elan3::dma::kTestSize, b.test.elan,
-                      b.flag_addr(self), b.yes.elan);
+  elan3::DmaRequest r = broadcast_write(b.job, elan3::dma::OpCode::ConditionalBroadcast, elan3::dma::kTestSize,
+                                        b.test.elan, b.flag_addr(self), b.yes.elan);
   r.dest_event = b.no.elan;
   if (dev.issue_dma(r) != elan3::DevStatus::Ok) broadcast_end(ENETRESET);
 }

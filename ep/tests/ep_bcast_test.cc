@@ -27,9 +27,9 @@ struct Round {
 // 0: [1, n-1] not myself, 2 fragments; 1: -1/-1 with myself; 2: a whole
 // area; 3: empty; 4: one byte more than an area (tree); 5: a bitmap with a
 // hole (tree); 6: a bitmap that selects a whole range; 7-10: four at once.
-constexpr Round kPlan[kRounds] = {{20000, true}, {300, true},  {65536, true}, {0, true},
-                                  {65537, false}, {5000, false}, {5000, true}, {4096, true},
-                                  {4100, true},  {4104, true},  {4108, true}};
+constexpr Round kPlan[kRounds] = {{20000, true},  {300, true},   {65536, true}, {0, true},
+                                  {65537, false}, {5000, false}, {5000, true},  {4096, true},
+                                  {4100, true},   {4104, true},  {4108, true}};
 
 struct Slot {
   unsigned char* buf = nullptr;
@@ -284,6 +284,5 @@ INSTANTIATE_TEST_SUITE_P(Nodes, EpBroadcast, ::testing::Values(4, 16, 64),
                          [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "nodes"; });
 
 TEST(EpBroadcastFault, NodeDeathInTheRangeFailsThatMulticastOnlyAndLaterOnesLeaveItOut) {
-  run_text(scenario(16, "ep_test_bcast_death",
-                    "fault { at: \"3100us\" link: \"h9--el0_2\" link_down: true }\n"));
+  run_text(scenario(16, "ep_test_bcast_death", "fault { at: \"3100us\" link: \"h9--el0_2\" link_down: true }\n"));
 }
