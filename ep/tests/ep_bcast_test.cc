@@ -27,9 +27,9 @@ struct Round {
 // 0: [1, n-1] not myself, 2 fragments; 1: -1/-1 with myself; 2: a whole
 // area; 3: empty; 4: one byte more than an area (tree); 5: a bitmap with a
 // hole (tree); 6: a bitmap that selects a whole range; 7-10: four at once.
-constexpr Round kPlan[kRounds] = {{20000, true},  {300, true},   {65536, true}, {0, true},
-                                  {65537, false}, {5000, false}, {5000, true},  {4096, true},
-                                  {4100, true},   {4104, true},  {4108, true}};
+// Rounds 2 and 4 take the area size from the program's argument.
+Round kPlan[kRounds] = {{12000, true}, {300, true},  {65536, true}, {0, true},    {65537, false}, {5000, false},
+                        {5000, true},  {4096, true}, {4100, true},  {4104, true}, {4108, true}};
 
 struct Slot {
   unsigned char* buf = nullptr;
@@ -140,10 +140,15 @@ void root_rounds(int n) {
   EXPECT_GT(b->retests, 0u);
 }
 
-int bcast_prog(int, char**) {
+// argv[1]: ep.hw_broadcast_bytes of the run.
+int bcast_prog(int argc, char** argv) {
   const int me = ep_nodeid();
   const int n = ep_numnodes();
-  if (me < 0 || me >= kMaxNodes || n > kMaxNodes) return 1;
+  if (me < 0 || me >= kMaxNodes || n > kMaxNodes || argc < 2) return 1;
+  const auto area = static_cast<std::uint32_t>(std::atoi(argv[1]));
+  if (area < 8192 || area >= kBuf) return 1;
+  kPlan[2].len = area;
+  kPlan[4].len = area + 1;
   NodeRx& self = g_node[me];
   EP_RCVR* r = ep_install_large_rcvr(0, kSvc, 8);
   if (!r) return 1;
@@ -268,21 +273,27 @@ int death_prog(int, char**) {
 }
 const BuiltinProgram reg_death("ep_test_bcast_death", death_prog, "test");
 
-std::string scenario(int nodes, const std::string& program, const std::string& extra = "") {
+// `area`: ep.hw_broadcast_bytes (every node keeps one per sender: 64
+// nodes take 16 KiB areas to keep the run's memory small).
+std::string scenario(int nodes, const std::string& program, std::uint32_t area, const std::string& extra = "") {
+  const std::string bytes = std::to_string(area);
   return "name: \"ep_bcast\"\nstop_time: \"100ms\"\ntopology { elite_fat_tree { nodes: " + std::to_string(nodes) +
          " } node_param { key: \"bus.profile\" value: \"pci-66\" } node_param { key: \"host.ep.hw_broadcast\" "
-         "value: \"1\" } }\nworkload { program: \"" +
-         program + "\" nodes: \"h*\" }\n" + extra;
+         "value: \"1\" } node_param { key: \"host.ep.hw_broadcast_bytes\" value: \"" +
+         bytes + "B\" } }\nworkload { program: \"" + program + "\" nodes: \"h*\" args: \"" + bytes + "\" }\n" + extra;
 }
 
 class EpBroadcast : public ::testing::TestWithParam<int> {};
 
 }  // namespace
 
-TEST_P(EpBroadcast, WholeRangeByBroadcastEveryByteOnEveryReceiver) { run_text(scenario(GetParam(), "ep_test_bcast")); }
+TEST_P(EpBroadcast, WholeRangeByBroadcastEveryByteOnEveryReceiver) {
+  run_text(scenario(GetParam(), "ep_test_bcast", GetParam() >= 64 ? 16384 : 65536));
+}
 INSTANTIATE_TEST_SUITE_P(Nodes, EpBroadcast, ::testing::Values(4, 16, 64),
                          [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "nodes"; });
 
 TEST(EpBroadcastFault, NodeDeathInTheRangeFailsThatMulticastOnlyAndLaterOnesLeaveItOut) {
-  run_text(scenario(16, "ep_test_bcast_death", "fault { at: \"3100us\" link: \"h9--el0_2\" link_down: true }\n"));
+  run_text(
+      scenario(16, "ep_test_bcast_death", 65536, "fault { at: \"3100us\" link: \"h9--el0_2\" link_down: true }\n"));
 }
