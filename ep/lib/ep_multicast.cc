@@ -250,27 +250,23 @@ int refuse(EpNode* node, ep_txd* t) {
   return ENETRESET;
 }
 
-// The envelope names the data where the broadcast puts it (the sender's
-// area, at the same Elan address on every node); the txd's event is set
-// when every node of the range took the envelope (docs/ep.md "Multicast by
-// hardware broadcast").
+// The envelope names the data where the broadcast puts it (the area of the
+// lane it goes out on, at the same Elan address on every node; set when a
+// lane takes it); the txd's event is set when every node of the range has
+// the message in its buffer (docs/ep.md "Multicast by hardware
+// broadcast").
 int broadcast_multicast(EpNode* node, ep_txd* t, const std::vector<int>& members, const EP_IOVEC* iovec, int iovlen) {
-  nicsim::ep::Broadcaster& b = *node->bcast;
   auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
   nicsim::ep::BcastJob job;
   job.t = t;
   job.generation = t->generation;
   job.lo = static_cast<std::uint32_t>(members.front());
   job.hi = static_cast<std::uint32_t>(members.back());
-  job.seq = b.next_seq++;
-  if (b.next_seq == 0) b.next_seq = 1;  // 0 is "free"
   job.nfrags = iovlen;
   for (int i = 0; i < iovlen; ++i) job.frags[i] = iovec[i];
-  env->BcastSeq = job.seq;
   env->TxdDone = 0;
   env->nFrags = env->Len > 0 ? 1 : 0;
   std::memset(env->Frags, 0, sizeof env->Frags);
-  env->Frags[0].Base = b.data_addr(node->self);
   env->Frags[0].Len = env->Len;
   node->dev.prime_event(t->done, 1, nicsim::elan3::event::Type::None, 0, 0, t->irq, t->xmtr->cookie);
   if (!node->launch(t)) return refuse(node, t);

@@ -16,8 +16,8 @@ namespace {
 // (and those freed since), others grow the pool up to kMaxTxds.
 constexpr std::size_t kInitialTxds = 16;
 constexpr std::size_t kMaxTxds = 4096;
-// A txd's index is a DMA source cookie without kRxCookie; kBcastCookie is
-// the hardware broadcast's.
+// A txd's index is a DMA source cookie without kRxCookie; kBcastCookie and
+// above are the hardware broadcast's lanes'.
 constexpr std::size_t kMaxTxdIndex = kBcastCookie - 1;
 
 // Kernel Comms' liveness messages (heartbeats, probes and their answers)
