@@ -28,8 +28,8 @@ struct Round {
 // area; 3: empty; 4: one byte more than an area (tree); 5: a bitmap with a
 // hole (tree); 6: a bitmap that selects a whole range; 7-10: four at once.
 // Rounds 2 and 4 take the area size from the program's argument.
-Round kPlan[kRounds] = {{12000, true}, {300, true},  {65536, true}, {0, true},    {65537, false}, {5000, false},
-                        {5000, true},  {4096, true}, {4100, true},  {4104, true}, {4108, true}};
+Round kPlan[kRounds] = {{6000, true}, {300, true},  {65536, true}, {0, true},    {65537, false}, {5000, false},
+                        {5000, true}, {4096, true}, {4100, true},  {4104, true}, {4108, true}};
 
 struct Slot {
   unsigned char* buf = nullptr;
@@ -274,7 +274,7 @@ int death_prog(int, char**) {
 const BuiltinProgram reg_death("ep_test_bcast_death", death_prog, "test");
 
 // `area`: ep.hw_broadcast_bytes (every node keeps one per sender: 64
-// nodes take 16 KiB areas to keep the run's memory small).
+// nodes take 8 KiB areas to keep the run's memory small).
 std::string scenario(int nodes, const std::string& program, std::uint32_t area, const std::string& extra = "") {
   const std::string bytes = std::to_string(area);
   return "name: \"ep_bcast\"\nstop_time: \"100ms\"\ntopology { elite_fat_tree { nodes: " + std::to_string(nodes) +
@@ -288,7 +288,7 @@ class EpBroadcast : public ::testing::TestWithParam<int> {};
 }  // namespace
 
 TEST_P(EpBroadcast, WholeRangeByBroadcastEveryByteOnEveryReceiver) {
-  run_text(scenario(GetParam(), "ep_test_bcast", GetParam() >= 64 ? 16384 : 65536));
+  run_text(scenario(GetParam(), "ep_test_bcast", GetParam() >= 64 ? 8192 : 65536));
 }
 INSTANTIATE_TEST_SUITE_P(Nodes, EpBroadcast, ::testing::Values(4, 16, 64),
                          [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "nodes"; });
