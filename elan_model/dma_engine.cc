@@ -701,6 +701,13 @@ void DmaEngine::maybe_resolve() {
   }
   // A network conditional some node answered false was executed everywhere.
   const bool condition_false = d->conditional && testfail && !error && !timed_out;
+  // A broadcast that ends here without being resent keeps its numbers used:
+  // the nodes that executed a packet would take the next broadcast under
+  // the same number for a repeat and answer it Ok without executing it.
+  const std::uint16_t bcast_after = bcast_seq_;
+  const auto abandon = [&] {
+    if (d->broadcast) bcast_seq_ = bcast_after;
+  };
   if (have_first && !condition_false) {
     if (d->broadcast)
       bcast_seq_ = first_seq;
@@ -709,10 +716,12 @@ void DmaEngine::maybe_resolve() {
   }
   clear_window();
   if (local_fault_ != Fault::None) {
+    abandon();
     finish(false, 0);
     return;
   }
   if (error) {
+    abandon();
     finish(false, static_cast<std::uint8_t>(Token::Error));
     return;
   }
@@ -758,6 +767,7 @@ void DmaEngine::maybe_resolve() {
   }
   ++d->retries;
   if (d->retries > elan_.params().retry_limit) {
+    abandon();
     finish(false, timed_out && last == Token::Discard ? intq::kDetailTimeout : static_cast<std::uint8_t>(last));
     return;
   }

@@ -14,11 +14,11 @@ using namespace nicsim::elan3::testing;
 
 namespace {
 
-Scenario elite_tree(std::uint32_t nodes, const std::string& program) {
+Scenario elite_tree(std::uint32_t nodes, const std::string& program, const std::string& extra = "") {
   std::string text = "topology { elite_fat_tree { nodes: " + std::to_string(nodes) +
                      " } node_param { key: \"bus.profile\" value: \"pci-66\" } }\n"
                      "workload { program: \"" +
-                     program + "\" nodes: \"*\" }\n";
+                     program + "\" nodes: \"*\" }\n" + extra;
   if (std::getenv("NICSIM_TEST_TRACE")) text += R"(outputs { trace { device: "*" component: "*" } })";
   return load_scenario_text(text, "test.textproto",
                             [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
@@ -191,8 +191,61 @@ int broadcast_full(int, char**) {
 }
 const BuiltinProgram reg_bcast_full("t_elan_broadcast_full", broadcast_full, "test");
 
+// A broadcast abandoned with a network error: node 6's link is down, node 2
+// broadcasts 2000 bytes to nodes 1..7 (the live nodes execute its first
+// packet; node 6 never answers, and after the Elan's retries the DMA fails),
+// then 8 bytes to nodes 1..5, which every one of them must take: the second
+// broadcast may not reuse the numbers of the first (the nodes that executed
+// its first packet would answer a packet under the same number Ok as a
+// repeat and drop it).
+int broadcast_after_failure(int, char**) {
+  Elan3Dev* d = Elan3Dev::attach();
+  if (!d) return 1;
+  const std::uint32_t me = d->node_id();
+  E3Addr buf_e = 0;
+  std::uint8_t* buf = mapped(*d, 4096, perm::kRemoteWrite | perm::kLocalRead, &buf_e);
+  ElanMem ev = d->alloc_event(true);
+  d->prime_event(ev, 1, event::Type::None, 0, 0, true, Elan3Dev::kWaitCookie);
+  nicsim_barrier();
+  constexpr std::uint64_t kValue = 0x5eed0000feedull;
+  if (me == 2) {
+    while (nicsim_now_ns() < 2000000) nicsim_sleep_ns(10000);  // node 6's link went down at 1 ms
+    fill(buf + 2048, 2000, 31);
+    DmaRequest r;
+    r.opcode = dma::OpCode::NormalBroadcast;
+    r.size = 2000;
+    r.source = buf_e + 2048;
+    r.dest = buf_e;
+    r.dest_node = 1;
+    r.dest_node_last = 7;
+    EXPECT_EQ(d->issue_dma(r), DevStatus::Ok);
+    while (this_elan().stats().dmas_failed == 0 && nicsim_now_ns() < 10000000) nicsim_sleep_ns(10000);
+    EXPECT_EQ(this_elan().stats().dmas_failed, 1u);
+    std::memcpy(buf + 4088, &kValue, 8);
+    r.size = 8;
+    r.source = buf_e + 4088;
+    r.dest = buf_e + 4080;
+    r.dest_event = ev.elan;
+    r.dest_node_last = 5;
+    EXPECT_EQ(d->issue_dma(r), DevStatus::Ok);
+  }
+  if (me >= 1 && me <= 5) {
+    EXPECT_TRUE(d->wait_event(ev, 20 * kMs)) << "node " << me << " did not take the second broadcast";
+    std::uint64_t v = 0;
+    std::memcpy(&v, buf + 4080, 8);
+    EXPECT_EQ(v, kValue) << "node " << me;
+  }
+  nicsim_barrier();
+  return ::testing::Test::HasFailure() ? 1 : 0;
+}
+const BuiltinProgram reg_bcast_fail("t_elan_broadcast_after_failure", broadcast_after_failure, "test");
+
 }  // namespace
 
+TEST(Elan3Elite, BroadcastAfterANetworkErrorTakesNewNumbersAndLands) {
+  run_ok(
+      elite_tree(8, "t_elan_broadcast_after_failure", "fault { at: \"1ms\" link: \"h6--el0_1\" link_down: true }\n"));
+}
 TEST(Elan3Elite, QueuedBroadcastRefusedByOneFullQueueKeepsItsNumberExactlyOnceInOrder) {
   run_ok(elite_tree(8, "t_elan_broadcast_full"));
 }

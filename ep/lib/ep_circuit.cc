@@ -125,10 +125,9 @@ void EpNode::circuit_failed(Circuit& c, CircuitEvent event, const char* cause) {
     std::vector<ep_txd*> active = x->active;
     for (ep_txd* t : active) {
       if (!t->active || t->forced || t->kind == TxKind::Special) continue;
-      bool involved = t->dest == static_cast<int>(c.peer);
-      // A hardware broadcast has no edges: any node of its range fails it.
-      for (int child : t->mcast_children) involved |= child == static_cast<int>(c.peer);
-      if (involved) force(t, ENETRESET);
+      // (A multicast by hardware broadcast has no circuits: its Elan DMAs
+      // end it, see ep_bcast.cc.)
+      if (t->dest == static_cast<int>(c.peer)) force(t, ENETRESET);
     }
   }
   // Multicast tree edges to the peer (the root's and those of the receives
@@ -136,7 +135,9 @@ void EpNode::circuit_failed(Circuit& c, CircuitEvent event, const char* cause) {
   fail_edges_to(c.peer);
   std::vector<ep_rxd*> rx = rxd_table;
   for (ep_rxd* d : rx)
-    if (d->state == RxState::Pulling && d->node == static_cast<int>(c.peer)) fail_rxd(d, ENETRESET);
+    if (d->state == RxState::Pulling && d->node == static_cast<int>(c.peer) &&
+        !(d->envelope.Attr & EP_ENV_BCAST_DATA))  // a broadcast's data is copied from this node's own area
+      fail_rxd(d, ENETRESET);
 }
 
 void EpNode::heard_from(std::uint32_t n) {

@@ -38,6 +38,18 @@ inline elan3::E3Addr service_queue_addr(int service) {
   return kServiceTable + static_cast<elan3::E3Addr>(service) * elan3::queue::kSize;
 }
 
+// Multicast by hardware broadcast (docs/ep.md "Multicast by hardware
+// broadcast"): on every node, at the same Elan addresses, two lanes per
+// sender, each a 64-bit busy word (a page of the card's SDRAM) and a data
+// area (node memory, ep.hw_broadcast_bytes, page aligned). A sender's
+// broadcast on a lane writes its busy word and its area on every node of
+// the range; the receiver clears the word once it has copied the data out.
+inline constexpr elan3::E3Addr kBcastFlags = 0x03ffe000;
+inline constexpr elan3::E3Addr kBcastArea = 0x04000000;
+inline constexpr int kBcastLanes = 2;
+// DMA source cookies of the lanes' DMAs (never a txd's index).
+inline constexpr std::uint16_t kBcastCookie = 0x7ffe;  // lane i: kBcastCookie + i
+
 // Small-message slot header (16 bytes, little-endian).
 struct SmallHeader {
   std::uint32_t magic;    // kSmallMagic | kind
@@ -178,7 +190,6 @@ struct ep_txd {
   nicsim::Tick deadline = 0;                   // special: absolute timeout (0 = none)
   std::unique_ptr<nicsim::host::Timer> timer;  // special: the timeout
   std::unique_ptr<nicsim::host::Timer> retry;  // re-send of a special message lost on the network
-  std::vector<int> mcast_children;             // hardware-broadcast multicast: nodes this txd sent to
   std::unique_ptr<nicsim::ep::Fanout> fan;     // tree multicast: edges to the root's children
   std::uint32_t id() const { return (generation << 16) | index; }
 };
@@ -255,6 +266,58 @@ struct ep_rcvr {
 
 namespace nicsim::ep {
 
+// A multicast waiting for, or being sent by, the node's hardware broadcast.
+struct BcastJob {
+  struct ::ep_txd* t = nullptr;
+  std::uint32_t generation = 0;  // of t when queued: a txd reused since is not this job's
+  std::uint32_t lo = 0, hi = 0;  // the range
+  std::uint32_t seq = 0;         // the busy word while receivers hold the data; its low bit is the lane
+  int nfrags = 0;
+  EP_IOVEC frags[EP_MAXFRAG] = {};
+};
+
+// One lane of the sender's side. Idle: nothing out. Sending: the Elan runs
+// the lane's broadcasts as a chain of DMAs, each started by the event of
+// the one before (busy word, data fragments, envelope), with no host work;
+// the host sees the end, `acked` (every node of the range took the
+// envelope: its joined token) or a network error (reported with the
+// lane's cookie). Draining: the network conditional "every node's busy
+// word of this lane is 0" (every receiver copied the data out of its area)
+// is out, or waits to be sent again; when it holds, the multicast
+// completes and the lane takes the next one. Two lanes let a broadcast go
+// out while the receivers copy the last one.
+enum class BcastState : std::uint8_t { Idle, Sending, Draining };
+struct BcastLane {
+  int index = 0;
+  BcastState state = BcastState::Idle;
+  BcastJob job;
+  Tick wait = 0;                       // the next re-test's delay
+  elan3::ElanMem busy, descs;          // the busy value; the chained descriptors
+  elan3::ElanMem yes, no, acked;       // conditional held / did not; envelope acknowledged
+  std::vector<elan3::ElanMem> chain;   // after the busy word and each fragment: the next DMA
+  std::unique_ptr<host::Timer> timer;  // the re-test
+};
+struct Broadcaster {
+  std::uint32_t area_bytes = 0;  // data bytes per area (ep.hw_broadcast_bytes)
+  std::uint32_t stride = 0;      // area_bytes rounded up to whole Elan pages
+  Tick retest = 0;               // ep.hw_broadcast_retest
+  elan3::ElanRange flags_range, area_range;
+  elan3::ElanMem flags;      // this node's busy words, kBcastLanes per sender
+  elan3::ElanMem test;       // the conditional's test: "the word is 0"
+  std::uint32_t cookie = 0;  // interrupts of the lanes' `yes`, `no` and `acked`
+  BcastLane lanes[kBcastLanes];
+  std::deque<BcastJob> waiting;
+  std::uint32_t next_seq = 1;
+  std::uint64_t sent = 0, failed = 0, retests = 0;  // jobs ended each way; conditionals that did not hold
+  static std::uint32_t word(std::uint32_t sender, std::uint32_t lane) { return sender * kBcastLanes + lane; }
+  elan3::E3Addr flag_addr(std::uint32_t sender, std::uint32_t lane) const {
+    return kBcastFlags + word(sender, lane) * 8;
+  }
+  elan3::E3Addr data_addr(std::uint32_t sender, std::uint32_t lane) const {
+    return kBcastArea + word(sender, lane) * stride;
+  }
+};
+
 // One node's Kernel Comms.
 inline constexpr std::uint16_t kRxCookie = 0x8000;     // DMA source cookies: rxd (else txd index)
 inline constexpr std::uint32_t kLargeSlotBytes = 320;  // envelope + multicast bitmap (1024 nodes)
@@ -309,6 +372,7 @@ struct EpNode : host::HostSoftware {
   Tick heartbeat_period = 0, heartbeat_timeout = 0, connect_timeout = 0, reset_hold = 0, special_resend = 0,
        txd_poll = 0;
   bool hw_broadcast = false;
+  std::unique_ptr<Broadcaster> bcast;  // when ep.hw_broadcast is on and its areas are mapped
 
   // CPU charging that works in interrupt context too.
   void cpu(std::string_view cls, std::uint64_t bytes = 0);
@@ -384,6 +448,18 @@ struct EpNode : host::HostSoftware {
   void fail_edges_to(std::uint32_t peer);
   Fanout* fanout_of_cookie(std::uint16_t cookie);
   bool retry_wanted(const elan3::DmaFailure& f);
+
+  // Multicast by hardware broadcast (ep_bcast.cc).
+  bool setup_broadcast();
+  bool broadcast_fits(const std::vector<int>& members, std::uint64_t total) const;
+  void broadcast_submit(const BcastJob& job);
+  void broadcast_next();
+  bool broadcast_start(BcastLane& lane);
+  void broadcast_drained_test(BcastLane& lane);
+  void broadcast_event(elan3::E3Addr ev);
+  bool broadcast_failure(const elan3::DmaFailure& f);
+  void broadcast_end(BcastLane& lane, int status);
+  bool broadcast_release(ep_rxd* d);
 };
 
 // Perm/attr translation from the public ELAN_PERM_* levels and PTE_* bits.

@@ -107,6 +107,10 @@ static void complete_locally(EpNode& n, ep_rxd* d) {
 void EpNode::start_pull(ep_rxd* d) {
   const EP_ENVELOPE& env = d->envelope;
   const bool mcast = (env.Attr & EP_ENV_KIND_MASK) == EP_ENV_MULTICAST;
+  // A hardware broadcast left the data in this node's area: the "pull" is
+  // a copy by this node's own Elan (docs/ep.md "Multicast by hardware
+  // broadcast").
+  const std::uint32_t source = (env.Attr & EP_ENV_BCAST_DATA) ? self : env.NodeId;
   const int frags = nonempty(env);
   d->len = static_cast<int>(env.Len);
   d->status = ESUCCESS;
@@ -147,7 +151,7 @@ void EpNode::start_pull(ep_rxd* d) {
       // (set by a fragment's last piece). Multicast: the parent completes
       // when this node's subtree has.
       req.src_event = (mcast || done < env.Frags[i].Len) ? 0 : env.TxdDone;
-      req.dest_node = env.NodeId;
+      req.dest_node = source;
       req.src_cookie = static_cast<std::uint16_t>(kRxCookie | d->index);
       if (dev.issue_dma(req) != elan3::DevStatus::Ok) {
         fail_rxd(d, ENETRESET);
@@ -167,6 +171,13 @@ void EpNode::rx_event(ep_rcvr* r, elan3::E3Addr ev) {
       // serves (one DMA engine, in order), longer than the heartbeat
       // timeout when many pulls are queued there, while its data keeps
       // arriving; without this the circuit failed and the pulls with it.
+      if (d->envelope.Attr & EP_ENV_BCAST_DATA) {
+        // The area is free again; if it was reset or rewritten meanwhile,
+        // what was copied cannot be trusted.
+        if (!broadcast_release(d) && d->status == ESUCCESS) d->status = ENETRESET;
+        finish_rx(d);
+        return;
+      }
       if (d->status == ESUCCESS && d->len > 0) heard_from(d->envelope.NodeId);
       if ((d->envelope.Attr & EP_ENV_KIND_MASK) == EP_ENV_MULTICAST)
         forward(d);  // E2BIG too: its children are served from its own source
@@ -191,7 +202,11 @@ void EpNode::rx_event(ep_rcvr* r, elan3::E3Addr ev) {
 void EpNode::fail_rxd(ep_rxd* d, int status) {
   if (d->state == RxState::Pulling) {
     d->status = status;
-    if ((d->envelope.Attr & EP_ENV_KIND_MASK) == EP_ENV_MULTICAST) {
+    if (d->envelope.Attr & EP_ENV_BCAST_DATA) {
+      // The copy out of the area failed: the area is free again, the
+      // sender was told nothing (it completed on the joined token).
+      broadcast_release(d);
+    } else if ((d->envelope.Attr & EP_ENV_KIND_MASK) == EP_ENV_MULTICAST) {
       // This subtree is lost: the root learns it, the parent's count is met.
       mark_multicast_failure(d);
       set_remote_event(d->envelope.Parent, d->envelope.TxdDone, 1);

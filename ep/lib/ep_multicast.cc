@@ -249,6 +249,31 @@ int refuse(EpNode* node, ep_txd* t) {
   node->put_txd(t);
   return ENETRESET;
 }
+
+// The envelope names the data where the broadcast puts it (the area of the
+// lane it goes out on, at the same Elan address on every node; set when a
+// lane takes it); the txd's event is set when every node of the range has
+// the message in its buffer (docs/ep.md "Multicast by hardware
+// broadcast").
+int broadcast_multicast(EpNode* node, ep_txd* t, const std::vector<int>& members, const EP_IOVEC* iovec, int iovlen) {
+  auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
+  nicsim::ep::BcastJob job;
+  job.t = t;
+  job.generation = t->generation;
+  job.lo = static_cast<std::uint32_t>(members.front());
+  job.hi = static_cast<std::uint32_t>(members.back());
+  job.nfrags = iovlen;
+  for (int i = 0; i < iovlen; ++i) job.frags[i] = iovec[i];
+  env->TxdDone = 0;
+  env->nFrags = env->Len > 0 ? 1 : 0;
+  std::memset(env->Frags, 0, sizeof env->Frags);
+  env->Frags[0].Len = env->Len;
+  node->dev.prime_event(t->done, 1, nicsim::elan3::event::Type::None, 0, 0, t->irq, t->xmtr->cookie);
+  if (!node->launch(t)) return refuse(node, t);
+  t->sent = true;
+  node->broadcast_submit(job);
+  return ESUCCESS;
+}
 }  // namespace
 
 extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_t* bitmap, int service, int flags,
@@ -292,17 +317,14 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   t->polled = (flags & EP_NO_INTERRUPT) != 0;
   t->irq = !t->polled || xmtr->txcallbacks;  // manual 2.1.5
   std::memset(t->status_blk.host, 0, EP_STATUSBLK_SIZE);
-  // One hardware broadcast when the set is a whole contiguous range of more
-  // than one node that does not contain the sender; else the tree.
-  const bool contiguous =
-      members.size() > 1 && members.back() - members.front() + 1 == static_cast<int>(members.size());
-  const bool self_inside = members.size() > 0 && static_cast<int>(node->self) >= members.front() &&
-                           static_cast<int>(node->self) <= members.back();
-  const bool broadcast = node->hw_broadcast && contiguous && !self_inside;
+  // By hardware broadcast when the set is a whole contiguous range of more
+  // than one node and the data fit a broadcast area; else the tree.
+  const bool broadcast = node->broadcast_fits(members, total);
   auto* env = static_cast<EP_ENVELOPE*>(t->buf.host);
   std::memset(env, 0, sizeof *env);
   env->Version = EP_ENVELOPE_VERSION;
-  env->Attr = EP_ENV_MULTICAST | (broadcast ? 0u : static_cast<E3_uint32>(EP_ENV_HAS_BITMAP));
+  env->Attr = EP_ENV_MULTICAST |
+              (broadcast ? static_cast<E3_uint32>(EP_ENV_BCAST_DATA) : static_cast<E3_uint32>(EP_ENV_HAS_BITMAP));
   env->Service = static_cast<E3_uint32>(service);
   env->NodeId = node->self;
   env->Xid = t->id();
@@ -326,26 +348,7 @@ extern "C" int ep_multicast_large(EP_XMTR* xmtr, int destLo, int destHi, bitmap_
   }
   t->buf_len = bytes;
   if (t->fan) t->fan->txd = nullptr;  // a tree's edges belong to the tree multicast only
-  if (broadcast) {
-    // Every node of the range is a leaf of the root: the root's event
-    // counts them.
-    t->mcast_children = members;
-    node->dev.prime_event(t->done, static_cast<std::int32_t>(members.size()), nicsim::elan3::event::Type::None, 0, 0,
-                          t->irq, xmtr->cookie);
-    if (!node->launch(t)) return refuse(node, t);
-    t->sent = true;
-    nicsim::elan3::DmaRequest req;
-    req.direction = nicsim::elan3::dma::Direction::Write;
-    req.opcode = nicsim::elan3::dma::OpCode::QueuedBroadcast;
-    req.size = bytes;
-    req.source = t->buf.elan;
-    req.dest = nicsim::ep::service_queue_addr(service);
-    req.dest_node = static_cast<std::uint32_t>(members.front());
-    req.dest_node_last = static_cast<std::uint32_t>(members.back());
-    req.src_cookie = static_cast<std::uint16_t>(t->index);
-    if (node->dev.issue_dma(req) != nicsim::elan3::DevStatus::Ok) node->force(t, ENETRESET);
-    return ESUCCESS;
-  }
+  if (broadcast) return broadcast_multicast(node, t, members, iovec, iovlen);
   const std::vector<int> children = nicsim::ep::children_of(members, -1);
   if (!node->launch(t)) return refuse(node, t);
   t->sent = true;

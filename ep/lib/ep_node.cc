@@ -16,7 +16,9 @@ namespace {
 // (and those freed since), others grow the pool up to kMaxTxds.
 constexpr std::size_t kInitialTxds = 16;
 constexpr std::size_t kMaxTxds = 4096;
-constexpr std::size_t kMaxTxdIndex = 0x7fff;  // a txd's index is a DMA source cookie without kRxCookie
+// A txd's index is a DMA source cookie without kRxCookie; kBcastCookie and
+// above are the hardware broadcast's lanes'.
+constexpr std::size_t kMaxTxdIndex = kBcastCookie - 1;
 
 // Kernel Comms' liveness messages (heartbeats, probes and their answers)
 // go ahead of the Elan's queued data: behind a node's pull replies they
@@ -80,6 +82,7 @@ EpNode::EpNode(elan3::Elan3Dev& d) : dev(d), host(d.host()) {
   live.assign(BT_BITOUL(nnodes), 0);
   bt_fill(live.data(), static_cast<int>(nnodes));
   for (std::uint32_t n = 0; n < nnodes; ++n) circuits.push_back(std::make_unique<Circuit>(*this, n));
+  if (hw_broadcast) setup_broadcast();
 }
 
 EpNode::~EpNode() = default;
@@ -257,7 +260,6 @@ int EpNode::get_txd(ep_xmtr* x, int flags, ep_txd** out) {
   t->status = ESUCCESS;
   t->generation = (t->generation + 1) & 0x7fff;
   t->deadline = 0;
-  t->mcast_children.clear();
   x->active.push_back(t);
   *out = t;
   return ESUCCESS;
@@ -483,6 +485,7 @@ bool EpNode::retry_wanted(const elan3::DmaFailure& f) {
 
 void EpNode::dma_failure(const elan3::DmaFailure& f) {
   using elan3::pkt::Token;
+  if (bcast && broadcast_failure(f)) return;
   if (Fanout* fan = f.cause == elan3::intq::Cause::NetworkError ? fanout_of_cookie(f.src_cookie) : nullptr) {
     // A multicast envelope to a child: refused with an error, that child's
     // edge fails; no answer at all fails the circuit, which fails the edge.

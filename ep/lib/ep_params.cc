@@ -63,10 +63,27 @@ const ParamRegistration ep_params(
          "0",
          "1",
          {},
-         "1: a multicast whose destination set is one whole contiguous range not holding the sender "
-         "sends its envelope by one hardware broadcast (QueuedBroadcast) and every node pulls the data "
-         "from the sender; 0 (default): always the arity-3 tree, which spreads the data over the "
-         "nodes' links instead of serialising every pull on the sender's"},
+         "1: a multicast whose destination set is one whole contiguous range (of more than one node) and "
+         "whose data fit ep.hw_broadcast_bytes goes by hardware broadcast: the data into one of the "
+         "sender's two areas on every node and the envelope into every node's queue; the "
+         "sender completes when a network conditional finds every node has copied the data out. "
+         "Every node of the range needs it on. 0 (default): always the arity-3 tree"},
+        {"ep.hw_broadcast_bytes",
+         UnitKind::Size,
+         "64KiB",
+         "8KiB",
+         "1MiB",
+         {},
+         "with ep.hw_broadcast: the largest multicast sent by hardware broadcast; every node keeps two areas "
+         "of this size (rounded up to Elan pages) for each sender, in node memory"},
+        {"ep.hw_broadcast_retest",
+         UnitKind::Time,
+         "2us",
+         "100ns",
+         "1s",
+         {},
+         "with ep.hw_broadcast: a sender whose network conditional found a node's area still busy (the "
+         "message not yet copied out) tests again after this, doubling each time up to 64 times it"},
         {"cost.ep_call",
          UnitKind::Time,
          "200ns",

@@ -133,7 +133,8 @@ TEST(EpMulticast, SixtyFourNodesBitmapFromANonZeroRootExactlyOnce) {
 }
 
 TEST(EpMulticast, WholeRangeByHardwareBroadcastWhenEnabled) {
-  // Nodes 1..7 from node 0 is one contiguous range without the sender: the
-  // envelope goes out as one QueuedBroadcast and every node pulls from 0.
+  // Nodes 1..7 from node 0, then 0..7, are whole ranges: the data and the
+  // envelope go out by hardware broadcast into every node's area and queue
+  // (docs/ep.md "Multicast by hardware broadcast").
   run_text(tree_scenario(8, "args: \"0\" args: \"all\"", "node_param { key: \"host.ep.hw_broadcast\" value: \"1\" }"));
 }

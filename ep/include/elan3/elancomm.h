@@ -190,7 +190,8 @@ typedef struct ep_envelope {
     E3_uint32 RangeHi;   /* multicast: highest node */
     E3_uint32 Root;      /* multicast: node that started the transmit */
     E3_uint32 Parent;    /* node whose event TxdDone is (multicast: the tree parent) */
-    E3_uint32 Reserved[10];
+    E3_uint32 BcastSeq;  /* multicast by hardware broadcast: the sender's broadcast number */
+    E3_uint32 Reserved[9];
     union {
         EP_RPC_PAYLOAD RPC; /* RPC request data */
         E3_uint32 Words[EP_RPC_PAYLOAD_SIZE / sizeof(E3_uint32)];
@@ -203,6 +204,7 @@ typedef struct ep_envelope {
 #define EP_ENV_MULTICAST 3
 #define EP_ENV_KIND_MASK 0xff
 #define EP_ENV_HAS_BITMAP 0x100 /* multicast: a node bitmap follows the envelope */
+#define EP_ENV_BCAST_DATA 0x200 /* multicast by hardware broadcast: the data is in the receiver's broadcast area */
 
 /* ---- callbacks ----------------------------------------------------------- */
 
