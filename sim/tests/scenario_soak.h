@@ -19,10 +19,10 @@
 namespace nicsim::testing {
 
 struct SoakRun {
-  std::string file;                // under scenarios/
-  std::vector<std::string> extra;  // lines appended to the file's text (more faults)
-  std::string program;             // the workloads whose arguments change (empty: every one)
-  std::vector<std::string> args;   // as replace_args
+  std::string file;                     // under scenarios/
+  std::vector<std::string> extra;       // lines appended to the file's text (more faults)
+  std::string program;                  // the workloads whose arguments change (empty: every one)
+  std::vector<std::string> args;        // as replace_args
   std::function<void(World&)> inspect;  // also sees the world after the run
 };
 
