@@ -339,6 +339,8 @@ static int server_idle(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx, int *do
 		*done = 1;
 		return 0;
 	}
+	if (req.kind != CTRL_RECONNECT)
+		return pt_fail(c, "unknown request %u from the client", req.kind);
 	return server_reconnect(c, size, rx, &req);
 }
 

@@ -22,7 +22,7 @@ using Counts = std::map<std::string, double>;
 
 struct SwitchSoak {
   SoakOutcome outcome;
-  std::vector<Counts> clients;  // each pair's client, in scenario order
+  std::vector<Counts> clients;    // each pair's client, in scenario order
   std::uint64_t spine_drops = 0;  // packets lost on sw1_0's links while it was down
 };
 
@@ -100,8 +100,10 @@ TEST(SwitchSoak, SpineFailureEveryMessageDeliveredOnceOrReportedAndResent) {
 TEST(SwitchSoak, SpineFailureWithoutReconnectsIsReportedNotLost) {
   const SwitchSoak s = run({"--iters=2000", "--reconnects=0", "--timeout-ms=200"});
   ASSERT_EQ(s.clients.size(), 4u);
-  const PairCounts want[4] = {
-      {2000, 2000, 0, 0, 0, 0, 0}, {2000, 2000, 0, 0, 0, 0, 0}, {401, 385, 16, 1, 0, 0, 16}, {401, 401, 16, 1, 0, 0, 0}};
+  const PairCounts want[4] = {{2000, 2000, 0, 0, 0, 0, 0},
+                              {2000, 2000, 0, 0, 0, 0, 0},
+                              {401, 385, 16, 1, 0, 0, 16},
+                              {401, 401, 16, 1, 0, 0, 0}};
   for (int i = 0; i < 4; ++i) expect_counts(s.clients[i], want[i], i);
 }
 
