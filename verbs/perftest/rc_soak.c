@@ -144,6 +144,8 @@ typedef struct soak_tx {
 	uint32_t failed_status;         /* the first error's status */
 	uint32_t retry_exceeded, reconnects, resent;
 	uint32_t *acked_seq, nacked;    /* the acknowledged messages, in completion order */
+	uint32_t acked_end;             /* 1 + the highest acknowledged message */
+	uint32_t lost_at_resume;        /* acknowledged, yet the server lacked them when it answered */
 } soak_tx_t;
 
 static void count_send_wc(soak_tx_t *tx, const ib_wc_t *wc)
@@ -151,6 +153,8 @@ static void count_send_wc(soak_tx_t *tx, const ib_wc_t *wc)
 	if (wc->status == IB_WCS_SUCCESS) {
 		tx->acked_seq[tx->nacked++] = (uint32_t)wc->wr_id;
 		tx->acked++;
+		if ((uint32_t)wc->wr_id >= tx->acked_end)
+			tx->acked_end = (uint32_t)wc->wr_id + 1;
 		return;
 	}
 	if (!tx->failed)
@@ -223,6 +227,9 @@ static int client_reconnect(pt_ctx_t *c, soak_tx_t *tx)
 	if (ans.delivered > tx->posted)
 		return pt_fail(c, "the server has %llu messages of %u sent", (unsigned long long)ans.delivered,
 			       tx->posted);
+	/* Sending them again would hide the loss: they count as lost. */
+	if (ans.delivered < tx->acked_end)
+		tx->lost_at_resume += tx->acked_end - (uint32_t)ans.delivered;
 	c->remote = ans.conn;
 	tx->next = (uint32_t)ans.delivered;
 	tx->reconnects++;
@@ -427,6 +434,7 @@ static int soak(pt_ctx_t *c)
 	/* Delivery is in order: the receiver has messages 0..delivered-1. */
 	for (i = 0; i < tx.nacked; i++)
 		lost += tx.acked_seq[i] >= rx.delivered;
+	lost += tx.lost_at_resume;
 	nicsim_free(tx.acked_seq);
 	report(&tx, &rx, lost);
 	if (rx.corrupted || rx.duplicated || rx.out_of_order || lost)
