@@ -178,6 +178,7 @@ class Loader {
                                          const char* field, const char* what);
   void workloads(const pb::Scenario& msg, const Locator& root);
   void faults(const pb::Scenario& msg, const Locator& root);
+  void switch_fault(const pb::Fault& f, const Locator& where, FaultSpec spec);
   void flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec);
   void multicast(const pb::Scenario& msg, const Locator& root);
   void outputs(const pb::Scenario& msg, const Locator& root);
@@ -620,7 +621,11 @@ void Loader::faults(const pb::Scenario& msg, const Locator& root) {
     auto at = parse_time(f.at(), &error);
     if (!at) fail(f.at().empty() ? where.self() : where.at("at"), "fault time 'at': " + error);
     spec.at = *at;
-    if (f.link().empty()) fail(where.self(), "fault names no link");
+    if (!f.switch_().empty()) {
+      switch_fault(f, where, spec);
+      continue;
+    }
+    if (f.link().empty()) fail(where.self(), "fault names no link (or switch)");
     auto link = sc_.link_index(f.link());
     if (!link) fail(where.at("link"), "fault names unknown link '" + f.link() + "'");
     spec.link = *link;
@@ -665,6 +670,31 @@ void Loader::faults(const pb::Scenario& msg, const Locator& root) {
     }
     sc_.faults.push_back(spec);
   }
+}
+
+// A switch fails or returns as a whole: the fault becomes one link fault of
+// the same time per link of the switch, in link order, so every port goes
+// down (or up) at the same instant and the subnet manager hears of it
+// through its neighbours' traps.
+void Loader::switch_fault(const pb::Fault& f, const Locator& where, FaultSpec spec) {
+  if (!f.link().empty()) fail(where.at("switch"), "fault names both a link and a switch (one of them)");
+  auto sw = sc_.switch_index(f.switch_());
+  if (!sw) fail(where.at("switch"), "fault names unknown switch '" + f.switch_() + "'");
+  if (f.action_case() == pb::Fault::kLinkDown && f.link_down())
+    spec.kind = FaultSpec::Kind::LinkDown;
+  else if (f.action_case() == pb::Fault::kLinkUp && f.link_up())
+    spec.kind = FaultSpec::Kind::LinkUp;
+  else
+    fail(where.self(), "a switch fault takes link_down: true (the switch fails) or link_up: true (it returns)");
+  auto on_switch = [&](const LinkEnd& e) { return e.kind == LinkEnd::Kind::Switch && e.index == *sw; };
+  bool any = false;
+  for (std::uint32_t l = 0; l < sc_.links.size(); ++l) {
+    if (!on_switch(sc_.links[l].a) && !on_switch(sc_.links[l].b)) continue;
+    spec.link = l;
+    sc_.faults.push_back(spec);
+    any = true;
+  }
+  if (!any) fail(where.at("switch"), "switch '" + f.switch_() + "' has no links to fail");
 }
 
 void Loader::flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec) {

@@ -15,21 +15,25 @@
 
 namespace nicsim::testing {
 
+// `args` are "--key=value": each replaces the workload argument with the
+// same "--key=" or is appended.
+inline void replace_args(WorkloadSpec& w, const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    const std::string key = a.substr(0, a.find('=') + 1);
+    bool replaced = false;
+    for (auto& x : w.args)
+      if (x.rfind(key, 0) == 0) x = a, replaced = true;
+    if (!replaced) w.args.push_back(a);
+  }
+}
+
 // Every result of every program instance, by name (a later rank's result of
-// the same name wins). `args` are "--key=value": each replaces the workload
-// argument with the same "--key=" or is appended.
+// the same name wins), with `args` as replace_args.
 inline std::map<std::string, double> scenario_results(const std::string& scenario_file,
                                                       const std::vector<std::string>& args = {}) {
   Scenario sc = load_scenario_file(std::string(NICSIM_SOURCE_DIR) + "/scenarios/" + scenario_file,
                                    [](std::string_view n) { return ProgramRegistry::instance().find(n) != nullptr; });
-  for (auto& w : sc.workloads)
-    for (const std::string& a : args) {
-      const std::string key = a.substr(0, a.find('=') + 1);
-      bool replaced = false;
-      for (auto& x : w.args)
-        if (x.rfind(key, 0) == 0) x = a, replaced = true;
-      if (!replaced) w.args.push_back(a);
-    }
+  for (auto& w : sc.workloads) replace_args(w, args);
   return run_scenario(sc).results;
 }
 

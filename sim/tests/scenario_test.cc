@@ -348,6 +348,23 @@ TEST(Scenario, LoadMissingFile) {
 
 TEST(Scenario, LoadDirectoryIsAnError) { EXPECT_THROW(load_scenario_file("/tmp", known_program), ScenarioError); }
 
+// A switch fault is one fault per link of the switch, at the same time.
+TEST(Scenario, SwitchFaultTakesEveryLinkOfTheSwitch) {
+  const Scenario s = load(R"(topology { fat_tree { k: 2 n: 2 } }
+fault { at: "1ms" switch: "sw1_0" link_down: true }
+fault { at: "2ms" switch: "sw1_0" link_up: true })");
+  ASSERT_EQ(s.faults.size(), 4u);  // sw1_0 has one link to each of the 2 leaves
+  const auto sw = s.switch_index("sw1_0");
+  ASSERT_TRUE(sw);
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    EXPECT_EQ(s.faults[i].kind, i < 2 ? FaultSpec::Kind::LinkDown : FaultSpec::Kind::LinkUp);
+    EXPECT_EQ(s.faults[i].at, (i < 2 ? 1 : 2) * kMs);
+    const LinkSpec& l = s.links[s.faults[i].link];
+    EXPECT_TRUE(l.b.kind == LinkEnd::Kind::Switch && l.b.index == *sw) << l.name;
+  }
+  EXPECT_NE(s.faults[0].link, s.faults[1].link);
+}
+
 // ------------------------------------------------- errors, each with its location
 
 struct ErrorCase {
@@ -507,6 +524,13 @@ workload { program: "pingpong" nodes: "s0" })",
      "fault time 'at': unknown time unit 'fortnight'"},
     {"FaultWithoutTime", true, R"(fault { link: "a:1--b:1" link_down: true })", 4, 1,
      "fault time 'at': empty time value"},
+    {"FaultUnknownSwitch", true, R"(fault { at: "1us" switch: "s9" link_down: true })", 4, 19,
+     "fault names unknown switch 's9'"},
+    {"FaultLinkAndSwitch", true, R"(fault { at: "1us" link: "a:1--b:1" switch: "s9" link_down: true })", 4, 36,
+     "fault names both a link and a switch"},
+    {"SwitchFaultWithARate", false, R"(topology { star { hosts: 2 } }
+fault { at: "1us" switch: "sw0" drop_rate: "0.1" })",
+     2, 1, "a switch fault takes link_down: true (the switch fails) or link_up: true (it returns)"},
     {"FaultWithoutAction", true, R"(fault { at: "1us" link: "a:1--b:1" })", 4, 1, "fault has no action"},
     {"FaultLinkDownFalse", true, R"(fault { at: "1us" link: "a:1--b:1" link_down: false })", 4, 36,
      "link_down: false does nothing"},

@@ -42,6 +42,7 @@ void pt_defaults(pt_opts_t *o, const char *prog, uint32_t accepts)
 	o->cq_mod = 16;
 	o->timeout_ns = 100000000ull;   /* 100 ms without progress */
 	o->port_wait_ns = 100000000ull; /* 100 ms for the subnet manager */
+	o->ack_timeout = 14;            /* 4.096 us * 2^14: 67 ms */
 	pt_set_sizes(o, "2,8,64,512,4096,65536");
 }
 
@@ -160,6 +161,12 @@ int pt_parse(pt_opts_t *o, int argc, char **argv)
 		} else if (PT_IS("--timeout-ms")) {
 			bad = parse_u64(val, &v) || v < 1 || v > 100000;
 			o->timeout_ns = v * 1000000ull;
+		} else if (PT_IS("--ack-timeout") && (o->accepts & PT_ARG_ACK_TIMEOUT)) {
+			bad = parse_u64(val, &v) || v < 1 || v > 31;
+			o->ack_timeout = (uint32_t)v;
+		} else if (PT_IS("--reconnects") && (o->accepts & PT_ARG_RECONNECT)) {
+			bad = parse_u64(val, &v) || v > 1000000;
+			o->reconnects = (uint32_t)v;
 		} else if (PT_IS("--port-wait-ms")) {
 			bad = parse_u64(val, &v) || v < 1 || v > 100000;
 			o->port_wait_ns = v * 1000000ull;
@@ -355,13 +362,47 @@ int pt_register(pt_ctx_t *c, size_t buf_len)
 	return 0;
 }
 
+int pt_create_qp(pt_ctx_t *c)
+{
+	ib_qp_create_t qc;
+	ib_qp_attr_t qa;
+	ib_api_status_t st;
+	memset(&qc, 0, sizeof qc);
+	qc.qp_type = IB_QPT_RELIABLE_CONN;
+	qc.sq_depth = c->sq_depth;
+	qc.rq_depth = c->rq_depth;
+	qc.sq_sge = c->sq_sge;
+	qc.rq_sge = 1;
+	qc.h_sq_cq = c->scq.h;
+	qc.h_rq_cq = c->rcq.h;
+	qc.sq_signaled = FALSE;
+	st = c->ci->create_qp(c->pd, c, &qc, &qa, &c->qp, NULL);
+	return st == IB_SUCCESS ? 0 : pt_fail(c, "create_qp: %s", ib_get_err_str(st));
+}
+
+int pt_init_qp(pt_ctx_t *c)
+{
+	ib_qp_attr_t qa;
+	ib_qp_mod_t m;
+	ib_api_status_t st;
+	/* RESET -> INIT now, so that receives can be posted before the peer
+	 * may send. */
+	memset(&m, 0, sizeof m);
+	m.req_state = IB_QPS_INIT;
+	m.state.init.primary_port = 1;
+	m.state.init.pkey_index = 0;
+	m.state.init.access_ctrl = IB_AC_LOCAL_WRITE | IB_AC_RDMA_WRITE | IB_AC_RDMA_READ | IB_AC_ATOMIC;
+	st = c->ci->modify_qp(c->qp, &m, &qa, NULL);
+	if (st != IB_SUCCESS)
+		return pt_fail(c, "modify_qp(INIT): %s", ib_get_err_str(st));
+	c->local.qpn = cl_ntoh32(qa.num);
+	c->local.psn = (nicsim_node_id() * 2654435761u + c->local.qpn * 40503u) & 0xffffffu;
+	return 0;
+}
+
 int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth, uint32_t rq_depth,
 	     uint32_t signal_every)
 {
-	ib_api_status_t st;
-	ib_qp_create_t qc;
-	ib_qp_attr_t qa;
-	ib_qp_mod_t m;
 	uint16_t lid = 0;
 	uint32_t i;
 	long got;
@@ -377,39 +418,18 @@ int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth,
 	c->sq_sge = 1 + (o->inline_size + 15) / 16;
 	if (c->sq_sge > 30)
 		c->sq_sge = 30;
-	memset(&qc, 0, sizeof qc);
-	qc.qp_type = IB_QPT_RELIABLE_CONN;
-	qc.sq_depth = sq_depth;
-	qc.rq_depth = rq_depth;
-	qc.sq_sge = c->sq_sge;
-	qc.rq_sge = 1;
-	qc.h_sq_cq = c->scq.h;
-	qc.h_rq_cq = c->rcq.h;
-	qc.sq_signaled = FALSE;
-	st = c->ci->create_qp(c->pd, c, &qc, &qa, &c->qp, NULL);
-	if (st != IB_SUCCESS)
-		return pt_fail(c, "create_qp: %s", ib_get_err_str(st));
+	if (pt_create_qp(c))
+		return 1;
 	c->signal_every = signal_every < 1 ? 1 : signal_every > sq_depth ? sq_depth : signal_every;
 
 	if (pt_register(c, buf_len))
 		return 1;
 
-	/* RESET -> INIT now, so that receives can be posted before the peer
-	 * may send. */
-	memset(&m, 0, sizeof m);
-	m.req_state = IB_QPS_INIT;
-	m.state.init.primary_port = 1;
-	m.state.init.pkey_index = 0;
-	m.state.init.access_ctrl = IB_AC_LOCAL_WRITE | IB_AC_RDMA_WRITE | IB_AC_RDMA_READ | IB_AC_ATOMIC;
-	st = c->ci->modify_qp(c->qp, &m, &qa, NULL);
-	if (st != IB_SUCCESS)
-		return pt_fail(c, "modify_qp(INIT): %s", ib_get_err_str(st));
-
 	memset(&c->local, 0, sizeof c->local);
 	c->local.magic = fnv1a(o->prog);
 	c->local.lid = lid;
-	c->local.qpn = cl_ntoh32(qa.num);
-	c->local.psn = (nicsim_node_id() * 2654435761u + c->local.qpn * 40503u) & 0xffffffu;
+	if (pt_init_qp(c))
+		return 1;
 	c->local.rkey = c->rkey;
 	c->local.iters = o->iters;
 	c->local.addr = (uint64_t)(uintptr_t)c->buf;
@@ -437,7 +457,7 @@ int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth,
 	return 0;
 }
 
-int pt_connect(pt_ctx_t *c)
+int pt_rtr_rts(pt_ctx_t *c)
 {
 	ib_qp_mod_t m;
 	ib_qp_attr_t qa;
@@ -452,7 +472,7 @@ int pt_connect(pt_ctx_t *c)
 	m.state.rtr.primary_av.dlid = cl_hton16((uint16_t)c->remote.lid);
 	m.state.rtr.primary_av.grh_valid = FALSE;
 	m.state.rtr.primary_av.conn.path_mtu = IB_MTU_2048;
-	m.state.rtr.primary_av.conn.local_ack_timeout = 14;
+	m.state.rtr.primary_av.conn.local_ack_timeout = (uint8_t)c->opt.ack_timeout;
 	m.state.rtr.primary_av.conn.seq_err_retry_cnt = 7;
 	m.state.rtr.primary_av.conn.rnr_retry_cnt = 7;
 	m.state.rtr.resp_res = 4;
@@ -466,13 +486,15 @@ int pt_connect(pt_ctx_t *c)
 	m.state.rts.sq_psn = cl_hton32(c->local.psn);
 	m.state.rts.retry_cnt = 7;
 	m.state.rts.rnr_retry_cnt = 7;
-	m.state.rts.local_ack_timeout = 14;
+	m.state.rts.local_ack_timeout = (uint8_t)c->opt.ack_timeout;
 	m.state.rts.init_depth = 4;
 	st = c->ci->modify_qp(c->qp, &m, &qa, NULL);
 	if (st != IB_SUCCESS)
 		return pt_fail(c, "modify_qp(RTS): %s", ib_get_err_str(st));
-	return pt_barrier(c);
+	return 0;
 }
+
+int pt_connect(pt_ctx_t *c) { return pt_rtr_rts(c) || pt_barrier(c) ? 1 : 0; }
 
 int pt_finish(pt_ctx_t *c, int rc)
 {

@@ -57,6 +57,8 @@ extern "C" {
 #define PT_ARG_CQ_MOD 0x0010u           /* --cq-mod */
 #define PT_ARG_BIDIR 0x0020u            /* --bidirectional */
 #define PT_ARG_ATOMIC 0x0040u           /* --atomic=fadd|cswap */
+#define PT_ARG_ACK_TIMEOUT 0x0080u      /* --ack-timeout: RC local ACK timeout exponent */
+#define PT_ARG_RECONNECT 0x0100u        /* --reconnects: new QPs after failures */
 
 typedef struct pt_opts {
 	const char *prog;               /* program name (argv[0]) */
@@ -74,6 +76,8 @@ typedef struct pt_opts {
 	int cswap;                      /* --atomic=cswap (0: fetch-and-add) */
 	uint64_t timeout_ns;            /* --timeout-ms: longest wait without progress */
 	uint64_t port_wait_ns;          /* --port-wait-ms: longest wait for port 1 to become ACTIVE */
+	uint32_t ack_timeout;           /* --ack-timeout: 4.096 us * 2^N before RC resends (default 14) */
+	uint32_t reconnects;            /* --reconnects: most new QPs after failed ones (default 0) */
 } pt_opts_t;
 
 /* A completion queue and its notification state (--poll=event).  The
@@ -167,6 +171,13 @@ int pt_setup(pt_ctx_t *c, const pt_opts_t *o, size_t buf_len, uint32_t sq_depth,
 	     uint32_t signal_every);
 /* INIT->RTR->RTS towards the peer, then a barrier with it. */
 int pt_connect(pt_ctx_t *c);
+/* INIT->RTR->RTS towards ctx->remote, without the barrier. 0 or 1. */
+int pt_rtr_rts(pt_ctx_t *c);
+/* pt_setup's QP: creates the RC QP on ctx's CQs and depths (ctx->qp), and
+ * moves it RESET->INIT, setting ctx->local's qpn and psn. A program that
+ * connects again after a failure makes its new QP with these. 0 or 1. */
+int pt_create_qp(pt_ctx_t *c);
+int pt_init_qp(pt_ctx_t *c);
 /* Waits for the outstanding send WRs, meets the peer (so neither side
  * destroys its QP while the other still needs it), then releases
  * everything pt_setup created.  Returns `rc`, or 1 if the drain failed. */

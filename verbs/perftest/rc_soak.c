@@ -13,12 +13,22 @@
  * and in order, or the sender hears of it (a send completion with an error
  * status, IB_WCS_RETRY_CNT_ERR and the flushes after it).
  *
- * Results (client): sent, acked, failed (error completions), delivered,
- * corrupted, duplicated, out_of_order, lost_unreported (acked but never
- * delivered), and the HCA's retransmissions are in the run's statistics.
- * The run fails if any of corrupted, duplicated, out_of_order or
- * lost_unreported is not zero, or if a message is neither delivered nor
- * reported failed.
+ * With --reconnects=N a failed QP is not the end: the client makes a new
+ * QP and asks the server over the management network to do the same. The
+ * server moves its old QP to the error state, counts what arrived on it
+ * (until every posted receive came back), answers with the number of
+ * messages it has (they arrive in order, so that is the first one it
+ * lacks) and its new QP; the client resumes from there. Messages the
+ * failed QP reported failed are sent again, at most N times over.
+ *
+ * Results (client): sent (distinct messages), acked, failed (error
+ * completions), failed_status (the first error's ib_wc_status_t),
+ * retry_exceeded, reconnects, resent, gave_up (reported failed and never
+ * delivered: the reconnects ran out), delivered, corrupted, duplicated,
+ * out_of_order, lost_unreported (acked but never delivered); the HCA's
+ * retransmissions are in the run's statistics. The run fails if any of
+ * corrupted, duplicated, out_of_order or lost_unreported is not zero, or if
+ * a message is neither delivered nor reported failed.
  */
 #include "perftest.h"
 
@@ -38,6 +48,18 @@ typedef struct soak_hdr {
 typedef struct soak_rx_counts {
 	uint64_t delivered, corrupted, duplicated, out_of_order, errors;
 } soak_rx_counts_t;
+
+/* --reconnects: the client's requests to the server, and its answer. */
+#define TAG_CTRL 8u
+enum { CTRL_RECONNECT = 1, CTRL_DONE = 2 };
+typedef struct soak_ctrl {
+	uint32_t kind, epoch;
+	pt_conn_t conn;                 /* the sender's new QP (CTRL_RECONNECT) */
+} soak_ctrl_t;
+typedef struct soak_resume {
+	uint64_t delivered;             /* the first message the server lacks */
+	pt_conn_t conn;
+} soak_resume_t;
 
 static uint32_t checksum(const uint8_t *p, uint32_t len)
 {
@@ -116,34 +138,62 @@ static int poll(pt_ctx_t *c, pt_cq_t *cq, pt_wc_list_t *l, ib_wc_t *out)
 }
 
 typedef struct soak_tx {
-	uint32_t posted, acked, failed; /* sends posted, completed successfully, completed with an error */
+	uint32_t posted;                /* distinct messages posted (the next new sequence number) */
+	uint32_t next;                  /* the next message to post on this QP */
+	uint32_t acked, failed;         /* completions with success, with an error status */
+	uint32_t failed_status;         /* the first error's status */
+	uint32_t retry_exceeded, reconnects, resent;
+	uint32_t *acked_seq, nacked;    /* the acknowledged messages, in completion order */
+	uint32_t acked_end;             /* 1 + the highest acknowledged message */
+	uint32_t lost_at_resume;        /* acknowledged, yet the server lacked them when it answered */
 } soak_tx_t;
 
-static int client(pt_ctx_t *c, uint32_t size, soak_tx_t *tx, uint32_t *acked_seq, uint32_t *nacked)
+static void count_send_wc(soak_tx_t *tx, const ib_wc_t *wc)
+{
+	if (wc->status == IB_WCS_SUCCESS) {
+		tx->acked_seq[tx->nacked++] = (uint32_t)wc->wr_id;
+		tx->acked++;
+		if ((uint32_t)wc->wr_id >= tx->acked_end)
+			tx->acked_end = (uint32_t)wc->wr_id + 1;
+		return;
+	}
+	if (!tx->failed)
+		tx->failed_status = (uint32_t)wc->status;
+	tx->failed++;
+	tx->retry_exceeded += wc->status == IB_WCS_TIMEOUT_RETRY_ERR;
+}
+
+/* Sends on the current QP from tx->next until every message is acked or
+ * the QP failed and every send on it came back. *broke: it failed. */
+static int client_connection(pt_ctx_t *c, uint32_t size, soak_tx_t *tx, int *broke)
 {
 	const pt_opts_t *o = &c->opt;
 	pt_wc_list_t wcl;
 	ib_wc_t wcs[PT_WC_BATCH];
+	uint32_t posted = 0, done = 0; /* on this QP */
 	pt_wc_list_init(&wcl);
 	pt_touch(c);
-	while (tx->acked + tx->failed < tx->posted || (tx->posted < o->iters && !tx->failed)) {
+	*broke = 0;
+	while (done < posted || (tx->next < o->iters && !*broke)) {
 		int n, i;
-		while (!tx->failed && tx->posted < o->iters && tx->posted - tx->acked - tx->failed < o->tx_depth) {
-			fill(c, tx->posted, size);
-			if (post_send(c, tx->posted, size))
+		while (!*broke && tx->next < o->iters && posted - done < o->tx_depth) {
+			fill(c, tx->next, size);
+			if (post_send(c, tx->next, size))
 				return 1;
-			tx->posted++;
+			if (tx->next < tx->posted)
+				tx->resent++;
+			else
+				tx->posted = tx->next + 1;
+			tx->next++;
+			posted++;
 		}
 		if ((n = poll(c, &c->scq, &wcl, wcs)) < 0)
 			return 1;
 		for (i = 0; i < n; i++) {
-			if (wcs[i].status == IB_WCS_SUCCESS) {
-				acked_seq[(*nacked)++] = (uint32_t)wcs[i].wr_id;
-				tx->acked++;
-			} else {
-				tx->failed++;
-			}
+			count_send_wc(tx, &wcs[i]);
+			*broke |= wcs[i].status != IB_WCS_SUCCESS;
 		}
+		done += (uint32_t)n;
 		if (n)
 			pt_touch(c);
 		else if (nicsim_now_ps() > c->deadline_ps) /* port events are expected here: only time counts */
@@ -152,6 +202,58 @@ static int client(pt_ctx_t *c, uint32_t size, soak_tx_t *tx, uint32_t *acked_seq
 			nicsim_sleep_ns(IDLE_NS);
 	}
 	return 0;
+}
+
+/* A new QP in place of the failed one (every send on it came back), the
+ * server's new QP and the first message it lacks. */
+static int client_reconnect(pt_ctx_t *c, soak_tx_t *tx)
+{
+	soak_ctrl_t req;
+	soak_resume_t ans;
+	ib_api_status_t st = c->ci->destroy_qp(c->qp, NULL);
+	c->qp = NULL;
+	if (st != IB_SUCCESS)
+		return pt_fail(c, "destroy_qp: %s", ib_get_err_str(st));
+	if (pt_create_qp(c) || pt_init_qp(c))
+		return 1;
+	memset(&req, 0, sizeof req);
+	req.kind = CTRL_RECONNECT;
+	req.epoch = tx->reconnects + 1;
+	req.conn = c->local;
+	if (nicsim_mgmt_send(c->peer, TAG_CTRL, &req, sizeof req))
+		return pt_fail(c, "management network: cannot send to node %u", c->peer);
+	if (nicsim_mgmt_recv(c->peer, TAG_CTRL, &ans, sizeof ans, NULL, c->opt.timeout_ns) != (long)sizeof ans)
+		return pt_fail(c, "no answer to reconnect %u from node %s", req.epoch, nicsim_node_name_of(c->peer));
+	if (ans.delivered > tx->posted)
+		return pt_fail(c, "the server has %llu messages of %u sent", (unsigned long long)ans.delivered,
+			       tx->posted);
+	/* Sending them again would hide the loss: they count as lost. */
+	if (ans.delivered < tx->acked_end)
+		tx->lost_at_resume += tx->acked_end - (uint32_t)ans.delivered;
+	c->remote = ans.conn;
+	tx->next = (uint32_t)ans.delivered;
+	tx->reconnects++;
+	return pt_rtr_rts(c);
+}
+
+static int client(pt_ctx_t *c, uint32_t size, soak_tx_t *tx)
+{
+	soak_ctrl_t done;
+	int broke = 0;
+	for (;;) {
+		if (client_connection(c, size, tx, &broke))
+			return 1;
+		if (!broke || tx->reconnects == c->opt.reconnects)
+			break;
+		if (client_reconnect(c, tx))
+			return 1;
+	}
+	if (!c->opt.reconnects)
+		return 0;
+	memset(&done, 0, sizeof done);
+	done.kind = CTRL_DONE;
+	return nicsim_mgmt_send(c->peer, TAG_CTRL, &done, sizeof done) ? pt_fail(c, "management network: cannot send")
+								  : 0;
 }
 
 static void check_message(const uint8_t *p, uint32_t len, uint32_t size, soak_rx_counts_t *rx)
@@ -173,16 +275,95 @@ static void check_message(const uint8_t *p, uint32_t len, uint32_t size, soak_rx
 		rx->out_of_order++;
 }
 
-/* Receives until every message came, an error completion ends the QP, or
- * nothing arrives for --timeout-ms. */
+static int post_receives(pt_ctx_t *c, uint32_t size)
+{
+	uint32_t i;
+	for (i = 0; i < c->opt.rx_depth; i++)
+		if (post_recv(c, i, size))
+			return 1;
+	return 0;
+}
+
+/* The client's QP failed: the old QP goes to the error state, and what
+ * arrived on it before is counted (every posted receive comes back, with
+ * data or flushed), so no late packet of it lands after the answer. Then a
+ * new QP, connected to the client's, and the answer. */
+static int server_reconnect(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx, const soak_ctrl_t *req)
+{
+	pt_wc_list_t wcl;
+	ib_wc_t wcs[PT_WC_BATCH];
+	ib_qp_mod_t m;
+	ib_qp_attr_t qa;
+	soak_resume_t ans;
+	uint32_t back = 0;
+	ib_api_status_t st;
+	memset(&m, 0, sizeof m);
+	m.req_state = IB_QPS_ERROR;
+	if ((st = c->ci->modify_qp(c->qp, &m, &qa, NULL)) != IB_SUCCESS)
+		return pt_fail(c, "modify_qp(ERROR): %s", ib_get_err_str(st));
+	pt_wc_list_init(&wcl);
+	pt_touch(c);
+	while (back < c->opt.rx_depth) {
+		int n = poll(c, &c->rcq, &wcl, wcs), k;
+		if (n < 0)
+			return 1;
+		for (k = 0; k < n; k++)
+			if (wcs[k].status == IB_WCS_SUCCESS)
+				check_message(slot(c, c->opt.tx_depth + (uint32_t)wcs[k].wr_id, size), wcs[k].length, size,
+					      rx);
+		back += (uint32_t)n;
+		if (!n && nicsim_now_ps() > c->deadline_ps)
+			return pt_fail(c, "the failed QP's receives did not come back");
+		if (!n)
+			nicsim_sleep_ns(IDLE_NS);
+	}
+	if ((st = c->ci->destroy_qp(c->qp, NULL)) != IB_SUCCESS)
+		return pt_fail(c, "destroy_qp: %s", ib_get_err_str(st));
+	c->qp = NULL;
+	c->remote = req->conn;
+	if (pt_create_qp(c) || pt_init_qp(c) || post_receives(c, size) || pt_rtr_rts(c))
+		return 1;
+	ans.delivered = rx->delivered;
+	ans.conn = c->local;
+	if (nicsim_mgmt_send(c->peer, TAG_CTRL, &ans, sizeof ans))
+		return pt_fail(c, "management network: cannot send to node %u", c->peer);
+	return 0;
+}
+
+/* Between polls: a sleep, or with --reconnects a wait for the client's
+ * request of as long. *done: the client sent its last message. */
+static int server_idle(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx, int *done)
+{
+	soak_ctrl_t req;
+	if (!c->opt.reconnects) {
+		nicsim_sleep_ns(IDLE_NS);
+		return 0;
+	}
+	if (nicsim_mgmt_recv(c->peer, TAG_CTRL, &req, sizeof req, NULL, IDLE_NS) != (long)sizeof req)
+		return 0;
+	pt_touch(c);
+	if (req.kind == CTRL_DONE) {
+		*done = 1;
+		return 0;
+	}
+	if (req.kind != CTRL_RECONNECT)
+		return pt_fail(c, "unknown request %u from the client", req.kind);
+	return server_reconnect(c, size, rx, &req);
+}
+
+/* Receives until every message came (with --reconnects: until the client
+ * says it is done), an error completion ends the QP, or nothing arrives for
+ * --timeout-ms. */
 static int server(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx)
 {
 	const pt_opts_t *o = &c->opt;
 	pt_wc_list_t wcl;
 	ib_wc_t wcs[PT_WC_BATCH];
+	int done = 0;
 	pt_wc_list_init(&wcl);
 	pt_touch(c);
-	while (rx->delivered + rx->corrupted + rx->duplicated + rx->out_of_order < o->iters && !rx->errors) {
+	while (!done && !rx->errors &&
+	       (o->reconnects || rx->delivered + rx->corrupted + rx->duplicated + rx->out_of_order < o->iters)) {
 		int n = poll(c, &c->rcq, &wcl, wcs), k;
 		if (n < 0)
 			return 1;
@@ -200,8 +381,8 @@ static int server(pt_ctx_t *c, uint32_t size, soak_rx_counts_t *rx)
 			pt_touch(c);
 		else if (nicsim_now_ps() > c->deadline_ps)
 			break; /* the client stopped sending: its counts say why */
-		else
-			nicsim_sleep_ns(IDLE_NS);
+		else if (server_idle(c, size, rx, &done))
+			return 1;
 	}
 	return 0;
 }
@@ -211,6 +392,12 @@ static void report(const soak_tx_t *tx, const soak_rx_counts_t *rx, uint64_t los
 	nicsim_result("sent", tx->posted, "messages");
 	nicsim_result("acked", tx->acked, "messages");
 	nicsim_result("failed", tx->failed, "messages");
+	nicsim_result("failed_status", tx->failed_status, "ib_wc_status_t");
+	nicsim_result("retry_exceeded", tx->retry_exceeded, "completions");
+	nicsim_result("reconnects", tx->reconnects, "QPs");
+	nicsim_result("resent", tx->resent, "messages");
+	nicsim_result("gave_up", tx->posted - (uint32_t)(rx->delivered < tx->posted ? rx->delivered : tx->posted),
+		      "messages");
 	nicsim_result("delivered", (double)rx->delivered, "messages");
 	nicsim_result("corrupted", (double)rx->corrupted, "messages");
 	nicsim_result("duplicated", (double)rx->duplicated, "messages");
@@ -223,31 +410,32 @@ static int soak(pt_ctx_t *c)
 	const uint32_t size = c->opt.sizes[0];
 	soak_tx_t tx;
 	soak_rx_counts_t rx;
-	uint32_t *acked_seq = NULL, nacked = 0, i;
+	uint32_t i;
 	uint64_t lost = 0;
 	memset(&tx, 0, sizeof tx);
 	memset(&rx, 0, sizeof rx);
 	if (size < HDR_BYTES)
 		return pt_fail(c, "--sizes must be at least %u bytes (the header)", HDR_BYTES);
-	if (c->rank == 1)
-		for (i = 0; i < c->opt.rx_depth; i++)
-			if (post_recv(c, i, size))
-				return 1;
+	if (c->rank == 1 && post_receives(c, size))
+		return 1;
 	if (pt_connect(c))
 		return 1;
 	if (c->rank == 1)
 		return server(c, size, &rx) || pt_exchange(c, 7, &rx, &rx, sizeof rx) ? 1 : 0;
-	acked_seq = (uint32_t *)nicsim_alloc((size_t)c->opt.iters * sizeof *acked_seq + 4, 8);
-	if (!acked_seq)
+	/* Each message is acked at most once: a new QP resumes after the
+	 * server's last, and an acked message is there. */
+	tx.acked_seq = (uint32_t *)nicsim_alloc((size_t)c->opt.iters * sizeof *tx.acked_seq + 4, 8);
+	if (!tx.acked_seq)
 		return pt_fail(c, "no node memory for the acknowledgement log");
-	if (client(c, size, &tx, acked_seq, &nacked) || pt_exchange(c, 7, &rx, &rx, sizeof rx)) {
-		nicsim_free(acked_seq);
+	if (client(c, size, &tx) || pt_exchange(c, 7, &rx, &rx, sizeof rx)) {
+		nicsim_free(tx.acked_seq);
 		return 1;
 	}
 	/* Delivery is in order: the receiver has messages 0..delivered-1. */
-	for (i = 0; i < nacked; i++)
-		lost += acked_seq[i] >= rx.delivered;
-	nicsim_free(acked_seq);
+	for (i = 0; i < tx.nacked; i++)
+		lost += tx.acked_seq[i] >= rx.delivered;
+	lost += tx.lost_at_resume;
+	nicsim_free(tx.acked_seq);
 	report(&tx, &rx, lost);
 	if (rx.corrupted || rx.duplicated || rx.out_of_order || lost)
 		return pt_fail(c, "RC broke its promise: %llu corrupted, %llu duplicated, %llu out of order, %llu lost "
@@ -263,7 +451,8 @@ static int rc_soak_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_rc_soak", PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH);
+	pt_defaults(&o, "ib_rc_soak",
+		    PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH | PT_ARG_ACK_TIMEOUT | PT_ARG_RECONNECT);
 	pt_set_sizes(&o, "1024");
 	o.iters = 10000;
 	o.tx_depth = 16;
@@ -284,7 +473,9 @@ __attribute__((constructor)) static void reg(void)
 		"ib_rc_soak", rc_soak_main,
 		"RC sends under link faults, every byte checked and every message accounted for; rank 0 sends, rank 1 "
 		"receives. --sizes=1024 (one size), --iters=10000 (messages), --tx-depth=16, --rx-depth=64, "
-		"--timeout-ms=2000. Results (client): sent, acked, failed, delivered, corrupted, duplicated, "
-		"out_of_order, lost_unreported (messages); fails unless the last four are zero and every message "
+		"--timeout-ms=2000, --ack-timeout=14 (RC resends after 4.096 us * 2^N), --reconnects=0 (new QPs "
+		"after failed ones, resuming at the server's first missing message). Results (client): sent, acked, "
+		"failed, failed_status, retry_exceeded, reconnects, resent, gave_up, delivered, corrupted, "
+		"duplicated, out_of_order, lost_unreported; fails unless the last four are zero and every message "
 		"was delivered or reported failed");
 }

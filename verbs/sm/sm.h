@@ -155,6 +155,7 @@ class SubnetManager {
   static void async_cb(const ib_event_rec_t* rec);
   // ---- sweep (sweep.cc) ----
   bool discover();
+  void forget_lost_switches();
   struct Probe {
     std::vector<std::uint8_t> path;
     int from;

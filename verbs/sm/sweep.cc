@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <set>
 
 #include "core/sim.h"
 #include "ib_fabric/ib_mgmt.h"
@@ -37,12 +38,25 @@ bool SubnetManager::sweep() {
   stats_.started = nicsim::now();
   bool ok = discover();
   if (ok) {
+    forget_lost_switches();
     assign_lids();
     compute_routes();
     ok = program_lfts() && program_mfts() && activate_ports();
   }
   stats_.finished = nicsim::now();
   return ok && stats_.failed == 0;
+}
+
+// A switch the sweep did not find has left the subnet (it failed, or every
+// link to it did). What the SM wrote to it is forgotten, as OpenSM drops a
+// switch it lost: if it comes back, it may have restarted with empty tables,
+// so every block is written again.
+void SubnetManager::forget_lost_switches() {
+  std::set<std::uint64_t> found;
+  for (const SmNode& n : nodes_)
+    if (n.is_switch) found.insert(n.guid);
+  std::erase_if(lft_set_, [&](const auto& e) { return !found.count(e.first); });
+  std::erase_if(mft_set_, [&](const auto& e) { return !found.count(e.first.first); });
 }
 
 bool SubnetManager::discover() {

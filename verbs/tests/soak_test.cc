@@ -9,78 +9,47 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <string>
+#include <vector>
 
-#include "fabric/link.h"
-#include "sim/tests/scenario_figures.h"
-#include "world/world.h"
+#include "sim/tests/scenario_soak.h"
 
 using namespace nicsim;
+using nicsim::testing::SoakOutcome;
 
 namespace {
 
-struct SoakOutcome {
-  std::map<std::string, double> results;
-  std::uint64_t bit_errors = 0;
-  bool ok = false;
-};
-
-SoakOutcome run_soak(const std::vector<std::string>& extra_faults, const std::string& iters) {
-  std::string text;
-  {
-    std::ifstream f(std::string(NICSIM_SOURCE_DIR) + "/scenarios/ib_rc_soak.textproto");
-    text.assign(std::istreambuf_iterator<char>(f), {});
-  }
-  for (const std::string& fault : extra_faults) text += fault + "\n";
-  Scenario sc = nicsim::testing::load_text(text, "ib_rc_soak.textproto");
-  for (auto& w : sc.workloads)
-    for (auto& a : w.args)
-      if (a.rfind("--iters=", 0) == 0) a = "--iters=" + iters;
-  SoakOutcome out;
-  nicsim::testing::RunOptions o;
-  o.inspect = [&](World& w) {
-    for (const auto& l : w.fabric().links()) out.bit_errors += l->a().stats().bit_errors + l->b().stats().bit_errors;
-  };
-  const nicsim::testing::RunResult r = nicsim::testing::run_scenario(sc, o);
-  out.results = r.results;
-  out.ok = r.ok;
-  return out;
-}
-
-double get(const SoakOutcome& o, const std::string& name) {
-  const auto it = o.results.find(name);
-  EXPECT_NE(it, o.results.end()) << name;
-  return it == o.results.end() ? -1 : it->second;
+SoakOutcome soak(const std::vector<std::string>& extra, const std::vector<std::string>& args) {
+  return nicsim::testing::run_soak({"ib_rc_soak.textproto", extra, "ib_rc_soak", args, {}});
 }
 
 TEST(RcSoak, BitErrorsAndFlapsDeliverEveryMessageOnceInOrder) {
-  const SoakOutcome o = run_soak({}, "5000");
+  const SoakOutcome o = soak({}, {"--iters=5000"});
   EXPECT_TRUE(o.ok);
-  EXPECT_EQ(get(o, "sent"), 5000);
-  EXPECT_EQ(get(o, "delivered"), 5000);
-  EXPECT_EQ(get(o, "acked"), 5000);
-  EXPECT_EQ(get(o, "failed"), 0);
-  EXPECT_EQ(get(o, "corrupted"), 0);
-  EXPECT_EQ(get(o, "duplicated"), 0);
-  EXPECT_EQ(get(o, "out_of_order"), 0);
-  EXPECT_EQ(get(o, "lost_unreported"), 0);
+  EXPECT_EQ(o.get("sent"), 5000);
+  EXPECT_EQ(o.get("delivered"), 5000);
+  EXPECT_EQ(o.get("acked"), 5000);
+  EXPECT_EQ(o.get("failed"), 0);
+  EXPECT_EQ(o.get("corrupted"), 0);
+  EXPECT_EQ(o.get("duplicated"), 0);
+  EXPECT_EQ(o.get("out_of_order"), 0);
+  EXPECT_EQ(o.get("lost_unreported"), 0);
   EXPECT_GT(o.bit_errors, 50u);  // the faults were there
 }
 
 // A link down for longer than seven retransmission timeouts: the sender
 // hears of it (retry exceeded, then the flushes), nothing is lost unheard.
 TEST(RcSoak, ALinkDownPastTheRetryLimitIsReportedNotLost) {
-  const SoakOutcome o = run_soak({R"(fault { at: "2ms" link: "h0--sw0" link_down: true })",
-                                  R"(fault { at: "900ms" link: "h0--sw0" link_up: true })"},
-                                 "5000");
-  EXPECT_GT(get(o, "failed"), 0);
-  EXPECT_LT(get(o, "delivered"), 5000);
-  EXPECT_EQ(get(o, "delivered") + get(o, "failed"), get(o, "sent"));
-  EXPECT_EQ(get(o, "corrupted"), 0);
-  EXPECT_EQ(get(o, "duplicated"), 0);
-  EXPECT_EQ(get(o, "out_of_order"), 0);
-  EXPECT_EQ(get(o, "lost_unreported"), 0);
+  const SoakOutcome o = soak({R"(fault { at: "2ms" link: "h0--sw0" link_down: true })",
+                              R"(fault { at: "900ms" link: "h0--sw0" link_up: true })"},
+                             {"--iters=5000"});
+  EXPECT_GT(o.get("failed"), 0);
+  EXPECT_LT(o.get("delivered"), 5000);
+  EXPECT_EQ(o.get("delivered") + o.get("failed"), o.get("sent"));
+  EXPECT_EQ(o.get("corrupted"), 0);
+  EXPECT_EQ(o.get("duplicated"), 0);
+  EXPECT_EQ(o.get("out_of_order"), 0);
+  EXPECT_EQ(o.get("lost_unreported"), 0);
 }
 
 }  // namespace
@@ -103,9 +72,7 @@ TEST(RcSoak, LargeReadsOverBitErrorsResumeAtTheMissingResponse) {
                args: "--sizes=262144" args: "--iters=40" args: "--tx-depth=4" args: "--timeout-ms=2000" })";
   std::uint64_t bit_errors = 0;
   nicsim::testing::RunOptions o;
-  o.inspect = [&](World& w) {
-    for (const auto& l : w.fabric().links()) bit_errors += l->a().stats().bit_errors + l->b().stats().bit_errors;
-  };
+  o.inspect = [&](World& w) { bit_errors = nicsim::testing::link_bit_errors(w); };
   const nicsim::testing::RunResult r = nicsim::testing::run_scenario(nicsim::testing::load_text(text), o);
   EXPECT_TRUE(r.ok);
   ASSERT_TRUE(r.results.count("bw_262144"));
@@ -136,9 +103,7 @@ void expect_large_messages_complete(const std::string& program) {
                args: "--sizes=262144" args: "--iters=40" args: "--tx-depth=4" args: "--timeout-ms=4000" })";
   std::uint64_t bit_errors = 0;
   nicsim::testing::RunOptions o;
-  o.inspect = [&](World& w) {
-    for (const auto& l : w.fabric().links()) bit_errors += l->a().stats().bit_errors + l->b().stats().bit_errors;
-  };
+  o.inspect = [&](World& w) { bit_errors = nicsim::testing::link_bit_errors(w); };
   const nicsim::testing::RunResult r = nicsim::testing::run_scenario(nicsim::testing::load_text(text), o);
   EXPECT_TRUE(r.ok);
   ASSERT_TRUE(r.results.count("bw_262144"));
