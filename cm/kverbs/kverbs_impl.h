@@ -110,6 +110,11 @@ struct KDevice : host::HostSoftware {
 
 // The calling node's device state (nullptr: not opened).
 KDevice* current();
+// Whether the caller is the node's interrupt context: the verbs that issue
+// an HCA command (and would block) refuse there, before any command, with
+// the verbs' choices (ci_interface_t): NULL from a create, -EBUSY from a
+// release (the object stays), -EINVAL from a query or modify.
+bool in_interrupt();
 // Errno value of a provider status.
 int errno_of(ib_api_status_t s);
 // The node's DMA MR registrations: the provider lkey for [addr, addr+len)

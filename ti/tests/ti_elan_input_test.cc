@@ -106,9 +106,8 @@ std::vector<StateRow> established_rows() {
       {"reject", "after accepting", OP, [](Peer& p) { return p.ops->reject(&p.req); }},
       {"atomic_op", "operation 7", P,
        [](Peer& p) {
-         return with_element(p, [&](ti_data_element_t* e) {
-           return p.ops->atomic_op(p.conn, static_cast<ti_atomic_op_t>(7), e);
-         });
+         return with_element(
+             p, [&](ti_data_element_t* e) { return p.ops->atomic_op(p.conn, static_cast<ti_atomic_op_t>(7), e); });
        }},
       {"rdma_read", "a message pool's element", P,
        [](Peer& p) { return with_element(p, [&](ti_data_element_t* e) { return p.ops->rdma_read(p.conn, e); }); }},
@@ -136,7 +135,8 @@ std::vector<StateRow> established_rows() {
            return s;
          });
        }},
-      {"res_pool_destroy", "an element posted", TI_RESOURCE_BUSY, [](Peer& p) { return p.ops->res_pool_destroy(p.pool); }},
+      {"res_pool_destroy", "an element posted", TI_RESOURCE_BUSY,
+       [](Peer& p) { return p.ops->res_pool_destroy(p.pool); }},
       {"destroy_cq", "a connection still uses it", OP, [](Peer& p) { return p.ops->destroy_cq(p.cq); }},
       {"destroy_pd", "a CQ and a connection still use it", TI_RESOURCE_BUSY,
        [](Peer& p) { return p.ops->destroy_pd(p.pd); }},
@@ -189,7 +189,8 @@ int passive_side() {
   if (!wait_until(p.received.count, 1)) return 1;
   const ti_data_element_t* in = p.received.items[0];
   bool ok = in->status == TI_SUCCESS && in->recv_byte_count == 200;
-  for (std::uint32_t i = 0; ok && i < 200; ++i) ok = static_cast<unsigned char*>(in->local_data_desc[0].vaddr)[i] == pattern(4, i);
+  for (std::uint32_t i = 0; ok && i < 200; ++i)
+    ok = static_cast<unsigned char*>(in->local_data_desc[0].vaddr)[i] == pattern(4, i);
   g_seen.payload_ok = ok;
   ti_data_element_t* out = peer_get(p, 1);
   fill(out, 100);
@@ -228,12 +229,14 @@ int active_side() {
   if (!wait_until(p.received.count, 1) || !wait_until(p.sent.count, 1)) return 1;
   const ti_data_element_t* in = p.received.items[0];
   bool ok = in->status == TI_SUCCESS && in->recv_byte_count == 100;
-  for (std::uint32_t i = 0; ok && i < 100; ++i) ok = static_cast<unsigned char*>(in->local_data_desc[0].vaddr)[i] == pattern(4, i);
+  for (std::uint32_t i = 0; ok && i < 100; ++i)
+    ok = static_cast<unsigned char*>(in->local_data_desc[0].vaddr)[i] == pattern(4, i);
   g_seen.payload_ok = g_seen.payload_ok && ok;
   volatile int gone = 0;
   if (p.ops->disconnect(p.conn, peer_counted, const_cast<int*>(&gone)) != TI_SUCCESS || !wait_until(gone, 1)) return 1;
   // The receive the row posted comes back canceled.
-  g_seen.payload_ok = g_seen.payload_ok && wait_until(p.received.count, 2) && p.received.items[1]->status == TI_CANCELED;
+  g_seen.payload_ok =
+      g_seen.payload_ok && wait_until(p.received.count, 2) && p.received.items[1]->status == TI_CANCELED;
   run_state_rows(p, closed_rows());
   nicsim_barrier();
   peer_put_all(p, p.received);
@@ -256,7 +259,8 @@ int table_side(Handles& h) {
   }
   g_seen.table_rows = static_cast<int>(rows.size());
   const ti_elan::Counters after = n->counters();
-  g_seen.unchanged = before.objects == after.objects && before.conns == after.conns && before.services == after.services;
+  g_seen.unchanged =
+      before.objects == after.objects && before.conns == after.conns && before.services == after.services;
   ti_pool_response_t r{};
   g_seen.still_works = h.o->res_pool_get(h.pool, 4, FALSE, nullptr, nullptr, nullptr, &r) == TI_SUCCESS &&
                        r.element_count == 4 && h.o->res_pool_put(h.pool, r.p_element_list) == TI_SUCCESS;

@@ -33,10 +33,10 @@ struct Handles {
   ti_res_pool_handle_t old_pool = nullptr;
   ti_mem_handle_t old_mem = nullptr;
   ti_conn_handle_t old_conn = nullptr;
-  unsigned char invented[64] = {};  // never a handle
+  unsigned char invented[64] = {};    // never a handle
   unsigned char region[256] = {};     // scratch: never registered
   unsigned char* node_mem = nullptr;  // registered (node memory: the Elan maps only that)
-  ti_data_element_t loose{};  // not an element of any pool
+  ti_data_element_t loose{};          // not an element of any pool
 };
 
 struct Row {
