@@ -117,38 +117,96 @@ int post_recv(ib_qp* qp, ib_sge* sge, int nsge) {
 std::vector<Row> device_rows(Side& s, Side& o) {
   const int E = -EINVAL;
   return {
-      {"ib_query_device", "NULL device", E, [] { ib_device_attr a{}; return ib_query_device(nullptr, &a); }},
+      {"ib_query_device", "NULL device", E,
+       [] {
+         ib_device_attr a{};
+         return ib_query_device(nullptr, &a);
+       }},
       {"ib_query_device", "NULL attributes", E, [&s] { return ib_query_device(s.dev, nullptr); }},
-      {"ib_query_device", "other node's device", E, [&o] { ib_device_attr a{}; return ib_query_device(o.dev, &a); }},
+      {"ib_query_device", "other node's device", E,
+       [&o] {
+         ib_device_attr a{};
+         return ib_query_device(o.dev, &a);
+       }},
       {"ib_query_device", "a PD as device", E,
-       [&s] { ib_device_attr a{}; return ib_query_device(as<ib_device>(s.pd), &a); }},
-      {"ib_query_port", "port 0", E, [&s] { ib_port_attr a{}; return ib_query_port(s.dev, 0, &a); }},
-      {"ib_query_port", "port 3", E, [&s] { ib_port_attr a{}; return ib_query_port(s.dev, 3, &a); }},
+       [&s] {
+         ib_device_attr a{};
+         return ib_query_device(as<ib_device>(s.pd), &a);
+       }},
+      {"ib_query_port", "port 0", E,
+       [&s] {
+         ib_port_attr a{};
+         return ib_query_port(s.dev, 0, &a);
+       }},
+      {"ib_query_port", "port 3", E,
+       [&s] {
+         ib_port_attr a{};
+         return ib_query_port(s.dev, 3, &a);
+       }},
       {"ib_query_port", "NULL attributes", E, [&s] { return ib_query_port(s.dev, 1, nullptr); }},
-      {"ib_query_port", "other node's device", E, [&o] { ib_port_attr a{}; return ib_query_port(o.dev, 1, &a); }},
-      {"ib_query_gid", "index -1", E, [&s] { ib_gid g{}; return ib_query_gid(s.dev, 1, -1, &g); }},
-      {"ib_query_gid", "index 1", E, [&s] { ib_gid g{}; return ib_query_gid(s.dev, 1, 1, &g); }},
-      {"ib_query_gid", "port 9", E, [&s] { ib_gid g{}; return ib_query_gid(s.dev, 9, 0, &g); }},
+      {"ib_query_port", "other node's device", E,
+       [&o] {
+         ib_port_attr a{};
+         return ib_query_port(o.dev, 1, &a);
+       }},
+      {"ib_query_gid", "index -1", E,
+       [&s] {
+         ib_gid g{};
+         return ib_query_gid(s.dev, 1, -1, &g);
+       }},
+      {"ib_query_gid", "index 1", E,
+       [&s] {
+         ib_gid g{};
+         return ib_query_gid(s.dev, 1, 1, &g);
+       }},
+      {"ib_query_gid", "port 9", E,
+       [&s] {
+         ib_gid g{};
+         return ib_query_gid(s.dev, 9, 0, &g);
+       }},
       {"ib_query_gid", "NULL gid", E, [&s] { return ib_query_gid(s.dev, 1, 0, nullptr); }},
-      {"ib_query_gid", "other node's device", E, [&o] { ib_gid g{}; return ib_query_gid(o.dev, 1, 0, &g); }},
+      {"ib_query_gid", "other node's device", E,
+       [&o] {
+         ib_gid g{};
+         return ib_query_gid(o.dev, 1, 0, &g);
+       }},
       {"ib_alloc_pd", "NULL device", kNull, [] { return made(ib_alloc_pd(nullptr), ib_dealloc_pd); }},
       {"ib_alloc_pd", "other node's device", kNull, [&o] { return made(ib_alloc_pd(o.dev), ib_dealloc_pd); }},
-      {"ib_alloc_pd", "a CQ as device", kNull,
-       [&s] { return made(ib_alloc_pd(as<ib_device>(s.cq)), ib_dealloc_pd); }},
+      {"ib_alloc_pd", "a CQ as device", kNull, [&s] { return made(ib_alloc_pd(as<ib_device>(s.cq)), ib_dealloc_pd); }},
       {"ib_dealloc_pd", "NULL", E, [] { return ib_dealloc_pd(nullptr); }},
       {"ib_dealloc_pd", "freed", E, [&s] { return ib_dealloc_pd(s.dead_pd); }},
       {"ib_dealloc_pd", "a CQ", E, [&s] { return ib_dealloc_pd(as<ib_pd>(s.cq)); }},
       {"ib_dealloc_pd", "other node's", E, [&o] { return ib_dealloc_pd(o.pd); }},
       {"ib_dealloc_pd", "QPs, MRs, an AH and a window on it", -EBUSY, [&s] { return ib_dealloc_pd(s.pd); }},
       {"ib_create_ah", "NULL PD", kNull,
-       [] { ib_ah_attr a{}; a.port_num = 1; a.dlid = 1; return made(ib_create_ah(nullptr, &a), ib_destroy_ah); }},
+       [] {
+         ib_ah_attr a{};
+         a.port_num = 1;
+         a.dlid = 1;
+         return made(ib_create_ah(nullptr, &a), ib_destroy_ah);
+       }},
       {"ib_create_ah", "freed PD", kNull,
-       [&s] { ib_ah_attr a{}; a.port_num = 1; a.dlid = 1; return made(ib_create_ah(s.dead_pd, &a), ib_destroy_ah); }},
+       [&s] {
+         ib_ah_attr a{};
+         a.port_num = 1;
+         a.dlid = 1;
+         return made(ib_create_ah(s.dead_pd, &a), ib_destroy_ah);
+       }},
       {"ib_create_ah", "other node's PD", kNull,
-       [&o] { ib_ah_attr a{}; a.port_num = 1; a.dlid = 1; return made(ib_create_ah(o.pd, &a), ib_destroy_ah); }},
+       [&o] {
+         ib_ah_attr a{};
+         a.port_num = 1;
+         a.dlid = 1;
+         return made(ib_create_ah(o.pd, &a), ib_destroy_ah);
+       }},
       {"ib_create_ah", "NULL attributes", kNull, [&s] { return made(ib_create_ah(s.pd, nullptr), ib_destroy_ah); }},
       {"ib_create_ah", "port 3", kNull,
-       [&s] { ib_ah_attr a{}; a.port_num = 3; a.dlid = 1; return made(ib_create_ah(s.pd, &a), ib_destroy_ah); }},
+       [&s] {
+         ib_ah_attr a{};
+         a.port_num = 3;
+         a.dlid = 1;
+         return made(ib_create_ah(s.pd, &a), ib_destroy_ah);
+       }},
       {"ib_destroy_ah", "NULL", E, [] { return ib_destroy_ah(nullptr); }},
       {"ib_destroy_ah", "freed", E, [&s] { return ib_destroy_ah(s.dead_ah); }},
       {"ib_destroy_ah", "a PD", E, [&s] { return ib_destroy_ah(as<ib_ah>(s.pd)); }},
@@ -172,11 +230,31 @@ std::vector<Row> device_rows(Side& s, Side& o) {
       {"ib_req_notify_cq", "freed", E, [&s] { return ib_req_notify_cq(s.dead_cq, IB_CQ_NEXT_COMP); }},
       {"ib_req_notify_cq", "other node's", E, [&o] { return ib_req_notify_cq(o.cq, IB_CQ_NEXT_COMP); }},
       {"ib_req_notify_cq", "notify 7", E, [&s] { return ib_req_notify_cq(s.cq, static_cast<ib_cq_notify>(7)); }},
-      {"ib_poll_cq", "NULL", E, [] { ib_wc w{}; return ib_poll_cq(nullptr, 1, &w); }},
-      {"ib_poll_cq", "freed", E, [&s] { ib_wc w{}; return ib_poll_cq(s.dead_cq, 1, &w); }},
-      {"ib_poll_cq", "a PD", E, [&s] { ib_wc w{}; return ib_poll_cq(as<ib_cq>(s.pd), 1, &w); }},
-      {"ib_poll_cq", "other node's", E, [&o] { ib_wc w{}; return ib_poll_cq(o.cq, 1, &w); }},
-      {"ib_poll_cq", "-1 entries", E, [&s] { ib_wc w{}; return ib_poll_cq(s.cq, -1, &w); }},
+      {"ib_poll_cq", "NULL", E,
+       [] {
+         ib_wc w{};
+         return ib_poll_cq(nullptr, 1, &w);
+       }},
+      {"ib_poll_cq", "freed", E,
+       [&s] {
+         ib_wc w{};
+         return ib_poll_cq(s.dead_cq, 1, &w);
+       }},
+      {"ib_poll_cq", "a PD", E,
+       [&s] {
+         ib_wc w{};
+         return ib_poll_cq(as<ib_cq>(s.pd), 1, &w);
+       }},
+      {"ib_poll_cq", "other node's", E,
+       [&o] {
+         ib_wc w{};
+         return ib_poll_cq(o.cq, 1, &w);
+       }},
+      {"ib_poll_cq", "-1 entries", E,
+       [&s] {
+         ib_wc w{};
+         return ib_poll_cq(s.cq, -1, &w);
+       }},
       {"ib_poll_cq", "NULL completions", E, [&s] { return ib_poll_cq(s.cq, 1, nullptr); }},
   };
 }
@@ -196,12 +274,14 @@ std::vector<Row> qp_rows(Side& s, Side& o) {
   return {
       {"ib_create_qp", "NULL PD", kNull, [&s, create] { return create(nullptr, qp_attr(s.cq, s.cq, IB_QPT_RC)); }},
       {"ib_create_qp", "freed PD", kNull, [&s, create] { return create(s.dead_pd, qp_attr(s.cq, s.cq, IB_QPT_RC)); }},
-      {"ib_create_qp", "other node's PD", kNull, [&s, &o, create] { return create(o.pd, qp_attr(s.cq, s.cq, IB_QPT_RC)); }},
+      {"ib_create_qp", "other node's PD", kNull,
+       [&s, &o, create] { return create(o.pd, qp_attr(s.cq, s.cq, IB_QPT_RC)); }},
       {"ib_create_qp", "NULL attributes", kNull, [&s] { return made(ib_create_qp(s.pd, nullptr), ib_destroy_qp); }},
       {"ib_create_qp", "NULL send CQ", kNull, [&s, create] { return create(s.pd, qp_attr(nullptr, s.cq, IB_QPT_RC)); }},
       {"ib_create_qp", "freed receive CQ", kNull,
        [&s, create] { return create(s.pd, qp_attr(s.cq, s.dead_cq, IB_QPT_RC)); }},
-      {"ib_create_qp", "other node's CQ", kNull, [&s, &o, create] { return create(s.pd, qp_attr(o.cq, o.cq, IB_QPT_RC)); }},
+      {"ib_create_qp", "other node's CQ", kNull,
+       [&s, &o, create] { return create(s.pd, qp_attr(o.cq, o.cq, IB_QPT_RC)); }},
       {"ib_create_qp", "QP type 9", kNull,
        [&s, create] { return create(s.pd, qp_attr(s.cq, s.cq, static_cast<ib_qp_type>(9))); }},
       {"ib_create_qp", "2^30 send requests", kNull,
@@ -217,10 +297,12 @@ std::vector<Row> qp_rows(Side& s, Side& o) {
          return create(s.pd, ia);
        }},
       {"ib_modify_qp", "NULL", E, [modify_init, init_mask] { return modify_init(nullptr, IB_QPS_INIT, init_mask); }},
-      {"ib_modify_qp", "freed", E, [&s, modify_init, init_mask] { return modify_init(s.dead_qp, IB_QPS_INIT, init_mask); }},
+      {"ib_modify_qp", "freed", E,
+       [&s, modify_init, init_mask] { return modify_init(s.dead_qp, IB_QPS_INIT, init_mask); }},
       {"ib_modify_qp", "a CQ", E,
        [&s, modify_init, init_mask] { return modify_init(as<ib_qp>(s.cq), IB_QPS_INIT, init_mask); }},
-      {"ib_modify_qp", "other node's", E, [&o, modify_init, init_mask] { return modify_init(o.rc, IB_QPS_INIT, init_mask); }},
+      {"ib_modify_qp", "other node's", E,
+       [&o, modify_init, init_mask] { return modify_init(o.rc, IB_QPS_INIT, init_mask); }},
       {"ib_modify_qp", "NULL attributes", E, [&s, init_mask] { return ib_modify_qp(s.rc, nullptr, init_mask); }},
       {"ib_modify_qp", "no IB_QP_STATE", E,
        [&s, modify_init] { return modify_init(s.rc, IB_QPS_INIT, IB_QP_PORT | IB_QP_ACCESS_FLAGS); }},
@@ -235,9 +317,21 @@ std::vector<Row> qp_rows(Side& s, Side& o) {
          a.qp_access_flags = IB_ACCESS_LOCAL_WRITE;
          return ib_modify_qp(s.rc, &a, init_mask);
        }},
-      {"ib_query_qp", "NULL", E, [] { ib_qp_attr a{}; return ib_query_qp(nullptr, &a, 0, nullptr); }},
-      {"ib_query_qp", "freed", E, [&s] { ib_qp_attr a{}; return ib_query_qp(s.dead_qp, &a, 0, nullptr); }},
-      {"ib_query_qp", "other node's", E, [&o] { ib_qp_attr a{}; return ib_query_qp(o.rc, &a, 0, nullptr); }},
+      {"ib_query_qp", "NULL", E,
+       [] {
+         ib_qp_attr a{};
+         return ib_query_qp(nullptr, &a, 0, nullptr);
+       }},
+      {"ib_query_qp", "freed", E,
+       [&s] {
+         ib_qp_attr a{};
+         return ib_query_qp(s.dead_qp, &a, 0, nullptr);
+       }},
+      {"ib_query_qp", "other node's", E,
+       [&o] {
+         ib_qp_attr a{};
+         return ib_query_qp(o.rc, &a, 0, nullptr);
+       }},
       {"ib_query_qp", "NULL attributes", E, [&s] { return ib_query_qp(s.rc, nullptr, 0, nullptr); }},
       {"ib_destroy_qp", "NULL", E, [] { return ib_destroy_qp(nullptr); }},
       {"ib_destroy_qp", "freed", E, [&s] { return ib_destroy_qp(s.dead_qp); }},
@@ -263,28 +357,48 @@ std::vector<Row> memory_rows(Side& s, Side& o) {
   };
   const auto base = [&s] { return reinterpret_cast<u64>(s.buf); };
   return {
-      {"ib_get_dma_mr", "NULL PD", kNull, [] { return made(ib_get_dma_mr(nullptr, IB_ACCESS_LOCAL_WRITE), ib_dereg_mr); }},
+      {"ib_get_dma_mr", "NULL PD", kNull,
+       [] { return made(ib_get_dma_mr(nullptr, IB_ACCESS_LOCAL_WRITE), ib_dereg_mr); }},
       {"ib_get_dma_mr", "freed PD", kNull,
        [&s] { return made(ib_get_dma_mr(s.dead_pd, IB_ACCESS_LOCAL_WRITE), ib_dereg_mr); }},
       {"ib_get_dma_mr", "other node's PD", kNull,
        [&o] { return made(ib_get_dma_mr(o.pd, IB_ACCESS_LOCAL_WRITE), ib_dereg_mr); }},
       {"ib_reg_phys_mr", "NULL PD", kNull,
-       [&s, reg, base] { ib_phys_buf b{base(), 4096}; return reg(nullptr, &b, 1, base()); }},
+       [&s, reg, base] {
+         ib_phys_buf b{base(), 4096};
+         return reg(nullptr, &b, 1, base());
+       }},
       {"ib_reg_phys_mr", "other node's PD", kNull,
-       [&s, &o, reg, base] { ib_phys_buf b{base(), 4096}; return reg(o.pd, &b, 1, base()); }},
+       [&s, &o, reg, base] {
+         ib_phys_buf b{base(), 4096};
+         return reg(o.pd, &b, 1, base());
+       }},
       {"ib_reg_phys_mr", "NULL buffers", kNull, [&s, reg, base] { return reg(s.pd, nullptr, 1, base()); }},
       {"ib_reg_phys_mr", "0 buffers", kNull,
-       [&s, reg, base] { ib_phys_buf b{base(), 4096}; return reg(s.pd, &b, 0, base()); }},
+       [&s, reg, base] {
+         ib_phys_buf b{base(), 4096};
+         return reg(s.pd, &b, 0, base());
+       }},
       {"ib_reg_phys_mr", "-1 buffers", kNull,
-       [&s, reg, base] { ib_phys_buf b{base(), 4096}; return reg(s.pd, &b, -1, base()); }},
-      {"ib_reg_phys_mr", "0 bytes", kNull, [&s, reg, base] { ib_phys_buf b{base(), 0}; return reg(s.pd, &b, 1, base()); }},
+       [&s, reg, base] {
+         ib_phys_buf b{base(), 4096};
+         return reg(s.pd, &b, -1, base());
+       }},
+      {"ib_reg_phys_mr", "0 bytes", kNull,
+       [&s, reg, base] {
+         ib_phys_buf b{base(), 0};
+         return reg(s.pd, &b, 1, base());
+       }},
       {"ib_reg_phys_mr", "buffers not contiguous", kNull,
        [&s, reg, base] {
          ib_phys_buf b[2] = {{base(), 1024}, {base() + 4096, 1024}};
          return reg(s.pd, b, 2, base());
        }},
       {"ib_reg_phys_mr", "iova not the first address", kNull,
-       [&s, reg, base] { ib_phys_buf b{base(), 4096}; return reg(s.pd, &b, 1, base() + 64); }},
+       [&s, reg, base] {
+         ib_phys_buf b{base(), 4096};
+         return reg(s.pd, &b, 1, base() + 64);
+       }},
       {"ib_reg_phys_mr", "NULL iova", kNull,
        [&s, base] {
          ib_phys_buf b{base(), 4096};
@@ -306,7 +420,8 @@ std::vector<Row> memory_rows(Side& s, Side& o) {
       {"ib_bind_mw", "the DMA MR", E, [&s, bind, base] { return bind(s, s.rc, s.mw, s.dma, base(), 64); }},
       {"ib_bind_mw", "NULL bind", E, [&s] { return ib_bind_mw(s.rc, s.mw, nullptr); }},
       {"ib_bind_mw", "a UD QP", E, [&s, bind, base] { return bind(s, s.ud, s.mw, s.mr, base(), 64); }},
-      {"ib_bind_mw", "a range beyond the region", E, [&s, bind, base] { return bind(s, s.rc, s.mw, s.mr, base() + 4000, 200); }},
+      {"ib_bind_mw", "a range beyond the region", E,
+       [&s, bind, base] { return bind(s, s.rc, s.mw, s.mr, base() + 4000, 200); }},
       {"ib_bind_mw", "a region without IB_ACCESS_MW_BIND", -EACCES,
        [&s, bind, base] { return bind(s, s.rc, s.mw, s.plain_mr, base() + 4096, 64); }},
       {"ib_dealloc_mw", "NULL", E, [] { return ib_dealloc_mw(nullptr); }},
@@ -326,7 +441,11 @@ std::vector<Row> post_rows(Side& s, Side& o) {
       {"ib_post_send", "freed QP", E, [&s] { return post_send(s.dead_qp, &sge, 1, IB_WR_SEND); }},
       {"ib_post_send", "a CQ", E, [&s] { return post_send(as<ib_qp>(s.cq), &sge, 1, IB_WR_SEND); }},
       {"ib_post_send", "other node's QP", E, [&o] { return post_send(o.rc, &sge, 1, IB_WR_SEND); }},
-      {"ib_post_send", "NULL request", E, [&s] { ib_send_wr* bad = nullptr; return ib_post_send(s.rc, nullptr, &bad); }},
+      {"ib_post_send", "NULL request", E,
+       [&s] {
+         ib_send_wr* bad = nullptr;
+         return ib_post_send(s.rc, nullptr, &bad);
+       }},
       {"ib_post_send", "QP in RESET", E, [&s] { return post_send(s.rc, &sge, 1, IB_WR_SEND); }},
       {"ib_post_send", "NULL SGE list with 1 SGE", E, [&s] { return post_send(s.ud, nullptr, 1, IB_WR_SEND, s.ah); }},
       {"ib_post_send", "-1 SGEs", E, [&s] { return post_send(s.ud, &sge, -1, IB_WR_SEND, s.ah); }},
@@ -334,7 +453,11 @@ std::vector<Row> post_rows(Side& s, Side& o) {
       {"ib_post_recv", "NULL QP", E, [] { return post_recv(nullptr, &sge, 1); }},
       {"ib_post_recv", "freed QP", E, [&s] { return post_recv(s.dead_qp, &sge, 1); }},
       {"ib_post_recv", "other node's QP", E, [&o] { return post_recv(o.rc, &sge, 1); }},
-      {"ib_post_recv", "NULL request", E, [&s] { ib_recv_wr* bad = nullptr; return ib_post_recv(s.rc, nullptr, &bad); }},
+      {"ib_post_recv", "NULL request", E,
+       [&s] {
+         ib_recv_wr* bad = nullptr;
+         return ib_post_recv(s.rc, nullptr, &bad);
+       }},
       {"ib_post_recv", "QP in RESET", E, [&s] { return post_recv(s.rc, &sge, 1); }},
       {"ib_post_recv", "NULL SGE list with 1 SGE", E, [&s] { return post_recv(s.ud, nullptr, 1); }},
       {"ib_post_recv", "-1 SGEs", E, [&s] { return post_recv(s.ud, &sge, -1); }},
@@ -347,7 +470,11 @@ std::vector<Row> irq_rows(Side& s) {
   static ib_sge sge;
   sge = {reinterpret_cast<u64>(s.buf), 64, s.mr->lkey};
   return {
-      {"ib_poll_cq", "interrupt context (allowed)", 0, [&s] { ib_wc w{}; return ib_poll_cq(s.cq, 1, &w); }},
+      {"ib_poll_cq", "interrupt context (allowed)", 0,
+       [&s] {
+         ib_wc w{};
+         return ib_poll_cq(s.cq, 1, &w);
+       }},
       {"ib_req_notify_cq", "interrupt context (allowed)", 0, [&s] { return ib_req_notify_cq(s.cq, IB_CQ_NEXT_COMP); }},
       {"ib_post_recv", "interrupt context (allowed)", 0, [&s] { return post_recv(s.ud, &sge, 1); }},
       {"ib_alloc_pd, ib_dealloc_pd", "interrupt context (allowed)", 0,
@@ -361,7 +488,12 @@ std::vector<Row> irq_rows(Side& s) {
          return made(ib_reg_phys_mr(s.pd, &b, 1, IB_ACCESS_LOCAL_WRITE, &iova), ib_dereg_mr);
        }},
       {"ib_create_ah, ib_destroy_ah", "interrupt context (allowed)", 0,
-       [&s] { ib_ah_attr a{}; a.port_num = 1; a.dlid = 1; return made(ib_create_ah(s.pd, &a), ib_destroy_ah); }},
+       [&s] {
+         ib_ah_attr a{};
+         a.port_num = 1;
+         a.dlid = 1;
+         return made(ib_create_ah(s.pd, &a), ib_destroy_ah);
+       }},
       {"ib_alloc_mw", "interrupt context", kNull, [&s] { return made(ib_alloc_mw(s.pd), ib_dealloc_mw); }},
       {"ib_destroy_cq", "interrupt context", -EBUSY, [&s] { return ib_destroy_cq(s.spare_cq); }},
       {"ib_destroy_qp", "interrupt context", -EBUSY, [&s] { return ib_destroy_qp(s.rc); }},
@@ -374,10 +506,25 @@ std::vector<Row> irq_rows(Side& s) {
          return ib_modify_qp(s.ud, &a, IB_QP_STATE);
        }},
       {"ib_query_qp", "interrupt context (allowed)", 0,
-       [&s] { ib_qp_attr a{}; return ib_query_qp(s.rc, &a, 0, nullptr); }},
-      {"ib_query_port", "interrupt context", -EINVAL, [&s] { ib_port_attr a{}; return ib_query_port(s.dev, 1, &a); }},
-      {"ib_query_gid", "interrupt context", -EINVAL, [&s] { ib_gid g{}; return ib_query_gid(s.dev, 1, 0, &g); }},
-      {"ib_query_device", "interrupt context", -EINVAL, [&s] { ib_device_attr a{}; return ib_query_device(s.dev, &a); }},
+       [&s] {
+         ib_qp_attr a{};
+         return ib_query_qp(s.rc, &a, 0, nullptr);
+       }},
+      {"ib_query_port", "interrupt context", -EINVAL,
+       [&s] {
+         ib_port_attr a{};
+         return ib_query_port(s.dev, 1, &a);
+       }},
+      {"ib_query_gid", "interrupt context", -EINVAL,
+       [&s] {
+         ib_gid g{};
+         return ib_query_gid(s.dev, 1, 0, &g);
+       }},
+      {"ib_query_device", "interrupt context", -EINVAL,
+       [&s] {
+         ib_device_attr a{};
+         return ib_query_device(s.dev, &a);
+       }},
   };
 }
 
@@ -487,7 +634,7 @@ TEST(KernelVerbsAbuse, EveryVerbAnswersBadArgumentsWithTheHeadersErrno) {
       "seed: 1\ntopology { star { hosts: 2 } nic: \"hca\" }\n"
       "workload { program: \"kverbs_abuse_probe\" nodes: \"h0\" nodes: \"h1\" }\n");
   EXPECT_EQ(g_out.rows, 50 + 27 + 34 + 16);  // device, PD, AH, CQ; QP; memory; posting
-  EXPECT_EQ(g_out.irq_rows, 17);  // 6 allowed, 11 refused
+  EXPECT_EQ(g_out.irq_rows, 17);             // 6 allowed, 11 refused
   for (const std::string& w : g_out.wrong) ADD_FAILURE() << w;
   EXPECT_TRUE(g_out.irq_done);
   EXPECT_TRUE(g_out.still_works);
