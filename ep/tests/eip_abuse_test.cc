@@ -150,11 +150,13 @@ std::vector<Row> output_rows(Side& s, Side& other) {
       {"eip_fill_header", "another node's device", value(-1),
        [&s, &other] { return fill(other.dev, datagram(1, 100), s.peer); }},
       {"eip_fill_header", "NULL message", value(-1), [&s] { return fill(s.dev, nullptr, s.peer); }},
-      {"eip_fill_header", "no room for the header", value(-1), [&s] { return fill(s.dev, datagram(1, 100, 4), s.peer); }},
+      {"eip_fill_header", "no room for the header", value(-1),
+       [&s] { return fill(s.dev, datagram(1, 100, 4), s.peer); }},
       {"eip_fill_header", "destination -2", value(-1), [&s] { return fill(s.dev, datagram(1, 100), -2); }},
       {"eip_fill_header", "destination 65536", value(-1), [&s] { return fill(s.dev, datagram(1, 100), 65536); }},
       {"eip_output", "NULL device", value(0), [&s] { return eip_output(nullptr, framed(s.dev, s.peer, 1, 100)); }},
-      {"eip_output", "a detached device", value(0), [&s] { return eip_output(g_detached, framed(s.dev, s.peer, 1, 100)); }},
+      {"eip_output", "a detached device", value(0),
+       [&s] { return eip_output(g_detached, framed(s.dev, s.peer, 1, 100)); }},
       {"eip_output", "another node's device", value(0),
        [&s, &other] { return eip_output(other.dev, framed(s.dev, s.peer, 1, 100)); }},
       {"eip_output", "a stream as device", value(0),
@@ -203,9 +205,13 @@ bool send_raw_short(int dest) {
   EP_IOVEC iov{a, 4};
   volatile int done = 0;
   const bool ok =
-      a && ep_transmit_large(x, dest, EP_SVC_LARGE_EIP, 0, [](EP_TXD*, void* arg, int) { *static_cast<volatile int*>(arg) = 1; },
-                             const_cast<int*>(&done), &iov, 1) == ESUCCESS;
-  wait_until([&] { ep_poll_transmits(x); return done != 0; });
+      a && ep_transmit_large(
+               x, dest, EP_SVC_LARGE_EIP, 0, [](EP_TXD*, void* arg, int) { *static_cast<volatile int*>(arg) = 1; },
+               const_cast<int*>(&done), &iov, 1) == ESUCCESS;
+  wait_until([&] {
+    ep_poll_transmits(x);
+    return done != 0;
+  });
   if (h) elan3_dma_unmap(ep_xmtr_dma_state(x), h);
   ep_free_large_xmtr(x);
   nicsim_free(buf);
@@ -222,13 +228,12 @@ void rx_rows(Side& s) {
   for (const Rx& r : rows) {
     const EIP_STATS before = s.dev->dev_stats;
     nicsim_barrier();  // rank 1 sends it
-    wait_until([&] {
-      return s.dev->dev_stats.nostream + s.dev->dev_stats.ierrors > before.nostream + before.ierrors;
-    });
+    wait_until([&] { return s.dev->dev_stats.nostream + s.dev->dev_stats.ierrors > before.nostream + before.ierrors; });
     Answer got{0, s.dev->dev_stats.oerrors - before.oerrors, s.dev->dev_stats.ierrors - before.ierrors,
                s.dev->dev_stats.nostream - before.nostream};
     ++g_out.rx_rows;
-    if (!(got == r.want)) g_out.wrong.push_back(std::string("receiving ") + r.what + ": got " + show(got) + ", want " + show(r.want));
+    if (!(got == r.want))
+      g_out.wrong.push_back(std::string("receiving ") + r.what + ": got " + show(got) + ", want " + show(r.want));
   }
 }
 
