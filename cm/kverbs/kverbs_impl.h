@@ -6,6 +6,7 @@
 #pragma once
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <utility>
@@ -107,6 +108,17 @@ struct KDevice : host::HostSoftware {
   std::uint32_t next_dma_key = 0;
   std::uint32_t dma_regs = 0;
 };
+
+// The bits of an enum argument as the caller stored them: a value outside
+// the enum is refused by its bits (loading it as the enum is undefined
+// behaviour in C++).
+template <class E>
+int bits_of(const E& field) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v = 0;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
 
 // The calling node's device state (nullptr: not opened).
 KDevice* current();

@@ -108,7 +108,7 @@ void av_of(const kv::ib_ah_attr& ah, const kv::ib_qp_attr& a, int mask, ib_av_at
 int build_mod(const KQp& qp, const kv::ib_qp_attr& a, int mask, ib_qp_mod_t& m) {
   std::memset(&m, 0, sizeof m);
   const bool ud = qp.pub.qp_type == kv::IB_QPT_UD || qp.pub.qp_type == kv::IB_QPT_GSI;
-  switch (a.qp_state) {
+  switch (bits_of(a.qp_state)) {
     case kv::IB_QPS_RESET:
       m.req_state = kCiReset;
       return 0;
@@ -199,8 +199,8 @@ ib_wr_type_t wr_type_of(kv::ib_wr_opcode op, bool& imm) {
 }
 
 int convert_send(KDevice& d, const kv::ib_send_wr& w, ib_send_wr_t& c, std::vector<ib_local_ds_t>& ds) {
-  if (w.num_sge < 0 || (w.num_sge && !w.sg_list) || w.opcode < kv::IB_WR_RDMA_WRITE ||
-      w.opcode > kv::IB_WR_ATOMIC_FETCH_AND_ADD)
+  const int op = bits_of(w.opcode);
+  if (w.num_sge < 0 || (w.num_sge && !w.sg_list) || op < kv::IB_WR_RDMA_WRITE || op > kv::IB_WR_ATOMIC_FETCH_AND_ADD)
     return -EINVAL;  // an opcode outside the enum was sent as a send
   if (!sges_of(d, w.sg_list, w.num_sge, ds)) return -ENOMEM;
   std::memset(&c, 0, sizeof c);
@@ -265,7 +265,8 @@ int ib_req_notify_cq(ib_cq* cq, ib_cq_notify cq_notify) {
   NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KCq*>(cq);
-  if (!d || !d->cqs.count(k) || (cq_notify != IB_CQ_SOLICITED && cq_notify != IB_CQ_NEXT_COMP)) return -EINVAL;
+  if (!d || !d->cqs.count(k) || (bits_of(cq_notify) != IB_CQ_SOLICITED && bits_of(cq_notify) != IB_CQ_NEXT_COMP))
+    return -EINVAL;
   return errno_of(d->ci->enable_cq_notify(k->h, cq_notify == IB_CQ_SOLICITED ? TRUE : FALSE));
 }
 
@@ -301,7 +302,7 @@ ib_qp* ib_create_qp(ib_pd* pd, ib_qp_init_attr* ia) {
   auto* rcq = reinterpret_cast<KCq*>(ia->recv_cq);
   if (!d->cqs.count(scq) || !d->cqs.count(rcq)) return nullptr;
   ib_qp_create_t c{};
-  switch (ia->qp_type) {
+  switch (bits_of(ia->qp_type)) {
     case IB_QPT_RC:
       c.qp_type = IB_QPT_RELIABLE_CONN;
       break;
