@@ -146,8 +146,7 @@ int eip_wsrv(queue_t *wq)
 /* The IP layer's queues: the fast path's driver read queue (dev_ipq), the
  * IP stream for the generic path, and IP's input queue both lead to. */
 typedef struct eip_ip {
-    EIP_DEV *dev;
-    queue_t fast_rq;   /* dev_ipq: putnext gives a bare datagram */
+    queue_t fast_rq;   /* dev_ipq: putnext gives a bare datagram (q_ptr: the device) */
     queue_t strip_q;   /* above the IP stream: drops the link header */
     queue_t input;     /* IP's input: datagrams */
     EIP_STREAM *stream;
@@ -157,8 +156,8 @@ static int eip_ip_put(queue_t *q, mblk_t *mp)
 {
     /* the fast path skipped a link header a short frame did not have */
     if (mp->b_wptr < mp->b_rptr) {
-        EIP_IP *ip = (EIP_IP *)((char *)q - offsetof(EIP_IP, input));
-        ip->dev->dev_stats.ierrors++;
+        const EIP_IP *ip = (const EIP_IP *)((char *)q - offsetof(EIP_IP, input));
+        ((EIP_DEV *)ip->fast_rq.q_ptr)->dev_stats.ierrors++;
         freemsg(mp);
         return 0;
     }
@@ -213,7 +212,6 @@ void eip_detach(EIP_DEV *dev)
         cmn_err(CE_WARN, "eip%d: detach in interrupt context\n", dev->dev_instance);
         return;
     }
-    nicsim_kernel_dev_detached(dev);
     while ((mp = getq(&dev->dev_wq)) != NULL) {
         dev->dev_stats.oerrors++;
         freemsg(mp);
@@ -227,6 +225,7 @@ void eip_detach(EIP_DEV *dev)
     /* the STREAMS thread must not find the write queue enabled once it is gone */
     while (dev->dev_wq.q_enabled)
         nicsim_sleep_ns(1000);
+    nicsim_kernel_dev_detached(dev);
     eip_teardown(dev);
     while ((st = dev->dev_streams) != NULL) {
         dev->dev_streams = st->st_next;
@@ -304,7 +303,7 @@ queue_t *eip_ip_queue(EIP_DEV *dev)
     ip = (EIP_IP *)kmem_zalloc(sizeof *ip, KM_SLEEP);
     if (ip == NULL)
         return NULL;
-    ip->dev = dev;
+    ip->fast_rq.q_ptr = dev;
     ip->input.q_put = eip_ip_put;
     ip->input.q_hiwat = 1u << 20;
     ip->fast_rq.q_next = &ip->input;
