@@ -34,7 +34,7 @@ struct Side {
   ib_device* dev = nullptr;
   ib_pd *pd = nullptr, *dead_pd = nullptr;
   ib_cq *cq = nullptr, *spare_cq = nullptr, *dead_cq = nullptr;
-  ib_qp *rc = nullptr, *ud = nullptr, *dead_qp = nullptr;
+  ib_qp *rc = nullptr, *ud = nullptr, *dead_qp = nullptr, *init_qp = nullptr;  // rc in RESET, ud in RTS
   ib_mr *dma = nullptr, *mr = nullptr, *plain_mr = nullptr, *dead_mr = nullptr;
   ib_ah *ah = nullptr, *dead_ah = nullptr;
   ib_mw *mw = nullptr, *dead_mw = nullptr;
@@ -431,7 +431,7 @@ std::vector<Row> memory_rows(Side& s, Side& o) {
   };
 }
 
-// Posting: handles, lists, SGEs, opcodes, and a QP still in RESET.
+// Posting: handles, lists, SGEs, opcodes; QPs in the wrong state.
 std::vector<Row> post_rows(Side& s, Side& o) {
   const int E = -EINVAL;
   static ib_sge sge;
@@ -461,6 +461,22 @@ std::vector<Row> post_rows(Side& s, Side& o) {
       {"ib_post_recv", "QP in RESET", E, [&s] { return post_recv(s.rc, &sge, 1); }},
       {"ib_post_recv", "NULL SGE list with 1 SGE", E, [&s] { return post_recv(s.ud, nullptr, 1); }},
       {"ib_post_recv", "-1 SGEs", E, [&s] { return post_recv(s.ud, &sge, -1); }},
+      {"ib_post_send", "RC QP in INIT", E, [&s] { return post_send(s.init_qp, &sge, 1, IB_WR_SEND); }},
+      {"ib_modify_qp", "INIT to RTS (RTR skipped)", E,
+       [&s] {
+         ib_qp_attr a{};
+         a.qp_state = IB_QPS_RTS;
+         a.sq_psn = 1;
+         return ib_modify_qp(s.init_qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
+       }},
+      {"ib_modify_qp", "RTS to INIT", E,
+       [&s] {
+         ib_qp_attr a{};
+         a.qp_state = IB_QPS_INIT;
+         a.port_num = 1;
+         a.qkey = 0x1234;
+         return ib_modify_qp(s.ud, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY);
+       }},
   };
 }
 
@@ -541,7 +557,8 @@ void open_side(Side& s) {
   s.rc = ib_create_qp(s.pd, &rc);
   s.ud = ib_create_qp(s.pd, &ud);
   s.dead_qp = ib_create_qp(s.pd, &rc);
-  ASSERT_TRUE(s.rc && s.ud && s.dead_qp);
+  s.init_qp = ib_create_qp(s.pd, &rc);
+  ASSERT_TRUE(s.rc && s.ud && s.dead_qp && s.init_qp);
   ASSERT_EQ(ib_destroy_qp(s.dead_qp), 0);
   // The UD QP goes to RTS: sends and receives may be posted on it.
   ib_qp_attr a{};
@@ -549,6 +566,8 @@ void open_side(Side& s) {
   a.port_num = 1;
   a.qkey = 0x1234;
   ASSERT_EQ(ib_modify_qp(s.ud, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY), 0);
+  a.qp_access_flags = IB_ACCESS_LOCAL_WRITE;
+  ASSERT_EQ(ib_modify_qp(s.init_qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
   a.qp_state = IB_QPS_RTR;
   ASSERT_EQ(ib_modify_qp(s.ud, &a, IB_QP_STATE), 0);
   a.qp_state = IB_QPS_RTS;
@@ -587,6 +606,7 @@ void close_side(Side& s) {
   EXPECT_EQ(ib_destroy_ah(s.ah), 0);
   EXPECT_EQ(ib_destroy_qp(s.rc), 0);
   EXPECT_EQ(ib_destroy_qp(s.ud), 0);
+  EXPECT_EQ(ib_destroy_qp(s.init_qp), 0);
   EXPECT_EQ(ib_dereg_mr(s.dma), 0);
   EXPECT_EQ(ib_dereg_mr(s.mr), 0);
   EXPECT_EQ(ib_dereg_mr(s.plain_mr), 0);
@@ -633,7 +653,7 @@ TEST(KernelVerbsAbuse, EveryVerbAnswersBadArgumentsWithTheHeadersErrno) {
   testing::run_text(
       "seed: 1\ntopology { star { hosts: 2 } nic: \"hca\" }\n"
       "workload { program: \"kverbs_abuse_probe\" nodes: \"h0\" nodes: \"h1\" }\n");
-  EXPECT_EQ(g_out.rows, 50 + 27 + 34 + 16);  // device, PD, AH, CQ; QP; memory; posting
+  EXPECT_EQ(g_out.rows, 50 + 27 + 34 + 19);  // device, PD, AH, CQ; QP; memory; posting and QP states
   EXPECT_EQ(g_out.irq_rows, 17);             // 6 allowed, 11 refused
   for (const std::string& w : g_out.wrong) ADD_FAILURE() << w;
   EXPECT_TRUE(g_out.irq_done);
