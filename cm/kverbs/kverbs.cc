@@ -55,6 +55,7 @@ void async_cb(const ib_event_rec_t* rec) {
 
 // query_ca into a buffer that holds its variable part.
 bool query_ca(KDevice& d, std::vector<std::uint8_t>& buf) {
+  if (in_interrupt()) return false;  // an HCA command
   std::size_t size = 0;
   if (d.ci->query_ca(d.ca, nullptr, &size, nullptr) != IB_INSUFFICIENT_MEMORY || !size) return false;
   buf.assign(size, 0);
@@ -74,6 +75,11 @@ KDevice* device_arg(kv::ib_device* dev) {
 }
 
 }  // namespace
+
+bool in_interrupt() {
+  host::Host* h = host::Host::current_host();
+  return h && h->in_interrupt();
+}
 
 KDevice* current() {
   host::Host* h = host::Host::current_host();
@@ -326,7 +332,7 @@ ib_cq* ib_create_cq(ib_device* device, ib_comp_handler comp_handler, void (*even
                     void* cq_context, int cqe) {
   NICSIM_API_CALL();
   KDevice* d = nicsim::kverbs::device_arg(device);
-  if (!d || cqe < 1) return nullptr;
+  if (!d || cqe < 1 || nicsim::kverbs::in_interrupt()) return nullptr;
   // ci CQs belong to a PD; the kernel's do not: each gets its own.
   auto* cq = new KCq;
   ib_pd_handle_t pd = nullptr;

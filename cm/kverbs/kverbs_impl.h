@@ -6,6 +6,7 @@
 #pragma once
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <utility>
@@ -108,8 +109,24 @@ struct KDevice : host::HostSoftware {
   std::uint32_t dma_regs = 0;
 };
 
+// The bits of an enum argument as the caller stored them: a value outside
+// the enum is refused by its bits (loading it as the enum is undefined
+// behaviour in C++).
+template <class E>
+int bits_of(const E& field) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v = 0;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 // The calling node's device state (nullptr: not opened).
 KDevice* current();
+// Whether the caller is the node's interrupt context: the verbs that issue
+// an HCA command (and would block) refuse there, before any command, with
+// the verbs' choices (ci_interface_t): NULL from a create, -EBUSY from a
+// release (the object stays), -EINVAL from a query or modify.
+bool in_interrupt();
 // Errno value of a provider status.
 int errno_of(ib_api_status_t s);
 // The node's DMA MR registrations: the provider lkey for [addr, addr+len)

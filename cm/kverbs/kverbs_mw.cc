@@ -28,7 +28,7 @@ ib_mw* ib_alloc_mw(ib_pd* pd) {
   NICSIM_API_CALL();
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
-  if (!d || !d->pds.count(kpd)) return nullptr;
+  if (!d || !d->pds.count(kpd) || in_interrupt()) return nullptr;
   auto* mw = new KMw;
   if (d->ci->create_mw(kpd->h, &mw->pub.rkey, &mw->h, nullptr) != IB_SUCCESS) {
     delete mw;
@@ -70,6 +70,7 @@ int ib_dealloc_mw(ib_mw* mw) {
   KDevice* d = current();
   auto* k = reinterpret_cast<KMw*>(mw);
   if (!d || !d->mws.count(k)) return -EINVAL;
+  if (in_interrupt()) return -EBUSY;
   if (int rc = errno_of(d->ci->destroy_mw(k->h, nullptr))) return rc;
   unuse(mw->pd->usecnt);
   d->mws.erase(k);

@@ -108,7 +108,7 @@ void av_of(const kv::ib_ah_attr& ah, const kv::ib_qp_attr& a, int mask, ib_av_at
 int build_mod(const KQp& qp, const kv::ib_qp_attr& a, int mask, ib_qp_mod_t& m) {
   std::memset(&m, 0, sizeof m);
   const bool ud = qp.pub.qp_type == kv::IB_QPT_UD || qp.pub.qp_type == kv::IB_QPT_GSI;
-  switch (a.qp_state) {
+  switch (bits_of(a.qp_state)) {
     case kv::IB_QPS_RESET:
       m.req_state = kCiReset;
       return 0;
@@ -167,6 +167,7 @@ KQp* live_qp(KDevice* d, kv::ib_qp* qp) {
 // The ci data segments of a kernel SGE list (DMA MR keys translated).
 bool sges_of(KDevice& d, const kv::ib_sge* sg, int n, std::vector<ib_local_ds_t>& out) {
   out.resize(static_cast<std::size_t>(n > 0 ? n : 0));
+  if (n < 0 || (n && !sg)) return false;
   for (int i = 0; i < n; ++i) {
     ib_local_ds_t& ds = out[static_cast<std::size_t>(i)];
     ds.vaddr = reinterpret_cast<void*>(sg[i].addr);
@@ -198,6 +199,9 @@ ib_wr_type_t wr_type_of(kv::ib_wr_opcode op, bool& imm) {
 }
 
 int convert_send(KDevice& d, const kv::ib_send_wr& w, ib_send_wr_t& c, std::vector<ib_local_ds_t>& ds) {
+  const int op = bits_of(w.opcode);
+  if (w.num_sge < 0 || (w.num_sge && !w.sg_list) || op < kv::IB_WR_RDMA_WRITE || op > kv::IB_WR_ATOMIC_FETCH_AND_ADD)
+    return -EINVAL;  // an opcode outside the enum was sent as a send
   if (!sges_of(d, w.sg_list, w.num_sge, ds)) return -ENOMEM;
   std::memset(&c, 0, sizeof c);
   bool imm = false;
@@ -249,7 +253,7 @@ int ib_destroy_cq(ib_cq* cq) {
   KDevice* d = current();
   auto* k = reinterpret_cast<KCq*>(cq);
   if (!d || !d->cqs.count(k)) return -EINVAL;
-  if (atomic_read(&cq->usecnt)) return -EBUSY;
+  if (atomic_read(&cq->usecnt) || in_interrupt()) return -EBUSY;
   if (int rc = errno_of(d->ci->destroy_cq(k->h, nullptr))) return rc;
   d->ci->deallocate_pd(k->own_pd, nullptr);
   d->cqs.erase(k);
@@ -261,7 +265,8 @@ int ib_req_notify_cq(ib_cq* cq, ib_cq_notify cq_notify) {
   NICSIM_API_CALL();
   KDevice* d = current();
   auto* k = reinterpret_cast<KCq*>(cq);
-  if (!d || !d->cqs.count(k)) return -EINVAL;
+  if (!d || !d->cqs.count(k) || (bits_of(cq_notify) != IB_CQ_SOLICITED && bits_of(cq_notify) != IB_CQ_NEXT_COMP))
+    return -EINVAL;
   return errno_of(d->ci->enable_cq_notify(k->h, cq_notify == IB_CQ_SOLICITED ? TRUE : FALSE));
 }
 
@@ -297,7 +302,7 @@ ib_qp* ib_create_qp(ib_pd* pd, ib_qp_init_attr* ia) {
   auto* rcq = reinterpret_cast<KCq*>(ia->recv_cq);
   if (!d->cqs.count(scq) || !d->cqs.count(rcq)) return nullptr;
   ib_qp_create_t c{};
-  switch (ia->qp_type) {
+  switch (bits_of(ia->qp_type)) {
     case IB_QPT_RC:
       c.qp_type = IB_QPT_RELIABLE_CONN;
       break;
@@ -348,7 +353,7 @@ int ib_modify_qp(ib_qp* qp, ib_qp_attr* qp_attr, int qp_attr_mask) {
   NICSIM_API_CALL();
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
-  if (!k || !qp_attr || !(qp_attr_mask & IB_QP_STATE)) return -EINVAL;
+  if (!k || !qp_attr || !(qp_attr_mask & IB_QP_STATE) || in_interrupt()) return -EINVAL;
   ib_qp_mod_t m;
   if (int rc = build_mod(*k, *qp_attr, qp_attr_mask, m)) return rc;
   ib_qp_attr_t out{};
@@ -394,6 +399,7 @@ int ib_destroy_qp(ib_qp* qp) {
   KDevice* d = current();
   KQp* k = live_qp(d, qp);
   if (!k) return -EINVAL;
+  if (in_interrupt()) return -EBUSY;
   if (int rc = errno_of(d->ci->destroy_qp(k->h, nullptr))) return rc;
   unuse(qp->pd->usecnt);
   unuse(qp->send_cq->usecnt);
@@ -424,7 +430,7 @@ ib_mr* ib_reg_phys_mr(ib_pd* pd, ib_phys_buf* phys_buf_array, int num_phys_buf, 
   NICSIM_API_CALL();
   KDevice* d = current();
   auto* kpd = reinterpret_cast<KPd*>(pd);
-  if (!d || !d->pds.count(kpd) || !phys_buf_array || num_phys_buf < 1 || !iova_start) return nullptr;
+  if (!d || !d->pds.count(kpd) || !phys_buf_array || num_phys_buf < 1 || !iova_start || in_interrupt()) return nullptr;
   u64 length = 0;
   for (int i = 0; i < num_phys_buf; ++i) {
     if (phys_buf_array[i].addr != phys_buf_array[0].addr + length) return nullptr;  // not contiguous
@@ -453,6 +459,7 @@ int ib_dereg_mr(ib_mr* mr) {
   KDevice* d = current();
   auto* k = reinterpret_cast<KMr*>(mr);
   if (!d || !d->mrs.count(k)) return -EINVAL;
+  if (in_interrupt()) return -EBUSY;
   for (auto& [range, reg] : k->regs) {
     d->ci->deregister_mr(reg.h, nullptr);
     --d->dma_regs;
@@ -508,7 +515,9 @@ int ib_post_recv(ib_qp* qp, ib_recv_wr* recv_wr, ib_recv_wr** bad_recv_wr) {
   if (!k || !recv_wr) return -EINVAL;
   for (ib_recv_wr* w = recv_wr; w; w = w->next) {
     std::vector<ib_local_ds_t> ds;
-    int rc = sges_of(*d, w->sg_list, w->num_sge, ds) ? 0 : -ENOMEM;
+    int rc = w->num_sge < 0 || (w->num_sge && !w->sg_list) ? -EINVAL
+             : sges_of(*d, w->sg_list, w->num_sge, ds)     ? 0
+                                                           : -ENOMEM;
     ib_recv_wr_t c{};
     c.wr_id = w->wr_id;
     c.num_ds = static_cast<std::uint32_t>(ds.size());

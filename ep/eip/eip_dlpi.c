@@ -11,6 +11,7 @@
  */
 #include <elan3/eip.h>
 #include <nicsim/app.h>
+#include <stddef.h>
 #include <string.h>
 
 /* DLPI information acknowledgement: the largest datagram (dl_max_sdu)
@@ -78,6 +79,13 @@ void eip_sendup(EIP_DEV *dev, mblk_t *bp, int (*accept)(EIP_STREAM *st, EIP_HEAD
     EIP_HEADER header;
     EIP_STREAM *st, *last = NULL;
 
+    /* a frame shorter than the link header (eip_rxhandler reads the
+     * header from the buffer whatever the length) */
+    if (bp->b_wptr < bp->b_rptr + sizeof header) {
+        dev->dev_stats.ierrors++;
+        freemsg(bp);
+        return;
+    }
     memcpy(&header, bp->b_rptr, sizeof header);
     for (st = dev->dev_streams; st; st = st->st_next) {
         if (!accept(st, &header) || !canput(st->st_rq.q_next))
@@ -101,7 +109,21 @@ void eip_sendup(EIP_DEV *dev, mblk_t *bp, int (*accept)(EIP_STREAM *st, EIP_HEAD
 
 int eip_wput(queue_t *wq, mblk_t *mp)
 {
-    EIP_DEV *dev = (EIP_DEV *)wq->q_ptr;
+    EIP_DEV *dev = (EIP_DEV *)nicsim_kernel_dev_of_wq(wq);
+    size_t len;
+    if (dev == NULL || mp == NULL) {
+        if (mp)
+            freemsg(mp);
+        return 0;
+    }
+    /* eip_start reads the header unchecked, and drops an oversize
+     * message without counting it */
+    len = msgdsize(mp);
+    if (len < (size_t)EIP_HEADER_SIZE || len > (size_t)dev->dev_msgsize) {
+        dev->dev_stats.oerrors++;
+        freemsg(mp);
+        return 0;
+    }
     /* behind messages already waiting, to keep the order */
     if (wq->q_first || dev->dev_wantw)
         return putq(wq, mp);
@@ -124,7 +146,7 @@ int eip_wsrv(queue_t *wq)
 /* The IP layer's queues: the fast path's driver read queue (dev_ipq), the
  * IP stream for the generic path, and IP's input queue both lead to. */
 typedef struct eip_ip {
-    queue_t fast_rq;   /* dev_ipq: putnext gives a bare datagram */
+    queue_t fast_rq;   /* dev_ipq: putnext gives a bare datagram (q_ptr: the device) */
     queue_t strip_q;   /* above the IP stream: drops the link header */
     queue_t input;     /* IP's input: datagrams */
     EIP_STREAM *stream;
@@ -132,6 +154,13 @@ typedef struct eip_ip {
 
 static int eip_ip_put(queue_t *q, mblk_t *mp)
 {
+    /* the fast path skipped a link header a short frame did not have */
+    if (mp->b_wptr < mp->b_rptr) {
+        const EIP_IP *ip = (const EIP_IP *)((char *)q - offsetof(EIP_IP, input));
+        ((EIP_DEV *)ip->fast_rq.q_ptr)->dev_stats.ierrors++;
+        freemsg(mp);
+        return 0;
+    }
     return putq(q, mp);
 }
 
@@ -149,7 +178,12 @@ static int eip_upper_put(queue_t *q, mblk_t *mp)
 
 EIP_DEV *eip_attach(int instance)
 {
-    EIP_DEV *dev = (EIP_DEV *)kmem_zalloc(sizeof(EIP_DEV), KM_SLEEP);
+    EIP_DEV *dev;
+    if (servicing_interrupt()) {
+        cmn_err(CE_WARN, "eip%d: attach in interrupt context\n", instance);
+        return NULL;
+    }
+    dev = (EIP_DEV *)kmem_zalloc(sizeof(EIP_DEV), KM_SLEEP);
     if (dev == NULL)
         return NULL;
     if (eip_initialise(dev, instance) != 0) {
@@ -162,6 +196,7 @@ EIP_DEV *eip_attach(int instance)
     dev->dev_wq.q_put = eip_wput;
     dev->dev_wq.q_srv = eip_wsrv;
     dev->dev_wq.q_hiwat = EIP_WQ_HIWAT;
+    nicsim_kernel_dev_attached(dev, &dev->dev_wq);
     return dev;
 }
 
@@ -169,8 +204,14 @@ void eip_detach(EIP_DEV *dev)
 {
     mblk_t *mp;
     EIP_STREAM *st;
-    if (dev == NULL)
+    if (!nicsim_kernel_dev_live(dev)) {
+        cmn_err(CE_WARN, "eip: detach of %p, not a device attached on this node\n", (void *)dev);
         return;
+    }
+    if (servicing_interrupt()) {
+        cmn_err(CE_WARN, "eip%d: detach in interrupt context\n", dev->dev_instance);
+        return;
+    }
     while ((mp = getq(&dev->dev_wq)) != NULL) {
         dev->dev_stats.oerrors++;
         freemsg(mp);
@@ -184,6 +225,7 @@ void eip_detach(EIP_DEV *dev)
     /* the STREAMS thread must not find the write queue enabled once it is gone */
     while (dev->dev_wq.q_enabled)
         nicsim_sleep_ns(1000);
+    nicsim_kernel_dev_detached(dev);
     eip_teardown(dev);
     while ((st = dev->dev_streams) != NULL) {
         dev->dev_streams = st->st_next;
@@ -200,9 +242,12 @@ void eip_detach(EIP_DEV *dev)
     kmem_free(dev, sizeof(EIP_DEV));
 }
 
-void eip_fill_header(EIP_DEV *dev, mblk_t *mp, int dest, uint16_t sap)
+int eip_fill_header(EIP_DEV *dev, mblk_t *mp, int dest, uint16_t sap)
 {
     EIP_HEADER h;
+    if (!nicsim_kernel_dev_live(dev) || mp == NULL || dest < -1 || dest > 0xffff ||
+        mp->b_rptr - mp->b_datap->db_base < EIP_HEADER_SIZE)
+        return -1;
     memset(&h, 0, sizeof h);
     if (dest < 0) {
         h.h_dhost.ip_bcast = 1;
@@ -215,16 +260,26 @@ void eip_fill_header(EIP_DEV *dev, mblk_t *mp, int dest, uint16_t sap)
     mp->b_rptr -= EIP_HEADER_SIZE;
     memset(mp->b_rptr, 0, EIP_HEADER_PAD);
     memcpy(mp->b_rptr + EIP_HEADER_PAD, &h, sizeof h);
+    return 0;
 }
 
 int eip_output(EIP_DEV *dev, mblk_t *mp)
 {
+    if (!nicsim_kernel_dev_live(dev)) {
+        if (mp)
+            freemsg(mp);
+        return 0;
+    }
     return dev->dev_wq.q_put(&dev->dev_wq, mp);
 }
 
 EIP_STREAM *eip_open_stream(EIP_DEV *dev, uint16_t sap)
 {
-    EIP_STREAM *st = (EIP_STREAM *)kmem_zalloc(sizeof *st, KM_SLEEP);
+    EIP_STREAM *st;
+    /* opening a stream is open(9E): process context (it allocates, may sleep) */
+    if (!nicsim_kernel_dev_live(dev) || sap < EIP_MIN_SAP || servicing_interrupt())
+        return NULL;
+    st = (EIP_STREAM *)kmem_zalloc(sizeof *st, KM_SLEEP);
     if (st == NULL)
         return NULL;
     st->st_dev = dev;
@@ -239,12 +294,16 @@ EIP_STREAM *eip_open_stream(EIP_DEV *dev, uint16_t sap)
 
 queue_t *eip_ip_queue(EIP_DEV *dev)
 {
-    EIP_IP *ip = (EIP_IP *)dev->dev_ip;
+    EIP_IP *ip;
+    if (!nicsim_kernel_dev_live(dev))
+        return NULL;
+    ip = (EIP_IP *)dev->dev_ip;
     if (ip)
         return &ip->input;
     ip = (EIP_IP *)kmem_zalloc(sizeof *ip, KM_SLEEP);
     if (ip == NULL)
         return NULL;
+    ip->fast_rq.q_ptr = dev;
     ip->input.q_put = eip_ip_put;
     ip->input.q_hiwat = 1u << 20;
     ip->fast_rq.q_next = &ip->input;

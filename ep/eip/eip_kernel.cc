@@ -66,6 +66,7 @@ struct Kernel : host::HostSoftware {
   bool service_thread = false;
   std::unordered_map<const KMutex*, std::unique_ptr<KMutex>> mutexes;  // until mutex_destroy
   std::vector<std::unique_ptr<QueueKernel>> queues;                    // those read by eip_getq_wait
+  std::unordered_map<const void*, const queue_t*> devices;             // attached devices, their write queues
 };
 
 host::Host& current_host(const char* call) {
@@ -339,6 +340,8 @@ namespace nicsim::eip {
 // eip_getq_wait: the consumers of a read queue (sockets, SAP streams) sleep on it.
 extern "C" mblk_t* eip_getq_wait(queue_t* q, uint64_t timeout_ns) {
   host::Host& h = current_host("eip_getq_wait");
+  if (!q) return nullptr;
+  if (h.in_interrupt()) return getq(q);  // what is there: an interrupt handler never waits
   if (!q->q_kernel) {
     auto qk = std::make_unique<QueueKernel>();
     qk->readers = std::make_unique<host::WaitQueue>(h);
@@ -357,3 +360,33 @@ extern "C" mblk_t* eip_getq_wait(queue_t* q, uint64_t timeout_ns) {
 }
 
 }  // namespace nicsim::eip
+
+extern "C" {
+
+int servicing_interrupt(void) {
+  nicsim::host::Host* h = nicsim::host::Host::current_host();
+  return h && h->in_interrupt();
+}
+
+void nicsim_kernel_dev_attached(void* dev, queue_t* wq) {
+  nicsim::eip::kernel(nicsim::eip::current_host("eip_attach")).devices[dev] = wq;
+}
+
+void nicsim_kernel_dev_detached(void* dev) {
+  nicsim::eip::kernel(nicsim::eip::current_host("eip_detach")).devices.erase(dev);
+}
+
+int nicsim_kernel_dev_live(const void* dev) {
+  nicsim::host::Host* h = nicsim::host::Host::current_host();
+  return dev && h && nicsim::eip::kernel(*h).devices.count(dev);
+}
+
+void* nicsim_kernel_dev_of_wq(const queue_t* wq) {
+  nicsim::host::Host* h = nicsim::host::Host::current_host();
+  if (!wq || !h) return nullptr;
+  for (const auto& [dev, q] : nicsim::eip::kernel(*h).devices)
+    if (q == wq) return const_cast<void*>(dev);
+  return nullptr;
+}
+
+}  // extern "C"

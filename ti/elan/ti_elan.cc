@@ -56,7 +56,12 @@ ElanTiNode::~ElanTiNode() {
 void ElanTiNode::adopt(Obj* o, Kind k, Instance* i) {
   o->kind = k;
   o->inst = i;
-  o->token = (serial_++ << 4) | static_cast<std::uintptr_t>(k);
+  // The node is in the token: nodes share one process and each numbers
+  // its objects from 1, so without it another node's handle would name
+  // one of this node's.
+  constexpr unsigned kKindBits = 4, kNodeShift = 44;
+  o->token = (static_cast<std::uintptr_t>(host.node_id() + 1) << kNodeShift) | (serial_++ << kKindBits) |
+             static_cast<std::uintptr_t>(k);
   objs_[o->token] = o;
 }
 

@@ -72,12 +72,14 @@ struct Endpoint : Obj {
 struct Pd : Obj {};
 struct Conn;
 struct Cq : Obj {
+  const Pd* pd = nullptr;               // destroy_pd refuses while a CQ is on it
   std::deque<ti_data_element_t*> done;  // auto_cq_rearm FALSE: what poll_cq returns
   bool armed = false;
 };
 // A registration: node memory mapped into the Elan's address space
 // (remote read and write: the peer's RDMAs reach it by its Elan address).
 struct Mem : Obj {
+  const Pd* pd = nullptr;  // reg_*_mem's (a pool's buffers have none)
   unsigned char* base = nullptr;
   std::uint32_t len = 0;
   E3_Addr eaddr = 0;

@@ -271,7 +271,7 @@ ti_status_t conn_listen(ti_handle_t h, ti_conn_attr_t* attr, ti_conn_info_t* inf
   Endpoint* src = nullptr;
   if (!endpoint_ok(info->src_ep, i, &src)) return TI_INVALID_PARAMETER;
   ElanTiNode* n = node();
-  if (listener_on(*n, src->port)) return TI_RESOURCE_BUSY;
+  if (listener_on(*n, src->port)) return TI_INVALID_OPERATION;  // the seed lists no TI_RESOURCE_BUSY for listen
   n->host.work("ti_op");
   Conn* c = new_conn(*n, i);
   c->listener = true;
@@ -308,7 +308,7 @@ ti_status_t accept_request(Conn* c, ti_conn_request_t* r, ti_data_element_t* rec
 ti_status_t conn_accept(ti_conn_request_t* r, uint32_t max_rdma_size, ti_comp_info_t* comp, ti_data_element_t* recvs) {
   if (!r || !comp) return TI_INVALID_PARAMETER;
   Conn* c = as<Conn>(r->conn_handle, Kind::Conn);
-  if (!c || c->listener) return TI_INVALID_HANDLE;
+  if (!c || c->listener) return TI_INVALID_PARAMETER;  // the request is the parameter: the seed lists no handle status
   if (!cq_ok(comp->h_send_cq, c->inst) || !cq_ok(comp->h_recv_cq, c->inst)) return TI_INVALID_PARAMETER;
   node()->host.work("ti_op");
   const ElanConnState st = c->fsm.state();
@@ -325,7 +325,7 @@ ti_status_t conn_accept(ti_conn_request_t* r, uint32_t max_rdma_size, ti_comp_in
 ti_status_t conn_reject(ti_conn_request_t* r) {
   if (!r) return TI_INVALID_PARAMETER;
   Conn* c = as<Conn>(r->conn_handle, Kind::Conn);
-  if (!c || c->listener) return TI_INVALID_HANDLE;
+  if (!c || c->listener) return TI_INVALID_PARAMETER;
   if (r->private_data_len > kRejPrivate || (r->private_data_len && !r->private_data)) return TI_INVALID_PARAMETER;
   if (!step(c, ElanConnEvent::Reject, "reject")) return TI_INVALID_OPERATION;
   node()->host.work("ti_op");

@@ -131,13 +131,35 @@ ti_status_t op_create_endpoint(ti_handle_t h, ti_inet_addr_t* addr, ti_port_t po
   return TI_SUCCESS;
 }
 
+// The seed lists TI_INVALID_PARAMETER (not TI_INVALID_HANDLE) for a bad
+// endpoint, PD or CQ handle, as the IB provider answers.
 template <class T, class H>
 ti_status_t destroy_simple(H h, Kind k) {
   T* o = as<T>(h, k);
-  if (!o) return TI_INVALID_HANDLE;
+  if (!o) return TI_INVALID_PARAMETER;
   charge();
   node()->drop(o);
   return TI_SUCCESS;
+}
+
+// A connection completes into the CQs of its info (active side) or of its
+// accept: destroying one would lose its elements.
+bool cq_in_use(ElanTiNode& n, ti_cq_handle_t h) {
+  for (Obj* o : n.all(Kind::Conn)) {
+    const auto* c = static_cast<const Conn*>(o);
+    if (c->comp.h_send_cq == h || c->comp.h_recv_cq == h || c->info.send_cqh == h || c->info.recv_cqh == h) return true;
+  }
+  return false;
+}
+
+bool pd_in_use(ElanTiNode& n, const Pd* p, ti_pd_handle_t h) {
+  for (Obj* o : n.all(Kind::Cq))
+    if (static_cast<const Cq*>(o)->pd == p) return true;
+  for (Obj* o : n.all(Kind::Mem))
+    if (static_cast<const Mem*>(o)->pd == p) return true;
+  for (Obj* o : n.all(Kind::Conn))
+    if (static_cast<const Conn*>(o)->info.pdh == h) return true;
+  return false;
 }
 
 ti_status_t op_destroy_endpoint(ti_endpoint_handle_t h) { return destroy_simple<Endpoint>(h, Kind::Endpoint); }
@@ -146,13 +168,17 @@ ti_status_t op_create_pd(ti_handle_t h, ti_endpoint_handle_t ep, ti_pd_handle_t*
   Instance* i = instance(h);
   if (!i) return TI_INVALID_HANDLE;
   Endpoint* e = as<Endpoint>(ep, Kind::Endpoint);
-  if (!ph || (ep && (!e || e->inst != i))) return TI_INVALID_PARAMETER;
+  if (!ph || !e || e->inst != i) return TI_INVALID_PARAMETER;  // the seed's h_local_ep is [in], not optional
   charge();
   *ph = handle_of<ti_pd_handle_t>(node()->make<Pd>(Kind::Pd, i));
   return TI_SUCCESS;
 }
 
-ti_status_t op_destroy_pd(ti_pd_handle_t h) { return destroy_simple<Pd>(h, Kind::Pd); }
+ti_status_t op_destroy_pd(ti_pd_handle_t h) {
+  const Pd* p = as<Pd>(h, Kind::Pd);
+  if (p && pd_in_use(*node(), p, h)) return TI_RESOURCE_BUSY;  // as the IB provider
+  return destroy_simple<Pd>(h, Kind::Pd);
+}
 
 ti_status_t op_create_cq(ti_handle_t h, ti_pd_handle_t pd, uint32_t entries, ti_cq_handle_t* ph) {
   Instance* i = instance(h);
@@ -160,16 +186,20 @@ ti_status_t op_create_cq(ti_handle_t h, ti_pd_handle_t pd, uint32_t entries, ti_
   Pd* p = as<Pd>(pd, Kind::Pd);
   if (!p || p->inst != i || !entries || !ph) return TI_INVALID_PARAMETER;
   charge();
-  *ph = handle_of<ti_cq_handle_t>(node()->make<Cq>(Kind::Cq, i));
+  Cq* c = node()->make<Cq>(Kind::Cq, i);
+  c->pd = p;
+  *ph = handle_of<ti_cq_handle_t>(c);
   return TI_SUCCESS;
 }
 
-ti_status_t op_destroy_cq(ti_cq_handle_t h) { return destroy_simple<Cq>(h, Kind::Cq); }
+ti_status_t op_destroy_cq(ti_cq_handle_t h) {
+  if (as<Cq>(h, Kind::Cq) && cq_in_use(*node(), h)) return TI_INVALID_OPERATION;  // the seed's "not valid now"
+  return destroy_simple<Cq>(h, Kind::Cq);
+}
 
 ti_status_t op_poll_cq(ti_cq_handle_t h, ti_data_element_t** list) {
   Cq* c = as<Cq>(h, Kind::Cq);
-  if (!c) return TI_INVALID_HANDLE;
-  if (!list) return TI_INVALID_PARAMETER;
+  if (!c || !list) return TI_INVALID_PARAMETER;  // the seed lists no TI_INVALID_HANDLE here
   charge();
   *list = nullptr;
   if (c->done.empty()) return TI_NOT_FOUND;
@@ -185,7 +215,7 @@ ti_status_t op_poll_cq(ti_cq_handle_t h, ti_data_element_t** list) {
 
 ti_status_t op_rearm_cq(ti_cq_handle_t h) {
   Cq* c = as<Cq>(h, Kind::Cq);
-  if (!c) return TI_INVALID_HANDLE;
+  if (!c) return TI_INVALID_PARAMETER;
   charge();
   c->armed = true;
   return TI_SUCCESS;
@@ -203,6 +233,7 @@ ti_status_t register_mem(ti_handle_t h, ti_pd_handle_t pd, void* addr, std::uint
   charge();
   Mem* m = map_range(i, addr, static_cast<std::uint32_t>(len));
   if (!m) return TI_INSUFFICIENT_RESOURCES;
+  m->pd = p;
   // As over IB, a peer names the bytes by their virtual address and the
   // region's key; the key is the mapping's Elan base, and the side that
   // serves the RDMA translates (and refuses what no region of its covers).

@@ -179,32 +179,51 @@ void eip_sendup(EIP_DEV *dev, mblk_t *bp, int (*accept)(EIP_STREAM *st, EIP_HEAD
 /* Whether `st` takes a message with link header `hdr`: its SAP, and
  * addressed to this node or broadcast. */
 int eip_accept(EIP_STREAM *st, EIP_HEADER *hdr);
-/* Write-side put and service procedures of dev_wq. */
+/* Write-side put and service procedures of dev_wq. eip_wput returns 1 when
+ * it took the message (started, queued, or refused by eip_start and counted
+ * there), 0 when it dropped it: a queue not the write queue of a device
+ * attached on the calling node (the message is freed, nothing counted), or
+ * a message shorter than the link header or longer than dev_msgsize
+ * (freed, counted in oerrors). */
 int eip_wput(queue_t *wq, mblk_t *mp);
 int eip_wsrv(queue_t *wq);
 
 /* ---- attaching the driver to a node's kernel (nicsim) -------------------- */
 
 /* Allocates a device, runs eip_initialise and sets up its write queue.
- * NULL when it failed (e.g. EP_SVC_LARGE_EIP already installed). */
+ * NULL when it failed (e.g. EP_SVC_LARGE_EIP already installed, an
+ * instance other than 0) or in interrupt context (it may sleep). */
 EIP_DEV *eip_attach(int instance);
 /* Waits for every transmit in flight, removes the receiver and transmitter,
- * frees the buffers, descriptors and streams. */
+ * frees the buffers, descriptors and streams. A device not attached on the
+ * calling node (NULL, detached, another node's), or a call in interrupt
+ * context (it waits), changes nothing and writes a CE_WARN message. */
 void eip_detach(EIP_DEV *dev);
 /* Builds the pad and link header at the front of `mp` (which must have
  * EIP_HEADER_SIZE bytes of room before b_rptr) for `dest` (a node id, or -1
- * for broadcast) and `sap`. */
-void eip_fill_header(EIP_DEV *dev, mblk_t *mp, int dest, uint16_t sap);
-/* Hands a message to the driver as IP's putnext on the write side does. */
+ * for broadcast) and `sap`. 0, or -1 (nothing written) for a device not
+ * attached here, no message, too little room, or `dest` outside -1..65535. */
+int eip_fill_header(EIP_DEV *dev, mblk_t *mp, int dest, uint16_t sap);
+/* Hands a message to the driver as IP's putnext on the write side does
+ * (eip_wput's answer; 0 and the message freed for a device not attached
+ * on the calling node). */
 int eip_output(EIP_DEV *dev, mblk_t *mp);
 /* The IP layer's input queue: datagrams (no link header), whichever path
  * (fast path, or a broadcast through eip_sendup) they came by. Opening it
- * binds the IP stream (SAP ETHERTYPE_IP) and enables the fast path. */
+ * binds the IP stream (SAP ETHERTYPE_IP) and enables the fast path. NULL
+ * for a device not attached on the calling node. */
 queue_t *eip_ip_queue(EIP_DEV *dev);
-/* Opens a stream bound to `sap` (the generic path). */
+/* The smallest SAP: a SAP is an Ethernet type; below 0x0600 the field is
+ * an 802.3 length (DLPI's DL_BADSAP). */
+#define EIP_MIN_SAP 0x0600
+/* Opens a stream bound to `sap` (the generic path). NULL for a device not
+ * attached on the calling node, a SAP below EIP_MIN_SAP, or in interrupt
+ * context (opening may sleep). A received
+ * message shorter than the link header goes to no stream: ierrors. */
 EIP_STREAM *eip_open_stream(EIP_DEV *dev, uint16_t sap);
 /* Waits up to timeout_ns (0: forever) for a message on read queue q;
- * NULL on timeout. */
+ * NULL on timeout or for a NULL queue. In interrupt context it does not
+ * wait: the first message, or NULL. */
 mblk_t *eip_getq_wait(queue_t *q, uint64_t timeout_ns);
 
 #ifdef __cplusplus

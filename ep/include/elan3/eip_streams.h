@@ -136,6 +136,21 @@ void nicsim_kernel_bcopy(const void *from, void *to, size_t len);
 #undef bcopy
 #define bcopy(from, to, len) nicsim_kernel_bcopy((from), (to), (len))
 
+/* Solaris DDI servicing_interrupt(): nonzero in interrupt context (a
+ * callback of the Elan or a timer), where nothing may block. */
+int servicing_interrupt(void);
+
+/* nicsim's bookkeeping of the devices attached on each node (a Solaris
+ * driver's soft state): the driver's entry points take a device, or its
+ * write queue, only if it is attached on the calling node, so a freed
+ * device, another node's or any other pointer is refused without being
+ * read. */
+void nicsim_kernel_dev_attached(void *dev, queue_t *wq);
+void nicsim_kernel_dev_detached(void *dev);
+int nicsim_kernel_dev_live(const void *dev);
+/* The device whose write queue `wq` is, or NULL. */
+void *nicsim_kernel_dev_of_wq(const queue_t *wq);
+
 /* Pages of the Elan's 8 KiB pages needed for `bytes`, rounded up. */
 #define btopr(bytes) (((bytes) + ELAN3_PAGE_SIZE - 1) >> ELAN3_PAGE_SHIFT)
 #define PAGEOFFSET ELAN3_PAGE_OFFSET
