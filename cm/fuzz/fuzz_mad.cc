@@ -52,12 +52,6 @@ std::vector<std::uint8_t> ud_to_qp1(const Target& t, std::span<const std::uint8_
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Target target;
   Target* t = &target;
