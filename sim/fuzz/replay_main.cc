@@ -129,9 +129,7 @@ void mutate_once(Bytes& b, const std::vector<Bytes>& corpus, Draw& d) {
   }
 }
 
-void run(const Bytes& b, std::size_t max_len) {
-  LLVMFuzzerTestOneInput(b.data(), std::min(b.size(), max_len));
-}
+void run(const Bytes& b, std::size_t max_len) { LLVMFuzzerTestOneInput(b.data(), std::min(b.size(), max_len)); }
 
 }  // namespace
 
