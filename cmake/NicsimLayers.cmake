@@ -71,27 +71,46 @@ function(nicsim_headers_check layer include_dir c_source cxx_source)
   add_dependencies(layer_${layer} ${target})
 endfunction()
 
-# nicsim_fuzz_target(NAME SOURCES file... [RUNS n] [MAX_LEN n]): a libFuzzer
-# target (docs/fuzzing.md), in a build with clang and NICSIM_SANITIZE only
-# (NICSIM_FUZZ): its objects link with the fuzzed layers' own, which carry
-# the coverage counters. Its seed corpus is fuzz/corpus/NAME beside it; a
-# test runs it RUNS times from there, new inputs going to the build tree.
+# nicsim_fuzz_target(NAME SOURCES file... [INCLUDES dir...] [RUNS n] [MAX_LEN n]
+# [REPLAYS n]): a fuzz target (docs/fuzzing.md). Its seed corpus is fuzz/corpus/NAME
+# beside it. In a build with clang and NICSIM_SANITIZE (NICSIM_FUZZ) it is
+# a libFuzzer target: its objects link with the fuzzed layers' own, which
+# carry the coverage counters, and test Fuzz.NAME runs it RUNS times from
+# the corpus, new inputs going to the build tree. In any other build (GCC:
+# the CI's) NAME_replay is the same source with our own driver
+# (sim/fuzz/replay_main.cc), and test Fuzz.NAME.Replay feeds it the corpus
+# and REPLAYS seeded mutations of it.
 set(NICSIM_FUZZ_LAYERS core host fabric world ib_wire ib_fabric hca_model verbs cm elite elan_model)
 function(nicsim_fuzz_target name)
+  cmake_parse_arguments(F "" "RUNS;MAX_LEN;REPLAYS" "SOURCES;INCLUDES" ${ARGN})
+  set(corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
   if(NOT NICSIM_FUZZ)
+    nicsim_fuzz_replay(${name} SOURCES ${F_SOURCES} INCLUDES ${F_INCLUDES} MAX_LEN ${F_MAX_LEN} REPLAYS ${F_REPLAYS})
     return()
   endif()
-  cmake_parse_arguments(F "" "RUNS;MAX_LEN" "SOURCES" ${ARGN})
   add_executable(${name} ${F_SOURCES} ${PROJECT_SOURCE_DIR}/sim/fuzz/sc_main.cc)
   foreach(layer IN LISTS NICSIM_FUZZ_LAYERS)
     target_link_libraries(${name} PRIVATE layer_${layer})
   endforeach()
   target_link_libraries(${name} PRIVATE GTest::gtest)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${F_INCLUDES})
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   set(found ${CMAKE_CURRENT_BINARY_DIR}/${name}.corpus)
   file(MAKE_DIRECTORY ${found})
-  add_test(NAME Fuzz.${name}
-           COMMAND ${name} -runs=${F_RUNS} -seed=1 -max_len=${F_MAX_LEN} ${found}
+  add_test(NAME Fuzz.${name} COMMAND ${name} -runs=${F_RUNS} -seed=1 -max_len=${F_MAX_LEN} ${found} ${corpus})
+endfunction()
+
+# nicsim_fuzz_replay(NAME SOURCES file... [INCLUDES dir...] MAX_LEN n REPLAYS n): the replay
+# half of nicsim_fuzz_target alone, for a target whose libFuzzer build is
+# made elsewhere.
+function(nicsim_fuzz_replay name)
+  cmake_parse_arguments(F "" "MAX_LEN;REPLAYS" "SOURCES;INCLUDES" ${ARGN})
+  add_executable(${name}_replay ${F_SOURCES} ${PROJECT_SOURCE_DIR}/sim/fuzz/replay_main.cc
+                                ${PROJECT_SOURCE_DIR}/sim/fuzz/sc_main.cc)
+  target_link_libraries(${name}_replay PRIVATE libnicsim GTest::gtest)
+  target_include_directories(${name}_replay PRIVATE ${PROJECT_SOURCE_DIR} ${F_INCLUDES})
+  add_test(NAME Fuzz.${name}.Replay
+           COMMAND ${name}_replay -mutations=${F_REPLAYS} -seed=1 -max_len=${F_MAX_LEN}
                    ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
+  set_tests_properties(Fuzz.${name}.Replay PROPERTIES TIMEOUT 300)
 endfunction()

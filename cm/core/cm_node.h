@@ -94,6 +94,11 @@ class CmNode : public host::HostSoftware {
   }
   void enter_timewait(Conn& c);
   void finish(Conn* c);  // the connection is over: its state goes (the caller returns at once)
+  // Ends every connection (listeners stay) at once, sending nothing and
+  // calling no consumer, and forgets the QPNs in timewait: what the CM
+  // does with its connections when their device goes away. The QPs stay
+  // their owners'. CM thread. Returns how many connections there were.
+  std::uint32_t drop_connections();
   ConnectFigures& figures() { return figures_; }
   std::uint64_t ca_guid() const { return ca_guid_; }
   std::uint16_t sa_lid() const { return sa_lid_; }

@@ -55,6 +55,8 @@ void on_req(CmNode& n, const std::uint8_t* m, const MadSource& from) {
   }
   Conn* l = n.listener_for(get(m + req::kServiceId, 8));
   if (!l) return stateless_rej(n, m, from, rej::kInvalidServiceId);
+  // Path MTU codes 1-5 (256-4096 bytes); the others are reserved.
+  if (const unsigned mtu = m[req::kB1] >> 4; mtu < 1 || mtu > 5) return stateless_rej(n, m, from, rej::kInvalidPathMtu);
   Conn* c = n.new_conn();
   parse_req(m, *c);
   c->tid = get(m + kTid, 8);

@@ -192,6 +192,25 @@ void CmNode::finish(Conn* c) {
   conns_.erase(c->handle);
 }
 
+std::uint32_t CmNode::drop_connections() {
+  std::uint32_t dropped = 0;
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    Conn& c = *it->second;
+    if (c.fsm.state() == CmState::Listen) {
+      ++it;
+      continue;
+    }
+    c.timer->cancel();
+    by_comm_id_.erase(c.local_id);
+    it = conns_.erase(it);
+    ++dropped;
+  }
+  counters_.live_conns = 0;
+  timewait_qpns_.clear();
+  counters_.timewait = 0;
+  return dropped;
+}
+
 int CmNode::listen(std::uint64_t service_id, std::function<void(Upcall, const std::uint8_t*)> on_request, Conn** out) {
   if (listeners_.count(service_id)) return -EBUSY;
   Conn* c = new_conn();

@@ -96,7 +96,8 @@ inline constexpr std::uint32_t kInfoLength = 33;   // Reject Info Length (7) | r
 inline constexpr std::uint32_t kReason = 34, kAri = 36;
 inline constexpr std::uint32_t kPrivate = 108, kPrivateBytes = 148;
 inline constexpr std::uint8_t kReqMsg = 0, kRepMsg = 1, kOther = 2;
-inline constexpr std::uint16_t kTimeout = 1, kInvalidServiceId = 8, kStaleConn = 10, kConsumerReject = 28;
+inline constexpr std::uint16_t kTimeout = 1, kInvalidServiceId = 8, kStaleConn = 10, kInvalidPathMtu = 26,
+                               kConsumerReject = 28;
 }  // namespace rej
 
 namespace rep {

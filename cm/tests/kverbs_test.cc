@@ -68,6 +68,12 @@ void connect_qp(ib_qp* qp, const Peer& peer) {
   const int rtr =
       IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
   EXPECT_EQ(ib_modify_qp(qp, &a, rtr), -EINVAL);  // no IB_QP_DEST_QPN
+  // A reserved path MTU code, as a C consumer (or a REQ's 4-bit field) can
+  // put in the enum: EINVAL, read without loading an invalid enum value.
+  const int reserved_mtu = 12;
+  std::memcpy(&a.path_mtu, &reserved_mtu, sizeof a.path_mtu);
+  EXPECT_EQ(ib_modify_qp(qp, &a, rtr | IB_QP_DEST_QPN), -EINVAL);
+  a.path_mtu = IB_MTU_2048;
   ASSERT_EQ(ib_modify_qp(qp, &a, rtr | IB_QP_DEST_QPN), 0);
   a.qp_state = IB_QPS_RTS;
   a.sq_psn = 100;

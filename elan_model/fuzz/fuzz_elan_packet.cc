@@ -61,17 +61,10 @@ struct Setup {
 };
 
 Setup* g_setup = nullptr;
-std::uint64_t g_wanted = 0, g_done = 0;
 
 int setup_daemon(int, char**) {
   g_setup = new Setup();
-  for (;;) {
-    if (g_done != g_wanted) {
-      g_setup->refresh();
-      g_done = g_wanted;
-    }
-    g_setup->d->host().sleep(1 * kUs);
-  }
+  nicsim::fuzzing::serve_put_back(g_setup->d->host(), [] { g_setup->refresh(); });
 }
 const BuiltinProgram reg_daemon("fuzz_elan_setup", setup_daemon, "fuzz_elan_packet: a's buffer, event and queue");
 
@@ -121,21 +114,11 @@ void send_token(Target& t, const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Target target;
   Target* t = &target;
   if (size < 2) return 0;
-  ++g_wanted;
-  if (!t->fw.run_until([] { return g_done == g_wanted; }, 1 * kUs, 5 * kMs)) {
-    std::fprintf(stderr, "the queue and event were not put back within 5 ms\n");
-    std::abort();
-  }
+  t->fw.put_back("the queue and event");
   const bool token = data[0] & 2;
   std::vector<std::uint8_t> bytes(data + 1, data + std::min(size, kMaxWire + 1));
   if (data[0] & 1) seal(bytes, token ? pkt::kAckSize - pkt::kCrcSize : pkt::kHeaderSize);

@@ -114,17 +114,10 @@ struct Qps {
 };
 
 Qps* g_qps = nullptr;
-std::uint64_t g_wanted = 0, g_done = 0;
 
 int qps_daemon(int, char**) {
   g_qps = new Qps();
-  for (;;) {
-    if (g_done != g_wanted) {
-      g_qps->refresh_all();
-      g_done = g_wanted;
-    }
-    g_qps->h.node().host().sleep(1 * kUs);
-  }
+  nicsim::fuzzing::serve_put_back(g_qps->h.node().host(), [] { g_qps->refresh_all(); });
 }
 const BuiltinProgram reg_daemon("fuzz_hca_qps", qps_daemon, "fuzz_hca_packet: h0's QPs, put back before each input");
 
@@ -140,21 +133,11 @@ struct Target {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Target target;
   Target* t = &target;
   if (size < 2) return 0;
-  ++g_wanted;
-  if (!t->fw.run_until([] { return g_done == g_wanted; }, 1 * kUs, 5 * kMs)) {
-    std::fprintf(stderr, "the QPs were not put back within 5 ms\n");
-    std::abort();
-  }
+  t->fw.put_back("the QPs");
   std::vector<std::uint8_t> bytes(data + 1, data + std::min(size, kMaxWire + 1));
   if (data[0] & 1) hca::fuzzing::seal(bytes);
   fabric::Port& port = t->h0.nic().port(1);

@@ -12,6 +12,7 @@
 // fuzzing, a child that does not end cleanly (a crash, a sanitizer report,
 // an exception other than the world's own) is a finding. The child ends
 // without the leak check (it would see the parent's state as its own).
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -54,8 +55,15 @@ void build(const nicsim::Scenario& sc) {
     }
     _exit(0);
   }
+  if (child < 0) return;
+  // libFuzzer's timer (SIGALRM, each second) may interrupt the wait: a
+  // child not waited for would be a finding missed and a zombie left.
   int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child) return;
+  pid_t got = 0;
+  do {
+    got = waitpid(child, &status, 0);
+  } while (got < 0 && errno == EINTR);
+  if (got != child) return;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "building the world failed (wait status %#x)\n", static_cast<unsigned>(status));
     std::abort();

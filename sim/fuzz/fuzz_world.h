@@ -42,6 +42,27 @@ inline void leak_check_at_exit_only(int* argc, char*** argv) {
   *argv = args.data();
 }
 
+// Putting state back before an input: the input side asks (PersistentWorld::
+// put_back), a daemon of the world does it in simulated time (serve_put_back)
+// and says when it is done.
+struct PutBackRequests {
+  std::uint64_t wanted = 0, done = 0;
+};
+inline PutBackRequests g_put_back;
+
+// A daemon's loop, in thread context on `host`: whenever an input asks,
+// calls `put_back()` (which may block, as driver calls do); looks every µs.
+template <class HostT, class F>
+[[noreturn]] void serve_put_back(HostT& host, F put_back) {
+  for (;;) {
+    if (g_put_back.done != g_put_back.wanted) {
+      put_back();
+      g_put_back.done = g_put_back.wanted;
+    }
+    host.sleep(1 * kUs);
+  }
+}
+
 class PersistentWorld {
  public:
   PersistentWorld(const std::string& text, const std::vector<Daemon>& daemons)
@@ -77,6 +98,17 @@ class PersistentWorld {
     return true;
   }
 
+  // Asks the world's daemon to put the state back (serve_put_back) and runs
+  // until it has; a daemon that has not within 5 ms of simulated time is a
+  // finding (`what` names the state).
+  void put_back(const char* what) {
+    ++g_put_back.wanted;
+    if (!run_until([] { return g_put_back.done == g_put_back.wanted; }, 1 * kUs, 5 * kMs)) {
+      std::fprintf(stderr, "%s were not put back within 5 ms\n", what);
+      std::abort();
+    }
+  }
+
   // Errors that bad input made are the models' normal answer to it; they
   // are not kept from one input to the next.
   void forget_errors() { sim_.errors().clear(); }
@@ -92,3 +124,12 @@ class PersistentWorld {
 };
 
 }  // namespace nicsim::fuzzing
+
+// libFuzzer's initialise hook, for every target that keeps a world up (each
+// includes this header from its one source file): SystemC's banner off,
+// the leak check at exit only.
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  nicsim::fuzzing::leak_check_at_exit_only(argc, argv);
+  return 0;
+}
