@@ -46,7 +46,9 @@ routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::ve
 std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints,
                                    routing::Engine engine) {
   const routing::Graph g = routing_graph(switches, endpoints);
-  const routing::Routes r = routing::compute(g, engine);
+  std::vector<bool> keep(switches.size());
+  for (std::size_t i = 0; i < switches.size(); ++i) keep[i] = !switches[i]->runs_elsewhere();
+  const routing::Routes r = routing::compute(g, engine, keep);
   std::size_t entries = 0;
   for (std::size_t i = 0; i < switches.size(); ++i)
     for (std::size_t lid = 1; lid < r.lft[i].size(); ++lid) {
@@ -102,7 +104,7 @@ void program_multicast_tree(const std::vector<Switch*>& switches, std::uint16_t 
   }
   for (Switch* s : switches) {
     auto it = ports.find(s);
-    if (it != ports.end()) s->set_multicast(mlid, {it->second.begin(), it->second.end()});
+    if (it != ports.end() && !s->runs_elsewhere()) s->set_multicast(mlid, {it->second.begin(), it->second.end()});
   }
 }
 

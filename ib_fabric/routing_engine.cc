@@ -116,19 +116,24 @@ std::vector<std::int64_t> tree_indices(const Graph& g) {
 // The routing of one fabric: the state every destination's pass shares.
 class Router {
  public:
-  Router(const Graph& g, Engine engine) : g_(g), engine_(engine), level_(switch_levels(g)) {
+  Router(const Graph& g, Engine engine, const std::vector<bool>& keep)
+      : g_(g), engine_(engine), level_(switch_levels(g)) {
     if (engine_ == Engine::UpDown) rank_ = updn_ranks(g, level_);
     if (engine_ == Engine::FatTree) {
       index_ = tree_indices(g);
       stride_ = level_strides();
     }
     load_.resize(g.nodes.size());
+    seen_in_round_.assign(g.nodes.size(), 0);
+    ups_.resize(g.nodes.size());
+    for (std::size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.nodes[i].is_switch && level_[i] >= 0) ups_[i] = up_ports(static_cast<int>(i));
     routes_.engine = engine;
     routes_.lft.resize(g.nodes.size());
     const std::uint16_t top = top_lid(g);
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
       if (!g.nodes[i].is_switch) continue;
-      routes_.lft[i].assign(top + 1u, kNoRoute);
+      if (i >= keep.size() || keep[i]) routes_.lft[i].assign(top + 1u, kNoRoute);
       load_[i].assign(g.nodes[i].ports.size(), 0);
     }
   }
@@ -174,17 +179,21 @@ class Router {
     const std::uint16_t lid = g_.nodes[static_cast<std::size_t>(t)].lid;
     reach_.assign(g_.nodes.size(), Reach::None);
     reach_[static_cast<std::size_t>(t)] = Reach::DownOnly;
-    if (g_.nodes[static_cast<std::size_t>(t)].is_switch) routes_.lft[static_cast<std::size_t>(t)][lid] = 0;
+    if (auto& row = routes_.lft[static_cast<std::size_t>(t)]; !row.empty()) row[lid] = 0;
     std::vector<int> frontier{t};
+    std::vector<int> next;
     while (!frontier.empty()) {
-      std::vector<int> next;
+      next.clear();
+      ++round_;  // a switch joins `next` once per round, in the order first found
       for (int v : frontier)
         for (const auto& l : g_.nodes[static_cast<std::size_t>(v)].ports) {
           const int u = l.peer;
           if (u < 0 || !g_.nodes[static_cast<std::size_t>(u)].is_switch ||
-              reach_[static_cast<std::size_t>(u)] != Reach::None)
+              reach_[static_cast<std::size_t>(u)] != Reach::None ||
+              seen_in_round_[static_cast<std::size_t>(u)] == round_)
             continue;
-          if (std::find(next.begin(), next.end(), u) == next.end()) next.push_back(u);
+          seen_in_round_[static_cast<std::size_t>(u)] = round_;
+          next.push_back(u);
         }
       // Decided against the rounds before only (so every way is shortest),
       // then settled together.
@@ -203,7 +212,8 @@ class Router {
   // round; returns how u then reaches t (None: no legal way yet).
   Reach choose(int u, int t, std::uint16_t lid) {
     const auto& ports = g_.nodes[static_cast<std::size_t>(u)].ports;
-    std::vector<std::uint32_t> best;
+    std::vector<std::uint32_t>& best = best_;
+    best.clear();
     bool best_down_only = false;
     for (std::uint32_t p = 1; p < ports.size(); ++p) {
       const int v = ports[p].peer;
@@ -224,14 +234,14 @@ class Router {
     }
     if (best.empty()) return Reach::None;
     const std::uint32_t port = pick(u, t, best);
-    routes_.lft[static_cast<std::size_t>(u)][lid] = static_cast<std::uint8_t>(port);
+    if (auto& row = routes_.lft[static_cast<std::size_t>(u)]; !row.empty()) row[lid] = static_cast<std::uint8_t>(port);
     ++load_[static_cast<std::size_t>(u)][port];
     return best_down_only ? Reach::DownOnly : Reach::HasUp;
   }
 
   std::uint32_t pick(int u, int t, const std::vector<std::uint32_t>& candidates) const {
     if (engine_ == Engine::FatTree && index_[static_cast<std::size_t>(t)] >= 0) {
-      const std::vector<std::uint32_t> ups = up_ports(u);
+      const std::vector<std::uint32_t>& ups = ups_[static_cast<std::size_t>(u)];
       if (ups.size() > 1) {
         const auto l = static_cast<std::size_t>(level_[static_cast<std::size_t>(u)]);
         const std::uint32_t want = ups[static_cast<std::size_t>(index_[static_cast<std::size_t>(t)] / stride_[l] %
@@ -250,6 +260,10 @@ class Router {
   std::vector<std::int64_t> index_, stride_;
   std::vector<std::vector<std::uint32_t>> load_;  // routes assigned per (switch, port)
   std::vector<Reach> reach_;
+  std::vector<std::vector<std::uint32_t>> ups_;  // up_ports() of every switch
+  std::vector<std::uint64_t> seen_in_round_;     // route_to's last round that found the switch
+  std::uint64_t round_ = 0;
+  std::vector<std::uint32_t> best_;  // choose()'s candidates (kept to spare an allocation per entry)
   Routes routes_;
 };
 
@@ -302,9 +316,9 @@ bool is_fat_tree(const Graph& g) {
   return any;
 }
 
-Routes compute(const Graph& g, Engine engine) {
+Routes compute(const Graph& g, Engine engine, const std::vector<bool>& keep) {
   if (engine == Engine::Auto) engine = is_fat_tree(g) ? Engine::FatTree : Engine::MinHop;
-  return Router(g, engine).run();
+  return Router(g, engine, keep).run();
 }
 
 }  // namespace nicsim::fabric::routing

@@ -66,7 +66,10 @@ struct Routes {
   std::vector<std::vector<std::uint8_t>> lft;
 };
 
-Routes compute(const Graph& g, Engine engine);
+// `keep`: by node index, the switches whose tables are wanted (the rest are
+// computed through, for the balance, but not stored: a process of a run
+// over several keeps only its own switches'); empty keeps every one.
+Routes compute(const Graph& g, Engine engine, const std::vector<bool>& keep = {});
 bool is_fat_tree(const Graph& g);
 
 // What a set of tables does, for tests and benchmarks: following the LFTs

@@ -15,12 +15,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
+#include <systemc>
 #include <thread>
 
 #include "cli/bench.h"
@@ -45,6 +48,23 @@ using namespace nicsim;
 namespace {
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
+
+// SystemC gives every simulated thread a stack of its own, and each stack
+// is two of the process's memory maps (the stack and its guard page), so a
+// world of many nodes can run out of maps long before memory. SystemC's own
+// message does not say which limit it met.
+void explain_stack_failure(const std::exception& e) {
+  const auto* report = dynamic_cast<const sc_core::sc_report*>(&e);
+  if (!report || std::string_view(report->get_msg_type()).find("stack setup failed") == std::string_view::npos) return;
+  long limit = 0;
+  std::ifstream("/proc/sys/vm/max_map_count") >> limit;
+  std::cerr << fmt::format(
+      "nicsim: a simulated thread got no stack: each one (a node's interrupt thread and its programs' threads) "
+      "takes two memory maps, and a process may have {} (vm.max_map_count). Raise the limit (sysctl -w "
+      "vm.max_map_count=262144) or run over several processes, each of which starts only its own nodes' threads "
+      "(docs/partition.md)\n",
+      limit);
+}
 
 const char* kUsage =
     "usage: nicsim <command> [options]\n"
@@ -175,6 +195,7 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
     Progress progress(rank0 && isatty(STDERR_FILENO));
     status = world->run();
   } catch (const std::exception& e) {
+    explain_stack_failure(e);
     if (!several) throw;
     std::cerr << fmt::format("nicsim: rank {}: {}\n", transport->rank(), e.what());
     transport->abort(kExitFailed);
@@ -198,7 +219,8 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   std::cout << fmt::format(
       "wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}{}\n", wall.wall_seconds(),
       wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()),
-      several ? fmt::format(" (rank 0 of {}); {} windows, {:.0f}% of the wall time exchanging", transport->ranks(),
+      several ? fmt::format(" (rank 0 of {}, the largest rank {}); {} windows, {:.0f}% of the wall time exchanging",
+                            transport->ranks(), format_size(*std::max_element(rss.begin(), rss.end())),
                             wall.windows(), 100 * wall.sync_seconds() / std::max(wall.wall_seconds(), 1e-9))
               : std::string());
   if (!out_dir.empty()) {

@@ -30,14 +30,15 @@ const bool raw_registered = [] {
 }();
 }  // namespace
 
-Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric) : spec_(spec), id_(id) {
-  host_ = std::make_unique<host::Host>(fmt::format("{}_host", spec.name).c_str(), id, spec.host);
+Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool runs_here) : spec_(spec), id_(id) {
+  host_ = std::make_unique<host::Host>(fmt::format("{}_host", spec.name).c_str(), id, spec.host, runs_here);
   host_->set_ipv4(spec.ipv4);
   bus_ = std::make_unique<host::HostBus>(fmt::format("{}_bus", spec.name).c_str(), *host_, spec.bus);
   const NicFactory* factory = NicRegistry::instance().find(spec.nic);
   if (!factory) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
   NicContext ctx{fabric, id, spec.name, *this, spec.nic_params};
   nic_ = (*factory)(ctx);
+  if (!runs_here) nic_->set_runs_elsewhere();
   lids_.assign(nic_->num_ports(), 0);
   auto& stats = Sim::get().stats();
   host::HostBus* bus = bus_.get();

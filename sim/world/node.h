@@ -38,7 +38,9 @@ class NicRegistry {
 
 class Node {
  public:
-  Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric);
+  // `runs_here` false: another process of the run runs the node
+  // (fabric::Device::runs_elsewhere).
+  Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool runs_here = true);
   ~Node();
   std::uint32_t id() const { return id_; }
   const std::string& name() const { return spec_.name; }

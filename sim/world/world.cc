@@ -30,7 +30,7 @@ World* g_world = nullptr;
 
 World* World::current() { return g_world; }
 
-World::World(const Scenario& scenario, RankTransport* transport) : scenario_(scenario), transport_(transport) {
+World::World(const Scenario& scenario, RankTransport* transport) : transport_(transport), scenario_(scenario) {
   if (g_world) throw std::logic_error("a second World in one process");
   g_world = this;
   try {
@@ -85,7 +85,7 @@ void World::build_devices() {
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t block = partition_.device_block[i];
     Calendar::BlockScope as_node(calendar, block);
-    nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_));
+    nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_, runs_device(i)));
     nodes_.back()->host().set_block(block);
     nodes_.back()->nic().set_block(block);
     device_names_.push_back(scenario_.nodes[i].name);
@@ -98,6 +98,7 @@ void World::build_devices() {
     Calendar::BlockScope as_switch(calendar, block);
     switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
     switches_.back()->set_block(block);
+    if (!runs_device(n + j)) switches_.back()->set_runs_elsewhere();
     device_names_.push_back(s.name);
   }
   Sim& sim = Sim::get();
