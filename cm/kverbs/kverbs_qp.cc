@@ -91,21 +91,13 @@ ib_access_t access_of(int flags) {
   return a;
 }
 
-// The path MTU field's value: a consumer may put any value in the enum
-// field (a C++ load of a value outside the enum's range is undefined).
-int path_mtu_of(const kv::ib_qp_attr& a) {
-  std::underlying_type_t<kv::ib_mtu> v;
-  std::memcpy(&v, &a.path_mtu, sizeof v);
-  return static_cast<int>(v);
-}
-
 void av_of(const kv::ib_ah_attr& ah, const kv::ib_qp_attr& a, int mask, ib_av_attr_t& av) {
   av.port_num = ah.port_num;
   av.sl = ah.sl;
   av.dlid = cl_hton16(ah.dlid);
   av.path_bits = ah.src_path_bits;
   av.static_rate = ah.static_rate;
-  av.conn.path_mtu = static_cast<std::uint8_t>(path_mtu_of(a));
+  av.conn.path_mtu = static_cast<std::uint8_t>(bits_of(a.path_mtu));
   av.conn.local_ack_timeout = a.timeout;
   av.conn.seq_err_retry_cnt = a.retry_cnt;
   av.conn.rnr_retry_cnt = a.rnr_retry;
@@ -141,7 +133,7 @@ int build_mod(const KQp& qp, const kv::ib_qp_attr& a, int mask, ib_qp_mod_t& m) 
       s.dest_qp = cl_hton32(a.dest_qp_num);
       s.resp_res = a.max_dest_rd_atomic;
       s.rnr_nak_timeout = a.min_rnr_timer;
-      const int mtu = path_mtu_of(a);
+      const int mtu = bits_of(a.path_mtu);
       if ((mask & kv::IB_QP_PATH_MTU) && (mtu < kv::IB_MTU_256 || mtu > kv::IB_MTU_4096)) return -EINVAL;
       if (mask & kv::IB_QP_AV) av_of(a.ah_attr, a, mask, s.primary_av);
       if (mask & kv::IB_QP_QKEY) s.opts |= IB_MOD_QP_QKEY, s.qkey = cl_hton32(a.qkey);
