@@ -155,7 +155,7 @@ int sa_main(int, char**) {
   // registration waits for the port, so the SA is there in time).
   if (n && !sa) attach(*n);
   if (!n) return nicsim_log("ib_sa: no InfiniBand device on this node"), 1;
-  if (ProgramInstance* p = current_program()) p->daemon = true;
+  if (ProgramInstance* p = current_program()) p->become_daemon();
   host::WaitQueue forever(n->host());
   for (;;) forever.wait();
 }

@@ -220,8 +220,8 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
       "wall {:.3f} s: {:.3g} events/s, {:.3g} packet-hops/s, peak RSS {}{}\n", wall.wall_seconds(),
       wall.events_per_second(), wall.packet_hops_per_second(), format_size(wall.peak_rss_bytes()),
       several ? fmt::format(" (rank 0 of {}, the largest rank {}); {} windows, {:.0f}% of the wall time exchanging",
-                            transport->ranks(), format_size(*std::max_element(rss.begin(), rss.end())),
-                            wall.windows(), 100 * wall.sync_seconds() / std::max(wall.wall_seconds(), 1e-9))
+                            transport->ranks(), format_size(*std::max_element(rss.begin(), rss.end())), wall.windows(),
+                            100 * wall.sync_seconds() / std::max(wall.wall_seconds(), 1e-9))
               : std::string());
   if (!out_dir.empty()) {
     const std::filesystem::path dir(out_dir);

@@ -134,14 +134,13 @@ World::BlockTotals World::end_window(Tick last_active) {
   Tick next = calendar.next_time();
   if (sc_core::sc_pending_activity())
     next = std::min<Tick>(next, Calendar::sc_clock() + sc_core::sc_time_to_pending_activity().value());
-  bool finished = true;
-  for (auto& p : programs_)
-    if (!p->daemon && runs_device(p->node().id()) &&
-        (p->state() == ProgramState::Pending || p->state() == ProgramState::Running))
-      finished = false;
+  const bool finished = unfinished_here_ == 0;
+  // Whether anything is in flight matters only once every program ended
+  // (the run's end waits for both), so the buses are counted only then.
   std::uint64_t busy = fabric_.pool().live();
-  for (auto& n : nodes_)
-    if (runs_device(n->id())) busy += n->bus().in_flight();
+  if (finished)
+    for (auto& n : nodes_)
+      if (runs_device(n->id())) busy += n->bus().in_flight();
   if (exchange_) {
     next = std::min(next, exchange_->outgoing_earliest());
     busy += exchange_->outgoing();

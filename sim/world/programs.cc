@@ -97,7 +97,14 @@ void ProgramInstance::run() {
   if (sim.tracer().on(node_.id(), Component::program))
     sim.tracer().record(now(), node_.id(), Component::program, "exit",
                         {{"program", info_.name}, {"status", exit_code_}});
-  if (World* w = World::current()) w->program_finished();
+  if (World* w = World::current()) w->program_finished(*this);
+}
+
+void ProgramInstance::become_daemon() {
+  if (daemon) return;
+  // The run no longer waits for it, as if it had ended.
+  if (World* w = World::current()) w->program_finished(*this);
+  daemon = true;
 }
 
 void ProgramInstance::result(std::string name, double value, std::string unit) {

@@ -79,8 +79,10 @@ class ProgramInstance {
   void fail(std::string reason);
   void* context = nullptr;
   // A service (the subnet manager) the run does not wait for: it may still
-  // be blocked when the workloads are done.
+  // be blocked when the workloads are done. A workload's program that turns
+  // out to be one says so with become_daemon().
   bool daemon = false;
+  void become_daemon();
   std::uint64_t barrier_generation = 0;
 
  private:

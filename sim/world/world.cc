@@ -388,11 +388,11 @@ void World::fault_thunk(void* self, std::uint64_t index) {
     sim.tracer().record(now(), dev, Component::fault, what, {{"link", link.name()}, {"value", f.value}});
 }
 
-void World::program_finished() {
-  if (partition_.blocks > 1) return;  // the run's windows check for the end (run_blocks)
-  for (auto& p : programs_)
-    if (!p->daemon && (p->state() == ProgramState::Pending || p->state() == ProgramState::Running)) return;
-  Sim::get().calendar().at(now(), &World::idle_check, this);
+void World::program_finished(const ProgramInstance& program) {
+  if (program.daemon || !runs_device(program.node().id())) return;
+  --unfinished_here_;
+  // With blocks, the run's windows check for the end (run_blocks).
+  if (unfinished_here_ == 0 && partition_.blocks == 1) Sim::get().calendar().at(now(), &World::idle_check, this);
 }
 
 void World::idle_check(void* self, std::uint64_t) {
@@ -418,6 +418,7 @@ RunStatus World::run() {
     if (!calendar.local(p->node().host().block())) continue;
     Calendar::BlockScope as_node(calendar, p->node().host().block());
     p->start();
+    if (!p->daemon) ++unfinished_here_;
   }
   schedule_faults();
   if (partition_.blocks > 1) return run_blocks();

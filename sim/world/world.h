@@ -120,7 +120,8 @@ class World {
   static void idle_check(void* self, std::uint64_t);
 
  public:
-  void program_finished();
+  // A program instance ended (finished or failed), or became a daemon.
+  void program_finished(const ProgramInstance& program);
 
  private:
   void explain_unfinished(bool stopped_by_time);
@@ -138,6 +139,9 @@ class World {
   std::vector<std::string> device_names_;
   std::unique_ptr<MgmtNet> mgmt_;
   std::vector<std::unique_ptr<ProgramInstance>> programs_;
+  // This process's programs (not daemons) that have not ended: what the
+  // end of a run waits for, kept as they end so that no check scans them.
+  std::size_t unfinished_here_ = 0;
   std::deque<WorkloadSpec> daemon_workloads_;  // the daemons' (ProgramInstance keeps a reference)
   std::unique_ptr<PcapWriter> pcap_;
   int pcap_erf_type_ = -1;  // the capture format's ERF record type, or -1: raw frames

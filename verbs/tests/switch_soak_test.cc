@@ -72,7 +72,9 @@ void expect_counts(const Counts& c, const PairCounts& want, int pair) {
   EXPECT_EQ(at(c, "reconnects"), want.reconnects);
   EXPECT_EQ(at(c, "resent"), want.resent);
   EXPECT_EQ(at(c, "gave_up"), want.gave_up);
-  if (want.failed) EXPECT_EQ(at(c, "failed_status"), 10);  // IB_WCS_TIMEOUT_RETRY_ERR first
+  if (want.failed) {
+    EXPECT_EQ(at(c, "failed_status"), 10);  // IB_WCS_TIMEOUT_RETRY_ERR first
+  }
 }
 
 // Pairs 0 and 1 (67 ms ACK timeout) ride through: the SM re-routed 0.6 ms
