@@ -30,10 +30,11 @@ constexpr const char* kMpirun =
 
 // Runs `args` in one process, then on each rank count, and expects the
 // same results.json and summary.txt from each. Returns the one-process
-// summary.
+// summary; the outputs stay in `dir`/one and `dir`/ranksN.
 std::string same_on_every_rank_count(const std::string& name, const std::string& args, bool traced = false,
-                                     int exit_code = 0) {
+                                     int exit_code = 0, fs::path* outputs = nullptr, bool mpi_sync = false) {
   const fs::path dir = nicsim::testing::temp_dir("ranks_" + name);
+  if (outputs) *outputs = dir;
   const auto one = run_command(fmt::format("{} run {} --out {} 2>&1", NICSIM_BIN, args, (dir / "one").string()));
   EXPECT_EQ(one.status, exit_code) << one.output;
   const std::string results = slurp(dir / "one" / "results.json");
@@ -43,10 +44,15 @@ std::string same_on_every_rank_count(const std::string& name, const std::string&
     EXPECT_GT(slurp(dir / "one" / "trace.jsonl").size(), 10000u);
     EXPECT_GT(slurp(dir / "one" / "timeline.json").size(), 10000u);
   }
-  for (int ranks : {1, 2, 4}) {
-    const fs::path out = dir / fmt::format("ranks{}", ranks);
-    const auto r =
-        run_command(fmt::format("{}{} {} run {} --out {} 2>&1", kMpirun, ranks, NICSIM_BIN, args, out.string()));
+  // Ranks on one machine meet in shared memory: with 4 ranks its slots are
+  // small, so that windows with more to send go by MPI; `mpi_sync` adds a
+  // run on 2 ranks with MPI collectives only.
+  std::vector<std::pair<int, std::string>> runs = {{1, ""}, {2, ""}, {4, "NICSIM_RANK_SLOT_BYTES=512"}};
+  if (mpi_sync) runs.emplace_back(2, "NICSIM_RANK_SYNC=mpi");
+  for (const auto& [ranks, env] : runs) {
+    const fs::path out = dir / fmt::format("ranks{}{}", ranks, env.empty() ? "" : "_env");
+    const auto r = run_command(
+        fmt::format("{} {}{} {} run {} --out {} 2>&1", env, kMpirun, ranks, NICSIM_BIN, args, out.string()));
     EXPECT_EQ(r.status, exit_code) << ranks << " ranks: " << r.output;
     EXPECT_EQ(slurp(out / "summary.txt"), summary) << ranks << " ranks";
     EXPECT_TRUE(slurp(out / "results.json") == results) << ranks << " ranks: results.json differs";
@@ -113,8 +119,31 @@ TEST(Ranks, RawTrafficOnAFatTreeWithItsTraceAndTimelineIsTheSameOnOneTwoAndFourR
     fault { at: "3us" link: "h0--sw0_0" drop_rate: "0.1" }
     outputs { trace { device: "*" } timeline: true }
   )");
-  const std::string summary = same_on_every_rank_count("fat_tree", scenario.string() + " --blocks=4", true);
+  const std::string summary =
+      same_on_every_rank_count("fat_tree", scenario.string() + " --blocks=4", true, 0, nullptr, true);
   EXPECT_NE(summary.find("latency raw_packet_latency"), std::string::npos) << summary;
+}
+
+// A timeline cut short by its event limit: each rank keeps only what could
+// still be among the first events written, and says how many it dropped.
+TEST(Ranks, ATimelineCutShortByItsLimitIsTheSameOnOneTwoAndFourRanks) {
+  const fs::path scenario = write_scenario("timeline_cap", R"(
+    name: "ranks_timeline_cap"
+    topology { fat_tree { k: 2 n: 3 } }
+    workload { program: "fabric_traffic" nodes: "*"
+               args: "--pattern=uniform" args: "--size=1KiB" args: "--load=0.6" args: "--duration=20us" }
+    outputs { timeline: true timeline_max_events: "200" }
+  )");
+  fs::path dir;
+  same_on_every_rank_count("timeline_cap", scenario.string() + " --blocks=4", false, 0, &dir);
+  const std::string timeline = slurp(dir / "ranks2" / "timeline.json");
+  auto count = [&timeline](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = timeline.find(what); at != std::string::npos; at = timeline.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"ph\":\"X\"") + count("\"ph\":\"i\""), 200u);
+  EXPECT_EQ(count("\"name\":\"nicsim_dropped_events\""), 1u);
 }
 
 // A run cut by its stop time: each rank explains its own unfinished

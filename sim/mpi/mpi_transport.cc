@@ -5,9 +5,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "core/block_exchange.h"
+#include "mpi/shared_exchange.h"
 
 namespace nicsim {
 
@@ -22,19 +24,23 @@ class MpiTransport final : public RankTransport {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &ranks_);
+    shared_ = SharedExchange::create(comm_, rank_, ranks_);
   }
   ~MpiTransport() override {
+    shared_.reset();
     MPI_Comm_free(&comm_);
     MPI_Finalize();
   }
   int rank() const override { return rank_; }
   int ranks() const override { return ranks_; }
 
-  // One all-to-all of fixed blocks carries each rank's byte counts and its
+  // Ranks on one machine exchange through shared memory. Otherwise one
+  // all-to-all of fixed blocks carries each rank's byte counts and its
   // words to reduce; the bytes follow in an all-to-all-v only when some
   // rank has any to send.
   std::vector<std::vector<std::uint8_t>> exchange(const std::vector<std::vector<std::uint8_t>>& to_rank,
                                                   std::uint64_t* mins, int count) override {
+    if (shared_) return shared_->exchange(to_rank, mins, count);
     const int block = count + 2;  // bytes for that rank, bytes this rank sends in all, the words
     std::vector<std::uint64_t> head(static_cast<std::size_t>(block * ranks_)), got(head.size());
     std::uint64_t total = 0;
@@ -99,6 +105,7 @@ class MpiTransport final : public RankTransport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int ranks_ = 1;
+  std::unique_ptr<SharedExchange> shared_;
 };
 
 }  // namespace

@@ -42,7 +42,7 @@ bool Timeline::open(const std::string& path, std::uint64_t max_events) {
 void Timeline::write_tracks_metadata() {
   for (std::size_t i = 0; i < tracks_.size(); ++i) {
     begin_event();
-    std::fprintf(out_, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%zu,\"args\":{\"name\":\"%s\"}}",
+    std::fprintf(out_, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"%s\"}}",
                  tracks_[i].device, tracks_[i].tid, json_escape(tracks_[i].name).c_str());
   }
 }
@@ -86,7 +86,7 @@ std::uint32_t Timeline::track(std::uint32_t device, std::string_view name) {
 
 void Timeline::span(std::uint32_t device, std::uint32_t track, std::string_view name, Tick start, Tick duration,
                     std::string_view args_json) {
-  if (!enabled()) return;
+  if (!enabled() || drops(start)) return;
   std::string line = fmt::format("{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":{},\"dur\":{}", device,
                                  track, json_escape(name), ps_to_us_string(start), ps_to_us_string(duration));
   if (!args_json.empty()) line += fmt::format(",\"args\":{}", args_json);
@@ -96,7 +96,7 @@ void Timeline::span(std::uint32_t device, std::uint32_t track, std::string_view 
 
 void Timeline::instant(std::uint32_t device, std::uint32_t track, std::string_view name, Tick t,
                        std::string_view args_json) {
-  if (!enabled()) return;
+  if (!enabled() || drops(t)) return;
   std::string line = fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"ts\":{}", device,
                                  track, json_escape(name), ps_to_us_string(t));
   if (!args_json.empty()) line += fmt::format(",\"args\":{}", args_json);
@@ -104,14 +104,21 @@ void Timeline::instant(std::uint32_t device, std::uint32_t track, std::string_vi
   write_event(device, t, line);
 }
 
+// Decided before the event is formatted. Held in device order, an event is
+// dropped when at least max_events held ones come before it (all are no
+// later than the latest held): no other process's events can bring it back
+// among the first max_events written.
+bool Timeline::drops(Tick t) {
+  if (device_order_ ? held_.size() < max_events_ || t <= held_latest_ : events_ < max_events_) return false;
+  ++dropped_;
+  return true;
+}
+
 void Timeline::write_event(std::uint32_t device, Tick t, const std::string& line) {
   if (device_order_) {
+    held_latest_ = std::max(held_latest_, t);
     if (device >= device_events_.size()) device_events_.resize(device + 1, 0);
     held_.push_back({t, std::uint64_t{device} << 40 | device_events_[device]++, line});
-    return;
-  }
-  if (events_ >= max_events_) {
-    ++dropped_;
     return;
   }
   ++events_;
@@ -124,10 +131,12 @@ void Timeline::hold_in_device_order(bool write) {
   hold_only_ = !write;
 }
 
-// The tracks, then the events.
+// The events dropped here, the tracks, then the events.
 std::string Timeline::export_held() {
   std::string out;
   auto put = [&out](std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(dropped_);
+  dropped_ = 0;
   put(tracks_.size());
   for (const Track& t : tracks_) {
     put(t.device);
@@ -158,6 +167,7 @@ void Timeline::import_held(const std::string& bytes) {
     at += n;
     return s;
   };
+  dropped_ += get();
   for (std::uint64_t n = get(); n > 0; --n) {
     const auto device = static_cast<std::uint32_t>(get());
     const auto tid = static_cast<std::uint32_t>(get());

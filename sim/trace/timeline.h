@@ -53,6 +53,7 @@ class Timeline {
     std::uint64_t seq;  // device << 40 | the device's count
     std::string line;
   };
+  bool drops(Tick t);
   void begin_event();
   void write_tracks_metadata();
   void write_event(std::uint32_t device, Tick t, const std::string& line);
@@ -61,6 +62,7 @@ class Timeline {
   bool hold_only_ = false;
   std::vector<std::uint64_t> device_events_;
   std::vector<Held> held_;
+  Tick held_latest_ = 0;
   std::vector<std::string> devices_;
   std::vector<Track> tracks_;
   std::FILE* out_ = nullptr;
