@@ -161,6 +161,27 @@ TEST(Ranks, ARunCutByItsStopTimeReportsTheSameUnfinishedProgramsOnEveryRankCount
   EXPECT_NE(summary.find("8 error(s)"), std::string::npos) << summary;
 }
 
+// The Elan fabric cut into four blocks: acknowledgements carried back
+// across cut links, Kernel Comms' multicast tree and its broadcasts.
+TEST(Ranks, KernelCommsMulticastOnAnEliteTreeIsTheSameOnOneTwoAndFourRanks) {
+  const std::string summary = same_on_every_rank_count(
+      "ep_mcast", std::string(NICSIM_SOURCE_DIR) + "/scenarios/ep_mcast64.textproto --blocks=4 --arg --iters=4");
+  EXPECT_NE(summary.find("partition: 4 blocks, 60 cut links, lookahead 10ns"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("64 Finished"), std::string::npos) << summary;
+}
+
+// Links to three of the four nodes are cut, and two of them flap: data,
+// acknowledgements and their losses cross between ranks; every message is
+// accounted for.
+TEST(Ranks, ElanSoakWithFlappingCutLinksIsTheSameOnOneTwoAndFourRanks) {
+  const std::string summary = same_on_every_rank_count(
+      "ep_soak", std::string(NICSIM_SOURCE_DIR) + "/scenarios/ep_soak.textproto --blocks=4 --arg --iters=800");
+  EXPECT_NE(summary.find("partition: 4 blocks, 3 cut links"), std::string::npos) << summary;
+  for (const char* zero : {"corrupted          0 ", "duplicated         0 ", "lost_unreported    0 "})
+    EXPECT_NE(summary.find(zero), std::string::npos) << zero << "\n" << summary;
+  EXPECT_EQ(summary.find("failed_reset       0 "), std::string::npos) << "the flaps lost nothing:\n" << summary;
+}
+
 TEST(Ranks, MoreRanksThanBlocksIsAClearError) {
   const auto r = run_command(fmt::format("{}2 {} run {}/scenarios/ib_send_lat.textproto --blocks=1 2>&1", kMpirun,
                                          NICSIM_BIN, NICSIM_SOURCE_DIR));

@@ -215,6 +215,10 @@ void Calendar::at_reserved(Tick t, std::uint64_t seq, EventFn fn, void* obj, std
   insert(t, seq, fn, obj, arg, b);
 }
 
+Calendar::~Calendar() {
+  if (placing_ == this) placing_ = nullptr;
+}
+
 void Calendar::set_blocks(std::uint32_t count) {
   if (count == 0 || count > kMaxBlocks)
     throw std::invalid_argument(fmt::format("calendar: {} partition blocks (1 to {})", count, kMaxBlocks));
@@ -223,6 +227,7 @@ void Calendar::set_blocks(std::uint32_t count) {
   // One block needs no world block of its own: everything is block 0.
   counters_.assign(count == 1 ? 1 : count + 1, 0);
   multi_block_ = count > 1;
+  placing_ = multi_block_ ? this : nullptr;
   // The block numbers (world's included) take the top bits of a sequence.
   counter_bits_ = kSeqBits - (count == 1 ? 0 : std::bit_width(count));
   context_block_ = world_block();

@@ -93,6 +93,7 @@ constexpr EventFn member_fn() {
 class Calendar : public sc_core::sc_module {
  public:
   explicit Calendar(sc_core::sc_module_name name);
+  ~Calendar() override;
 
   // SystemC's clock, read inline: sc_time_stamp() is an out-of-line call,
   // and now() is asked on every charge and by every handler.
@@ -100,9 +101,18 @@ class Calendar : public sc_core::sc_module {
   // Current simulated time in picoseconds.
   static Tick now() { return ahead_ ? ahead_now_ : sc_clock(); }
   // Notifies `e` at now() (a delta notification when not running ahead).
+  // With several blocks, through a calendar event at now() that notifies it
+  // at once (wake_thread): the woken thread then runs in that event's place.
+  // A delta or timed notification's release order depends on the kernel's
+  // history (delta ones come out reversed, timed ones from an unstable
+  // heap), and with it on which other blocks share the process.
   static void notify_now(sc_core::sc_event& e) {
     sync_thread();
     ++activity_epoch_;
+    if (placing_) [[unlikely]] {
+      placing_->at(now(), &Calendar::wake_thread, &e);
+      return;
+    }
     e.notify(sc_core::sc_time::from_value(now() - sc_clock()));
   }
   // For SystemC threads: returns at absolute time `t` (>= now()), running
@@ -391,6 +401,7 @@ class Calendar : public sc_core::sc_module {
   std::uint64_t seq_ = 0;                      // the one block's count, with one block
   int counter_bits_ = kSeqBits;                // of a sequence, below the block's number
   static inline std::uint32_t cur_block_ = 0;  // the firing event's block
+  static inline Calendar* placing_ = nullptr;  // with several blocks: notify_now's calendar
   static inline ThreadBlockFn thread_block_fn_ = nullptr;
   std::uint64_t fired_ = 0;
   std::uint64_t pause_after_ = kNoPause;

@@ -26,18 +26,9 @@ void Device::take_reply(Port& at, Packet* reply) {
   fabric().pool().put(reply);
 }
 
-// Carried replies walk their route back at once, reading every switch and
-// link on it: they cannot cross partition blocks.
-bool Port::crosses_cut(const Packet& data, Packet* reply) {
-  for (int i = 0; i < data.meta.hops; ++i) {
-    const Port* hop = data.route[i];
-    if (!hop->cut_) continue;
-    Sim::get().error(hop->path(), fmt::format("the reply to packet {} would be carried back over cut link {}: "
-                                              "carried replies do not cross partition blocks",
-                                              data.meta.id, hop->link_->name()));
-    hop->owner_->fabric().pool().put(reply);
-    return true;
-  }
+bool Port::route_has_cut(const Packet& data) {
+  for (int i = 0; i < data.meta.hops; ++i)
+    if (data.route[i]->cut_) return true;
   return false;
 }
 
@@ -56,13 +47,14 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
     fabric.pool().put(reply);
     return nullptr;
   }
-  if (fabric.cut_links() != 0 && crosses_cut(data, reply)) return nullptr;
+  const bool cut = fabric.cut_links() != 0 && route_has_cut(data);
   reply->meta.hops = static_cast<std::uint16_t>(hops);
+  reply->carry_last_cut = -1;
   reply->meta.injected = start;
   reply->meta.combine_replies = data.meta.combine_replies;
   reply->route_link_downs = fabric.link_downs();
   std::copy_n(data.route, hops, reply->route);
-  if (data.route_carriers == static_cast<std::uint32_t>(hops - 1) && data.route_ps_per_byte != kRouteInexact &&
+  if (!cut && data.route_carriers == static_cast<std::uint32_t>(hops - 1) && data.route_ps_per_byte != kRouteInexact &&
       !data.meta.combine_replies && fabric.links_plain()) {
     // Every link is up and clean and nobody watches: the route's latency was
     // summed on the way out; nothing of the links needs reading.
@@ -80,41 +72,87 @@ Port* Port::carry_on(Packet* reply, std::uint64_t packet_id, int hop, Tick head,
   return carry_from(reply, packet_id, hop - 1, head, ser);
 }
 
+// Sends the reply back over link `from` and on towards the source.
 Port* Port::carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick head, Tick ser) {
-  Port* source = reply->route[0];
-  Fabric& fabric = source->owner_->fabric();
-  Sim& sim = Sim::get();
-  const std::size_t size = reply->bytes.size();
-  for (int i = from; i >= 0; --i) {
-    Port* rx = reply->route[i];  // sent the data over link i; receives the reply
-    Port* tx = rx->peer_;        // received the data; sends the reply back
-    if (!tx || !tx->up_) {
-      if (tx) tx->lose_reply(reply, &Port::drops_link_down_, "link_down", head);
-      fabric.pool().put(reply);
-      return nullptr;
-    }
-    if (tx->injects_ && !tx->link_->pass(*reply, *tx)) {
-      tx->lose_reply(reply, &Port::drops_injected_, "injected_drop", head);
-      fabric.pool().put(reply);
-      return nullptr;
-    }
-    ser = std::max(ser, tx->serialization(size));
-    fabric.count_hop();
-    if (tx->trace_on)
-      sim.tracer().record(head, tx->owner_->device_id(), Component::fabric, "tx_reply",
-                          {{"port", tx->number_}, {"pkt", reply->meta.id}, {"len", size}, {"for", packet_id}});
-    if (tx->tapped_) tx->tap_(tx->tap_ctx_, *reply, head);
-    head += tx->delay_;
-    if (i == 0) break;
-    if (reply->meta.combine_replies && rx->owner_->combine_reply(*rx, reply, packet_id, i, head, ser)) return nullptr;
-    head += rx->owner_->carry_through(*rx, *reply->route[i - 1]->peer_, *reply, head);
+  Port* rx = reply->route[from];  // sent the data over link `from`; receives the reply
+  Port* tx = rx->peer_;           // received the data; sends the reply back
+  Fabric& fabric = reply->route[0]->owner_->fabric();
+  if (!tx || !tx->up_) {
+    if (tx) tx->lose_reply(reply, &Port::drops_link_down_, "link_down", head);
+    fabric.pool().put(reply);
+    return nullptr;
   }
-  reply->tail_at = head + ser;
-  source->owner_->take_reply(*source, reply);
-  return source;
+  if (tx->injects_ && !tx->link_->pass(*reply, *tx)) {
+    tx->lose_reply(reply, &Port::drops_injected_, "injected_drop", head);
+    fabric.pool().put(reply);
+    return nullptr;
+  }
+  const std::size_t size = reply->bytes.size();
+  ser = std::max(ser, tx->serialization(size));
+  fabric.count_hop();
+  if (tx->trace_on)
+    Sim::get().tracer().record(head, tx->owner_->device_id(), Component::fabric, "tx_reply",
+                               {{"port", tx->number_}, {"pkt", reply->meta.id}, {"len", size}, {"for", packet_id}});
+  if (tx->tapped_) tx->tap_(tx->tap_ctx_, *reply, head);
+  if (tx->cut_) {
+    cross_cut(reply, packet_id, from, head, head + tx->delay_, ser);
+    return nullptr;
+  }
+  return reached(reply, packet_id, from, head + tx->delay_, ser);
+}
+
+// The reply's head reached route[hop] at `head`: taken in at the source,
+// kept to combine, or carried through towards it.
+Port* Port::reached(Packet* reply, std::uint64_t packet_id, int hop, Tick head, Tick ser) {
+  Port* rx = reply->route[hop];
+  if (hop == 0) {
+    reply->tail_at = head + ser;
+    rx->owner_->take_reply(*rx, reply);
+    return rx;
+  }
+  if (reply->meta.combine_replies && rx->owner_->combine_reply(*rx, reply, packet_id, hop, head, ser)) return nullptr;
+  return carry_on(reply, packet_id, hop, head, ser);
+}
+
+// Over a cut link the reply becomes an event of the far block, at its
+// head's arrival: at least the link's delay ahead, so within the lookahead.
+void Port::cross_cut(Packet* reply, std::uint64_t packet_id, int hop, Tick entered, Tick head, Tick ser) {
+  Port* rx = reply->route[hop];
+  reply->carry_for = packet_id;
+  reply->carry_hop = hop;
+  reply->carry_ser = ser;
+  reply->carry_entered = entered;
+  Sim::get().calendar().at_on(rx->owner_->block(), head, &Port::carried_thunk, rx,
+                              reinterpret_cast<std::uint64_t>(reply));
+}
+
+void Port::carried_thunk(void* self, std::uint64_t reply_word) {
+  auto* rx = static_cast<Port*>(self);
+  auto* reply = reinterpret_cast<Packet*>(reply_word);
+  const Tick t = now();
+  // This end of the link went down while the reply was on it: lost there.
+  if (!rx->up_ || (rx->down_at_ != kTickMax && rx->down_at_ >= reply->carry_entered)) {
+    rx->lose_reply(reply, &Port::drops_link_down_, "lost_in_flight", t);
+    rx->owner_->fabric().pool().put(reply);
+    return;
+  }
+  reply->carry_last_cut = reply->carry_hop;
+  reached(reply, reply->carry_for, reply->carry_hop, t, reply->carry_ser);
 }
 
 bool Port::route_intact(const Packet& reply) {
+  if (reply.carry_last_cut >= 0) {
+    // It crossed a cut: the links from the last one to the source are this
+    // block's, checked by their receiving ends (the cut links were checked
+    // as the reply arrived over them).
+    for (int i = reply.carry_last_cut - 1; i >= 0; --i) {
+      Port* rx = reply.route[i];
+      if (rx->down_at_ == kTickMax || rx->down_at_ < reply.meta.injected) continue;
+      if (Port* tx = rx->peer_) tx->lose_reply(&reply, &Port::drops_link_down_, "lost_in_flight", rx->down_at_);
+      return false;
+    }
+    return true;
+  }
   const int hops = reply.meta.hops;
   if (hops == 0 || reply.route[0]->owner_->fabric().link_downs() == reply.route_link_downs) return true;
   for (int i = hops - 1; i >= 0; --i) {

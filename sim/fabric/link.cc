@@ -81,6 +81,7 @@ void Link::set_up(bool up, std::string_view cause) {
   if (!up) {
     ++generation_;
     last_down_ = now();
+    a_.down_at_ = b_.down_at_ = last_down_;
     a_.owner().fabric().link_went_down();
   } else {
     a_.owner().fabric().link_came_up();
@@ -113,7 +114,10 @@ void Link::set_end_up(Port& end, bool up, std::string_view cause) {
     }
   }
   end.up_ = up;
-  if (!up) ++end.generation_;
+  if (!up) {
+    ++end.generation_;
+    end.down_at_ = now();
+  }
   tell_end(end, up);
 }
 

@@ -57,6 +57,7 @@ Packet* PacketPool::take(std::size_t len) {
   p->route_latency = 0;
   p->route_ps_per_byte = 0;
   p->route_carriers = 0;
+  p->carry_last_cut = -1;
   p->device_refs = 0;
   ++live_;
   return p;

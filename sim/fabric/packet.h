@@ -77,6 +77,17 @@ struct alignas(64) Packet {
   std::uint64_t route_link_downs = 0;
   Port* route[kRouteSlots];
 
+  // A carried reply crossing a cut link continues in the far block as an
+  // event (Port::carried_thunk): the packet it answers, the route index of
+  // the link it crossed, its serialisation so far, when its head entered
+  // that link; and the lowest route index of a cut it crossed (-1: none),
+  // below which the source's block checks the route (route_intact).
+  std::uint64_t carry_for = 0;
+  Tick carry_ser = 0;
+  Tick carry_entered = 0;
+  std::int32_t carry_hop = 0;
+  std::int32_t carry_last_cut = -1;
+
   std::uint32_t blocks() const { return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock); }
 };
 

@@ -196,10 +196,13 @@ class alignas(64) Port {
   // (the packet summed the route's latency on its way out). Otherwise each
   // link's loss and bit-error injection apply to it, a link that is down
   // loses it, and traces and captures show it on every link.
+  // A link cut between partition blocks ends the walk: the reply goes on
+  // as an event of the far block when its head arrives there
+  // (carried_thunk), which reads that block's switches and links then.
   // Returns the port it reached (the data's source's) after calling
   // take_reply there, with reply->tail_at set; nullptr when it was lost
   // (counted and traced as a drop on the port that sent it) or `data` has
-  // no recorded route, the reply then freed.
+  // no recorded route, the reply then freed, or when it went on over a cut.
   static Port* carry_back(const Packet& data, Packet* reply, Tick start);
   // A reply a device kept to combine (Device::combine_reply) goes on from
   // there: its head leaves that device on reply->route[hop] at `head`
@@ -257,7 +260,16 @@ class alignas(64) Port {
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void lose_reply(const Packet* reply, std::uint64_t Port::*counter, const char* why, Tick when);
   static Port* carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick head, Tick ser);
-  static bool crosses_cut(const Packet& data, Packet* reply);
+  static Port* reached(Packet* reply, std::uint64_t packet_id, int hop, Tick head, Tick ser);
+  static bool route_has_cut(const Packet& data);
+  static void cross_cut(Packet* reply, std::uint64_t packet_id, int hop, Tick entered, Tick head, Tick ser);
+
+ public:
+  // A carried reply's head reaching `self` (reply->route[reply->carry_hop])
+  // over a cut link, as an event of that port's block.
+  static void carried_thunk(void* self, std::uint64_t reply);
+
+ private:
   void leave_buffer(Packet* p, Tick when);
   [[gnu::always_inline]] void credit_return(Tick at, int vl, std::uint32_t blocks);  // inlined into release()
   void send_checked(Packet* p);
@@ -326,6 +338,7 @@ class alignas(64) Port {
   Tap tap_ = nullptr;
   void* tap_ctx_ = nullptr;
   std::uint64_t drops_link_down_ = 0, drops_injected_ = 0, bit_errors_ = 0;
+  Tick down_at_ = kTickMax;            // when this end last went down (kTickMax: never)
   std::uint64_t drops_vl15_full_ = 0;  // VL15 packets dropped: the receiver's VL15 buffer was full
 
  public:

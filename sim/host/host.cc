@@ -153,6 +153,10 @@ void Host::thread_main(HostThread* t, const std::function<void()>& body, bool pa
 }
 
 void Host::thread_exited(HostThread* t, bool unwound) {
+  t->finished_ = true;
+  // An unwound thread's joiners are being ended too: nobody is to be woken.
+  // Notified while the thread is still known, so as its node's block.
+  if (!unwound) Calendar::notify_now(t->done_);
   stack_guard_remove(t);
   // The process object dies with the SC_THREAD and its address may be
   // reused by a later process: forget it now.
@@ -160,9 +164,6 @@ void Host::thread_exited(HostThread* t, bool unwound) {
   if (last_thread_process_ == t->process_) last_thread_process_ = nullptr, last_thread_ = nullptr;
   forget_process(t->process_);
   t->process_ = nullptr;
-  t->finished_ = true;
-  // An unwound thread's joiners are being ended too: nobody is to be woken.
-  if (!unwound) Calendar::notify_now(t->done_);
 }
 
 void Host::end_threads(const std::vector<Host*>& hosts) {
