@@ -539,7 +539,6 @@ class Elan3 : public fabric::Device, public tlm::tlm_fw_transport_if<> {
   // Fabric.
   void receive(fabric::Port& in, fabric::Packet* p) override;
   void take_reply(fabric::Port& at, fabric::Packet* reply) override;
-  bool carries_replies() const override { return true; }
   void link_state_changed(fabric::Port& port, bool up) override;
 
   // Services for the engines: a transfer to or from host memory over the

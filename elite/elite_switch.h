@@ -90,7 +90,6 @@ class EliteSwitch : public fabric::Device {
   void transmitted(fabric::Port& port, const fabric::Packet& p, Tick start, Tick end) override;
   void link_state_changed(fabric::Port& port, bool up) override;
   Tick carry_through(fabric::Port& in, fabric::Port& out, const fabric::Packet& reply, Tick at) override;
-  bool carries_replies() const override { return true; }
   bool combine_reply(fabric::Port& in, fabric::Packet* reply, std::uint64_t packet_id, int hop, Tick at,
                      Tick ser) override;
 

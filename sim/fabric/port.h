@@ -106,10 +106,6 @@ class Device {
   // with carried replies implement it; any other device reports an error
   // and frees the reply.
   virtual void take_reply(Port& at, Packet* reply);
-  // Whether replies to this device's packets, or through it, are carried
-  // back along routes: such a device's links cannot be cut between
-  // partition blocks (docs/partition.md).
-  virtual bool carries_replies() const { return false; }
 
  protected:
   void add_ports(std::uint32_t count);
