@@ -182,7 +182,7 @@ ParamSet::ParamSet(const ParamScope& scope) : scope_(&scope) {
       v.u = p->u;
       v.d = p->d;
     }
-    values_.emplace(def.name, std::move(v));
+    values_->emplace(def.name, std::move(v));
   }
 }
 
@@ -214,7 +214,7 @@ std::string ParamSet::set(std::string_view param, std::string_view text) {
   if (!def->choices.empty() && std::find(def->choices.begin(), def->choices.end(), text) == def->choices.end()) {
     return who + ": '" + std::string(text) + "' is not one of the choices: " + join(def->choices);
   }
-  Value& v = values_[def->name];
+  Value& v = own_values()[def->name];
   v.u = parsed->u;
   v.d = parsed->d;
   v.text = std::string(text);
@@ -222,9 +222,14 @@ std::string ParamSet::set(std::string_view param, std::string_view text) {
   return "";
 }
 
+ParamSet::Values& ParamSet::own_values() {
+  if (values_.use_count() > 1) values_ = std::make_shared<Values>(*values_);
+  return *values_;
+}
+
 bool ParamSet::is_set(std::string_view param) const {
-  auto it = values_.find(param);
-  return it != values_.end() && it->second.explicitly_set;
+  auto it = values_->find(param);
+  return it != values_->end() && it->second.explicitly_set;
 }
 
 const ParamSet::Value& ParamSet::get(std::string_view param, UnitKind kind) const {
@@ -234,8 +239,8 @@ const ParamSet::Value& ParamSet::get(std::string_view param, UnitKind kind) cons
     throw std::logic_error("ParamSet: " + qualified(scope_, param) + " is a " + unit_kind_name(def->kind) + ", not a " +
                            unit_kind_name(kind));
   }
-  auto it = values_.find(param);
-  if (it == values_.end()) {
+  auto it = values_->find(param);
+  if (it == values_->end()) {
     throw std::logic_error("ParamSet: " + qualified(scope_, param) + " was registered after this ParamSet was made");
   }
   return it->second;
@@ -251,8 +256,8 @@ bool ParamSet::flag(std::string_view param) const { return get(param, UnitKind::
 const std::string& ParamSet::text(std::string_view param) const { return get(param, UnitKind::Text).text; }
 
 const std::string& ParamSet::raw(std::string_view param) const {
-  auto it = values_.find(param);
-  if (it == values_.end()) throw std::logic_error("ParamSet: no parameter " + qualified(scope_, param));
+  auto it = values_->find(param);
+  if (it == values_->end()) throw std::logic_error("ParamSet: no parameter " + qualified(scope_, param));
   return it->second.text;
 }
 

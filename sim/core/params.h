@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,9 +90,14 @@ class ParamSet {
     std::string text;
     bool explicitly_set = false;
   };
+  using Values = std::map<std::string, Value, std::less<>>;
   const Value& get(std::string_view param, UnitKind kind) const;
+  Values& own_values();
   const ParamScope* scope_ = nullptr;
-  std::map<std::string, Value, std::less<>> values_;
+  // Shared between copies until one of them is set: a generated topology's
+  // links all start as copies of the link defaults (a 65,536-host fat
+  // tree has 524,288 of them).
+  std::shared_ptr<Values> values_ = std::make_shared<Values>();
 };
 
 }  // namespace nicsim
