@@ -173,21 +173,17 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   Sim sim(scenario.seed);
   std::unique_ptr<World> world;
   try {
-    if (fingerprint && several) throw std::runtime_error("--fingerprint needs a single process");
     world = std::make_unique<World>(scenario, transport);
     if (fingerprint) world->enable_fingerprint();
     if (!out_dir.empty() && rank0) std::filesystem::create_directories(out_dir);
     if (!out_dir.empty())
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
                           (std::filesystem::path(out_dir) / "timeline.json").string(),
-                          several ? std::string() : (std::filesystem::path(out_dir) / "packets.pcap").string());
+                          (std::filesystem::path(out_dir) / "packets.pcap").string());
   } catch (const std::exception& e) {
     if (rank0) std::cerr << "nicsim: " << e.what() << "\n";
     return kExitBadInput;
   }
-  if (several && rank0 && !out_dir.empty() && !scenario.outputs.pcap_links.empty())
-    std::cerr << "nicsim: over several processes packets.pcap is not written (one process with the same blocks "
-                 "writes it)\n";
   if (verbose) setenv("NICSIM_VERBOSE", "1", 1);
   RunStatus status;
   const auto t0 = std::chrono::steady_clock::now();
