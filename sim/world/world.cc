@@ -36,10 +36,15 @@ std::vector<std::string> gather_in_pieces(RankTransport& t, const std::string& m
   std::uint64_t rounds = (mine.size() + kPiece - 1) / kPiece;
   t.all_reduce(&rounds, 1, RankTransport::Op::Max);
   std::vector<std::string> all(t.rank() == 0 ? static_cast<std::size_t>(t.ranks()) : 0);
+  if (rounds == 1) return t.gather(mine);
   for (std::uint64_t r = 0; r < rounds; ++r) {
-    const std::vector<std::string> parts =
-        t.gather(mine.substr(std::min<std::uint64_t>(r * kPiece, mine.size()), kPiece));
-    for (std::size_t i = 0; i < parts.size() && i < all.size(); ++i) all[i] += parts[i];
+    std::vector<std::string> parts = t.gather(mine.substr(std::min<std::uint64_t>(r * kPiece, mine.size()), kPiece));
+    for (std::size_t i = 0; i < parts.size() && i < all.size(); ++i) {
+      if (r == 0)
+        all[i] = std::move(parts[i]);
+      else
+        all[i] += parts[i];
+    }
   }
   return all;
 }
