@@ -222,4 +222,15 @@ TEST(Ranks, ACaptureOfCutLinksAndTheFingerprintAreTheSameOnOneTwoAndFourRanks) {
   EXPECT_EQ(value.find_first_not_of("0123456789abcdef"), 16u) << value;
 }
 
+// Rank 0 alone creates the output files: when it cannot, every rank ends
+// (the others do not wait for it in the run's first window).
+TEST(Ranks, AnOutputDirectoryRankZeroCannotCreateEndsEveryRank) {
+  const auto r =
+      run_command(fmt::format("timeout 60 sh -c '{}2 {} run {}/scenarios/cma_pingpong.textproto --blocks=2 "
+                              "--out /proc/nicsim_no_such_dir' 2>&1",
+                              kMpirun, NICSIM_BIN, NICSIM_SOURCE_DIR));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("nicsim: filesystem error: cannot create directories"), std::string::npos) << r.output;
+}
+
 }  // namespace
