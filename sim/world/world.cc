@@ -27,27 +27,6 @@ struct World::PortWatch {
 
 namespace {
 World* g_world = nullptr;
-
-// Every rank's `mine` at rank 0 (empty elsewhere), in pieces: one gather
-// carries at most 2 GiB in all (MPI's counts are int), and a capture or a
-// trace held until the end can be more.
-std::vector<std::string> gather_in_pieces(RankTransport& t, const std::string& mine) {
-  constexpr std::uint64_t kPiece = std::uint64_t{1} << 29;
-  std::uint64_t rounds = (mine.size() + kPiece - 1) / kPiece;
-  t.all_reduce(&rounds, 1, RankTransport::Op::Max);
-  std::vector<std::string> all(t.rank() == 0 ? static_cast<std::size_t>(t.ranks()) : 0);
-  if (rounds == 1) return t.gather(mine);
-  for (std::uint64_t r = 0; r < rounds; ++r) {
-    std::vector<std::string> parts = t.gather(mine.substr(std::min<std::uint64_t>(r * kPiece, mine.size()), kPiece));
-    for (std::size_t i = 0; i < parts.size() && i < all.size(); ++i) {
-      if (r == 0)
-        all[i] = std::move(parts[i]);
-      else
-        all[i] += parts[i];
-    }
-  }
-  return all;
-}
 }  // namespace
 
 World* World::current() { return g_world; }

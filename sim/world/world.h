@@ -71,8 +71,9 @@ class World {
   // may be empty).
   void open_outputs(const std::string& trace_path, const std::string& timeline_path, const std::string& pcap_path = {});
   void close_outputs();
-  // A run over several processes: rank 0 takes every rank's trace records
-  // and timeline events, to write them in order at close_outputs.
+  // A run over several processes: rank 0 takes every rank's trace records,
+  // timeline events and capture records, to write them in order at
+  // close_outputs, and each block's fingerprint from the rank that ran it.
   void gather_outputs();
   // Hashes the run's event trajectory (every state-machine transition and
   // every packet put on a wire, with their times) into fingerprint(). Call
