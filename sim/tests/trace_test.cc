@@ -210,3 +210,33 @@ TEST(HeldCapture, APartCutShortIsRefused) {
   EXPECT_FALSE(writer.import_held(bytes));
   EXPECT_FALSE(writer.import_held(std::string(20, '\0')));
 }
+
+// One process writes as the run goes: the records before each bound, then
+// the rest, make the file holding them all would.
+TEST(HeldCapture, WritingAsTheRunGoesGivesTheSameFileAndHoldsOnlyWhatIsLeft) {
+  const fs::path dir = fs::temp_directory_path() / "nicsim_held_capture";
+  fs::create_directories(dir);
+  HeldCapture going(-1);
+  PcapWriter out;
+  ASSERT_TRUE(out.open((dir / "going.pcap").string(), kLinktypeUser0));
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Capture& c = kCaptures[i];
+    going.add(c.t, c.device, c.frame.data(), c.frame.size());
+  }
+  going.write_before(out, 1500);  // the frame at 1000
+  EXPECT_EQ(going.records(), 2u);
+  EXPECT_THROW(going.add(1499, 0, kCaptures[0].frame.data(), 1), std::logic_error);
+  for (std::size_t i = 3; i < kCaptures.size(); ++i) {
+    const Capture& c = kCaptures[i];
+    if (c.t >= 1500) going.add(c.t, c.device, c.frame.data(), c.frame.size());
+  }
+  going.write_before(out, 2000);
+  EXPECT_EQ(going.records(), 4u);  // all at 2000
+  going.write_to(out);
+  out.close();
+  EXPECT_EQ(out.records(), 5u);
+  HeldCapture reference(-1);
+  for (const Capture& c : kCaptures)
+    if (c.t != 500) reference.add(c.t, c.device, c.frame.data(), c.frame.size());
+  EXPECT_EQ(slurp(dir / "going.pcap"), written(reference, dir / "reference.pcap"));
+}

@@ -4,6 +4,8 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace nicsim {
 namespace {
@@ -159,6 +161,9 @@ std::uint64_t record_length(const std::string& s, std::uint64_t at) {
 }  // namespace
 
 void HeldCapture::add(Tick time_ps, std::uint32_t device, const std::uint8_t* bytes, std::size_t len) {
+  if (time_ps < written_before_)
+    throw std::logic_error("a frame captured at " + std::to_string(time_ps) +
+                           " ps, before the records already written (" + std::to_string(written_before_) + " ps)");
   if (chunks_.empty()) chunks_.emplace_back();
   if (device >= device_captures_.size()) device_captures_.resize(device + 1, 0);
   const std::uint64_t seq = std::uint64_t{device} << 40 | device_captures_[device]++;
@@ -201,15 +206,39 @@ bool HeldCapture::index_chunk(std::uint32_t chunk) {
   return true;
 }
 
-void HeldCapture::write_to(PcapWriter& out) {
-  std::sort(index_.begin(), index_.end(),
-            [](const Entry& a, const Entry& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; });
-  for (const Entry& e : index_) {
-    const std::string& s = chunks_[e.chunk];
-    out.write_encoded(s.data() + e.at, record_length(s, e.at));
+void HeldCapture::write_entries(PcapWriter& out, std::vector<Entry>::iterator end) {
+  std::sort(index_.begin(), end, [](const Entry& a, const Entry& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; });
+  for (auto e = index_.begin(); e != end; ++e) {
+    const std::string& s = chunks_[e->chunk];
+    out.write_encoded(s.data() + e->at, record_length(s, e->at));
   }
+}
+
+void HeldCapture::write_to(PcapWriter& out) {
+  write_entries(out, index_.end());
   index_.clear();
   chunks_.clear();
+}
+
+// The records kept move to a new own chunk, so that what a process holds
+// is what it has not written.
+void HeldCapture::write_before(PcapWriter& out, Tick before) {
+  const auto due = std::partition(index_.begin(), index_.end(), [before](const Entry& e) { return e.t < before; });
+  write_entries(out, due);
+  std::string kept;
+  std::vector<Entry> rest;
+  for (auto e = due; e != index_.end(); ++e) {
+    if (e->chunk != 0) {
+      rest.push_back(*e);
+      continue;
+    }
+    const std::string& own = chunks_.front();
+    kept.append(own, e->at - kPlaceSize, kPlaceSize + record_length(own, e->at));
+    rest.push_back({e->t, e->seq, 0, kept.size() - record_length(own, e->at)});
+  }
+  if (!chunks_.empty()) chunks_.front() = std::move(kept);
+  index_ = std::move(rest);
+  written_before_ = std::max(written_before_, before);
 }
 
 }  // namespace nicsim

@@ -84,6 +84,11 @@ class HeldCapture {
   bool import_held(std::string bytes);
   // Every held record, in place order; nothing is held after.
   void write_to(PcapWriter& out);
+  // The held records earlier than `before`, in place order: a process that
+  // holds every block's records (one process) writes them as the run goes,
+  // once no frame can still leave before `before`. A record added later
+  // that is earlier than `before` is a logic error.
+  void write_before(PcapWriter& out, Tick before);
 
  private:
   struct Entry {
@@ -93,7 +98,9 @@ class HeldCapture {
     std::uint64_t at;  // the record's offset in its chunk (after its place)
   };
   bool index_chunk(std::uint32_t chunk);
+  void write_entries(PcapWriter& out, std::vector<Entry>::iterator end);
   int erf_type_;
+  Tick written_before_ = 0;
   std::vector<std::string> chunks_;  // chunk 0: this process's records, as [time][seq][record]
   std::vector<Entry> index_;
   std::vector<std::uint64_t> device_captures_;

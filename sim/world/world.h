@@ -111,6 +111,7 @@ class World {
   std::uint64_t windows_ = 0;
   double sync_seconds_ = 0;
   void finish_blocks(RunStatus& status, bool stopped_by_time);
+  void write_capture_before(Tick before);
   std::unique_ptr<BlockExchange> exchange_;
   RankTransport* transport_ = nullptr;
   // A flaps fault: the link goes down now, up after down_for, and down
