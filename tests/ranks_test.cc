@@ -1,7 +1,7 @@
 // One scenario over several processes (docs/partition.md): the same
 // scenario, seed and blocks give byte-identical results.json, summary.txt,
-// trace.jsonl and timeline.json in one process and under mpirun on 1, 2 and
-// 4 ranks. These
+// trace.jsonl, timeline.json and packets.pcap in one process and under
+// mpirun on 1, 2 and 4 ranks. These
 // run the nicsim command under mpirun (--oversubscribe: the machine may
 // have fewer cores than ranks); they are built only with the MPI engine.
 #include <gtest/gtest.h>
@@ -56,7 +56,7 @@ std::string same_on_every_rank_count(const std::string& name, const std::string&
     EXPECT_EQ(r.status, exit_code) << ranks << " ranks: " << r.output;
     EXPECT_EQ(slurp(out / "summary.txt"), summary) << ranks << " ranks";
     EXPECT_TRUE(slurp(out / "results.json") == results) << ranks << " ranks: results.json differs";
-    for (const char* file : {"trace.jsonl", "timeline.json"}) {
+    for (const char* file : {"trace.jsonl", "timeline.json", "packets.pcap"}) {
       if (fs::exists(dir / "one" / file)) {
         EXPECT_TRUE(slurp(out / file) == slurp(dir / "one" / file)) << ranks << " ranks: " << file << " differs";
       }
@@ -195,6 +195,63 @@ TEST(Ranks, TheDebuggerSaysItRunsInOneProcess) {
       fmt::format("{}2 {} debug {}/scenarios/ib_send_lat.textproto 2>&1", kMpirun, NICSIM_BIN, NICSIM_SOURCE_DIR));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("the step debugger runs a scenario in one process"), std::string::npos) << r.output;
+}
+
+// Every link captured, cut or not, and the run's fingerprint: rank 0 writes
+// the records every rank held in the order (time, device, the device's own
+// count), and folds each block's hash in block order.
+TEST(Ranks, ACaptureOfCutLinksAndTheFingerprintAreTheSameOnOneTwoAndFourRanks) {
+  const fs::path scenario = write_scenario("capture", R"(
+    name: "ranks_capture"
+    seed: 5
+    topology { star { hosts: 4 } nic: "hca" }
+    link_defaults { bandwidth: "8Gbps" delay: "5ns" }
+    fault { at: "0ns" link: "h0--sw0" bit_error_rate: "1e-6" }
+    fault { at: "50us" link: "h3--sw0" drop_rate: "0.01" }
+    workload { program: "ib_rc_soak" nodes: "h0" nodes: "h1" args: "--iters=200" }
+    workload { program: "ib_rc_soak" nodes: "h2" nodes: "h3" args: "--iters=200" }
+    outputs { pcap: "*" }
+  )");
+  fs::path dir;
+  const std::string summary =
+      same_on_every_rank_count("capture", scenario.string() + " --blocks=4 --fingerprint", false, 0, &dir);
+  EXPECT_NE(summary.find("partition: 4 blocks, 3 cut links"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("acked              200 messages"), std::string::npos) << summary;
+  // Both directions of every link: a record per frame put on a wire, in
+  // time order (a ns timestamp in each record header).
+  const std::string pcap = slurp(dir / "ranks2" / "packets.pcap");
+  ASSERT_GT(pcap.size(), 24u + 1000 * 16);
+  auto u32 = [&pcap](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t{static_cast<unsigned char>(pcap[at + i])} << (8 * i);
+    return v;
+  };
+  std::size_t records = 0;
+  std::uint64_t last_ns = 0;
+  bool ordered = true;
+  for (std::size_t at = 24; at + 16 <= pcap.size(); at += 16 + u32(at + 8), ++records) {
+    const std::uint64_t ns = std::uint64_t{u32(at)} * 1000000000 + u32(at + 4);
+    ordered = ordered && ns >= last_ns;
+    last_ns = ns;
+  }
+  EXPECT_GT(records, 1000u);
+  EXPECT_TRUE(ordered);
+  const std::string results = slurp(dir / "ranks4_env" / "results.json");
+  const std::size_t at = results.find("\"fingerprint\": \"");
+  ASSERT_NE(at, std::string::npos) << results.substr(0, 400);
+  const std::string value = results.substr(at + 16, 17);
+  EXPECT_EQ(value.find_first_not_of("0123456789abcdef"), 16u) << value;
+}
+
+// Rank 0 alone creates the output files: when it cannot, every rank ends
+// (the others do not wait for it in the run's first window).
+TEST(Ranks, AnOutputDirectoryRankZeroCannotCreateEndsEveryRank) {
+  const auto r =
+      run_command(fmt::format("timeout 60 sh -c '{}2 {} run {}/scenarios/cma_pingpong.textproto --blocks=2 "
+                              "--out /proc/nicsim_no_such_dir' 2>&1",
+                              kMpirun, NICSIM_BIN, NICSIM_SOURCE_DIR));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("nicsim: filesystem error: cannot create directories"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -172,22 +172,29 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   const bool several = transport && transport->ranks() > 1;
   Sim sim(scenario.seed);
   std::unique_ptr<World> world;
+  std::uint64_t set_up = 0;
+  std::string failure;
   try {
-    if (fingerprint && several) throw std::runtime_error("--fingerprint needs a single process");
     world = std::make_unique<World>(scenario, transport);
     if (fingerprint) world->enable_fingerprint();
     if (!out_dir.empty() && rank0) std::filesystem::create_directories(out_dir);
     if (!out_dir.empty())
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
                           (std::filesystem::path(out_dir) / "timeline.json").string(),
-                          several ? std::string() : (std::filesystem::path(out_dir) / "packets.pcap").string());
+                          (std::filesystem::path(out_dir) / "packets.pcap").string());
+    set_up = 1;
   } catch (const std::exception& e) {
-    if (rank0) std::cerr << "nicsim: " << e.what() << "\n";
-    return kExitBadInput;
+    failure = e.what();
   }
-  if (several && rank0 && !out_dir.empty() && !scenario.outputs.pcap_links.empty())
-    std::cerr << "nicsim: over several processes packets.pcap is not written (one process with the same blocks "
-                 "writes it)\n";
+  // A rank that could not set up (rank 0 alone creates the output files)
+  // ends every rank, rather than leaving the others waiting for it. Rank 0
+  // says why; another rank only when rank 0 set up.
+  std::uint64_t all_set_up[2] = {set_up, rank0 ? set_up : 1};
+  if (several) transport->all_reduce(all_set_up, 2, RankTransport::Op::Min);
+  if (!set_up && (rank0 || all_set_up[1]))
+    std::cerr << (rank0 ? std::string("nicsim: ") : fmt::format("nicsim: rank {}: ", transport->rank())) << failure
+              << "\n";
+  if (!all_set_up[0]) return kExitBadInput;
   if (verbose) setenv("NICSIM_VERBOSE", "1", 1);
   RunStatus status;
   const auto t0 = std::chrono::steady_clock::now();

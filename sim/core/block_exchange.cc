@@ -6,6 +6,23 @@
 
 namespace nicsim {
 
+std::vector<std::string> gather_in_pieces(RankTransport& t, const std::string& mine, std::uint64_t piece) {
+  std::uint64_t rounds = (mine.size() + piece - 1) / piece;
+  t.all_reduce(&rounds, 1, RankTransport::Op::Max);
+  if (rounds == 1) return t.gather(mine);
+  std::vector<std::string> all(t.rank() == 0 ? static_cast<std::size_t>(t.ranks()) : 0);
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    std::vector<std::string> parts = t.gather(mine.substr(std::min<std::uint64_t>(r * piece, mine.size()), piece));
+    for (std::size_t i = 0; i < parts.size() && i < all.size(); ++i) {
+      if (r == 0)
+        all[i] = std::move(parts[i]);
+      else
+        all[i] += parts[i];
+    }
+  }
+  return all;
+}
+
 BlockExchange::BlockExchange(RankTransport& transport, std::vector<int> rank_of_block)
     : transport_(transport), rank_of_block_(std::move(rank_of_block)), outbox_(transport.ranks()) {}
 

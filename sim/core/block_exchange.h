@@ -98,6 +98,12 @@ class RankTransport {
   [[noreturn]] virtual void abort(int exit_code) = 0;
 };
 
+// RankTransport::gather in pieces of at most `piece` bytes from each rank
+// (one gather carries at most 2 GiB in all: MPI's counts are int), with
+// each rank's pieces joined again at rank 0.
+std::vector<std::string> gather_in_pieces(RankTransport& transport, const std::string& mine,
+                                          std::uint64_t piece = std::uint64_t{1} << 29);
+
 // This process's side: which blocks it runs, and the events waiting to
 // cross to the others.
 class BlockExchange {

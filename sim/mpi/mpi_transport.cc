@@ -81,18 +81,23 @@ class MpiTransport final : public RankTransport {
     MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_UINT64_T, mpi_op, comm_);
   }
 
+  // Each part lands in its own string (one message from each rank, taken
+  // in rank order): rank 0 then holds every part once, not also the
+  // contiguous buffer a gather-v would need.
   std::vector<std::string> gather(const std::string& mine) override {
     const int size = static_cast<int>(mine.size());
-    std::vector<int> sizes(rank_ == 0 ? ranks_ : 0), at(rank_ == 0 ? ranks_ : 0);
+    std::vector<int> sizes(rank_ == 0 ? ranks_ : 0);
     MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm_);
-    std::string all;
-    if (rank_ == 0) {
-      std::exclusive_scan(sizes.begin(), sizes.end(), at.begin(), 0);
-      all.resize(static_cast<std::size_t>(at.back() + sizes.back()));
+    if (rank_ != 0) {
+      MPI_Send(mine.data(), size, MPI_BYTE, 0, kGatherTag, comm_);
+      return {};
     }
-    MPI_Gatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), at.data(), MPI_BYTE, 0, comm_);
-    std::vector<std::string> parts;
-    for (int r = 0; r < static_cast<int>(sizes.size()); ++r) parts.push_back(all.substr(at[r], sizes[r]));
+    std::vector<std::string> parts(ranks_);
+    parts[0] = mine;
+    for (int r = 1; r < ranks_; ++r) {
+      parts[r].resize(static_cast<std::size_t>(sizes[r]));
+      MPI_Recv(parts[r].data(), sizes[r], MPI_BYTE, r, kGatherTag, comm_, MPI_STATUS_IGNORE);
+    }
     return parts;
   }
 
@@ -102,6 +107,7 @@ class MpiTransport final : public RankTransport {
   }
 
  private:
+  static constexpr int kGatherTag = 1;  // the only point-to-point messages on comm_
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int ranks_ = 1;

@@ -251,3 +251,51 @@ TEST(Partition, SameBlocksAndSeedGiveTheSameTrace) {
 }
 
 }  // namespace
+
+namespace {
+// Rank 0 of two, with the other rank's part known in advance: gather hands
+// back this rank's piece and the other's next piece, as MPI would.
+class TwoRanksAtRankZero final : public RankTransport {
+ public:
+  TwoRanksAtRankZero(std::string other, std::uint64_t piece) : other_(std::move(other)), piece_(piece) {}
+  int rank() const override { return 0; }
+  int ranks() const override { return 2; }
+  std::vector<std::vector<std::uint8_t>> exchange(const std::vector<std::vector<std::uint8_t>>&, std::uint64_t*,
+                                                  int) override {
+    throw std::logic_error("not in this test");
+  }
+  void all_reduce(std::uint64_t* values, int count, Op op) override {
+    ASSERT_EQ(count, 1);
+    ASSERT_EQ(op, Op::Max);
+    values[0] = std::max<std::uint64_t>(values[0], (other_.size() + piece_ - 1) / piece_);
+  }
+  std::vector<std::string> gather(const std::string& mine) override {
+    EXPECT_LE(mine.size(), piece_);
+    const std::uint64_t at = std::min<std::uint64_t>(gathers_++ * piece_, other_.size());
+    return {mine, other_.substr(at, piece_)};
+  }
+  [[noreturn]] void abort(int) override { std::abort(); }
+  int gathers_ = 0;
+
+ private:
+  std::string other_;
+  std::uint64_t piece_;
+};
+}  // namespace
+
+// Held outputs larger than one gather carries go in pieces, as many rounds
+// as the largest part needs, and each part arrives whole.
+TEST(GatherInPieces, EachRanksPartArrivesWholeWhateverItsSize) {
+  std::string mine(1000, 'a'), other(2500, 'b');
+  for (std::size_t i = 0; i < other.size(); ++i) other[i] = static_cast<char>('a' + i % 26);
+  TwoRanksAtRankZero t(other, 300);
+  const std::vector<std::string> parts = gather_in_pieces(t, mine, 300);
+  EXPECT_EQ(t.gathers_, 9);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0], mine);
+  EXPECT_EQ(parts[1], other);
+  TwoRanksAtRankZero small("xyz", 300);
+  const std::vector<std::string> one = gather_in_pieces(small, "ab", 300);
+  EXPECT_EQ(small.gathers_, 1);
+  EXPECT_EQ(one, (std::vector<std::string>{"ab", "xyz"}));
+}

@@ -14,6 +14,9 @@ namespace nicsim {
 
 class Fingerprint {
  public:
+  Fingerprint() = default;
+  // Goes on from another's value (a block's hash taken from another process).
+  explicit Fingerprint(std::uint64_t value) : state_(value) {}
   void add(std::uint64_t value);
   void add(std::string_view text);
   void add_bytes(const std::uint8_t* data, std::size_t size);

@@ -192,6 +192,7 @@ RunStatus World::run_blocks() {
     if (calendar.events_fired() != fired) last_active = start;
     fired = calendar.events_fired();
     reached = until;
+    write_capture_before(reached);
     t = end_window(last_active);
   }
   if (end > reached) run_until(end);
@@ -199,6 +200,14 @@ RunStatus World::run_blocks() {
   status.end_time = end;
   finish_blocks(status, by_time);
   return status;
+}
+
+// A process that runs every block writes the capture records no frame can
+// still come before (each is stamped when its frame is put on the wire,
+// never earlier than then) as the run goes, instead of holding them all.
+void World::write_capture_before(Tick before) {
+  if (held_capture_ && pcap_ && (!exchange_ || exchange_->transport().ranks() == 1))
+    held_capture_->write_before(*pcap_, before);
 }
 
 void World::finish_blocks(RunStatus& status, bool stopped_by_time) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "core/sanitizer.h"
@@ -26,7 +27,7 @@ struct World::PortWatch {
 
 namespace {
 World* g_world = nullptr;
-}
+}  // namespace
 
 World* World::current() { return g_world; }
 
@@ -187,10 +188,26 @@ void World::gather_outputs() {
   if (!exchange_) return;
   Sim& sim = Sim::get();
   RankTransport& t = exchange_->transport();
-  const std::vector<std::string> traces = t.gather(sim.tracer().export_held());
-  const std::vector<std::string> timelines = t.gather(sim.timeline().export_held());
-  for (const std::string& part : traces) sim.tracer().import_held(part);
-  for (const std::string& part : timelines) sim.timeline().import_held(part);
+  for (const std::string& part : gather_in_pieces(t, sim.tracer().export_held())) sim.tracer().import_held(part);
+  for (const std::string& part : gather_in_pieces(t, sim.timeline().export_held())) sim.timeline().import_held(part);
+  if (held_capture_)
+    for (std::string& part : gather_in_pieces(t, held_capture_->export_held()))
+      if (!held_capture_->import_held(std::move(part))) throw std::logic_error("a rank's capture records were cut");
+  if (!block_fingerprints_.empty()) {
+    // Each rank's blocks' hashes, as (block, value) pairs.
+    std::string mine;
+    for (std::uint32_t b = 0; b < block_fingerprints_.size(); ++b) {
+      if (!exchange_->local(b)) continue;
+      const std::uint64_t pair[2] = {b, block_fingerprints_[b].value()};
+      mine.append(reinterpret_cast<const char*>(pair), sizeof pair);
+    }
+    for (const std::string& part : t.gather(mine))
+      for (std::size_t at = 0; at + 16 <= part.size(); at += 16) {
+        std::uint64_t pair[2];
+        std::memcpy(pair, part.data() + at, sizeof pair);
+        block_fingerprints_.at(pair[0]) = Fingerprint(pair[1]);
+      }
+  }
 }
 
 void World::close_outputs() {
@@ -198,24 +215,30 @@ void World::close_outputs() {
   timeline_api_slot_.reset();
   Sim::get().tracer().close();
   Sim::get().timeline().close();
+  if (held_capture_ && pcap_) held_capture_->write_to(*pcap_);
+  held_capture_.reset();
   if (pcap_) pcap_->close();
 }
 
 void World::open_outputs(const std::string& trace_path, const std::string& timeline_path,
                          const std::string& pcap_path) {
   Sim& sim = Sim::get();
+  // Rank 0 writes what every rank held (gather_outputs).
+  const bool writes = !exchange_ || exchange_->rank() == 0;
   if (partition_.blocks > 1) {
-    // Rank 0 writes what every rank held (gather_outputs).
-    const bool writes = !exchange_ || exchange_->rank() == 0;
     sim.tracer().hold_in_device_order(writes);
     sim.timeline().hold_in_device_order(writes);
   }
   if (!pcap_path.empty() && !scenario_.outputs.pcap_links.empty()) {
-    pcap_ = std::make_unique<PcapWriter>();
     const PcapFormat* format = NetworkKinds::instance().pcap_format(scenario_.outputs.pcap_format);
     if (!format) throw std::logic_error(fmt::format("capture format '{}' vanished", scenario_.outputs.pcap_format));
-    if (!pcap_->open(pcap_path, format->link_type)) throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
     pcap_erf_type_ = format->erf_type;
+    if (writes) {
+      pcap_ = std::make_unique<PcapWriter>();
+      if (!pcap_->open(pcap_path, format->link_type))
+        throw std::runtime_error(fmt::format("cannot write {}", pcap_path));
+    }
+    if (partition_.blocks > 1) held_capture_ = std::make_unique<HeldCapture>(pcap_erf_type_);
     install_port_taps();
     for (auto& watch : port_watches_)
       for (const auto& g : scenario_.outputs.pcap_links) watch->capture = watch->capture || glob_match(g, watch->link);
@@ -289,7 +312,7 @@ void World::port_tap(void* ctx, const fabric::Packet& pkt, Tick start) {
     // host addresses of the simulator's own process on the wire (RDMA
     // virtual addresses), and those move from run to run.
     const fabric::PacketMeta& m = pkt.meta;
-    Fingerprint& f = *w.fingerprint_;
+    Fingerprint& f = w.trajectory_hash();
     f.add(watch->key);
     f.add(start);
     f.add(pkt.bytes.size());
@@ -298,7 +321,9 @@ void World::port_tap(void* ctx, const fabric::Packet& pkt, Tick start) {
     f.add(m.created);
   }
   if (watch->capture) {
-    if (w.pcap_erf_type_ < 0)
+    if (w.held_capture_)
+      w.held_capture_->add(start, static_cast<std::uint32_t>(watch->key >> 16), pkt.bytes.data(), pkt.bytes.size());
+    else if (w.pcap_erf_type_ < 0)
       w.pcap_->write(start, pkt.bytes.data(), pkt.bytes.size());
     else
       w.pcap_->write_erf(start, static_cast<std::uint8_t>(w.pcap_erf_type_), pkt.bytes.data(), pkt.bytes.size());
@@ -308,19 +333,35 @@ void World::port_tap(void* ctx, const fabric::Packet& pkt, Tick start) {
 void World::enable_fingerprint() {
   if (fingerprint_) return;
   fingerprint_ = std::make_unique<Fingerprint>();
+  if (partition_.blocks > 1) block_fingerprints_.assign(partition_.blocks + 1, Fingerprint());
   install_port_taps();
-  Sim::get().fsm().listen([f = fingerprint_.get()](const FsmTransitionEvent& ev) {
+  Sim::get().fsm().listen([this](const FsmTransitionEvent& ev) {
     const FsmType& type = ev.fsm.type();
-    f->add(ev.time);
-    f->add(type.name());
-    f->add(ev.fsm.object());
-    f->add(type.state_name(ev.from));
-    f->add(type.event_name(ev.event));
-    f->add(type.state_name(ev.to));
+    Fingerprint& f = trajectory_hash();
+    f.add(ev.time);
+    f.add(type.name());
+    f.add(ev.fsm.object());
+    f.add(type.state_name(ev.from));
+    f.add(type.event_name(ev.event));
+    f.add(type.state_name(ev.to));
   });
 }
 
-std::string World::fingerprint() const { return fingerprint_ ? fingerprint_->hex() : std::string(); }
+Fingerprint& World::trajectory_hash() {
+  if (block_fingerprints_.empty()) return *fingerprint_;
+  return block_fingerprints_[Sim::get().calendar().current_block()];
+}
+
+// With several blocks: the block count, then each block's hash in block
+// order (the world's own last).
+std::string World::fingerprint() const {
+  if (!fingerprint_) return {};
+  if (block_fingerprints_.empty()) return fingerprint_->hex();
+  Fingerprint run;
+  run.add(block_fingerprints_.size());
+  for (const Fingerprint& b : block_fingerprints_) run.add(b.value());
+  return run.hex();
+}
 
 void World::schedule_faults() {
   if (partition_.blocks > 1) return schedule_end_faults();

@@ -71,12 +71,16 @@ class World {
   // may be empty).
   void open_outputs(const std::string& trace_path, const std::string& timeline_path, const std::string& pcap_path = {});
   void close_outputs();
-  // A run over several processes: rank 0 takes every rank's trace records
-  // and timeline events, to write them in order at close_outputs.
+  // A run over several processes: rank 0 takes every rank's trace records,
+  // timeline events and capture records, to write them in order at
+  // close_outputs, and each block's fingerprint from the rank that ran it.
   void gather_outputs();
   // Hashes the run's event trajectory (every state-machine transition and
   // every packet put on a wire, with their times) into fingerprint(). Call
-  // before run(); off by default, as it watches every port.
+  // before run(); off by default, as it watches every port. With several
+  // blocks each block hashes what happens as it, in its own order, and the
+  // run's hash folds the blocks' in block order (gather_outputs brings them
+  // to rank 0), so that it does not depend on which blocks share a process.
   void enable_fingerprint();
   // The trajectory hash as 16 hex digits, or "" when not enabled.
   std::string fingerprint() const;
@@ -107,6 +111,7 @@ class World {
   std::uint64_t windows_ = 0;
   double sync_seconds_ = 0;
   void finish_blocks(RunStatus& status, bool stopped_by_time);
+  void write_capture_before(Tick before);
   std::unique_ptr<BlockExchange> exchange_;
   RankTransport* transport_ = nullptr;
   // A flaps fault: the link goes down now, up after down_for, and down
@@ -129,6 +134,9 @@ class World {
   struct PortWatch;
   void install_port_taps();
   static void port_tap(void* watch, const fabric::Packet& p, Tick start);
+  // What the running code's events are hashed into: the one hash with one
+  // block, else its block's.
+  Fingerprint& trajectory_hash();
 
   const Scenario& scenario_;
   PartitionPlan partition_;
@@ -143,10 +151,12 @@ class World {
   // end of a run waits for, kept as they end so that no check scans them.
   std::size_t unfinished_here_ = 0;
   std::deque<WorkloadSpec> daemon_workloads_;  // the daemons' (ProgramInstance keeps a reference)
-  std::unique_ptr<PcapWriter> pcap_;
-  int pcap_erf_type_ = -1;  // the capture format's ERF record type, or -1: raw frames
+  std::unique_ptr<PcapWriter> pcap_;           // with several processes, rank 0's only
+  std::unique_ptr<HeldCapture> held_capture_;  // with several blocks: the records, in place order at the end
+  int pcap_erf_type_ = -1;                     // the capture format's ERF record type, or -1: raw frames
   std::vector<std::unique_ptr<PortWatch>> port_watches_;
   std::unique_ptr<Fingerprint> fingerprint_;
+  std::vector<Fingerprint> block_fingerprints_;  // with several blocks: each block's, the world's last
 };
 
 }  // namespace nicsim
