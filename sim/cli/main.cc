@@ -85,6 +85,12 @@ bool write_file(const std::filesystem::path& p, const std::string& text) {
   return bool(f);
 }
 
+bool write_json_file(const std::filesystem::path& p, google::protobuf::Message& m) {
+  std::ofstream f(p, std::ios::binary);
+  write_json(f, m);
+  return bool(f);
+}
+
 ProgramLookup program_lookup() {
   return [](std::string_view name) { return ProgramRegistry::instance().find(name) != nullptr; };
 }
@@ -210,7 +216,7 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   world->gather_outputs();
   world->close_outputs();
-  const results::Results results = collect_rank_results(*world, status);
+  results::Results results = collect_rank_results(*world, status);
   results::WallClock wall = collect_wall(*world, wall_s);
   const std::vector<std::uint64_t> rss = gather_peak_rss(*world);
   if (!rank0) return status.ok ? kExitOk : kExitFailed;
@@ -232,7 +238,7 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
               : std::string());
   if (!out_dir.empty()) {
     const std::filesystem::path dir(out_dir);
-    bool ok = write_file(dir / "results.json", to_json(results)) && write_file(dir / "summary.txt", summary.str()) &&
+    bool ok = write_json_file(dir / "results.json", results) && write_file(dir / "summary.txt", summary.str()) &&
               write_file(dir / "wall.json", to_json(wall));
     if (!ok) {
       std::cerr << "nicsim: cannot write results to " << out_dir << "\n";

@@ -3,13 +3,17 @@
 // coverage of a link, and traffic over generated topologies.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
+#include <sstream>
 
 #include "core/sim.h"
 #include "fabric/raw_nic.h"
 #include "fsm/fsm.h"
 #include "nicsim/app.h"
 #include "world/programs.h"
+#include "world/report.h"
 #include "world/world.h"
 
 using namespace nicsim;
@@ -272,3 +276,40 @@ TEST(World, ResultTailIsTheNearestRankP99AndTheMax) {
 }
 
 }  // namespace
+
+// results.json is written an array element at a time; the text must be what
+// protobuf's converter writes for the whole message, and the message must
+// come back whole.
+TEST(Report, StreamedJsonIsTheConvertersTextAndLeavesTheMessageWhole) {
+  results::Results r;
+  r.set_scenario("s \"quoted\"\nline");
+  r.set_seed(7);
+  for (int i = 0; i < 3; ++i) {
+    results::ProgramResult& p = *r.add_programs();
+    p.set_program("prog");
+    p.set_node(fmt::format("h{}", i));
+    for (int j = 0; j < i; ++j) {
+      results::Value& v = *p.add_results();
+      v.set_object("h");
+      v.set_name(fmt::format("v{}", j));
+      v.set_value(0.1 * j);
+    }
+  }
+  results::LinkResult& l = *r.add_links();
+  l.set_name("l0");
+  l.mutable_a_to_b()->set_packets(12);
+  results::FsmCoverage& f = *r.add_fsm();
+  f.set_type("ib.qp");
+  f.add_transitions()->set_from("RESET");
+  r.mutable_partition()->set_blocks(2);
+  const std::string before = r.SerializeAsString();
+  std::ostringstream streamed;
+  write_json(streamed, r);
+  EXPECT_EQ(streamed.str(), to_json(r));
+  EXPECT_NE(streamed.str().find("\"errors\": []"), std::string::npos);
+  EXPECT_EQ(r.SerializeAsString(), before);
+  results::Results empty;
+  std::ostringstream none;
+  write_json(none, empty);
+  EXPECT_EQ(none.str(), to_json(empty));
+}

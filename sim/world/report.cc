@@ -179,14 +179,74 @@ results::WallClock collect_wall(World& world, double wall_seconds) {
   return w;
 }
 
-std::string to_json(const google::protobuf::Message& m) {
-  std::string out;
+namespace {
+
+google::protobuf::util::JsonPrintOptions json_options() {
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
   opts.preserve_proto_field_names = true;
   opts.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
+  return opts;
+}
+
+// One element of a top-level array, as the whole document's converter
+// writes it: each line indented by two more spaces (it prints one space per
+// level), and no newline at its end.
+void write_element(std::ostream& out, const google::protobuf::Message& element) {
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(element, &text, json_options());
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', from), text.size());
+    out << "  ";
+    out.write(text.data() + from, static_cast<std::streamsize>(end - from));
+    if (end == text.size()) break;
+    out << '\n';
+    from = end + 1;
+  }
+}
+
+}  // namespace
+
+std::string to_json(const google::protobuf::Message& m) {
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, json_options());
   return out;
+}
+
+void write_json(std::ostream& out, google::protobuf::Message& m) {
+  const google::protobuf::Descriptor* type = m.GetDescriptor();
+  const google::protobuf::Reflection* refl = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> arrays;
+  for (int i = 0; i < type->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = type->field(i);
+    if (f->is_repeated() && !f->is_map() && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE &&
+        refl->FieldSize(m, f) > 0)
+      arrays.push_back(f);
+  }
+  std::unique_ptr<google::protobuf::Message> aside(m.New());
+  refl->SwapFields(&m, aside.get(), arrays);
+  const std::string skeleton = to_json(m);
+  refl->SwapFields(&m, aside.get(), arrays);
+  // The skeleton has each moved array as `"name": []` at the top level, in
+  // field order; the elements go in their place.
+  std::size_t from = 0;
+  for (const google::protobuf::FieldDescriptor* f : arrays) {
+    const std::string empty = fmt::format("\n \"{}\": []", f->name());
+    const std::size_t at = skeleton.find(empty, from);
+    if (at == std::string::npos)
+      throw std::logic_error(fmt::format("write_json: no empty {} in the skeleton", f->name()));
+    const std::size_t open = at + empty.size() - 1;  // the ']'
+    out.write(skeleton.data() + from, static_cast<std::streamsize>(open - from));
+    for (int i = 0; i < refl->FieldSize(m, f); ++i) {
+      out << (i ? ",\n" : "\n");
+      write_element(out, refl->GetRepeatedMessage(m, f, i));
+    }
+    out << "\n ";
+    from = open;
+  }
+  out.write(skeleton.data() + from, static_cast<std::streamsize>(skeleton.size() - from));
 }
 
 void print_summary(std::ostream& out, const results::Results& r, const results::WallClock* wall) {

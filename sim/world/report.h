@@ -22,6 +22,13 @@ results::Results collect_rank_results(World& world, const RunStatus& status);
 std::vector<std::uint64_t> gather_peak_rss(World& world);
 results::WallClock collect_wall(World& world, double wall_seconds);
 std::string to_json(const google::protobuf::Message& m);
+// The same text as to_json(m), written to `out` as it is made: the
+// top-level repeated message fields go an element at a time, so a large
+// world's results need about one element's conversion in memory rather than
+// the whole document's (protobuf's converter holds a tree of the whole
+// message, about thirty times the text). `m` is borrowed: its repeated
+// fields are moved aside while the rest is converted and put back.
+void write_json(std::ostream& out, google::protobuf::Message& m);
 void print_summary(std::ostream& out, const results::Results& r, const results::WallClock* wall);
 std::uint64_t peak_rss_bytes();
 
