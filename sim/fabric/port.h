@@ -56,9 +56,9 @@ class Device {
   void set_block(std::uint32_t block) { block_ = block; }
   // In a run over several processes: another process runs this device, and
   // this one keeps only what its own devices need of it (its ports, for the
-  // links that reach it), not its tables (docs/partition.md).
+  // links that reach it), not its tables or queues (docs/partition.md). Set
+  // at construction (Fabric::set_building_elsewhere).
   bool runs_elsewhere() const { return runs_elsewhere_; }
-  void set_runs_elsewhere() { runs_elsewhere_ = true; }
   // Ports are numbered from 1; port(0) does not exist.
   Port& port(std::uint32_t number) { return *ports_.at(number - 1); }
   std::uint32_t num_ports() const { return static_cast<std::uint32_t>(ports_.size()); }

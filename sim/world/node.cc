@@ -38,7 +38,6 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool 
   if (!factory) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
   NicContext ctx{fabric, id, spec.name, *this, spec.nic_params};
   nic_ = (*factory)(ctx);
-  if (!runs_here) nic_->set_runs_elsewhere();
   lids_.assign(nic_->num_ports(), 0);
   auto& stats = Sim::get().stats();
   host::HostBus* bus = bus_.get();

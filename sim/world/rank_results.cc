@@ -130,9 +130,14 @@ void merge_into(results::Results& all, const results::Results& part, int rank, c
 results::Results collect_rank_results(World& world, const RunStatus& status) {
   BlockExchange* exchange = world.exchange();
   if (!exchange) return collect_results(world, status);
-  results::Results mine = collect_results(world, status);
-  const std::vector<std::string> parts = exchange->transport().gather(rank_part(mine));
-  if (exchange->rank() != 0) return mine;
+  if (exchange->rank() != 0) {
+    results::Results mine = collect_results(world, status);
+    (void)exchange->transport().gather(rank_part(mine));
+    return mine;
+  }
+  // Rank 0's own part is what it collects below, once the others'
+  // histograms are merged into its own.
+  const std::vector<std::string> parts = exchange->transport().gather(std::string());
   std::vector<results::Results> others;
   for (std::size_t r = 1; r < parts.size(); ++r) others.push_back(absorb_part(parts[r], static_cast<int>(r)));
   // Rank 0's own, with every histogram merged.

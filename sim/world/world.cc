@@ -86,6 +86,7 @@ void World::build_devices() {
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t block = partition_.device_block[i];
     Calendar::BlockScope as_node(calendar, block);
+    fabric_.set_building_elsewhere(!runs_device(i));
     nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_, runs_device(i)));
     nodes_.back()->host().set_block(block);
     nodes_.back()->nic().set_block(block);
@@ -97,11 +98,12 @@ void World::build_devices() {
     if (!kind) throw std::logic_error(fmt::format("switch kind '{}' vanished after validation", s.kind));
     const std::uint32_t block = partition_.device_block[n + j];
     Calendar::BlockScope as_switch(calendar, block);
+    fabric_.set_building_elsewhere(!runs_device(n + j));
     switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
     switches_.back()->set_block(block);
-    if (!runs_device(n + j)) switches_.back()->set_runs_elsewhere();
     device_names_.push_back(s.name);
   }
+  fabric_.set_building_elsewhere(false);
   Sim& sim = Sim::get();
   sim.tracer().set_devices(device_names_);
   sim.timeline().set_devices(device_names_);
