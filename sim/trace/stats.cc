@@ -1,8 +1,8 @@
 #include "trace/stats.h"
 
-#include <stdexcept>
-
+#include <algorithm>
 #include <bit>
+#include <stdexcept>
 
 namespace nicsim {
 
@@ -85,19 +85,36 @@ void Histogram::merge(const Histogram& other) {
 
 void StatsRegistry::counter(std::string object, std::string name, std::string unit, const std::uint64_t* value,
                             std::string doc) {
-  scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc),
-                            [value] { return static_cast<double>(*value); }});
+  gauge(
+      std::move(object), std::move(name), std::move(unit), [value] { return static_cast<double>(*value); },
+      std::move(doc));
 }
 
 void StatsRegistry::gauge(std::string object, std::string name, std::string unit, std::function<double()> read,
                           std::string doc) {
-  scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read)});
+  const std::uint64_t seq = next_seq_++;
+  if (discarding_) return;
+  scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read), seq});
 }
 
 Histogram& StatsRegistry::histogram(std::string object, std::string name, std::string unit, std::string doc) {
+  const std::uint64_t seq = next_seq_++;
+  if (discarding_) return sink_;
   hists_.push_back(
-      Hist{std::move(object), std::move(name), std::move(unit), std::move(doc), std::make_shared<Histogram>()});
+      Hist{std::move(object), std::move(name), std::move(unit), std::move(doc), std::make_shared<Histogram>(), seq});
   return *hists_.back().histogram;
+}
+
+Histogram* StatsRegistry::find_histogram(std::uint64_t seq) {
+  auto at =
+      std::lower_bound(hists_.begin(), hists_.end(), seq, [](const Hist& a, std::uint64_t s) { return a.seq < s; });
+  return at != hists_.end() && at->seq == seq ? at->histogram.get() : nullptr;
+}
+
+void StatsRegistry::adopt_histogram(Hist h) {
+  auto at = std::lower_bound(hists_.begin(), hists_.end(), h.seq,
+                             [](const Hist& a, std::uint64_t seq) { return a.seq < seq; });
+  hists_.insert(at, std::move(h));
 }
 
 }  // namespace nicsim

@@ -39,13 +39,16 @@ class Histogram {
 
 class StatsRegistry {
  public:
+  // `seq`: the registration's number, counting those not kept (below).
   struct Scalar {
     std::string object, name, unit, doc;
     std::function<double()> read;
+    std::uint64_t seq = 0;
   };
   struct Hist {
     std::string object, name, unit, doc;
     std::shared_ptr<Histogram> histogram;
+    std::uint64_t seq = 0;
   };
   // A counter the object owns; `value` must outlive the registry's use.
   void counter(std::string object, std::string name, std::string unit, const std::uint64_t* value,
@@ -59,9 +62,25 @@ class StatsRegistry {
   const std::vector<Scalar>& scalars() const { return scalars_; }
   const std::vector<Hist>& histograms() const { return hists_; }
 
+  // In a run over several processes, every process registers the same
+  // calls in the same order, and those for the devices another process
+  // runs are numbered but not kept: a histogram asked for then is a sink
+  // that is never reported (such a device never records). Rank 0 merges
+  // the others' entries by number (world/rank_results.cc).
+  void set_discarding(bool discarding) { discarding_ = discarding; }
+  // Registrations so far, kept or not.
+  std::uint64_t registered() const { return next_seq_; }
+  // The histogram kept here with number `seq`; nullptr when none is.
+  Histogram* find_histogram(std::uint64_t seq);
+  // Another process's histogram, numbered `seq`, kept here in number order.
+  void adopt_histogram(Hist h);
+
  private:
   std::vector<Scalar> scalars_;
   std::vector<Hist> hists_;
+  std::uint64_t next_seq_ = 0;
+  bool discarding_ = false;
+  Histogram sink_;
 };
 
 }  // namespace nicsim

@@ -2,7 +2,9 @@
 // builds the whole world but runs only its blocks' devices, so another
 // device's counters there are zero and its programs never started: each
 // figure comes from the process that ran its device, and histograms and
-// counters add up.
+// counters add up. A process keeps no statistics of the devices others
+// run (StatsRegistry::set_discarding): rank 0 takes them from their
+// process, placed by their registration number.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,41 +19,88 @@ namespace nicsim {
 
 namespace {
 
-// This rank's part: its Results, then every registered histogram's words
-// (registration is the same in every process).
-std::string rank_part(const results::Results& mine) {
+void put_text(ByteWriter& out, const std::string& s) {
+  out.put(static_cast<std::uint64_t>(s.size()));
+  out.put_bytes(s.data(), s.size());
+}
+
+std::string get_text(ByteReader& in) {
+  std::string s(in.get<std::uint64_t>(), '\0');
+  in.get_bytes(s.data(), s.size());
+  return s;
+}
+
+void put_histogram(ByteWriter& out, const Histogram& h) {
+  const std::vector<std::uint64_t> words = h.to_words();
+  out.put(static_cast<std::uint64_t>(words.size()));
+  out.put_bytes(words.data(), words.size() * sizeof(std::uint64_t));
+}
+
+Histogram get_histogram(ByteReader& in) {
+  std::vector<std::uint64_t> words(in.get<std::uint64_t>());
+  in.get_bytes(words.data(), words.size() * sizeof(std::uint64_t));
+  return Histogram::from_words(words.data(), words.size());
+}
+
+// This rank's part: its Results; the registration count and the numbers of
+// the statistics it kept (in its Results' order); each histogram it kept,
+// with its number and names; its raw NICs' latencies.
+std::string rank_part(World& world, const results::Results& mine) {
   std::vector<std::uint8_t> bytes;
   ByteWriter out(bytes);
-  const std::string r = mine.SerializeAsString();
-  out.put(static_cast<std::uint64_t>(r.size()));
-  out.put_bytes(r.data(), r.size());
-  const auto& hists = Sim::get().stats().histograms();
-  out.put(static_cast<std::uint64_t>(hists.size()));
-  for (const auto& h : hists) {
-    const std::vector<std::uint64_t> words = h.histogram->to_words();
-    out.put(static_cast<std::uint64_t>(words.size()));
-    out.put_bytes(words.data(), words.size() * sizeof(std::uint64_t));
+  put_text(out, mine.SerializeAsString());
+  const StatsRegistry& stats = Sim::get().stats();
+  out.put(stats.registered());
+  out.put(static_cast<std::uint64_t>(stats.scalars().size()));
+  for (const auto& s : stats.scalars()) out.put(s.seq);
+  out.put(static_cast<std::uint64_t>(stats.histograms().size()));
+  for (const auto& h : stats.histograms()) {
+    out.put(h.seq);
+    put_text(out, h.object);
+    put_text(out, h.name);
+    put_text(out, h.unit);
+    put_histogram(out, *h.histogram);
   }
+  put_histogram(out, raw_latency(world));
   return std::string(bytes.begin(), bytes.end());
 }
 
-// Reads a part: merges its histograms into this process's and returns its
-// Results.
-results::Results absorb_part(const std::string& part, int rank) {
-  ByteReader in(reinterpret_cast<const std::uint8_t*>(part.data()), part.size());
-  std::string r(in.get<std::uint64_t>(), '\0');
-  in.get_bytes(r.data(), r.size());
-  results::Results res;
-  if (!res.ParseFromString(r)) throw std::runtime_error(fmt::format("rank {}: its results do not parse", rank));
-  const auto& hists = Sim::get().stats().histograms();
-  if (in.get<std::uint64_t>() != hists.size())
-    throw std::runtime_error(fmt::format("rank {} registered another set of histograms", rank));
-  for (const auto& h : hists) {
-    std::vector<std::uint64_t> words(in.get<std::uint64_t>());
-    in.get_bytes(words.data(), words.size() * sizeof(std::uint64_t));
-    h.histogram->merge(Histogram::from_words(words.data(), words.size()));
+// Another rank's part as rank 0 reads it.
+struct Part {
+  results::Results results;
+  std::vector<std::uint64_t> stat_seqs;  // by results.stats() index
+};
+
+// Reads a part: merges its histograms into this process's registry (taking
+// in those only it kept) and its raw NICs' latencies into `raw`.
+Part absorb_part(const std::string& bytes, int rank, Histogram& raw) {
+  ByteReader in(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  Part part;
+  if (!part.results.ParseFromString(get_text(in)))
+    throw std::runtime_error(fmt::format("rank {}: its results do not parse", rank));
+  StatsRegistry& stats = Sim::get().stats();
+  if (in.get<std::uint64_t>() != stats.registered())
+    throw std::runtime_error(fmt::format("rank {} registered another set of statistics", rank));
+  part.stat_seqs.resize(in.get<std::uint64_t>());
+  for (std::uint64_t& seq : part.stat_seqs) seq = in.get<std::uint64_t>();
+  if (part.stat_seqs.size() != static_cast<std::size_t>(part.results.stats_size()))
+    throw std::runtime_error(fmt::format("rank {}: its statistics do not match their numbers", rank));
+  for (std::uint64_t n = in.get<std::uint64_t>(); n > 0; --n) {
+    StatsRegistry::Hist h;
+    h.seq = in.get<std::uint64_t>();
+    h.object = get_text(in);
+    h.name = get_text(in);
+    h.unit = get_text(in);
+    Histogram words = get_histogram(in);
+    if (Histogram* mine = stats.find_histogram(h.seq)) {
+      mine->merge(words);
+      continue;
+    }
+    h.histogram = std::make_shared<Histogram>(std::move(words));
+    stats.adopt_histogram(std::move(h));
   }
-  return res;
+  raw.merge(get_histogram(in));
+  return part;
 }
 
 void add_direction(results::LinkDirection& into, const results::LinkDirection& d) {
@@ -82,6 +131,31 @@ struct Owners {
   }
 };
 
+// Statistics by registration number: rank 0's own, then each part's; one
+// that several ranks kept is its device's rank's, or their sum when it
+// names no device.
+void merge_stats(results::Results& all, const std::vector<Part>& parts, const Owners& owners) {
+  std::map<std::uint64_t, results::Value> by_seq;
+  const auto& mine = Sim::get().stats().scalars();
+  for (int i = 0; i < all.stats_size(); ++i) by_seq.emplace(mine.at(static_cast<std::size_t>(i)).seq, all.stats(i));
+  for (std::size_t r = 0; r < parts.size(); ++r) {
+    const int rank = static_cast<int>(r + 1);
+    const Part& part = parts[r];
+    for (int i = 0; i < part.results.stats_size(); ++i) {
+      const results::Value& v = part.results.stats(i);
+      auto [it, fresh] = by_seq.emplace(part.stat_seqs[static_cast<std::size_t>(i)], v);
+      if (fresh) continue;
+      const int owner = owners.rank_of_object(v.object());
+      if (owner == rank)
+        it->second.set_value(v.value());
+      else if (owner < 0)
+        it->second.set_value(it->second.value() + v.value());
+    }
+  }
+  all.clear_stats();
+  for (auto& [seq, v] : by_seq) *all.add_stats() = std::move(v);
+}
+
 void merge_into(results::Results& all, const results::Results& part, int rank, const Owners& owners) {
   World& world = owners.world;
   all.set_events(all.events() + part.events());
@@ -97,13 +171,6 @@ void merge_into(results::Results& all, const results::Results& part, int rank, c
     // The link's state machine follows its first end.
     if (owners.rank_of_device(world.link(static_cast<std::uint32_t>(i)).a().owner().device_id()) == rank)
       l.set_state(part.links(i).state());
-  }
-  for (int i = 0; i < all.stats_size(); ++i) {
-    const int owner = owners.rank_of_object(all.stats(i).object());
-    if (owner == rank)
-      all.mutable_stats(i)->set_value(part.stats(i).value());
-    else if (owner < 0)
-      all.mutable_stats(i)->set_value(all.stats(i).value() + part.stats(i).value());
   }
   // Machines are declared when first used, so a process may lack some.
   for (const results::FsmCoverage& from : part.fsm()) {
@@ -132,24 +199,28 @@ results::Results collect_rank_results(World& world, const RunStatus& status) {
   if (!exchange) return collect_results(world, status);
   if (exchange->rank() != 0) {
     results::Results mine = collect_results(world, status);
-    (void)exchange->transport().gather(rank_part(mine));
+    (void)exchange->transport().gather(rank_part(world, mine));
     return mine;
   }
   // Rank 0's own part is what it collects below, once the others'
   // histograms are merged into its own.
-  const std::vector<std::string> parts = exchange->transport().gather(std::string());
-  std::vector<results::Results> others;
-  for (std::size_t r = 1; r < parts.size(); ++r) others.push_back(absorb_part(parts[r], static_cast<int>(r)));
+  std::vector<std::string> bytes = exchange->transport().gather(std::string());
+  std::vector<Part> others;
+  Histogram raw_elsewhere;
+  for (std::size_t r = 1; r < bytes.size(); ++r) {
+    others.push_back(absorb_part(bytes[r], static_cast<int>(r), raw_elsewhere));
+    std::string().swap(bytes[r]);
+  }
   // Rank 0's own, with every histogram merged.
-  results::Results all = collect_results(world, status);
+  results::Results all = collect_results(world, status, &raw_elsewhere);
   const Owners owners(world);
   for (std::size_t r = 0; r < others.size(); ++r) {
-    const results::Results& part = others[r];
-    if (part.programs_size() != all.programs_size() || part.links_size() != all.links_size() ||
-        part.stats_size() != all.stats_size())
+    const results::Results& part = others[r].results;
+    if (part.programs_size() != all.programs_size() || part.links_size() != all.links_size())
       throw std::runtime_error(fmt::format("rank {} built another world", r + 1));
     merge_into(all, part, static_cast<int>(r + 1), owners);
   }
+  merge_stats(all, others, owners);
   std::sort(all.mutable_fsm()->begin(), all.mutable_fsm()->end(),
             [](const auto& a, const auto& b) { return a.type() < b.type(); });
   sort_errors(all);

@@ -65,7 +65,14 @@ void sort_errors(results::Results& r) {
   });
 }
 
-results::Results collect_results(World& world, const RunStatus& status) {
+Histogram raw_latency(World& world) {
+  Histogram all;
+  for (std::uint32_t i = 0; i < world.num_nodes(); ++i)
+    if (auto* raw = world.node(i).nic_as<fabric::RawNic>()) all.merge(raw->latency());
+  return all;
+}
+
+results::Results collect_results(World& world, const RunStatus& status, const Histogram* raw_elsewhere) {
   Sim& sim = Sim::get();
   results::Results r;
   const Scenario& sc = world.scenario();
@@ -112,14 +119,9 @@ results::Results collect_results(World& world, const RunStatus& status) {
     *lr->mutable_a_to_b() = direction(l->a(), status.end_time);
     *lr->mutable_b_to_a() = direction(l->b(), status.end_time);
   }
-  Histogram all_raw;
-  bool any_raw = false;
-  for (std::uint32_t i = 0; i < world.num_nodes(); ++i)
-    if (auto* raw = world.node(i).nic_as<fabric::RawNic>()) {
-      all_raw.merge(raw->latency());
-      any_raw = true;
-    }
-  if (any_raw && all_raw.count()) fill(r.add_distributions(), "fabric", "raw_packet_latency", "ps", all_raw);
+  Histogram all_raw = raw_latency(world);
+  if (raw_elsewhere) all_raw.merge(*raw_elsewhere);
+  if (all_raw.count()) fill(r.add_distributions(), "fabric", "raw_packet_latency", "ps", all_raw);
   for (auto& h : sim.stats().histograms())
     if (h.histogram->count()) fill(r.add_distributions(), h.object, h.name, h.unit, *h.histogram);
   for (auto& s : sim.stats().scalars()) {

@@ -6,11 +6,16 @@
 #include <vector>
 
 #include "results.pb.h"
+#include "trace/stats.h"
 #include "world/world.h"
 
 namespace nicsim {
 
-results::Results collect_results(World& world, const RunStatus& status);
+// `raw_elsewhere`: the raw NICs' latencies other processes of the run
+// recorded (world/rank_results.cc), merged into the fabric's.
+results::Results collect_results(World& world, const RunStatus& status, const Histogram* raw_elsewhere = nullptr);
+// The latencies of the raw NICs this process runs, merged.
+Histogram raw_latency(World& world);
 // Errors in the order (time, where): how a run split into blocks lists them.
 void sort_errors(results::Results& r);
 // The same for a run over several processes (world/rank_results.cc): every

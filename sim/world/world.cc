@@ -80,13 +80,20 @@ World::~World() {
   g_world = nullptr;
 }
 
+// The devices built while `elsewhere` holds are run by another process:
+// they allocate nothing only running needs, and register no statistics.
+void World::building_elsewhere(bool elsewhere) {
+  fabric_.set_building_elsewhere(elsewhere);
+  Sim::get().stats().set_discarding(elsewhere);
+}
+
 void World::build_devices() {
   const auto n = static_cast<std::uint32_t>(scenario_.nodes.size());
   Calendar& calendar = Sim::get().calendar();
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t block = partition_.device_block[i];
     Calendar::BlockScope as_node(calendar, block);
-    fabric_.set_building_elsewhere(!runs_device(i));
+    building_elsewhere(!runs_device(i));
     nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_, runs_device(i)));
     nodes_.back()->host().set_block(block);
     nodes_.back()->nic().set_block(block);
@@ -98,12 +105,12 @@ void World::build_devices() {
     if (!kind) throw std::logic_error(fmt::format("switch kind '{}' vanished after validation", s.kind));
     const std::uint32_t block = partition_.device_block[n + j];
     Calendar::BlockScope as_switch(calendar, block);
-    fabric_.set_building_elsewhere(!runs_device(n + j));
+    building_elsewhere(!runs_device(n + j));
     switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
     switches_.back()->set_block(block);
     device_names_.push_back(s.name);
   }
-  fabric_.set_building_elsewhere(false);
+  building_elsewhere(false);
   Sim& sim = Sim::get();
   sim.tracer().set_devices(device_names_);
   sim.timeline().set_devices(device_names_);
