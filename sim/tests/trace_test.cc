@@ -142,6 +142,40 @@ TEST(Stats, RegistryReadsCountersAtReportTime) {
   EXPECT_EQ(r.scalars()[0].unit, "packets");
 }
 
+// What a rank registers for the devices another rank runs is numbered but
+// not kept; the numbers match across ranks, and rank 0 takes in the other
+// ranks' histograms in number order.
+TEST(Stats, DiscardedRegistrationsAreNumberedAndAdoptedHistogramsKeepTheirPlace) {
+  StatsRegistry r;
+  std::uint64_t packets = 3;
+  r.counter("h0", "tx_packets", "packets", &packets);
+  Histogram& kept = r.histogram("h0", "latency", "ps");
+  r.set_discarding(true);
+  r.counter("h1", "tx_packets", "packets", &packets);
+  Histogram& sink = r.histogram("h1", "latency", "ps");
+  r.set_discarding(false);
+  r.gauge("fabric", "load", "ratio", [] { return 0.5; });
+  EXPECT_EQ(r.registered(), 5u);
+  ASSERT_EQ(r.scalars().size(), 2u);
+  EXPECT_EQ(r.scalars()[0].seq, 0u);
+  EXPECT_EQ(r.scalars()[1].seq, 4u);
+  ASSERT_EQ(r.histograms().size(), 1u);
+  EXPECT_EQ(r.histograms()[0].seq, 1u);
+  EXPECT_NE(&sink, &kept);
+  EXPECT_EQ(r.find_histogram(1), &kept);
+  EXPECT_EQ(r.find_histogram(3), nullptr);
+  Histogram theirs;
+  theirs.add(42);
+  StatsRegistry::Hist h{"h1", "latency", "ps", "", std::make_shared<Histogram>(theirs), 3};
+  r.adopt_histogram(std::move(h));
+  r.adopt_histogram(StatsRegistry::Hist{"h9", "latency", "ps", "", std::make_shared<Histogram>(), 9});
+  ASSERT_EQ(r.histograms().size(), 3u);
+  EXPECT_EQ(r.histograms()[1].object, "h1");
+  EXPECT_EQ(r.histograms()[2].seq, 9u);
+  ASSERT_NE(r.find_histogram(3), nullptr);
+  EXPECT_EQ(r.find_histogram(3)->count(), 1u);
+}
+
 }  // namespace
 
 namespace {
