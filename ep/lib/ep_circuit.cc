@@ -47,7 +47,7 @@ void Circuit::inspect(const void* object, InspectRows& rows) {
 }
 
 Circuit::Circuit(EpNode& node, std::uint32_t p)
-    : fsm(fmt::format("{}.ep.vc{}", node.host.name(), p), node.self, CircuitState::Disconnected),
+    : fsm(fmt::format("{}.ep.vc{}", node.host.name(), p), node.host.node_id(), CircuitState::Disconnected),
       peer(p),
       inspectable("ep.circuit", fsm.object(), &Circuit::inspect, this) {
   Sim::get().fsm().declare<CircuitMachine>();
