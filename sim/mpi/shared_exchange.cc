@@ -1,6 +1,9 @@
 #include "mpi/shared_exchange.h"
 
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +19,11 @@ namespace nicsim {
 namespace {
 
 constexpr std::size_t kLine = 64;
+// Yields before a rank sleeps: a rank sharing the core runs at once, and
+// the core rarely idles; but while other programs want the core too, a
+// yield gives it to one of them for a time slice, where a woken sleeper
+// is scheduled ahead of them (docs/partition.md has the figures).
+constexpr unsigned kYieldLimit = 64;
 
 std::size_t round_up(std::size_t n) { return (n + kLine - 1) / kLine * kLine; }
 
@@ -23,6 +31,16 @@ void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// The futex is the count's low half (little-endian x86 and arm64 alike);
+// not private: the ranks are separate processes sharing the page.
+void futex_wait(std::uint64_t* count, std::uint32_t seen) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(count), FUTEX_WAIT, seen, nullptr, nullptr, 0);
+}
+
+void futex_wake_all(std::uint64_t* count) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(count), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 }  // namespace
@@ -88,21 +106,40 @@ std::uint8_t* SharedExchange::data(int rank, int parity) const {
   return reinterpret_cast<std::uint8_t*>(header(rank, parity)) + header_size_;
 }
 
-// Spins while the other rank is likely running on its own core; yields the
-// core when there are more ranks than cores (or it takes long), so that the
-// rank waited for can run.
+std::uint32_t* SharedExchange::sleepers_of(int rank) const {
+  return reinterpret_cast<std::uint32_t*>(count_of(rank) + 1);
+}
+
+// Spins while the other rank is likely running on its own core; when there
+// are more ranks than cores (or it takes long), yields the core a few
+// times, then sleeps on the rank's count. A sleeper counts itself in before
+// it looks at the count a last time, and the rank raising the count looks
+// for sleepers after (both sequentially consistent): one of the two sees
+// the other, so no wake-up is lost.
 void SharedExchange::wait_for(int rank) const {
   std::atomic_ref<std::uint64_t> count(*count_of(rank));
   const unsigned spin_limit = oversubscribed_ ? 16 : 1u << 14;
-  unsigned spins = 0;
-  while (count.load(std::memory_order_acquire) < window_) {
-    if (spins < spin_limit) {
-      ++spins;
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
+  for (unsigned spins = 0; spins < spin_limit; ++spins) {
+    if (count.load(std::memory_order_acquire) >= window_) return;
+    cpu_relax();
   }
+  for (unsigned yields = 0; yields < kYieldLimit; ++yields) {
+    if (count.load(std::memory_order_acquire) >= window_) return;
+    sched_yield();
+  }
+  std::atomic_ref<std::uint32_t> sleepers(*sleepers_of(rank));
+  for (;;) {
+    sleepers.fetch_add(1);
+    const std::uint64_t seen = count.load();
+    if (seen < window_) futex_wait(count_of(rank), static_cast<std::uint32_t>(seen));
+    sleepers.fetch_sub(1);
+    if (count.load(std::memory_order_acquire) >= window_) return;
+  }
+}
+
+void SharedExchange::raise_count() {
+  std::atomic_ref<std::uint64_t>(*count_of(rank_)).store(window_);
+  if (std::atomic_ref<std::uint32_t>(*sleepers_of(rank_)).load() != 0) futex_wake_all(count_of(rank_));
 }
 
 std::vector<std::vector<std::uint8_t>> SharedExchange::exchange(const std::vector<std::vector<std::uint8_t>>& to_rank,
@@ -123,7 +160,7 @@ std::vector<std::vector<std::uint8_t>> SharedExchange::exchange(const std::vecto
     std::uint8_t* out = data(rank_, parity);
     for (const auto& bytes : to_rank) out = std::copy(bytes.begin(), bytes.end(), out);
   }
-  std::atomic_ref<std::uint64_t>(*count_of(rank_)).store(window_, std::memory_order_release);
+  raise_count();
   bool all_fit = true;
   std::vector<int> recv_counts(static_cast<std::size_t>(ranks_)), recv_at(static_cast<std::size_t>(ranks_));
   for (int r = 0; r < ranks_; ++r) {

@@ -41,11 +41,13 @@ class SharedExchange {
     std::uint64_t words[kMaxWords];
     std::uint64_t fits;  // 1: the bytes are in the slot
   };
-  std::uint64_t* count_of(int rank) const;  // the rank's windows done, own cache line
+  std::uint64_t* count_of(int rank) const;     // the rank's windows done, own cache line
+  std::uint32_t* sleepers_of(int rank) const;  // ranks asleep on that count, next to it
   SlotHeader* header(int rank, int parity) const;
   std::uint64_t* bytes_to(int rank, int parity) const;  // [ranks]: bytes for each rank
   std::uint8_t* data(int rank, int parity) const;
   void wait_for(int rank) const;
+  void raise_count();  // this window's slot is written: wakes the rank's sleepers
 
   MPI_Comm comm_;
   MPI_Win win_ = MPI_WIN_NULL;
