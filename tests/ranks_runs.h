@@ -31,7 +31,7 @@ constexpr const char* kMpirun =
 // same results.json and summary.txt from each. Returns the one-process
 // summary; the outputs stay in `dir`/one and `dir`/ranksN.
 inline std::string same_on_every_rank_count(const std::string& name, const std::string& args, bool traced = false,
-                                     int exit_code = 0, fs::path* outputs = nullptr, bool mpi_sync = false) {
+                                            int exit_code = 0, fs::path* outputs = nullptr, bool mpi_sync = false) {
   const fs::path dir = nicsim::testing::temp_dir("ranks_" + name);
   if (outputs) *outputs = dir;
   const auto one = run_command(fmt::format("{} run {} --out {} 2>&1", NICSIM_BIN, args, (dir / "one").string()));

@@ -65,8 +65,8 @@ class RanksScenario : public ::testing::TestWithParam<ScenarioRun> {};
 
 TEST_P(RanksScenario, IsTheSameOnOneTwoAndFourRanks) {
   const ScenarioRun& run = GetParam();
-  const std::string args = std::string(NICSIM_SOURCE_DIR) + "/scenarios/" + run.scenario + ".textproto --blocks=4 " +
-                           run.args;
+  const std::string args =
+      std::string(NICSIM_SOURCE_DIR) + "/scenarios/" + run.scenario + ".textproto --blocks=4 " + run.args;
   const std::string summary = nicsim::testing::ranks::same_on_every_rank_count(run.scenario, args);
   EXPECT_NE(summary.find(": ok after "), std::string::npos) << summary;
   EXPECT_NE(summary.find("partition: 4 blocks, "), std::string::npos) << summary;
@@ -81,6 +81,8 @@ std::vector<ScenarioRun> runs_here() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, RanksScenario, ::testing::ValuesIn(runs_here()),
-                         [](const ::testing::TestParamInfo<ScenarioRun>& info) { return std::string(info.param.scenario); });
+                         [](const ::testing::TestParamInfo<ScenarioRun>& info) {
+                           return std::string(info.param.scenario);
+                         });
 
 }  // namespace
