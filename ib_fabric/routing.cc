@@ -48,15 +48,18 @@ std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const s
   const routing::Graph g = routing_graph(switches, endpoints);
   std::vector<bool> keep(switches.size());
   for (std::size_t i = 0; i < switches.size(); ++i) keep[i] = !switches[i]->runs_elsewhere();
-  const routing::Routes r = routing::compute(g, engine, keep);
+  routing::Routes r = routing::compute(g, engine, keep);
   std::size_t entries = 0;
-  for (std::size_t i = 0; i < switches.size(); ++i)
-    for (std::size_t lid = 1; lid < r.lft[i].size(); ++lid) {
-      const std::uint8_t port = r.lft[i][lid];
-      if (port == routing::kNoRoute || port == 0) continue;
-      switches[i]->set_route(static_cast<std::uint16_t>(lid), port);
-      ++entries;
+  for (std::size_t i = 0; i < switches.size(); ++i) {
+    std::vector<std::uint8_t>& table = r.lft[i];
+    if (table.empty()) continue;
+    table[0] = 0;  // LID 0 is no address
+    for (std::uint8_t& port : table) {
+      if (port == routing::kNoRoute) port = 0;
+      entries += port != 0;
     }
+    switches[i]->set_routes(std::move(table));
+  }
   return entries;
 }
 

@@ -55,6 +55,14 @@ void Switch::set_route(std::uint16_t dlid, std::uint32_t port) {
   lft_[dlid] = static_cast<std::uint8_t>(port);
 }
 
+void Switch::set_routes(std::vector<std::uint8_t> table) {
+  if (table.size() > kMulticastLidBase) throw std::logic_error("unicast routes for multicast LIDs");
+  for (std::uint8_t port : table)
+    if (port > num_ports())
+      throw std::logic_error(fmt::format("{}: route to port {} of {}", name(), port, num_ports()));
+  lft_ = std::move(table);
+}
+
 void Switch::set_multicast(std::uint16_t mlid, std::vector<std::uint32_t> ports) {
   if (mlid < kMulticastLidBase) throw std::logic_error("multicast route for a unicast LID");
   std::size_t i = mlid - kMulticastLidBase;

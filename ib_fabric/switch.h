@@ -30,6 +30,10 @@ class Switch : public Device {
   ~Switch() override;
 
   void set_route(std::uint16_t dlid, std::uint32_t port);  // port 0 = no route
+  // The whole linear forwarding table at once, indexed by DLID (0 = no
+  // route): kept at its own size, where routes set one by one grow the
+  // table geometrically (up to twice the memory on a large fabric).
+  void set_routes(std::vector<std::uint8_t> table);
   // The static routing engine this switch's parameters ask for (`routing`).
   routing::Engine routing_engine() const { return routing_engine_; }
   std::uint32_t route(std::uint16_t dlid) const { return dlid < lft_.size() ? lft_[dlid] : 0; }

@@ -4,11 +4,14 @@
 // figure comes from the process that ran its device, and histograms and
 // counters add up. A process keeps no statistics of the devices others
 // run (StatsRegistry::set_discarding): rank 0 takes them from their
-// process, placed by their registration number.
+// process, placed by their registration number. A process sends only the
+// programs and links it ran (an end of), so a rank's part shrinks with the
+// rank count.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <type_traits>
 
 #include "core/sim.h"
 #include "fsm/fsm.h"
@@ -19,21 +22,42 @@ namespace nicsim {
 
 namespace {
 
-void put_text(ByteWriter& out, const std::string& s) {
-  out.put(static_cast<std::uint64_t>(s.size()));
-  out.put_bytes(s.data(), s.size());
-}
+// A rank's part is written straight into the string it is gathered in,
+// once: the results of a large fabric are tens of megabytes.
+class PartWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put_text(const std::string& s) {
+    put(static_cast<std::uint64_t>(s.size()));
+    bytes_.append(s);
+  }
+  void put_message(const google::protobuf::Message& m) {
+    const std::size_t size = m.ByteSizeLong();
+    put(static_cast<std::uint64_t>(size));
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + size);
+    if (!m.SerializeToArray(bytes_.data() + at, static_cast<int>(size)))
+      throw std::runtime_error("this rank's results do not serialise");
+  }
+  void put_histogram(const Histogram& h) {
+    const std::vector<std::uint64_t> words = h.to_words();
+    put(static_cast<std::uint64_t>(words.size()));
+    bytes_.append(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(std::uint64_t));
+  }
+  std::string take() { return std::move(bytes_); }
+
+ private:
+  std::string bytes_;
+};
 
 std::string get_text(ByteReader& in) {
   std::string s(in.get<std::uint64_t>(), '\0');
   in.get_bytes(s.data(), s.size());
   return s;
-}
-
-void put_histogram(ByteWriter& out, const Histogram& h) {
-  const std::vector<std::uint64_t> words = h.to_words();
-  out.put(static_cast<std::uint64_t>(words.size()));
-  out.put_bytes(words.data(), words.size() * sizeof(std::uint64_t));
 }
 
 Histogram get_histogram(ByteReader& in) {
@@ -42,13 +66,13 @@ Histogram get_histogram(ByteReader& in) {
   return Histogram::from_words(words.data(), words.size());
 }
 
-// This rank's part: its Results; the registration count and the numbers of
-// the statistics it kept (in its Results' order); each histogram it kept,
-// with its number and names; its raw NICs' latencies.
-std::string rank_part(World& world, const results::Results& mine) {
-  std::vector<std::uint8_t> bytes;
-  ByteWriter out(bytes);
-  put_text(out, mine.SerializeAsString());
+// This rank's part: its own Results (CollectScope::OwnPart); the
+// registration count and the numbers of the statistics it kept (in its
+// Results' order); each histogram it kept, with its number and names; its
+// raw NICs' latencies.
+std::string rank_part(World& world, const RunStatus& status) {
+  PartWriter out;
+  out.put_message(collect_results(world, status, nullptr, CollectScope::OwnPart));
   const StatsRegistry& stats = Sim::get().stats();
   out.put(stats.registered());
   out.put(static_cast<std::uint64_t>(stats.scalars().size()));
@@ -56,13 +80,13 @@ std::string rank_part(World& world, const results::Results& mine) {
   out.put(static_cast<std::uint64_t>(stats.histograms().size()));
   for (const auto& h : stats.histograms()) {
     out.put(h.seq);
-    put_text(out, h.object);
-    put_text(out, h.name);
-    put_text(out, h.unit);
-    put_histogram(out, *h.histogram);
+    out.put_text(h.object);
+    out.put_text(h.name);
+    out.put_text(h.unit);
+    out.put_histogram(*h.histogram);
   }
-  put_histogram(out, raw_latency(world));
-  return std::string(bytes.begin(), bytes.end());
+  out.put_histogram(raw_latency(world));
+  return out.take();
 }
 
 // Another rank's part as rank 0 reads it.
@@ -156,22 +180,34 @@ void merge_stats(results::Results& all, const std::vector<Part>& parts, const Ow
   for (auto& [seq, v] : by_seq) *all.add_stats() = std::move(v);
 }
 
+// A part lists the programs of its rank's nodes and the links with an end
+// on its rank's devices, in the run's order.
 void merge_into(results::Results& all, const results::Results& part, int rank, const Owners& owners) {
   World& world = owners.world;
   all.set_events(all.events() + part.events());
   all.set_packet_hops(all.packet_hops() + part.packet_hops());
   all.set_mgmt_messages(all.mgmt_messages() + part.mgmt_messages());
+  int next = 0;
   for (int i = 0; i < all.programs_size(); ++i)
-    if (owners.rank_of_device(world.programs().at(static_cast<std::size_t>(i))->node().id()) == rank)
-      *all.mutable_programs(i) = part.programs(i);
+    if (owners.rank_of_device(world.programs().at(static_cast<std::size_t>(i))->node().id()) == rank) {
+      if (next == part.programs_size()) throw std::runtime_error(fmt::format("rank {} ran fewer programs", rank));
+      *all.mutable_programs(i) = part.programs(next++);
+    }
+  if (next != part.programs_size()) throw std::runtime_error(fmt::format("rank {} ran other programs", rank));
+  next = 0;
   for (int i = 0; i < all.links_size(); ++i) {
+    const fabric::Link& link = world.link(static_cast<std::uint32_t>(i));
+    const bool first_end = owners.rank_of_device(link.a().owner().device_id()) == rank;
+    if (!first_end && owners.rank_of_device(link.b().owner().device_id()) != rank) continue;
+    if (next == part.links_size()) throw std::runtime_error(fmt::format("rank {} reached fewer links", rank));
+    const results::LinkResult& from = part.links(next++);
     results::LinkResult& l = *all.mutable_links(i);
-    add_direction(*l.mutable_a_to_b(), part.links(i).a_to_b());
-    add_direction(*l.mutable_b_to_a(), part.links(i).b_to_a());
+    add_direction(*l.mutable_a_to_b(), from.a_to_b());
+    add_direction(*l.mutable_b_to_a(), from.b_to_a());
     // The link's state machine follows its first end.
-    if (owners.rank_of_device(world.link(static_cast<std::uint32_t>(i)).a().owner().device_id()) == rank)
-      l.set_state(part.links(i).state());
+    if (first_end) l.set_state(from.state());
   }
+  if (next != part.links_size()) throw std::runtime_error(fmt::format("rank {} reached other links", rank));
   // Machines are declared when first used, so a process may lack some.
   for (const results::FsmCoverage& from : part.fsm()) {
     results::FsmCoverage* cov = nullptr;
@@ -198,9 +234,8 @@ results::Results collect_rank_results(World& world, const RunStatus& status) {
   BlockExchange* exchange = world.exchange();
   if (!exchange) return collect_results(world, status);
   if (exchange->rank() != 0) {
-    results::Results mine = collect_results(world, status);
-    (void)exchange->transport().gather(rank_part(world, mine));
-    return mine;
+    (void)exchange->transport().gather(rank_part(world, status));
+    return {};
   }
   // Rank 0's own part is what it collects below, once the others'
   // histograms are merged into its own.
@@ -215,10 +250,7 @@ results::Results collect_rank_results(World& world, const RunStatus& status) {
   results::Results all = collect_results(world, status, &raw_elsewhere);
   const Owners owners(world);
   for (std::size_t r = 0; r < others.size(); ++r) {
-    const results::Results& part = others[r].results;
-    if (part.programs_size() != all.programs_size() || part.links_size() != all.links_size())
-      throw std::runtime_error(fmt::format("rank {} built another world", r + 1));
-    merge_into(all, part, static_cast<int>(r + 1), owners);
+    merge_into(all, others[r].results, static_cast<int>(r + 1), owners);
   }
   merge_stats(all, others, owners);
   std::sort(all.mutable_fsm()->begin(), all.mutable_fsm()->end(),

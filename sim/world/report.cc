@@ -48,6 +48,25 @@ void fill(results::Distribution* d, const std::string& object, const std::string
 
 }  // namespace
 
+Histogram raw_latency(World& world) {
+  Histogram all;
+  for (std::uint32_t i = 0; i < world.num_nodes(); ++i)
+    if (auto* raw = world.node(i).nic_as<fabric::RawNic>()) all.merge(raw->latency());
+  return all;
+}
+
+namespace {
+
+void add_distributions(results::Results& r, World& world, const Histogram* raw_elsewhere) {
+  Histogram all_raw = raw_latency(world);
+  if (raw_elsewhere) all_raw.merge(*raw_elsewhere);
+  if (all_raw.count()) fill(r.add_distributions(), "fabric", "raw_packet_latency", "ps", all_raw);
+  for (auto& h : Sim::get().stats().histograms())
+    if (h.histogram->count()) fill(r.add_distributions(), h.object, h.name, h.unit, *h.histogram);
+}
+
+}  // namespace
+
 std::uint64_t peak_rss_bytes() {
   std::FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return 0;
@@ -65,14 +84,9 @@ void sort_errors(results::Results& r) {
   });
 }
 
-Histogram raw_latency(World& world) {
-  Histogram all;
-  for (std::uint32_t i = 0; i < world.num_nodes(); ++i)
-    if (auto* raw = world.node(i).nic_as<fabric::RawNic>()) all.merge(raw->latency());
-  return all;
-}
-
-results::Results collect_results(World& world, const RunStatus& status, const Histogram* raw_elsewhere) {
+results::Results collect_results(World& world, const RunStatus& status, const Histogram* raw_elsewhere,
+                                 CollectScope scope) {
+  const bool own_part = scope == CollectScope::OwnPart;
   Sim& sim = Sim::get();
   results::Results r;
   const Scenario& sc = world.scenario();
@@ -93,6 +107,7 @@ results::Results collect_results(World& world, const RunStatus& status, const Hi
   }
   r.set_fingerprint(world.fingerprint());
   for (auto& p : world.programs()) {
+    if (own_part && !world.runs_device(p->node().id())) continue;
     auto* pr = r.add_programs();
     pr->set_program(p->info().name);
     pr->set_workload(p->workload_index());
@@ -111,6 +126,8 @@ results::Results collect_results(World& world, const RunStatus& status, const Hi
     }
   }
   for (auto& l : world.fabric().links()) {
+    if (own_part && !world.runs_device(l->a().owner().device_id()) && !world.runs_device(l->b().owner().device_id()))
+      continue;
     auto* lr = r.add_links();
     lr->set_name(l->name());
     lr->set_bandwidth_bps(l->bits_per_second());
@@ -119,11 +136,7 @@ results::Results collect_results(World& world, const RunStatus& status, const Hi
     *lr->mutable_a_to_b() = direction(l->a(), status.end_time);
     *lr->mutable_b_to_a() = direction(l->b(), status.end_time);
   }
-  Histogram all_raw = raw_latency(world);
-  if (raw_elsewhere) all_raw.merge(*raw_elsewhere);
-  if (all_raw.count()) fill(r.add_distributions(), "fabric", "raw_packet_latency", "ps", all_raw);
-  for (auto& h : sim.stats().histograms())
-    if (h.histogram->count()) fill(r.add_distributions(), h.object, h.name, h.unit, *h.histogram);
+  if (!own_part) add_distributions(r, world, raw_elsewhere);
   for (auto& s : sim.stats().scalars()) {
     auto* v = r.add_stats();
     v->set_object(s.object);

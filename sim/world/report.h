@@ -11,16 +11,22 @@
 
 namespace nicsim {
 
+// What a process collects: the whole run's results, or, in a run over
+// several processes, only what another rank merges from it
+// (world/rank_results.cc): the programs of its nodes, the links with an end
+// on its devices, and no distributions (their histograms travel whole).
+enum class CollectScope { Everything, OwnPart };
 // `raw_elsewhere`: the raw NICs' latencies other processes of the run
 // recorded (world/rank_results.cc), merged into the fabric's.
-results::Results collect_results(World& world, const RunStatus& status, const Histogram* raw_elsewhere = nullptr);
+results::Results collect_results(World& world, const RunStatus& status, const Histogram* raw_elsewhere = nullptr,
+                                 CollectScope scope = CollectScope::Everything);
 // The latencies of the raw NICs this process runs, merged.
 Histogram raw_latency(World& world);
 // Errors in the order (time, where): how a run split into blocks lists them.
 void sort_errors(results::Results& r);
 // The same for a run over several processes (world/rank_results.cc): every
 // rank calls it; rank 0 gets the whole run's results, merged from each
-// rank's part (the others get their own part only). With one process it is
+// rank's part (the others get an empty message). With one process it is
 // collect_results.
 results::Results collect_rank_results(World& world, const RunStatus& status);
 // Each rank's peak RSS, at rank 0 (this process's alone with one process).
