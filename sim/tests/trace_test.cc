@@ -130,6 +130,39 @@ TEST(Stats, HistogramPercentilesWithinBucketPrecision) {
   EXPECT_EQ(h.min(), 3u);
 }
 
+// A histogram keeps only the buckets between its smallest and largest
+// value; merging ranges on either side, or one that came as words from
+// another process, gives what adding every value to one histogram gives.
+TEST(Stats, HistogramsOfDisjointRangesMergeAsIfAddedToOne) {
+  Histogram low, high, mid, all;
+  for (std::uint64_t v = 900'000; v < 1'100'000; v += 997) {
+    low.add(v);
+    all.add(v);
+  }
+  for (std::uint64_t v = 40'000'000; v < 60'000'000; v += 104'729) {
+    high.add(v);
+    all.add(v);
+  }
+  for (std::uint64_t v : {5u, 31u, 70'000u}) {
+    mid.add(v);
+    all.add(v);
+  }
+  const std::vector<std::uint64_t> words = high.to_words();
+  EXPECT_LT(words.size(), 6u + 40u);  // two octaves at 32 buckets each
+  Histogram merged = Histogram::from_words(words.data(), words.size());
+  merged.merge(low);
+  merged.merge(mid);
+  merged.merge(Histogram());
+  EXPECT_EQ(merged.count(), all.count());
+  EXPECT_EQ(merged.min(), 5u);
+  EXPECT_EQ(merged.max(), all.max());
+  EXPECT_DOUBLE_EQ(merged.mean(), all.mean());
+  for (double p : {0.1, 1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 100.0})
+    EXPECT_EQ(merged.percentile(p), all.percentile(p)) << p;
+  EXPECT_EQ(merged.to_words(), all.to_words());
+  EXPECT_THROW(Histogram::from_words(words.data(), 5), std::runtime_error);
+}
+
 TEST(Stats, RegistryReadsCountersAtReportTime) {
   StatsRegistry r;
   std::uint64_t packets = 0;

@@ -25,10 +25,24 @@ std::uint64_t Histogram::bucket_upper(std::size_t b) {
   return (((sub + mantissa + 1) << shift) - 1);
 }
 
+// Makes the buckets cover lo .. hi.
+void Histogram::span(std::size_t lo, std::size_t hi) {
+  if (buckets_.empty()) {
+    first_ = lo;
+    buckets_.assign(hi - lo + 1, 0);
+    return;
+  }
+  if (lo < first_) {
+    buckets_.insert(buckets_.begin(), first_ - lo, 0);
+    first_ = lo;
+  }
+  if (hi - first_ >= buckets_.size()) buckets_.resize(hi - first_ + 1, 0);
+}
+
 void Histogram::add(std::uint64_t v) {
-  std::size_t b = bucket_of(v);
-  if (b >= buckets_.size()) buckets_.resize(b + 1, 0);
-  ++buckets_[b];
+  const std::size_t b = bucket_of(v);
+  if (b < first_ || b - first_ >= buckets_.size()) span(b, b);
+  ++buckets_[b - first_];
   ++count_;
   sum_ += v;
   if (v < min_) min_ = v;
@@ -45,7 +59,7 @@ std::uint64_t Histogram::percentile(double p) const {
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     seen += buckets_[b];
     if (seen >= need) {
-      std::uint64_t v = bucket_upper(b);
+      std::uint64_t v = bucket_upper(first_ + b);
       if (v > max_) v = max_;
       if (v < min_) v = min_;
       return v;
@@ -55,26 +69,29 @@ std::uint64_t Histogram::percentile(double p) const {
 }
 
 std::vector<std::uint64_t> Histogram::to_words() const {
-  std::vector<std::uint64_t> w = {count_, min_, max_, static_cast<std::uint64_t>(sum_),
-                                  static_cast<std::uint64_t>(sum_ >> 64)};
+  std::vector<std::uint64_t> w = {
+      count_, min_, max_, static_cast<std::uint64_t>(sum_), static_cast<std::uint64_t>(sum_ >> 64), first_};
   w.insert(w.end(), buckets_.begin(), buckets_.end());
   return w;
 }
 
 Histogram Histogram::from_words(const std::uint64_t* words, std::size_t n) {
   Histogram h;
-  if (n < 5) throw std::runtime_error("histogram: fewer than 5 words");
+  if (n < 6) throw std::runtime_error("histogram: fewer than 6 words");
   h.count_ = words[0];
   h.min_ = words[1];
   h.max_ = words[2];
   h.sum_ = static_cast<unsigned __int128>(words[4]) << 64 | words[3];
-  h.buckets_.assign(words + 5, words + n);
+  h.first_ = static_cast<std::size_t>(words[5]);
+  h.buckets_.assign(words + 6, words + n);
   return h;
 }
 
 void Histogram::merge(const Histogram& other) {
-  if (other.buckets_.size() > buckets_.size()) buckets_.resize(other.buckets_.size(), 0);
-  for (std::size_t b = 0; b < other.buckets_.size(); ++b) buckets_[b] += other.buckets_[b];
+  if (!other.buckets_.empty()) {
+    span(other.first_, other.first_ + other.buckets_.size() - 1);
+    for (std::size_t b = 0; b < other.buckets_.size(); ++b) buckets_[other.first_ - first_ + b] += other.buckets_[b];
+  }
   count_ += other.count_;
   sum_ += other.sum_;
   if (other.count_) {

@@ -23,7 +23,8 @@ class Histogram {
   // are at or below it, clamped to [min, max].
   std::uint64_t percentile(double p) const;
   void merge(const Histogram& other);
-  // The whole state as words (count, min, max, sum, buckets) and back: how
+  // The whole state as words (count, min, max, sum, first bucket, buckets)
+  // and back: how
   // another process's histogram is merged into this one.
   std::vector<std::uint64_t> to_words() const;
   static Histogram from_words(const std::uint64_t* words, std::size_t n);
@@ -32,6 +33,10 @@ class Histogram {
   static constexpr int kSubBits = 5;
   static std::size_t bucket_of(std::uint64_t v);
   static std::uint64_t bucket_upper(std::size_t b);
+  void span(std::size_t lo, std::size_t hi);
+  // Buckets first_ .. first_ + size - 1 only: a latency's values sit in a
+  // few octaves far from zero, and a fabric has a histogram per NIC.
+  std::size_t first_ = 0;
   std::vector<std::uint64_t> buckets_;
   std::uint64_t count_ = 0, min_ = ~0ULL, max_ = 0;
   unsigned __int128 sum_ = 0;

@@ -26,6 +26,8 @@ namespace {
 // once: the results of a large fabric are tens of megabytes.
 class PartWriter {
  public:
+  PartWriter() = default;
+  explicit PartWriter(std::size_t size) { bytes_.reserve(size); }
   template <class T>
   void put(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -48,6 +50,7 @@ class PartWriter {
     put(static_cast<std::uint64_t>(words.size()));
     bytes_.append(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(std::uint64_t));
   }
+  void put_bytes(const std::string& s) { bytes_.append(s); }
   std::string take() { return std::move(bytes_); }
 
  private:
@@ -69,23 +72,28 @@ Histogram get_histogram(ByteReader& in) {
 // This rank's part: its own Results (CollectScope::OwnPart); the
 // registration count and the numbers of the statistics it kept (in its
 // Results' order); each histogram it kept, with its number and names; its
-// raw NICs' latencies.
+// raw NICs' latencies. Written into a string of its final size, so that it
+// is never copied while it grows.
 std::string rank_part(World& world, const RunStatus& status) {
-  PartWriter out;
-  out.put_message(collect_results(world, status, nullptr, CollectScope::OwnPart));
+  PartWriter tail;
   const StatsRegistry& stats = Sim::get().stats();
-  out.put(stats.registered());
-  out.put(static_cast<std::uint64_t>(stats.scalars().size()));
-  for (const auto& s : stats.scalars()) out.put(s.seq);
-  out.put(static_cast<std::uint64_t>(stats.histograms().size()));
+  tail.put(stats.registered());
+  tail.put(static_cast<std::uint64_t>(stats.scalars().size()));
+  for (const auto& s : stats.scalars()) tail.put(s.seq);
+  tail.put(static_cast<std::uint64_t>(stats.histograms().size()));
   for (const auto& h : stats.histograms()) {
-    out.put(h.seq);
-    out.put_text(h.object);
-    out.put_text(h.name);
-    out.put_text(h.unit);
-    out.put_histogram(*h.histogram);
+    tail.put(h.seq);
+    tail.put_text(h.object);
+    tail.put_text(h.name);
+    tail.put_text(h.unit);
+    tail.put_histogram(*h.histogram);
   }
-  out.put_histogram(raw_latency(world));
+  tail.put_histogram(raw_latency(world));
+  std::string rest = tail.take();
+  const results::Results mine = collect_results(world, status, nullptr, CollectScope::OwnPart);
+  PartWriter out(sizeof(std::uint64_t) + mine.ByteSizeLong() + rest.size());
+  out.put_message(mine);
+  out.put_bytes(rest);
   return out.take();
 }
 
