@@ -73,6 +73,27 @@ TEST(Partition, FatTreeBlocksKeepHostsWithTheirLeafAndBalanceTheLoad) {
   EXPECT_EQ(cut, plan.cut_links.size());
 }
 
+// A 4-ary 3-tree (64 hosts, 16 leaves, 16 middle and 16 top switches):
+// each block grows whole subtrees, hosts with them, and the top level is
+// shared out afterwards, so the blocks hold equal hosts and switches and
+// only links to the top are cut.
+TEST(Partition, FatTreeBlocksHoldEqualSubtreesAndShareTheTop) {
+  for (std::uint32_t blocks : {2u, 4u}) {
+    const Scenario sc = with_blocks(R"(topology { fat_tree { k: 4 n: 3 } })", blocks);
+    const PartitionPlan plan = plan_partition(sc);
+    std::vector<int> hosts(blocks), switches(blocks);
+    for (std::uint32_t d = 0; d < plan.device_block.size(); ++d)
+      ++(d < sc.nodes.size() ? hosts : switches)[plan.device_block[d]];
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      EXPECT_EQ(hosts[b], 64 / static_cast<int>(blocks)) << blocks << " blocks, block " << b;
+      EXPECT_EQ(switches[b], 48 / static_cast<int>(blocks)) << blocks << " blocks, block " << b;
+    }
+    EXPECT_DOUBLE_EQ(plan.imbalance(), 1.0);
+    // Each top switch links to one middle switch of each 16-host subtree.
+    EXPECT_EQ(plan.cut_links.size(), 16u * (4 - 4 / blocks)) << blocks << " blocks";
+  }
+}
+
 TEST(Partition, PinnedDevicesStayWhereTheyArePinned) {
   const Scenario sc = nicsim::testing::load_text(std::string(kFatTree) + R"(
     partition { blocks: 3 pin { device: "h7" block: 0 } pin { device: "h0" block: 2 } }

@@ -17,7 +17,28 @@ struct Edge {
 struct Graph {
   std::vector<std::vector<Edge>> adj;  // by device id
   std::vector<double> weight;
+  // Hops to the nearest node (0 for a node; a switch no node reaches has
+  // the largest): on a tree, a switch's level.
+  std::vector<std::uint32_t> height;
 };
+
+void measure_heights(Graph& g, std::size_t nodes) {
+  g.height.assign(g.adj.size(), ~0u);
+  std::queue<std::uint32_t> frontier;
+  for (std::uint32_t d = 0; d < nodes; ++d) {
+    g.height[d] = 0;
+    frontier.push(d);
+  }
+  while (!frontier.empty()) {
+    const std::uint32_t d = frontier.front();
+    frontier.pop();
+    for (const Edge& e : g.adj[d])
+      if (g.height[e.peer] == ~0u) {
+        g.height[e.peer] = g.height[d] + 1;
+        frontier.push(e.peer);
+      }
+  }
+}
 
 std::uint32_t device_of(const Scenario& s, const LinkEnd& end) {
   return end.kind == LinkEnd::Kind::Node ? end.index : static_cast<std::uint32_t>(s.nodes.size()) + end.index;
@@ -37,20 +58,26 @@ Graph build_graph(const Scenario& s) {
     g.adj[a].push_back({b, delay});
     g.adj[b].push_back({a, delay});
   }
+  measure_heights(g, s.nodes.size());
   return g;
 }
 
-// A candidate for the growing block: the largest gain first (its links
-// into the block less its links to devices not yet placed: what taking it
-// saves in cut links), then the shortest link into the block, then the
+// A candidate for the growing block: the shortest link into the block
+// first (so the links cut are the long ones), then the one nearest the
+// nodes (so that a block on a tree fills the subtrees it reaches, nodes
+// included, before it climbs), then the largest gain (its links into the
+// block less its links to switches not yet placed: what taking it saves
+// in cut links; a node follows its switch, so it costs nothing), then the
 // lowest device id.
 struct Candidate {
   int gain;
   Tick shortest;
+  std::uint32_t height;
   std::uint32_t device;
   bool operator<(const Candidate& o) const {  // priority_queue: the top is the largest
-    if (gain != o.gain) return gain < o.gain;
     if (shortest != o.shortest) return shortest > o.shortest;
+    if (height != o.height) return height > o.height;
+    if (gain != o.gain) return gain < o.gain;
     return device > o.device;
   }
 };
@@ -58,6 +85,7 @@ struct Candidate {
 class Grower {
  public:
   static constexpr std::uint32_t kNone = ~0u;
+  static constexpr std::uint32_t kLater = kNone - 1;  // placed after the growing (place_tops)
 
   Grower(const Graph& g, std::vector<std::uint32_t>& block_of) : g_(g), block_of_(block_of) {}
 
@@ -79,12 +107,12 @@ class Grower {
 
  private:
   Candidate rate(std::uint32_t d, std::uint32_t b) const {
-    Candidate c{0, kTickMax, d};
+    Candidate c{0, kTickMax, g_.height[d], d};
     for (const Edge& e : g_.adj[d]) {
       if (block_of_[e.peer] == b) {
         ++c.gain;
         c.shortest = std::min(c.shortest, e.delay);
-      } else if (block_of_[e.peer] == kNone) {
+      } else if (block_of_[e.peer] == kNone && g_.height[e.peer] != 0) {
         --c.gain;
       }
     }
@@ -152,14 +180,48 @@ double PartitionPlan::imbalance() const {
   return total > 0 ? most * static_cast<double>(block_load.size()) / total : 1.0;
 }
 
+namespace {
+
+// The top of a tree: the switches farthest from any node, when that is two
+// hops or more. Grown blocks leave them alone (each takes whole subtrees),
+// and they are placed afterwards, each where it has the most links, else
+// where the load is least, so that every block takes its share of them.
+void defer_tops(const Graph& g, std::vector<std::uint32_t>& block_of) {
+  std::uint32_t top = 0;
+  for (std::uint32_t h : g.height)
+    if (h != ~0u) top = std::max(top, h);
+  if (top < 2) return;
+  for (std::uint32_t d = 0; d < block_of.size(); ++d)
+    if (g.height[d] == top && block_of[d] == Grower::kNone) block_of[d] = Grower::kLater;
+}
+
+void place_tops(const Graph& g, PartitionPlan& plan) {
+  std::vector<std::uint32_t> links(plan.blocks);
+  for (std::uint32_t d = 0; d < plan.device_block.size(); ++d) {
+    if (plan.device_block[d] != Grower::kLater) continue;
+    std::fill(links.begin(), links.end(), 0);
+    for (const Edge& e : g.adj[d])
+      if (plan.device_block[e.peer] < plan.blocks) ++links[plan.device_block[e.peer]];
+    std::uint32_t best = 0;
+    for (std::uint32_t b = 1; b < plan.blocks; ++b)
+      if (links[b] > links[best] || (links[b] == links[best] && plan.block_load[b] < plan.block_load[best])) best = b;
+    plan.device_block[d] = best;
+    plan.block_load[best] += g.weight[d];
+  }
+}
+
+}  // namespace
+
 PartitionPlan plan_partition(const Scenario& s) {
   PartitionPlan plan;
   plan.blocks = s.partition.blocks;
   const Graph g = build_graph(s);
   plan.device_block.assign(g.weight.size(), Grower::kNone);
   for (const PartitionSpec::Pin& p : s.partition.pins) plan.device_block.at(p.device) = p.block;
+  if (plan.blocks > 1) defer_tops(g, plan.device_block);
   double remaining = 0;
-  for (double w : g.weight) remaining += w;
+  for (std::uint32_t d = 0; d < g.weight.size(); ++d)
+    if (plan.device_block[d] != Grower::kLater) remaining += g.weight[d];
   plan.block_load.assign(plan.blocks, 0.0);
   Grower grower(g, plan.device_block);
   for (std::uint32_t b = 0; b < plan.blocks; ++b) {
@@ -169,6 +231,7 @@ PartitionPlan plan_partition(const Scenario& s) {
     plan.block_load[b] = grower.grow(b, target);
     remaining -= plan.block_load[b];
   }
+  place_tops(g, plan);
   find_cuts(s, plan);
   return plan;
 }
