@@ -360,6 +360,7 @@ int sc_main(int argc, char** argv) {
                              scenario.nodes.size(), scenario.switches.size(), scenario.links.size(),
                              scenario.workloads.size(), scenario.faults.size(),
                              partition.blocks > 1 ? "; " + describe(partition) : std::string());
+    if (partition.blocks > 1) std::cout << describe_blocks(partition, scenario.nodes.size());
     return kExitOk;
   }
   if (command == "debug") {

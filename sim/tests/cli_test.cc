@@ -2,6 +2,8 @@
 // locations, and byte-identical outputs for the same scenario and seed.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +61,17 @@ TEST(Cli, ValidateAcceptsQuickstart) {
   Result r = run("validate " + kQuickstart);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("ok: 8 nodes, 3 switches, 8 links, 3 workloads"), std::string::npos) << r.out;
+}
+
+// With blocks, validate lists what each block holds: the 64-node Elite
+// tree in four equal subtrees, each with a share of the top.
+TEST(Cli, ValidateListsEachBlock) {
+  Result r = run("validate " + std::string(NICSIM_SOURCE_DIR) + "/scenarios/ep_mcast64.textproto --blocks=4");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 blocks, 48 cut links"), std::string::npos) << r.out;
+  for (int b = 0; b < 4; ++b)
+    EXPECT_NE(r.out.find(fmt::format("block {}: 16 nodes, 12 switches, load ", b)), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("block 4"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BadScenarioExits2WithFileLineColumn) {

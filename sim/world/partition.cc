@@ -242,4 +242,15 @@ std::string describe(const PartitionPlan& plan) {
                      format_time(plan.lookahead), plan.imbalance());
 }
 
+std::string describe_blocks(const PartitionPlan& plan, std::size_t nodes) {
+  std::vector<std::size_t> node_count(plan.blocks), switch_count(plan.blocks);
+  for (std::size_t d = 0; d < plan.device_block.size(); ++d)
+    ++(d < nodes ? node_count : switch_count)[plan.device_block[d]];
+  std::string text;
+  for (std::uint32_t b = 0; b < plan.blocks; ++b)
+    text += fmt::format("block {}: {} nodes, {} switches, load {:g}\n", b, node_count[b], switch_count[b],
+                        plan.block_load[b]);
+  return text;
+}
+
 }  // namespace nicsim

@@ -43,5 +43,9 @@ PartitionPlan plan_partition(const Scenario& scenario);
 // One line for the summary: "4 blocks, 12 cut links, lookahead 5 ns,
 // imbalance 1.03".
 std::string describe(const PartitionPlan& plan);
+// A line per block, for `nicsim validate`: "block 0: 32 nodes, 24
+// switches, load 280" (`nodes`: the scenario's node count; devices are
+// numbered nodes first).
+std::string describe_blocks(const PartitionPlan& plan, std::size_t nodes);
 
 }  // namespace nicsim
