@@ -22,10 +22,19 @@ using nicsim::testing::ranks::kMpirun;
 using nicsim::testing::ranks::same_on_every_rank_count;
 using nicsim::testing::ranks::write_scenario;
 
+// The verbs latency test with its switch pinned to a block of its own, so
+// that both hosts' links are cut.
 TEST(Ranks, VerbsSendLatencyIsTheSameOnOneTwoAndFourRanks) {
-  const std::string summary = same_on_every_rank_count(
-      "send_lat", std::string(NICSIM_SOURCE_DIR) +
-                      "/scenarios/ib_send_lat.textproto --blocks=4 --arg --sizes=8,4096 --arg --iters=200");
+  const fs::path scenario = write_scenario("send_lat", R"(
+    name: "ib_send_lat"
+    seed: 1
+    topology { star { hosts: 2 } nic: "hca" }
+    link_defaults { bandwidth: "8Gbps" delay: "5ns" }
+    partition { blocks: 4 pin { device: "sw0" block: 2 } }
+    workload { program: "ib_send_lat" nodes: "h0" nodes: "h1"
+               args: "--sizes=8,4096" args: "--iters=200" args: "--inline=128" args: "--poll=busy" }
+  )");
+  const std::string summary = same_on_every_rank_count("send_lat", scenario.string());
   EXPECT_NE(summary.find("partition: 4 blocks, 2 cut links, lookahead 5ns"), std::string::npos) << summary;
   EXPECT_NE(summary.find("2 Finished"), std::string::npos) << summary;
 }

@@ -63,14 +63,14 @@ TEST(Cli, ValidateAcceptsQuickstart) {
   EXPECT_NE(r.out.find("ok: 8 nodes, 3 switches, 8 links, 3 workloads"), std::string::npos) << r.out;
 }
 
-// With blocks, validate lists what each block holds: the 64-node Elite
-// tree in four equal subtrees, each with a share of the top.
+// With blocks, validate lists what each block holds: the 64-host
+// leaf/spine fabric in four equal parts, each with one of the spines.
 TEST(Cli, ValidateListsEachBlock) {
-  Result r = run("validate " + std::string(NICSIM_SOURCE_DIR) + "/scenarios/ep_mcast64.textproto --blocks=4");
+  Result r = run("validate " + std::string(NICSIM_SOURCE_DIR) + "/scenarios/bench_fabric64.textproto --blocks=4");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("4 blocks, 48 cut links"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 blocks, 24 cut links"), std::string::npos) << r.out;
   for (int b = 0; b < 4; ++b)
-    EXPECT_NE(r.out.find(fmt::format("block {}: 16 nodes, 12 switches, load ", b)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(fmt::format("block {}: 16 nodes, 3 switches, load ", b)), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("block 4"), std::string::npos) << r.out;
 }
 

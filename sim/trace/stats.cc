@@ -82,6 +82,9 @@ Histogram Histogram::from_words(const std::uint64_t* words, std::size_t n) {
   h.min_ = words[1];
   h.max_ = words[2];
   h.sum_ = static_cast<unsigned __int128>(words[4]) << 64 | words[3];
+  // No value has a bucket above bucket_of(~0).
+  if (words[5] > bucket_of(~0ULL) || n - 6 > bucket_of(~0ULL) + 1 - words[5])
+    throw std::runtime_error("histogram: buckets out of range");
   h.first_ = static_cast<std::size_t>(words[5]);
   h.buckets_.assign(words + 6, words + n);
   return h;
