@@ -63,7 +63,7 @@ Elan3::Elan3(fabric::Fabric& fabric, std::uint32_t device_id, std::string name, 
   rx_ = std::make_unique<RxEngine>(*this);
   // The receiver does nothing with a packet before its tail is in; all
   // data goes on virtual channel 0 (tokens return as link symbols).
-  net_port().deliver_after_tail(cycles(p_.rx_packet_cycles));
+  net_port().deliver_after_tail(rx_after_tail(p_));
   net_port().send_vl0_only();
   events_ = std::make_unique<EventEngine>(*this);
   auto& st = Sim::get().stats();

@@ -58,6 +58,9 @@ struct Elan3Params {
   std::uint64_t sdram_bar;     // BAR 1 (the SDRAM window) base on the host bus
 };
 Elan3Params elan3_params_from(const ParamSet& p);
+// The receiver does nothing with a packet before its tail is in, then
+// checks and dispatches it: when its port delivers a packet after the tail.
+Tick rx_after_tail(const Elan3Params& p);
 
 struct Elan3Stats {
   std::uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0, acks_sent = 0, acks_received = 0;

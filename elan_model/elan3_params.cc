@@ -142,9 +142,14 @@ const ParamRegistration elan3_params(
     });
 
 const bool registered = [] {
-  NicRegistry::instance().add("elan3", [](NicContext& c) -> std::unique_ptr<fabric::Device> {
-    return std::make_unique<Elan3>(c.fabric, c.device_id, c.name, c.node.host(), c.node.bus(), c.params);
-  });
+  NicRegistry::instance().add(
+      "elan3",
+      [](NicContext& c) -> std::unique_ptr<fabric::Device> {
+        return std::make_unique<Elan3>(c.fabric, c.device_id, c.name, c.node.host(), c.node.bus(), c.params);
+      },
+      [](fabric::Device& remote, const ParamSet& params) {
+        remote.port(1).deliver_after_tail(rx_after_tail(elan3_params_from(params)));
+      });
   NetworkKinds::instance().set_nic_pcap_format("elan3", "elan3");
   return true;
 }();
@@ -166,6 +171,8 @@ CrcTables make_crc_tables() {
 const CrcTables kCrc = make_crc_tables();
 
 }  // namespace
+
+Tick rx_after_tail(const Elan3Params& p) { return cycles_time(p.rx_packet_cycles, p.clock_hz); }
 
 Elan3Params elan3_params_from(const ParamSet& p) {
   Elan3Params e{};

@@ -2,6 +2,7 @@
 // default), its parameters, static routing for runs without a subnet
 // manager, its packets and their capture format.
 #include "core/params.h"
+#include "fabric/remote_device.h"
 #include "ib_fabric/routing.h"
 #include "ib_fabric/switch.h"
 #include "ib_wire/ib_pcap.h"
@@ -56,10 +57,12 @@ const ParamRegistration switch_params(
          "fabric): auto = ftree on a fat tree, minhop otherwise (ib_fabric/routing_engine.h)"},
     });
 
-std::vector<Switch*> ib_switches(const std::vector<Device*>& devices) {
-  std::vector<Switch*> out;
-  for (Device* d : devices) out.push_back(static_cast<Switch*>(d));
-  return out;
+// The routing engine a switch is set to, whichever process runs it.
+routing::Engine routing_engine_of(Device* d) {
+  if (auto* s = dynamic_cast<Switch*>(d)) return s->routing_engine();
+  routing::Engine engine = routing::Engine::Auto;
+  if (auto* remote = dynamic_cast<RemoteDevice*>(d)) routing::parse_engine(remote->params().text("routing"), &engine);
+  return engine;
 }
 
 std::vector<fabric::EndpointAddress> ib_endpoints(const std::vector<nicsim::EndpointAddress>& endpoints) {
@@ -81,12 +84,12 @@ void register_ib_kind() {
     return std::make_unique<Switch>(fabric, id, spec.name, spec.params);
   };
   sw.program_routes = [](const std::vector<Device*>& switches, const std::vector<nicsim::EndpointAddress>& endpoints) {
-    const std::vector<Switch*> ib = ib_switches(switches);
-    if (!ib.empty()) program_unicast_routes(ib, ib_endpoints(endpoints), ib.front()->routing_engine());
+    if (!switches.empty())
+      program_unicast_routes(switches, ib_endpoints(endpoints), routing_engine_of(switches.front()));
   };
   sw.program_multicast = [](const std::vector<Device*>& switches, std::uint16_t group,
                             const std::vector<nicsim::EndpointAddress>& members) {
-    program_multicast_tree(ib_switches(switches), group, ib_endpoints(members));
+    program_multicast_tree(switches, group, ib_endpoints(members));
   };
   kinds.add_switch_kind(std::move(sw));
 }

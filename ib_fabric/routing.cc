@@ -4,23 +4,21 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "ib_fabric/switch.h"
 
 namespace nicsim::fabric {
 
-namespace {
-
-Switch* as_switch(Device* d) { return dynamic_cast<Switch*>(d); }
-
-}  // namespace
-
-routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints) {
+routing::Graph routing_graph(const std::vector<Device*>& switches, const std::vector<EndpointAddress>& endpoints) {
   routing::Graph g;
   std::unordered_map<const Device*, int> switch_index;
   std::map<std::pair<const Device*, std::uint32_t>, int> endpoint_index;
-  for (Switch* s : switches) {
+  for (Device* s : switches) {
     switch_index[s] = static_cast<int>(g.nodes.size());
     g.nodes.push_back({true, 0, std::vector<routing::Graph::Link>(s->num_ports() + 1u)});
   }
@@ -28,7 +26,7 @@ routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::ve
     endpoint_index[{ep.device, ep.port}] = static_cast<int>(g.nodes.size());
     g.nodes.push_back({false, ep.lid, std::vector<routing::Graph::Link>(2)});
   }
-  for (Switch* s : switches) {
+  for (Device* s : switches) {
     const int a = switch_index[s];
     for (std::uint32_t p = 1; p <= s->num_ports(); ++p) {
       Port* peer = s->port(p).peer();
@@ -43,7 +41,7 @@ routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::ve
   return g;
 }
 
-std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints,
+std::size_t program_unicast_routes(const std::vector<Device*>& switches, const std::vector<EndpointAddress>& endpoints,
                                    routing::Engine engine) {
   const routing::Graph g = routing_graph(switches, endpoints);
   std::vector<bool> keep(switches.size());
@@ -58,46 +56,47 @@ std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const s
       if (port == routing::kNoRoute) port = 0;
       entries += port != 0;
     }
-    switches[i]->set_routes(std::move(table));
+    local_switch(switches[i]).set_routes(std::move(table));
   }
   return entries;
 }
 
-void program_multicast_tree(const std::vector<Switch*>& switches, std::uint16_t mlid,
+void program_multicast_tree(const std::vector<Device*>& switches, std::uint16_t mlid,
                             const std::vector<EndpointAddress>& members) {
-  std::map<Switch*, std::set<std::uint32_t>> ports;
-  Switch* root = nullptr;
+  const std::unordered_set<const Device*> is_switch(switches.begin(), switches.end());
+  std::map<Device*, std::set<std::uint32_t>> ports;
+  Device* root = nullptr;
   for (const EndpointAddress& m : members) {
     Port* attach = m.device->port(m.port).peer();
     if (!attach) continue;
-    if (Switch* s = as_switch(&attach->owner())) {
+    if (Device* s = &attach->owner(); is_switch.count(s)) {
       ports[s].insert(attach->number());
       if (!root) root = s;
     }
   }
   if (!root) return;
   // BFS tree from the root: parent port of every switch.
-  std::unordered_map<const Switch*, std::pair<Switch*, std::uint32_t>> parent;  // (parent, port on child)
-  std::deque<Switch*> queue{root};
+  std::unordered_map<const Device*, std::pair<Device*, std::uint32_t>> parent;  // (parent, port on child)
+  std::deque<Device*> queue{root};
   parent[root] = {nullptr, 0};
   while (!queue.empty()) {
-    Switch* s = queue.front();
+    Device* s = queue.front();
     queue.pop_front();
     for (std::uint32_t p = 1; p <= s->num_ports(); ++p) {
       Port* peer = s->port(p).peer();
       if (!peer) continue;
-      Switch* n = as_switch(&peer->owner());
-      if (n && !parent.count(n)) {
+      Device* n = &peer->owner();
+      if (is_switch.count(n) && !parent.count(n)) {
         parent[n] = {s, peer->number()};
         queue.push_back(n);
       }
     }
   }
   // Join every member switch to the root along its tree path.
-  std::vector<Switch*> member_switches;
+  std::vector<Device*> member_switches;
   for (auto& [s, _] : ports) member_switches.push_back(s);
-  for (Switch* s : member_switches) {
-    Switch* cur = s;
+  for (Device* s : member_switches) {
+    Device* cur = s;
     while (cur != root) {
       auto [up, child_port] = parent.at(cur);
       ports[cur].insert(child_port);
@@ -105,10 +104,17 @@ void program_multicast_tree(const std::vector<Switch*>& switches, std::uint16_t 
       cur = up;
     }
   }
-  for (Switch* s : switches) {
+  for (Device* s : switches) {
     auto it = ports.find(s);
-    if (it != ports.end() && !s->runs_elsewhere()) s->set_multicast(mlid, {it->second.begin(), it->second.end()});
+    if (it != ports.end() && !s->runs_elsewhere())
+      local_switch(s).set_multicast(mlid, {it->second.begin(), it->second.end()});
   }
+}
+
+Switch& local_switch(Device* d) {
+  auto* s = dynamic_cast<Switch*>(d);
+  if (!s) throw std::logic_error(fmt::format("{} is not an IB switch run by this process", d->name()));
+  return *s;
 }
 
 }  // namespace nicsim::fabric

@@ -18,18 +18,28 @@ struct EndpointAddress {
   std::uint16_t lid;
 };
 
+// `switches` are the fabric's IB switches in scenario order. In a run over
+// several processes those another process runs are fabric::RemoteDevice
+// (their ports only): every process computes the whole fabric's routes
+// from the same graph and programs the switches it runs.
+
 // The switches and endpoints as a routing graph: switches first (in the
 // order given), then one adapter node per endpoint (device, port).
-routing::Graph routing_graph(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints);
+routing::Graph routing_graph(const std::vector<Device*>& switches, const std::vector<EndpointAddress>& endpoints);
 
-// Programs every switch's linear forwarding table by `engine` so that each
-// endpoint LID is reached. Returns the number of (switch, LID) entries.
-std::size_t program_unicast_routes(const std::vector<Switch*>& switches, const std::vector<EndpointAddress>& endpoints,
+// Programs the linear forwarding table of every switch this process runs
+// by `engine` so that each endpoint LID is reached. Returns the number of
+// (switch, LID) entries.
+std::size_t program_unicast_routes(const std::vector<Device*>& switches, const std::vector<EndpointAddress>& endpoints,
                                    routing::Engine engine = routing::Engine::Auto);
 
-// Programs the multicast forwarding tables of the switches on a tree that
-// spans `members` (rooted at the switch of the first member).
-void program_multicast_tree(const std::vector<Switch*>& switches, std::uint16_t mlid,
+// Programs the multicast forwarding tables of the switches this process
+// runs on a tree that spans `members` (rooted at the switch of the first
+// member).
+void program_multicast_tree(const std::vector<Device*>& switches, std::uint16_t mlid,
                             const std::vector<EndpointAddress>& members);
+
+// A switch this process runs, as a Switch (std::logic_error otherwise).
+Switch& local_switch(Device* d);
 
 }  // namespace nicsim::fabric

@@ -18,7 +18,7 @@ Switch::Switch(Fabric& fabric, std::uint32_t device_id, std::string name, const 
       inspectable_("ib.switch", this->name(), &Switch::inspect, this) {
   routing::parse_engine(params.text("routing"), &routing_engine_);  // the parameter's choices are the engines
   add_ports(static_cast<std::uint32_t>(params.count("ports")));
-  if (fifo_inputs_ && !runs_elsewhere()) {  // another process queues its packets
+  if (fifo_inputs_) {
     inputs_.resize(num_ports() * kDataVls);
     heads_on_.resize(num_ports() + 1u);
   }

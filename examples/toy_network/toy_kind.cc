@@ -62,9 +62,13 @@ void number_ring(nicsim::ScenarioContext& c) {
 }
 
 void register_toy_network() {
-  nicsim::NicRegistry::instance().add("toy", [](nicsim::NicContext& c) -> std::unique_ptr<nicsim::fabric::Device> {
-    return std::make_unique<ToyNic>(c.fabric, c.device_id, c.name, c.params);
-  });
+  nicsim::NicRegistry::instance().add(
+      "toy",
+      [](nicsim::NicContext& c) -> std::unique_ptr<nicsim::fabric::Device> {
+        return std::make_unique<ToyNic>(c.fabric, c.device_id, c.name, c.params);
+      },
+      // A process that does not run the NIC still delivers to it as it does.
+      [](nicsim::fabric::Device& remote, const nicsim::ParamSet&) { remote.port(1).deliver_after_tail(0); });
   nicsim::NetworkKinds& kinds = nicsim::NetworkKinds::instance();
   kinds.add_packet_kind(kPacketToy, "toy");
   kinds.add_pcap_format({"toy", 149 /* LINKTYPE_USER2: raw frames */, -1});

@@ -87,8 +87,8 @@ fabric::routing::RouteCheck run_shape(const std::string& shape, const std::strin
   fabric::routing::RouteCheck check;
   nicsim::testing::RunOptions o;
   o.inspect = [&](World& world) {
-    std::vector<fabric::Switch*> sws;
-    for (std::uint32_t s = 0; s < world.num_switches(); ++s) sws.push_back(world.switch_as<fabric::Switch>(s));
+    std::vector<fabric::Device*> sws;
+    for (std::uint32_t s = 0; s < world.num_switches(); ++s) sws.push_back(&world.switch_device(s));
     std::vector<fabric::EndpointAddress> eps;
     std::uint64_t tx = 0, rx = 0;
     for (std::uint32_t i = 0; i < world.num_nodes(); ++i) {

@@ -67,7 +67,7 @@ struct Bench {
   void route() {
     std::vector<EndpointAddress> eps;
     for (auto& n : nics) eps.push_back({n.get(), 1, n->lid()});
-    std::vector<Switch*> sws;
+    std::vector<Device*> sws;
     for (auto& s : switches) sws.push_back(s.get());
     program_unicast_routes(sws, eps);
   }
@@ -264,7 +264,7 @@ TEST(Fabric, MulticastReplicatesOncePerMember) {
   b.connect(leaf0.port(3), leaf1.port(4));
   b.route();
   constexpr std::uint16_t mlid = 0xC001;
-  std::vector<Switch*> sws{&leaf0, &leaf1};
+  std::vector<Device*> sws{&leaf0, &leaf1};
   std::vector<EndpointAddress> members;
   for (int i : {0, 1, 3, 4}) {
     members.push_back({b.nics[i].get(), 1, b.nics[i]->lid()});

@@ -28,8 +28,9 @@ Port& get_port(Fabric& fabric, ByteReader& in) {
   return d->port(number);
 }
 
-// A recorded route travels as its ports' identities (every process builds
-// every device), with what was summed along it.
+// A recorded route travels as its ports' identities (every process has
+// every device's ports, a RemoteDevice's too), with what was summed along
+// it.
 void put_route(ByteWriter& out, const Packet& p) {
   const int hops = std::min<int>(p.meta.hops, kRouteSlots);
   for (int i = 0; i < hops; ++i) put_port(out, *p.route[i]);

@@ -49,11 +49,6 @@ class Fabric {
   std::uint32_t cut_links() const { return cut_links_; }
   void count_cut_link() { ++cut_links_; }
   bool links_plain() const { return links_down_ == 0 && links_injecting_ == 0 && !ports_watched_; }
-  // In a run over several processes, the devices built while this is set
-  // are run by another process (Device::runs_elsewhere): they know it from
-  // their constructor on, so they never allocate what only running needs.
-  void set_building_elsewhere(bool elsewhere) { building_elsewhere_ = elsewhere; }
-  bool building_elsewhere() const { return building_elsewhere_; }
 
  private:
   PacketPool pool_;
@@ -65,7 +60,6 @@ class Fabric {
   std::int64_t links_injecting_ = 0;
   std::uint32_t cut_links_ = 0;
   bool ports_watched_ = false;
-  bool building_elsewhere_ = false;
 };
 
 }  // namespace nicsim::fabric

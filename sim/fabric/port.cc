@@ -14,7 +14,7 @@
 namespace nicsim::fabric {
 
 Device::Device(Fabric& fabric, std::uint32_t device_id, std::string name)
-    : fabric_(fabric), device_id_(device_id), runs_elsewhere_(fabric.building_elsewhere()), name_(std::move(name)) {
+    : fabric_(fabric), device_id_(device_id), name_(std::move(name)) {
   fabric_.add_device(this);
 }
 

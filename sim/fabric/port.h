@@ -54,11 +54,9 @@ class Device {
   // NIC's is its node's.
   std::uint32_t block() const { return block_; }
   void set_block(std::uint32_t block) { block_ = block; }
-  // In a run over several processes: another process runs this device, and
-  // this one keeps only what its own devices need of it (its ports, for the
-  // links that reach it), not its tables or queues (docs/partition.md). Set
-  // at construction (Fabric::set_building_elsewhere).
-  bool runs_elsewhere() const { return runs_elsewhere_; }
+  // In a run over several processes: another process runs this device,
+  // and this one has only a RemoteDevice for it (docs/partition.md).
+  virtual bool runs_elsewhere() const { return false; }
   // Ports are numbered from 1; port(0) does not exist.
   Port& port(std::uint32_t number) { return *ports_.at(number - 1); }
   std::uint32_t num_ports() const { return static_cast<std::uint32_t>(ports_.size()); }
@@ -114,7 +112,6 @@ class Device {
   Fabric& fabric_;
   std::uint32_t device_id_;
   std::uint32_t block_ = 0;
-  bool runs_elsewhere_ = false;
   std::string name_;
   std::vector<std::unique_ptr<Port>> ports_;
 };

@@ -43,7 +43,7 @@ std::string unique_process_name(std::string_view wanted) {
 
 }  // namespace
 
-Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params, bool runs_here)
+Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params)
     : sc_core::sc_module(name), node_id_(node_id), params_(params), calendar_(&Sim::get().calendar()) {
   cpus_ = static_cast<std::uint32_t>(params_.count("cpus"));
   cpus_free_ = cpus_;
@@ -57,8 +57,6 @@ Host::Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& 
   copy_bandwidth_ = params_.bandwidth("copy_bandwidth");
   memory_ = std::make_unique<HostMemory>(params_.size("memory"));
   irq_ = std::make_unique<InterruptController>(*this);
-  if (!runs_here) return;
-
   sc_core::sc_spawn_options opts;
   opts.set_stack_size(stack_bytes_);
   sc_core::sc_process_handle h = sc_core::sc_spawn(

@@ -287,10 +287,8 @@ class HostSoftware {
 class Host : public sc_core::sc_module {
  public:
   // `params` is the node's "host" scope (cpus, memory, thread_stack,
-  // copy_bandwidth, cost.<class>...). A host that runs in another process
-  // of the run (`runs_here` false) has no interrupt thread here: it never
-  // runs, and a thread's stack is two of the process's memory maps.
-  Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params, bool runs_here = true);
+  // copy_bandwidth, cost.<class>...).
+  Host(sc_core::sc_module_name name, std::uint32_t node_id, const ParamSet& params);
   ~Host() override;
 
   std::uint32_t node_id() const { return node_id_; }

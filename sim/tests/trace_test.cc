@@ -175,38 +175,43 @@ TEST(Stats, RegistryReadsCountersAtReportTime) {
   EXPECT_EQ(r.scalars()[0].unit, "packets");
 }
 
-// What a rank registers for the devices another rank runs is numbered but
-// not kept; the numbers match across ranks, and rank 0 takes in the other
-// ranks' histograms in number order.
-TEST(Stats, DiscardedRegistrationsAreNumberedAndAdoptedHistogramsKeepTheirPlace) {
+// Registrations are numbered by device, so that a statistic has the same
+// number in whichever process builds its device; entries stay in number
+// order whatever order the devices register in, and rank 0 takes in the
+// other ranks' histograms at their number.
+TEST(Stats, RegistrationsAreNumberedByDeviceAndKeptInNumberOrder) {
   StatsRegistry r;
   std::uint64_t packets = 3;
-  r.counter("h0", "tx_packets", "packets", &packets);
-  Histogram& kept = r.histogram("h0", "latency", "ps");
-  r.set_discarding(true);
+  r.set_device(3);
+  r.counter("h3", "tx_packets", "packets", &packets);
+  Histogram& h3 = r.histogram("h3", "latency", "ps");
+  r.set_device(1);
   r.counter("h1", "tx_packets", "packets", &packets);
-  Histogram& sink = r.histogram("h1", "latency", "ps");
-  r.set_discarding(false);
+  r.counter("h1", "rx_packets", "packets", &packets);
+  r.set_device(std::nullopt);
   r.gauge("fabric", "load", "ratio", [] { return 0.5; });
-  EXPECT_EQ(r.registered(), 5u);
-  ASSERT_EQ(r.scalars().size(), 2u);
+  constexpr std::uint64_t kDevice1 = 2ull << 32, kDevice3 = 4ull << 32;
+  ASSERT_EQ(r.scalars().size(), 4u);
+  EXPECT_EQ(r.scalars()[0].object, "fabric");
   EXPECT_EQ(r.scalars()[0].seq, 0u);
-  EXPECT_EQ(r.scalars()[1].seq, 4u);
+  EXPECT_EQ(r.scalars()[1].seq, kDevice1);
+  EXPECT_EQ(r.scalars()[2].seq, kDevice1 + 1);
+  EXPECT_EQ(r.scalars()[2].name, "rx_packets");
+  EXPECT_EQ(r.scalars()[3].seq, kDevice3);
   ASSERT_EQ(r.histograms().size(), 1u);
-  EXPECT_EQ(r.histograms()[0].seq, 1u);
-  EXPECT_NE(&sink, &kept);
-  EXPECT_EQ(r.find_histogram(1), &kept);
-  EXPECT_EQ(r.find_histogram(3), nullptr);
+  EXPECT_EQ(r.histograms()[0].seq, kDevice3 + 1);
+  EXPECT_EQ(r.find_histogram(kDevice3 + 1), &h3);
+  EXPECT_EQ(r.find_histogram(kDevice1), nullptr);
   Histogram theirs;
   theirs.add(42);
-  StatsRegistry::Hist h{"h1", "latency", "ps", "", std::make_shared<Histogram>(theirs), 3};
-  r.adopt_histogram(std::move(h));
-  r.adopt_histogram(StatsRegistry::Hist{"h9", "latency", "ps", "", std::make_shared<Histogram>(), 9});
+  r.adopt_histogram(StatsRegistry::Hist{"h2", "latency", "ps", "", std::make_shared<Histogram>(theirs), 3ull << 32});
+  r.adopt_histogram(StatsRegistry::Hist{"h9", "latency", "ps", "", std::make_shared<Histogram>(), 10ull << 32});
   ASSERT_EQ(r.histograms().size(), 3u);
-  EXPECT_EQ(r.histograms()[1].object, "h1");
-  EXPECT_EQ(r.histograms()[2].seq, 9u);
-  ASSERT_NE(r.find_histogram(3), nullptr);
-  EXPECT_EQ(r.find_histogram(3)->count(), 1u);
+  EXPECT_EQ(r.histograms()[0].object, "h2");
+  EXPECT_EQ(r.histograms()[1].object, "h3");
+  EXPECT_EQ(r.histograms()[2].object, "h9");
+  ASSERT_NE(r.find_histogram(3ull << 32), nullptr);
+  EXPECT_EQ(r.find_histogram(3ull << 32)->count(), 1u);
 }
 
 }  // namespace

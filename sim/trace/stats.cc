@@ -110,19 +110,35 @@ void StatsRegistry::counter(std::string object, std::string name, std::string un
       std::move(doc));
 }
 
+void StatsRegistry::set_device(std::optional<std::uint32_t> device) {
+  scope_ = device ? std::uint64_t{*device} + 1 : 0;
+}
+
+std::uint64_t StatsRegistry::next_seq() { return scope_ << 32 | counts_[scope_]++; }
+
+namespace {
+// Where an entry numbered `seq` goes to keep `entries` in number order
+// (the end, when registrations come in order).
+template <class Entry>
+auto place_of(std::vector<Entry>& entries, std::uint64_t seq) {
+  if (entries.empty() || entries.back().seq < seq) return entries.end();
+  return std::lower_bound(entries.begin(), entries.end(), seq,
+                          [](const Entry& e, std::uint64_t s) { return e.seq < s; });
+}
+}  // namespace
+
 void StatsRegistry::gauge(std::string object, std::string name, std::string unit, std::function<double()> read,
                           std::string doc) {
-  const std::uint64_t seq = next_seq_++;
-  if (discarding_) return;
-  scalars_.push_back(Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read), seq});
+  const std::uint64_t seq = next_seq();
+  scalars_.insert(place_of(scalars_, seq),
+                  Scalar{std::move(object), std::move(name), std::move(unit), std::move(doc), std::move(read), seq});
 }
 
 Histogram& StatsRegistry::histogram(std::string object, std::string name, std::string unit, std::string doc) {
-  const std::uint64_t seq = next_seq_++;
-  if (discarding_) return sink_;
-  hists_.push_back(
-      Hist{std::move(object), std::move(name), std::move(unit), std::move(doc), std::make_shared<Histogram>(), seq});
-  return *hists_.back().histogram;
+  const std::uint64_t seq = next_seq();
+  auto at = hists_.insert(place_of(hists_, seq), Hist{std::move(object), std::move(name), std::move(unit),
+                                                      std::move(doc), std::make_shared<Histogram>(), seq});
+  return *at->histogram;
 }
 
 Histogram* StatsRegistry::find_histogram(std::uint64_t seq) {
@@ -132,8 +148,7 @@ Histogram* StatsRegistry::find_histogram(std::uint64_t seq) {
 }
 
 void StatsRegistry::adopt_histogram(Hist h) {
-  auto at = std::lower_bound(hists_.begin(), hists_.end(), h.seq,
-                             [](const Hist& a, std::uint64_t seq) { return a.seq < seq; });
+  auto at = place_of(hists_, h.seq);
   hists_.insert(at, std::move(h));
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +46,7 @@ class Histogram {
 
 class StatsRegistry {
  public:
-  // `seq`: the registration's number, counting those not kept (below).
+  // `seq`: the registration's number (set_device, below).
   struct Scalar {
     std::string object, name, unit, doc;
     std::function<double()> read;
@@ -67,14 +69,15 @@ class StatsRegistry {
   const std::vector<Scalar>& scalars() const { return scalars_; }
   const std::vector<Hist>& histograms() const { return hists_; }
 
-  // In a run over several processes, every process registers the same
-  // calls in the same order, and those for the devices another process
-  // runs are numbered but not kept: a histogram asked for then is a sink
-  // that is never reported (such a device never records). Rank 0 merges
-  // the others' entries by number (world/rank_results.cc).
-  void set_discarding(bool discarding) { discarding_ = discarding; }
-  // Registrations so far, kept or not.
-  std::uint64_t registered() const { return next_seq_; }
+  // Registrations are numbered by who makes them: the device being built
+  // (set by the world while it builds each one) and that device's count,
+  // or no device and a count of its own, before every device's. A device
+  // registers the same calls in whichever process builds it, and only the
+  // process that runs a device builds it, so a number names the same
+  // statistic in every process of a run: rank 0 merges the others'
+  // entries by number (world/rank_results.cc). Entries are kept in number
+  // order, which is device order.
+  void set_device(std::optional<std::uint32_t> device);
   // The histogram kept here with number `seq`; nullptr when none is.
   Histogram* find_histogram(std::uint64_t seq);
   // Another process's histogram, numbered `seq`, kept here in number order.
@@ -83,9 +86,9 @@ class StatsRegistry {
  private:
   std::vector<Scalar> scalars_;
   std::vector<Hist> hists_;
-  std::uint64_t next_seq_ = 0;
-  bool discarding_ = false;
-  Histogram sink_;
+  std::uint64_t next_seq();
+  std::uint64_t scope_ = 0;                        // device + 1, or 0 for none
+  std::map<std::uint64_t, std::uint32_t> counts_;  // registrations by scope
 };
 
 }  // namespace nicsim

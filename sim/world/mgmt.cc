@@ -28,7 +28,7 @@ const ParamRegistration mgmt_params(
 MgmtNet::MgmtNet(const ParamSet& params, const std::vector<Node*>& nodes)
     : latency_(params.time("latency")), bps_(params.bandwidth("bandwidth")), nodes_(nodes), boxes_(nodes.size()) {
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    boxes_[i].arrivals = std::make_unique<host::WaitQueue>(nodes[i]->host());
+    if (nodes[i]->runs_here()) boxes_[i].arrivals = std::make_unique<host::WaitQueue>(nodes[i]->host());
 }
 
 MgmtNet::~MgmtNet() = default;
@@ -48,7 +48,7 @@ bool MgmtNet::send(std::uint32_t src, std::uint32_t dst, std::uint32_t tag, cons
   if (sim.tracer().on(src, Component::mgmt))
     sim.tracer().record(now(), src, Component::mgmt, "send", {{"dst", dst}, {"tag", tag}, {"len", len}});
   // Delivered as the receiver's block (its wait queue is its node's).
-  sim.calendar().at_on(nodes_[dst]->host().block(), from.tx_free + latency_, &MgmtNet::deliver_thunk, this, id);
+  sim.calendar().at_on(nodes_[dst]->block(), from.tx_free + latency_, &MgmtNet::deliver_thunk, this, id);
   return true;
 }
 

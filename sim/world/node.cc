@@ -6,6 +6,7 @@
 
 #include "core/sim.h"
 #include "fabric/raw_nic.h"
+#include "fabric/remote_device.h"
 #include "trace/stats.h"
 
 namespace nicsim {
@@ -15,9 +16,9 @@ NicRegistry& NicRegistry::instance() {
   return registry;
 }
 
-const NicFactory* NicRegistry::find(const std::string& kind) const {
-  auto it = factories_.find(kind);
-  return it == factories_.end() ? nullptr : &it->second;
+const NicRegistry::Kind* NicRegistry::find(const std::string& kind) const {
+  auto it = kinds_.find(kind);
+  return it == kinds_.end() ? nullptr : &it->second;
 }
 
 namespace {
@@ -31,17 +32,27 @@ const bool raw_registered = [] {
 }  // namespace
 
 Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool runs_here) : spec_(spec), id_(id) {
-  host_ = std::make_unique<host::Host>(fmt::format("{}_host", spec.name).c_str(), id, spec.host, runs_here);
+  const NicRegistry::Kind* kind = NicRegistry::instance().find(spec.nic);
+  if (!kind) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
+  if (!runs_here) {
+    nic_ = std::make_unique<fabric::RemoteDevice>(fabric, id, spec.name, spec.ports, spec.nic_params);
+    if (kind->remote_ports) kind->remote_ports(*nic_, spec.nic_params);
+    lids_.assign(nic_->num_ports(), 0);
+    return;
+  }
+  host_ = std::make_unique<host::Host>(fmt::format("{}_host", spec.name).c_str(), id, spec.host);
   host_->set_ipv4(spec.ipv4);
   bus_ = std::make_unique<host::HostBus>(fmt::format("{}_bus", spec.name).c_str(), *host_, spec.bus);
-  const NicFactory* factory = NicRegistry::instance().find(spec.nic);
-  if (!factory) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
   NicContext ctx{fabric, id, spec.name, *this, spec.nic_params};
-  nic_ = (*factory)(ctx);
+  nic_ = kind->factory(ctx);
   lids_.assign(nic_->num_ports(), 0);
+  register_stats();
+}
+
+void Node::register_stats() {
   auto& stats = Sim::get().stats();
   host::HostBus* bus = bus_.get();
-  const std::string bus_name = spec.name + ".bus";
+  const std::string bus_name = spec_.name + ".bus";
   stats.gauge(
       bus_name, "bytes_read", "bytes", [bus] { return static_cast<double>(bus->bytes_read()); },
       "DMA reads of host memory");
@@ -52,13 +63,25 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool 
       bus_name, "busy", "ps", [bus] { return static_cast<double>(bus->busy_time()); }, "time the bus was occupied");
   host::HostMemory* mem = &host_->memory();
   stats.gauge(
-      spec.name + ".host", "memory_in_use", "bytes", [mem] { return static_cast<double>(mem->bytes_in_use()); },
+      spec_.name + ".host", "memory_in_use", "bytes", [mem] { return static_cast<double>(mem->bytes_in_use()); },
       "node memory allocated at the end of the run");
+}
+
+void Node::set_block(std::uint32_t block) {
+  block_ = block;
+  if (host_) host_->set_block(block);
+  nic_->set_block(block);
+}
+
+void Node::not_here(const char* part) const {
+  throw std::logic_error(fmt::format("node {}: its {} is in the process that runs it", spec_.name, part));
 }
 
 // The node's software (drivers, protocol layers) goes first, while the NIC
 // it drives still exists.
-Node::~Node() { host_->release_software(); }
+Node::~Node() {
+  if (host_) host_->release_software();
+}
 
 void Node::set_lid(std::uint32_t port, std::uint16_t lid) {
   lids_.at(port - 1) = lid;

@@ -24,29 +24,52 @@ struct NicContext {
   const ParamSet& params;  // the "nic.<kind>" scope
 };
 using NicFactory = std::function<std::unique_ptr<fabric::Device>(NicContext&)>;
+// What a process that does not run a node needs of its NIC: the set-up of
+// its ports that the devices linked to them read (Port::deliver_after_tail),
+// done on the fabric::RemoteDevice that stands for it, from the node's
+// "nic.<kind>" parameters.
+using RemotePortSetup = std::function<void(fabric::Device& remote, const ParamSet& params)>;
 
 // NIC kinds by name. A kind also registers the param scope "nic.<kind>".
 class NicRegistry {
  public:
+  struct Kind {
+    NicFactory factory;
+    RemotePortSetup remote_ports;  // empty: the ports' defaults
+  };
   static NicRegistry& instance();
-  void add(const std::string& kind, NicFactory factory) { factories_[kind] = std::move(factory); }
-  const NicFactory* find(const std::string& kind) const;
+  void add(const std::string& kind, NicFactory factory, RemotePortSetup remote_ports = {}) {
+    kinds_[kind] = Kind{std::move(factory), std::move(remote_ports)};
+  }
+  const Kind* find(const std::string& kind) const;
 
  private:
-  std::map<std::string, NicFactory> factories_;
+  std::map<std::string, Kind> kinds_;
 };
 
 class Node {
  public:
-  // `runs_here` false: another process of the run runs the node
-  // (fabric::Device::runs_elsewhere).
+  // `runs_here` false: another process of the run runs the node. This one
+  // builds no host or bus for it, and its NIC is a fabric::RemoteDevice:
+  // its name, addresses and ports.
   Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool runs_here = true);
   ~Node();
   std::uint32_t id() const { return id_; }
   const std::string& name() const { return spec_.name; }
   const NodeSpec& spec() const { return spec_; }
-  host::Host& host() { return *host_; }
-  host::HostBus& bus() { return *bus_; }
+  bool runs_here() const { return host_ != nullptr; }
+  // The partition block the node belongs to: its host's, its NIC's.
+  std::uint32_t block() const { return block_; }
+  void set_block(std::uint32_t block);
+  // Only where the node runs here (std::logic_error elsewhere).
+  host::Host& host() {
+    if (!host_) not_here("host");
+    return *host_;
+  }
+  host::HostBus& bus() {
+    if (!bus_) not_here("bus");
+    return *bus_;
+  }
   fabric::Device& nic() { return *nic_; }
   template <class T>
   T* nic_as() {
@@ -56,8 +79,11 @@ class Node {
   void set_lid(std::uint32_t port, std::uint16_t lid);
 
  private:
+  void register_stats();
+  [[noreturn]] void not_here(const char* part) const;
   const NodeSpec& spec_;
   std::uint32_t id_;
+  std::uint32_t block_ = 0;
   std::unique_ptr<host::Host> host_;
   std::unique_ptr<host::HostBus> bus_;
   std::unique_ptr<fabric::Device> nic_;

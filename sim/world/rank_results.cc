@@ -1,12 +1,11 @@
-// Merging a run's results from the processes it ran in. Every process
-// builds the whole world but runs only its blocks' devices, so another
-// device's counters there are zero and its programs never started: each
-// figure comes from the process that ran its device, and histograms and
-// counters add up. A process keeps no statistics of the devices others
-// run (StatsRegistry::set_discarding): rank 0 takes them from their
-// process, placed by their registration number. A process sends only the
-// programs and links it ran (an end of), so a rank's part shrinks with the
-// rank count.
+// Merging a run's results from the processes it ran in. A process builds
+// only its blocks' devices and stands for the others by their ports
+// (fabric::RemoteDevice), so each figure comes from the process that ran
+// its device, and histograms and counters add up. A device's statistics
+// are registered where it runs, numbered by device (StatsRegistry::
+// set_device): rank 0 places the others' by that number. A process sends
+// only the programs and links it ran (an end of), so a rank's part shrinks
+// with the rank count.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -69,15 +68,13 @@ Histogram get_histogram(ByteReader& in) {
   return Histogram::from_words(words.data(), words.size());
 }
 
-// This rank's part: its own Results (CollectScope::OwnPart); the
-// registration count and the numbers of the statistics it kept (in its
-// Results' order); each histogram it kept, with its number and names; its
+// This rank's part: its own Results (CollectScope::OwnPart); the numbers
+// of its statistics (in its Results' order); each histogram it kept, with its number and names; its
 // raw NICs' latencies. Written into a string of its final size, so that it
 // is never copied while it grows.
 std::string rank_part(World& world, const RunStatus& status) {
   PartWriter tail;
   const StatsRegistry& stats = Sim::get().stats();
-  tail.put(stats.registered());
   tail.put(static_cast<std::uint64_t>(stats.scalars().size()));
   for (const auto& s : stats.scalars()) tail.put(s.seq);
   tail.put(static_cast<std::uint64_t>(stats.histograms().size()));
@@ -111,8 +108,6 @@ Part absorb_part(const std::string& bytes, int rank, Histogram& raw) {
   if (!part.results.ParseFromString(get_text(in)))
     throw std::runtime_error(fmt::format("rank {}: its results do not parse", rank));
   StatsRegistry& stats = Sim::get().stats();
-  if (in.get<std::uint64_t>() != stats.registered())
-    throw std::runtime_error(fmt::format("rank {} registered another set of statistics", rank));
   part.stat_seqs.resize(in.get<std::uint64_t>());
   for (std::uint64_t& seq : part.stat_seqs) seq = in.get<std::uint64_t>();
   if (part.stat_seqs.size() != static_cast<std::size_t>(part.results.stats_size()))

@@ -10,6 +10,7 @@
 #include "core/sim.h"
 #include "host/api_call.h"
 #include "fabric/raw_nic.h"
+#include "fabric/remote_device.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
 
@@ -75,28 +76,22 @@ World::~World() {
   if (timeline_api_slot_) host::ApiCalls::remove(*timeline_api_slot_);
   if (Sim::exists() && sc_core::sc_get_status() == sc_core::SC_PAUSED) Sim::get().calendar().request_stop();
   std::vector<host::Host*> hosts;
-  for (auto& n : nodes_) hosts.push_back(&n->host());
+  for (auto& n : nodes_)
+    if (n->runs_here()) hosts.push_back(&n->host());
   host::Host::end_threads(hosts);
   g_world = nullptr;
-}
-
-// The devices built while `elsewhere` holds are run by another process:
-// they allocate nothing only running needs, and register no statistics.
-void World::building_elsewhere(bool elsewhere) {
-  fabric_.set_building_elsewhere(elsewhere);
-  Sim::get().stats().set_discarding(elsewhere);
 }
 
 void World::build_devices() {
   const auto n = static_cast<std::uint32_t>(scenario_.nodes.size());
   Calendar& calendar = Sim::get().calendar();
+  StatsRegistry& stats = Sim::get().stats();
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t block = partition_.device_block[i];
     Calendar::BlockScope as_node(calendar, block);
-    building_elsewhere(!runs_device(i));
+    stats.set_device(i);
     nodes_.push_back(std::make_unique<Node>(scenario_.nodes[i], i, fabric_, runs_device(i)));
-    nodes_.back()->host().set_block(block);
-    nodes_.back()->nic().set_block(block);
+    nodes_.back()->set_block(block);
     device_names_.push_back(scenario_.nodes[i].name);
   }
   for (std::uint32_t j = 0; j < scenario_.switches.size(); ++j) {
@@ -105,12 +100,16 @@ void World::build_devices() {
     if (!kind) throw std::logic_error(fmt::format("switch kind '{}' vanished after validation", s.kind));
     const std::uint32_t block = partition_.device_block[n + j];
     Calendar::BlockScope as_switch(calendar, block);
-    building_elsewhere(!runs_device(n + j));
-    switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
+    const bool here = runs_device(n + j);
+    stats.set_device(n + j);
+    if (here)
+      switches_.push_back(kind->make(fabric_, n + j, s, scenario_));
+    else
+      switches_.push_back(std::make_unique<fabric::RemoteDevice>(fabric_, n + j, s.name, s.ports, s.params));
     switches_.back()->set_block(block);
     device_names_.push_back(s.name);
   }
-  building_elsewhere(false);
+  stats.set_device(std::nullopt);
   Sim& sim = Sim::get();
   sim.tracer().set_devices(device_names_);
   sim.timeline().set_devices(device_names_);
@@ -452,13 +451,13 @@ RunStatus World::run() {
   // (host/pci.h), so that time 0 finds them booted.
   Calendar& calendar = Sim::get().calendar();
   for (auto& n : nodes_) {
-    if (!calendar.local(n->host().block())) continue;
-    Calendar::BlockScope as_node(calendar, n->host().block());
+    if (!n->runs_here()) continue;
+    Calendar::BlockScope as_node(calendar, n->block());
     n->bus().bind_drivers();
   }
   for (auto& p : programs_) {
-    if (!calendar.local(p->node().host().block())) continue;
-    Calendar::BlockScope as_node(calendar, p->node().host().block());
+    if (!p->node().runs_here()) continue;
+    Calendar::BlockScope as_node(calendar, p->node().block());
     p->start();
     if (!p->daemon) ++unfinished_here_;
   }

@@ -90,7 +90,6 @@ class World {
 
  private:
   void build();  // everything the constructor makes
-  void building_elsewhere(bool elsewhere);
   void build_devices();
   void build_links();
   void assign_addresses_and_routes();
