@@ -170,8 +170,9 @@ class Progress {
 };
 
 // One rank's run. With a transport the run is spread over processes: each
-// builds the world and runs its blocks, and rank 0 merges the results and
-// alone prints and writes them.
+// builds the devices of its blocks (and stands for the others by their
+// ports) and runs them, and rank 0 merges the results and alone prints and
+// writes them.
 int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool fingerprint,
         RankTransport* transport) {
   const bool rank0 = !transport || transport->rank() == 0;

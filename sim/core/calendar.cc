@@ -157,8 +157,9 @@ void Calendar::at(Tick t, EventFn fn, void* obj, std::uint64_t arg) {
   if (t == kTickMax) return;
   std::uint32_t block;
   const std::uint64_t seq = next_seq(block);
-  // A block another process runs: that process schedules it (set-up and
-  // link changes of its devices run in every process).
+  // A block another process runs: that process schedules its own events
+  // (the set-up of a link or fault that reaches its devices runs in both
+  // processes); only at_on sends one there.
   if (distributed_ && !local_[block]) [[unlikely]]
     return;
   insert(t, seq, fn, obj, arg, block);

@@ -393,6 +393,8 @@ inline void Port::deliver(Packet* p) {
     peer_->drop(p, &Port::drops_link_down_, "lost_in_flight");
     return;
   }
+  if (cut_) [[unlikely]]
+    check_cut_arrival(*p);
   if (p->meta.vl == kVl15 && !vl15_accept(Calendar::now())) {
     // No credits protect VL15: a full buffer loses the packet.
     ++drops_vl15_full_;
@@ -413,6 +415,15 @@ inline void Port::deliver(Packet* p) {
                                 {"len", p->bytes.size()},
                                 {"hops", static_cast<unsigned>(p->meta.hops)}});
   owner_->receive(*this, p);
+}
+
+void Port::check_cut_arrival(const Packet& p) const {
+  const Tick now = Calendar::now();
+  if (after_tail_ == kAtHead ? now <= p.tail_at : now == p.tail_at + after_tail_) return;
+  throw std::logic_error(fmt::format(
+      "{}: a packet from another block arrived at {} ps, not when this port takes it (tail at {} ps): its NIC "
+      "kind registers no set-up for the ports of the devices other processes stand in for",
+      path(), now, p.tail_at));
 }
 
 void Port::leave_buffer(Packet* p, Tick when) {

@@ -249,6 +249,10 @@ class alignas(64) Port {
   void absorb_credits(Tick now);
   void schedule_wake(Tick at);
   [[gnu::always_inline]] void deliver(Packet* p);  // the body of arrive_thunk
+  // Over a cut link the sender's block timed the arrival by what it has of
+  // this port (another process's stand-in): std::logic_error unless that
+  // agrees with when this port takes packets.
+  void check_cut_arrival(const Packet& p) const;
   void transmit(Packet* p, Tick earliest);
   void drop(Packet* p, std::uint64_t Port::*counter, const char* why);
   void lose_reply(const Packet* reply, std::uint64_t Port::*counter, const char* why, Tick when);

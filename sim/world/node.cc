@@ -45,6 +45,9 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool 
   bus_ = std::make_unique<host::HostBus>(fmt::format("{}_bus", spec.name).c_str(), *host_, spec.bus);
   NicContext ctx{fabric, id, spec.name, *this, spec.nic_params};
   nic_ = kind->factory(ctx);
+  if (nic_->num_ports() != spec.ports)
+    throw std::logic_error(fmt::format("node {}: its {} NIC has {} ports; the scenario gives it {}", spec.name,
+                                       spec.nic, nic_->num_ports(), spec.ports));
   lids_.assign(nic_->num_ports(), 0);
   register_stats();
 }

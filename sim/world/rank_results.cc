@@ -172,6 +172,9 @@ void merge_stats(results::Results& all, const std::vector<Part>& parts, const Ow
       const results::Value& v = part.results.stats(i);
       auto [it, fresh] = by_seq.emplace(part.stat_seqs[static_cast<std::size_t>(i)], v);
       if (fresh) continue;
+      if (it->second.object() != v.object() || it->second.name() != v.name())
+        throw std::runtime_error(fmt::format("rank {}: its statistic {}.{} has the number of {}.{} on another rank",
+                                             rank, v.object(), v.name(), it->second.object(), it->second.name()));
       const int owner = owners.rank_of_object(v.object());
       if (owner == rank)
         it->second.set_value(v.value());
