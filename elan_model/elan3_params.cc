@@ -28,7 +28,8 @@ const ParamRegistration elan3_params(
          "4KiB",
          {},
          "data bytes per network packet (a multiple of 64 B; QsNet DMA packets carry up to 320 B); also the "
-         "largest queued DMA"},
+         "largest queued DMA",
+         "64B"},
         {"tx_window",
          UnitKind::Count,
          "4",

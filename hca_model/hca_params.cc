@@ -17,7 +17,7 @@ const ParamRegistration hca_params(
          "2KiB",
          "256B",
          "4KiB",
-         {},
+         {"256B", "512B", "1KiB", "2KiB", "4KiB"},
          "largest path MTU the ports support (InfiniHost: 2048)"},
         {"command_latency",
          UnitKind::Time,

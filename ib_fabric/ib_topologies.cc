@@ -75,7 +75,9 @@ bool expand_dragonfly(const google::protobuf::Message& shape, const std::string&
                       h = f.global_links_per_router();
   if (a == 0 || a > 64) return fail(error, "routers_per_group", "dragonfly needs 1 to 64 routers per group");
   if (p == 0 || p > 64) return fail(error, "hosts_per_router", "dragonfly needs 1 to 64 hosts per router");
-  if (h > 64) return fail(error, "global_links_per_router", "dragonfly has at most 64 global links per router");
+  if (h == 0 || h > 64)
+    return fail(error, "global_links_per_router",
+                "dragonfly needs 1 to 64 global links per router (its groups are joined by them)");
   if (groups < 2 || groups > a * h + 1)
     return fail(error, "groups",
                 "dragonfly needs 2 to routers_per_group x global_links_per_router + 1 = " + std::to_string(a * h + 1) +

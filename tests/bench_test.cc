@@ -47,7 +47,8 @@ TEST(BenchRunOverrides, BadArgumentsAndParametersAreExitTwoWithTheRule) {
   const std::string run = "run " + kSrc + "/scenarios/ib_atomic_lat.textproto ";
   const CliResult bad_arg = run_nicsim(run + "--arg=sizes");
   EXPECT_EQ(bad_arg.exit_code, 2) << bad_arg.out;
-  EXPECT_NE(bad_arg.out.find("--arg 'sizes': expected --key=value or --flag"), std::string::npos) << bad_arg.out;
+  EXPECT_NE(bad_arg.out.find("--arg 'sizes': expected --key=value, --flag, or PROGRAM:--key=value"), std::string::npos)
+      << bad_arg.out;
   const CliResult unknown = run_nicsim(run + "--param=nic.nonesuch=1");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("no node in this scenario has the parameter nonesuch"), std::string::npos) << unknown.out;

@@ -147,15 +147,22 @@ int connect_rate_main(int argc, char** argv) {
   int connects = 100;
   std::uint64_t sid = 0x2000;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strncmp(argv[i], "--connects=", 11))
-      connects = std::atoi(argv[i] + 11);
-    else if (!std::strncmp(argv[i], "--sid=", 6))
-      sid = std::strtoull(argv[i] + 6, nullptr, 0);
-    else
-      return nicsim_log("cm_connect_rate: unknown argument %s", argv[i]), 2;
+    std::uint64_t v = 0;
+    int got = nicsim_arg_u64(argv[i], "--connects=", 1, 1000000, &v);
+    if (got > 0) {
+      connects = static_cast<int>(v);
+    } else if (got == 0 && !std::strncmp(argv[i], "--sid=", 6)) {
+      char* end = nullptr;
+      sid = std::strtoull(argv[i] + 6, &end, 0);
+      if (argv[i][6] < '0' || argv[i][6] > '9' || *end || sid == 0)
+        return nicsim_fail("cm_connect_rate: --sid is a service id other than 0, decimal or 0x hex"), 2;
+    } else {
+      if (got == 0) nicsim_log("cm_connect_rate: unknown argument %s", argv[i]);
+      return 2;
+    }
   }
   const std::uint32_t size = nicsim_workload_size(), rank = nicsim_workload_rank();
-  if (connects < 1 || size < 2 || size % 2) return nicsim_log("cm_connect_rate: needs an even number of nodes"), 2;
+  if (size < 2 || size % 2) return nicsim_log("cm_connect_rate: needs an even number of nodes"), 2;
   const std::uint32_t peer = nicsim_workload_node(rank < size / 2 ? rank + size / 2 : rank - size / 2);
   sockaddr_in any{};
   any.sin_family = AF_INET;

@@ -74,9 +74,42 @@ static unsigned char pattern(int rank, int cycle, int i)
 	return (unsigned char)(rank * 31 + cycle * 7 + i);
 }
 
+/* A service id, in decimal or 0x hex; 0 when `s` is not one. */
+static unsigned long long pp_sid(const char *s)
+{
+	char *end;
+	unsigned long long v;
+	if (*s < '0' || *s > '9')
+		return 0;
+	v = strtoull(s, &end, 0);
+	return *end ? 0 : v;
+}
+
+/* The numeric options; 1 taken, 0 another option, -1 a bad value (failed). */
+static int pp_parse_number(const char *a, struct pp_opts *o)
+{
+	uint64_t v;
+	int got;
+	if ((got = nicsim_arg_u64(a, "--cycles=", 1, 1000000, &v)) != 0)
+		o->cycles = (int)v;
+	else if ((got = nicsim_arg_u64(a, "--bytes=", 1, 65536, &v)) != 0)
+		o->bytes = (int)v;
+	else if ((got = nicsim_arg_u64(a, "--requests=", 0, 1000000, &v)) != 0)
+		o->requests = (int)v;
+	else if ((got = nicsim_arg_u64(a, "--delay-us=", 0, 10000000, &v)) != 0)
+		o->delay_us = v;
+	else if ((got = nicsim_arg_u64(a, "--accept-delay-us=", 0, 10000000, &v)) != 0)
+		o->accept_delay_us = v;
+	else if ((got = nicsim_arg_u64(a, "--linger-us=", 0, 10000000, &v)) != 0)
+		o->linger_us = v;
+	else if ((got = nicsim_arg_u64(a, "--timeout-ms=", 0, 3600000, &v)) != 0)
+		o->timeout_ms = (unsigned int)v;
+	return got;
+}
+
 static int pp_parse(int argc, char **argv, struct pp_opts *o)
 {
-	int i;
+	int i, got;
 	o->cycles = 1;
 	o->bytes = 64;
 	o->sid = 0x1000;
@@ -85,23 +118,17 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		unsigned int b0, b1, b2, b3;
-		if (!strncmp(a, "--cycles=", 9))
-			o->cycles = atoi(a + 9);
-		else if (!strncmp(a, "--bytes=", 8))
-			o->bytes = atoi(a + 8);
-		else if (!strncmp(a, "--sid=", 6))
-			o->sid = strtoull(a + 6, NULL, 0);
-		else if (!strncmp(a, "--connect-sid=", 14))
-			o->connect_sid = strtoull(a + 14, NULL, 0);
-		else if (!strncmp(a, "--requests=", 11))
-			o->requests = atoi(a + 11);
-		else if (!strncmp(a, "--delay-us=", 11))
-			o->delay_us = strtoull(a + 11, NULL, 0);
-		else if (!strncmp(a, "--accept-delay-us=", 18))
-			o->accept_delay_us = strtoull(a + 18, NULL, 0);
-		else if (!strncmp(a, "--linger-us=", 12))
-			o->linger_us = strtoull(a + 12, NULL, 0);
-		else if (!strcmp(a, "--accept-unreachable"))
+		if ((got = pp_parse_number(a, o)) < 0)
+			return -1;
+		else if (got)
+			continue;
+		if (!strncmp(a, "--sid=", 6) && (o->sid = pp_sid(a + 6)) != 0)
+			continue;
+		if (!strncmp(a, "--connect-sid=", 14) && (o->connect_sid = pp_sid(a + 14)) != 0)
+			continue;
+		if (!strncmp(a, "--sid=", 6) || !strncmp(a, "--connect-sid=", 14))
+			return nicsim_fail("cma_pingpong: a service id is a number other than 0, decimal or 0x hex"), -1;
+		if (!strcmp(a, "--accept-unreachable"))
 			o->accept_unreachable = 1;
 		else if (!strcmp(a, "--established-only"))
 			o->established_only = 1;
@@ -117,9 +144,8 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->by_server = 1;
 		else if (!strcmp(a, "--disconnect-by=client"))
 			o->by_server = 0;
-		else if (!strncmp(a, "--timeout-ms=", 13))
-			o->timeout_ms = (unsigned int)atoi(a + 13);
-		else if (sscanf(a, "--dst=%u.%u.%u.%u", &b0, &b1, &b2, &b3) == 4)
+		else if (sscanf(a, "--dst=%u.%u.%u.%u", &b0, &b1, &b2, &b3) == 4 && b0 < 256 && b1 < 256 && b2 < 256 &&
+			 b3 < 256)
 			o->dst_ip = (b0 << 24) | (b1 << 16) | (b2 << 8) | b3;
 		else if (!strcmp(a, "--expect=established"))
 			o->expect = IB_CMA_EVENT_ESTABLISHED;
@@ -132,8 +158,6 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 	}
 	if (!o->connect_sid)
 		o->connect_sid = o->sid;
-	if (o->cycles < 1 || o->bytes < 1 || o->bytes > 65536)
-		return nicsim_log("cma_pingpong: bad --cycles or --bytes"), -1;
 	return 0;
 }
 

@@ -44,22 +44,25 @@ static unsigned char server_byte(unsigned j) { return (unsigned char)(0x3c + j *
 static int parse(int argc, char **argv, struct dp_opts *o)
 {
 	const char *sizes = "2,4096,65536", *ops = "rw";
-	int i;
+	int i, got = 0;
+	uint64_t v;
 	o->iters = 100, o->depth = 8, o->warmup = 4;
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		if (!strncmp(a, "--sizes=", 8))
 			sizes = a + 8;
-		else if (!strncmp(a, "--iters=", 8))
-			o->iters = atoi(a + 8);
-		else if (!strncmp(a, "--depth=", 8))
-			o->depth = atoi(a + 8);
-		else if (!strncmp(a, "--warmup=", 9))
-			o->warmup = atoi(a + 9);
+		else if ((got = nicsim_arg_u64(a, "--iters=", 1, DP_MAX_ITERS, &v)) != 0)
+			o->iters = (int)v;
+		else if ((got = nicsim_arg_u64(a, "--depth=", 1, 16, &v)) != 0)
+			o->depth = (int)v;
+		else if ((got = nicsim_arg_u64(a, "--warmup=", 0, DP_MAX_ITERS, &v)) != 0)
+			o->warmup = (int)v;
 		else if (!strncmp(a, "--ops=", 6))
 			ops = a + 6;
 		else
 			return nicsim_log("dapl_perf: unknown argument %s", a), 1;
+		if (got < 0)
+			return 1;
 	}
 	for (o->nsizes = 0; *sizes && o->nsizes < DP_MAX_SIZES;) {
 		char *end;

@@ -40,37 +40,29 @@ struct Options {
   std::uint64_t late_ns = 0;  // elan3_barrier: the last rank enters each barrier this much later
 };
 
+// The latest a rank may enter a barrier after the others (--late).
+constexpr std::uint64_t kMaxLateNs = 1000000000;
+
 bool parse(int argc, char** argv, const char* program, Options& o) {
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--iters=", 0) == 0) {
-      o.iters = static_cast<std::uint32_t>(std::strtoul(a.c_str() + 8, nullptr, 10));
-    } else if (a.rfind("--stream=", 0) == 0) {
-      o.stream = static_cast<std::uint32_t>(std::strtoul(a.c_str() + 9, nullptr, 10));
-    } else if (a.rfind("--late=", 0) == 0) {
-      o.late_ns = std::strtoull(a.c_str() + 7, nullptr, 10);
-    } else if (a.rfind("--sizes=", 0) == 0) {
-      o.sizes.clear();
-      for (const char* p = a.c_str() + 8; *p;) {
-        char* end = nullptr;
-        o.sizes.push_back(static_cast<std::uint32_t>(std::strtoul(p, &end, 10)));
-        p = *end == ',' ? end + 1 : end;
-        if (end == p && *p) break;
-      }
+    const char* a = argv[i];
+    std::uint64_t v = 0, sizes[64];
+    std::uint32_t n = 0;
+    int got;
+    if ((got = nicsim_arg_u64(a, "--iters=", 1, kMaxIters, &v)) != 0) {
+      o.iters = static_cast<std::uint32_t>(v);
+    } else if ((got = nicsim_arg_u64(a, "--stream=", 0, 65536, &v)) != 0) {
+      o.stream = static_cast<std::uint32_t>(v);
+    } else if ((got = nicsim_arg_u64(a, "--late=", 0, kMaxLateNs, &v)) != 0) {
+      o.late_ns = v;
+    } else if ((got = nicsim_arg_u64_list(a, "--sizes=", 1, dma::kMaxSize, sizes, 64, &n)) != 0) {
+      o.sizes.assign(sizes, sizes + (got > 0 ? n : 0));
     } else {
       nicsim_log("%s: unknown argument %s (--iters=N, --sizes=A,B,..., --stream=N, --late=NS)", program, argv[i]);
       return false;
     }
+    if (got < 0) return false;
   }
-  if (o.iters == 0 || o.iters > kMaxIters || o.sizes.empty()) {
-    nicsim_log("%s: --iters must be 1..%u and --sizes not empty", program, kMaxIters);
-    return false;
-  }
-  for (std::uint32_t s : o.sizes)
-    if (s == 0 || s > dma::kMaxSize) {
-      nicsim_log("%s: size %u outside 1..%u", program, s, dma::kMaxSize);
-      return false;
-    }
   return true;
 }
 

@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -105,6 +107,7 @@ int print_params() {
       } else if (!d.min.empty() || !d.max.empty()) {
         range = fmt::format("{}..{}", d.min, d.max);
       }
+      if (!d.step.empty()) range += " step " + d.step;
       std::cout << fmt::format("  {:<24} {:<10} default {:<12} {:<22} {}\n", d.name, unit_kind_name(d.kind),
                                d.default_value, range, d.doc);
     }
@@ -169,6 +172,21 @@ class Progress {
   std::thread thread_;
 };
 
+// The results directory, made (and summary.txt in it opened) before the run
+// so that a long run never ends with nowhere to write; a failure names the
+// option and the reason.
+void make_out_dir(const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (!ec && !std::filesystem::is_directory(out_dir, ec)) ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    throw std::runtime_error(fmt::format("--out {}: cannot make the results directory: {}", out_dir, ec.message()));
+  const std::filesystem::path probe = std::filesystem::path(out_dir) / "summary.txt";
+  if (!std::ofstream(probe))
+    throw std::runtime_error(
+        fmt::format("--out {}: cannot write {}: {}", out_dir, probe.string(), std::strerror(errno)));
+}
+
 // One rank's run. With a transport the run is spread over processes: each
 // builds the devices of its blocks (and stands for the others by their
 // ports) and runs them, and rank 0 merges the results and alone prints and
@@ -184,7 +202,7 @@ int run(const Scenario& scenario, const std::string& out_dir, bool verbose, bool
   try {
     world = std::make_unique<World>(scenario, transport);
     if (fingerprint) world->enable_fingerprint();
-    if (!out_dir.empty() && rank0) std::filesystem::create_directories(out_dir);
+    if (!out_dir.empty() && rank0) make_out_dir(out_dir);
     if (!out_dir.empty())
       world->open_outputs((std::filesystem::path(out_dir) / "trace.jsonl").string(),
                           (std::filesystem::path(out_dir) / "timeline.json").string(),
@@ -255,8 +273,11 @@ std::string apply_overrides(Scenario& scenario, const po::variables_map& vm) {
   const auto& params = vm.count("param") ? vm["param"].as<std::vector<std::string>>() : none;
   if (std::string err = override_program_args(scenario, args); !err.empty()) return err;
   if (vm.count("blocks")) {
-    const std::uint32_t blocks = vm["blocks"].as<std::uint32_t>();
-    if (blocks == 0 || blocks > 4095) return fmt::format("--blocks={}: 1 to 4095", blocks);
+    const std::string& given = vm["blocks"].as<std::string>();
+    std::uint64_t number = 0;
+    if (!parse_whole_number(given, number) || number == 0 || number > 4095)
+      return fmt::format("--blocks={}: expected a whole number of blocks, 1 to 4095", given);
+    const auto blocks = static_cast<std::uint32_t>(number);
     for (const PartitionSpec::Pin& pin : scenario.partition.pins)
       if (pin.block >= blocks)
         return fmt::format("--blocks={}: the scenario pins a device to block {}", blocks, pin.block);
@@ -271,17 +292,19 @@ int sc_main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "bench") return bench_main(argc - 1, argv + 1);
   if (argc >= 2 && std::string_view(argv[1]) == "report") return report_main(argc - 1, argv + 1);
   po::options_description opts;
-  opts.add_options()("help,h", "show this help")("version", "print the version")("seed", po::value<std::uint64_t>(),
+  opts.add_options()("help,h", "show this help")("version", "print the version")("seed", po::value<std::string>(),
                                                                                  "override the scenario's seed")(
-      "out", po::value<std::string>(), "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json here")(
+      "out", po::value<std::string>(),
+      "write results.json, summary.txt, wall.json, trace.jsonl, timeline.json, packets.pcap here")(
       "plugin", po::value<std::vector<std::string>>()->composing(), "load programs from a plugin (repeatable)")(
       "verbose,v", "echo program logs to stderr")(
       "arg", po::value<std::vector<std::string>>()->composing(),
-      "--key=value: replace (or add) a program argument of every workload (repeatable)")(
+      "--key=value: replace (or add) a program argument of every workload; PROGRAM:--key=value: of the workloads "
+      "running PROGRAM (repeatable)")(
       "param", po::value<std::vector<std::string>>()->composing(),
       "scope.name=value: set a host, bus, nic or link parameter on every node or link (repeatable)")(
       "fingerprint", "hash the run's event trajectory into results.json (fingerprint)")(
-      "blocks", po::value<std::uint32_t>(), "split the world into this many partition blocks (docs/partition.md)")(
+      "blocks", po::value<std::string>(), "split the world into this many partition blocks (docs/partition.md)")(
       "script", po::value<std::string>(), "debug, attach: replay this command file instead of prompting")(
       "listen", po::value<std::string>(), "debug: serve the session to remote clients on HOST:PORT")(
       "allow-remote", "debug: allow --listen on an address other than loopback")(
@@ -344,7 +367,11 @@ int sc_main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   }
-  if (vm.count("seed")) scenario.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("seed") && !parse_whole_number(vm["seed"].as<std::string>(), scenario.seed)) {
+    std::cerr << "nicsim: --seed " << vm["seed"].as<std::string>()
+              << ": expected a whole number, 0 to 18446744073709551615\n";
+    return kExitBadInput;
+  }
   if (std::string err = apply_overrides(scenario, vm); !err.empty()) {
     std::cerr << "nicsim: " << err << "\n";
     return kExitBadInput;
@@ -388,6 +415,10 @@ int sc_main(int argc, char** argv) {
     // Each process runs at least one block of its own.
     const auto ranks = static_cast<std::uint32_t>(transport->ranks());
     if (!vm.count("blocks") && scenario.partition.blocks < ranks) scenario.partition.blocks = ranks;
+  }
+  if (vm.count("out") && vm["out"].as<std::string>().empty()) {
+    std::cerr << "nicsim: --out: the results directory's name is empty\n";
+    return kExitBadInput;
   }
   return run(scenario, vm.count("out") ? vm["out"].as<std::string>() : std::string(), vm.count("verbose") > 0,
              vm.count("fingerprint") > 0, transport.get());

@@ -47,6 +47,15 @@ std::optional<Parsed> parse_kind(UnitKind kind, std::string_view text, std::stri
 
 bool has_order(UnitKind kind) { return kind != UnitKind::Text && kind != UnitKind::Bool; }
 
+// Text choices match as text; other kinds' as values.
+bool is_choice(const ParamDef& def, std::string_view text, const Parsed& value) {
+  return std::any_of(def.choices.begin(), def.choices.end(), [&](const std::string& c) {
+    if (def.kind == UnitKind::Text) return c == text;
+    const auto choice = parse_kind(def.kind, c, nullptr);
+    return choice && choice->u == value.u && choice->d == value.d;
+  });
+}
+
 // -1, 0, 1 as a <=> b for two values of an ordered kind.
 int compare(UnitKind kind, const Parsed& a, const Parsed& b) {
   if (kind == UnitKind::Ratio) return a.d < b.d ? -1 : (a.d > b.d ? 1 : 0);
@@ -119,11 +128,15 @@ void check_def(std::string_view scope, const ParamDef& def) {
   } else if (!def.min.empty() || !def.max.empty()) {
     bad(std::string("a ") + unit_kind_name(def.kind) + " parameter cannot have a range");
   }
-  if (!def.choices.empty()) {
-    if (def.kind != UnitKind::Text) bad("only text parameters can have choices");
-    if (std::find(def.choices.begin(), def.choices.end(), def.default_value) == def.choices.end()) {
-      bad("default '" + def.default_value + "' is not one of the choices");
-    }
+  for (const std::string& c : def.choices)
+    if (!parse_kind(def.kind, c, &error)) bad("choice '" + c + "' does not parse: " + error);
+  if (!def.choices.empty() && !is_choice(def, def.default_value, *value))
+    bad("default '" + def.default_value + "' is not one of the choices");
+  if (!def.step.empty()) {
+    auto step = parse_kind(def.kind, def.step, &error);
+    if (!has_order(def.kind) || def.kind == UnitKind::Ratio || !step || step->u == 0)
+      bad("a step needs an integer kind and a step above 0");
+    if (value->u % step->u != 0) bad("default is not a multiple of the step " + def.step);
   }
 }
 
@@ -186,6 +199,8 @@ ParamSet::ParamSet(const ParamScope& scope) : scope_(&scope) {
   }
 }
 
+std::string ParamScope::close_match(std::string_view param) const { return nicsim::close_match(*this, param); }
+
 std::string ParamSet::set(std::string_view param, std::string_view text) {
   const ParamDef* def = scope_ ? scope_->find(param) : nullptr;
   std::string who = qualified(scope_, param);
@@ -211,9 +226,11 @@ std::string ParamSet::set(std::string_view param, std::string_view text) {
       return who + ": " + std::string(text) + " is above the maximum " + def->max;
     }
   }
-  if (!def->choices.empty() && std::find(def->choices.begin(), def->choices.end(), text) == def->choices.end()) {
+  if (!def->choices.empty() && !is_choice(*def, text, *parsed)) {
     return who + ": '" + std::string(text) + "' is not one of the choices: " + join(def->choices);
   }
+  if (!def->step.empty() && parsed->u % parse_kind(def->kind, def->step, nullptr)->u != 0)
+    return who + ": " + std::string(text) + " is not a multiple of " + def->step;
   Value& v = own_values()[def->name];
   v.u = parsed->u;
   v.d = parsed->d;

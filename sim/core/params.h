@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/units.h"
@@ -18,13 +19,26 @@
 namespace nicsim {
 
 struct ParamDef {
+  // Positional, as the tables of definitions list them; `step` last and
+  // optional.
+  ParamDef(std::string name, UnitKind kind, std::string default_value, std::string min, std::string max,
+           std::vector<std::string> choices, std::string doc, std::string step = {})
+      : name(std::move(name)),
+        kind(kind),
+        default_value(std::move(default_value)),
+        min(std::move(min)),
+        max(std::move(max)),
+        choices(std::move(choices)),
+        doc(std::move(doc)),
+        step(std::move(step)) {}
   std::string name;  // within its scope, e.g. "bandwidth", "cost.syscall"
   UnitKind kind;
   std::string default_value;         // text in the kind's syntax, e.g. "8Gbps"
   std::string min;                   // inclusive lower bound, same syntax; empty = none
   std::string max;                   // inclusive upper bound; empty = none
-  std::vector<std::string> choices;  // Text only: allowed values; empty = any
+  std::vector<std::string> choices;  // allowed values (compared as values: "2KiB" is "2048B"); empty = any
   std::string doc;
+  std::string step;  // an integer kind's values are whole multiples of it; empty = any
 };
 
 // A named group of parameters: "link", "switch", "host", "bus", "mgmt",
@@ -34,6 +48,9 @@ struct ParamScope {
   std::string doc;
   std::vector<ParamDef> defs;  // in registration order
   const ParamDef* find(std::string_view param) const;
+  // The declared name nearest `param` when it is near enough to be a typo
+  // of it, else "".
+  std::string close_match(std::string_view param) const;
 };
 
 class ParamRegistry {

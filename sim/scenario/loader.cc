@@ -571,6 +571,10 @@ std::vector<std::uint32_t> Loader::match_nodes(const RepeatedPtrField<std::strin
   std::vector<bool> chosen(sc_.nodes.size(), false);
   for (int i = 0; i < patterns.size(); ++i) {
     const std::string& pattern = patterns[i];
+    for (int j = 0; j < i; ++j)
+      if (patterns[j] == pattern)
+        fail(parent.at(field, i),
+             std::string(what) + " lists '" + pattern + "' twice (also at " + parent.at(field, j).str() + ")");
     bool any = false;
     for (std::size_t n = 0; n < sc_.nodes.size(); ++n) {
       if (glob_match(pattern, sc_.nodes[n].name)) chosen[n] = any = true;
@@ -800,6 +804,8 @@ void Loader::outputs(const pb::Scenario& msg, const Locator& root) {
     std::string error;
     auto n = parse_count(o.timeline_max_events(), &error);
     if (!n) fail(where.at("timeline_max_events"), "timeline_max_events: " + error);
+    if (!o.timeline())
+      fail(where.at("timeline_max_events"), "timeline_max_events limits a timeline, and timeline is not true");
     sc_.outputs.timeline_max_events = *n;
   }
   std::map<std::string, const LinkSpec*> first_of_format;
@@ -875,6 +881,7 @@ Scenario Loader::load(const std::string& text) {
     std::string error;
     auto t = parse_time(msg.stop_time(), &error);
     if (!t) fail(root.at("stop_time"), "stop_time: " + error);
+    if (*t == 0) fail(root.at("stop_time"), "stop_time: must be after 0 (leave it out to run until the workloads end)");
     sc_.stop_time = *t;
   }
 
@@ -937,19 +944,23 @@ Scenario Loader::load(const std::string& text) {
 }  // namespace
 
 Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program) {
+  // A byte-order mark (editors on some systems write one) is not text.
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.starts_with(kUtf8Bom)) return Loader(file_name, known_program).load(text.substr(kUtf8Bom.size()));
   return Loader(file_name, known_program).load(text);
 }
 
 Scenario load_scenario_file(const std::string& path, const ProgramLookup& known_program) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw ScenarioError({path, 0, 0}, std::strerror(errno));
+  if (!f) throw ScenarioError({path, 0, 0}, fmt::format("cannot read the scenario file: {}", std::strerror(errno)));
   std::string text;
   char buf[65536];
   std::size_t got;
   while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
   int read_errno = std::ferror(f) ? errno : 0;
   std::fclose(f);
-  if (read_errno != 0) throw ScenarioError({path, 0, 0}, std::strerror(read_errno));
+  if (read_errno != 0)
+    throw ScenarioError({path, 0, 0}, fmt::format("cannot read the scenario file: {}", std::strerror(read_errno)));
   return load_scenario_text(text, path, known_program);
 }
 

@@ -91,6 +91,41 @@ TEST(Cli, BadScenarioExits2WithFileLineColumn) {
   fs::remove_all(d);
 }
 
+// --arg reaches every workload, or with PROGRAM: only that program's: the
+// quickstart mixes three programs, and fabric_traffic refuses --iters.
+TEST(Cli, ArgReachesEveryWorkloadOrOneProgramsWorkloads) {
+  Result every = run("run " + kQuickstart + " --arg --iters=10");
+  EXPECT_EQ(every.exit_code, 1) << every.out;
+  EXPECT_NE(every.out.find("h0 failed: unknown argument --iters"), std::string::npos) << every.out;
+  Result one = run("run " + kQuickstart + " --arg ib_send_lat:--iters=10 --arg ep_small_lat:--sizes=8");
+  EXPECT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_NE(one.out.find("lat_8_typical"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("lat_256"), std::string::npos) << one.out;           // ep_small_lat ran 8 B only
+  EXPECT_NE(one.out.find("lat_4096_typical"), std::string::npos) << one.out;  // ib_send_lat kept its sizes
+  Result none = run("run " + kQuickstart + " --arg no_such_program:--iters=10");
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+  EXPECT_NE(none.out.find("no workload of the scenario runs program 'no_such_program'"), std::string::npos) << none.out;
+}
+
+TEST(Cli, UnusableOutDirectoryOrMisspeltParamExits2BeforeRunning) {
+  Result out = run("run " + kQuickstart + " --out /proc/no_such_dir");
+  EXPECT_EQ(out.exit_code, 2) << out.out;
+  EXPECT_NE(out.out.find("--out /proc/no_such_dir: cannot make the results directory"), std::string::npos) << out.out;
+  EXPECT_EQ(out.out.find("scenario 'quickstart'"), std::string::npos) << out.out;  // nothing ran
+  Result seed = run("run " + kQuickstart + " --seed -1");
+  EXPECT_EQ(seed.exit_code, 2) << seed.out;
+  EXPECT_NE(seed.out.find("--seed -1: expected a whole number"), std::string::npos) << seed.out;
+  Result blocks = run("run " + kQuickstart + " --blocks=-4294967294");
+  EXPECT_EQ(blocks.exit_code, 2) << blocks.out;
+  EXPECT_NE(blocks.out.find("--blocks=-4294967294: expected a whole number of blocks, 1 to 4095"), std::string::npos)
+      << blocks.out;
+  Result empty = run("run " + kQuickstart + " --out ''");
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  Result param = run("run " + kQuickstart + " --param host.cpuz=2");
+  EXPECT_EQ(param.exit_code, 2) << param.out;
+  EXPECT_NE(param.out.find("has the parameter cpuz (did you mean host.cpus?)"), std::string::npos) << param.out;
+}
+
 TEST(Cli, FailedWorkloadExits1) {
   fs::path d = temp_dir("fail");
   std::string f = write(d / "fail.textproto",

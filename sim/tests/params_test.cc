@@ -21,6 +21,8 @@ ParamRegistration test_scope("test.params", "parameters for params_test",
                                  {"profile", K::Text, "pcix-133", "", "", {"pcix-133", "pci-33"}, "a choice"},
                                  {"label", K::Text, "", "", "", {}, "free text"},
                                  {"verbose", K::Bool, "false", "", "", {}, "a flag"},
+                                 {"mtu", K::Size, "2KiB", "", "", {"1KiB", "2KiB", "4KiB"}, "sizes by value"},
+                                 {"payload", K::Size, "320B", "64B", "4KiB", {}, "whole blocks", "64B"},
                              });
 
 const ParamScope& scope() {
@@ -108,6 +110,18 @@ TEST(Params, Choices) {
   EXPECT_EQ(p.text("profile"), "pcix-133");
 }
 
+// Choices of a kind with units are values, however they are written; a
+// step makes values whole multiples of it.
+TEST(Params, ChoicesByValueAndSteps) {
+  ParamSet p(scope());
+  EXPECT_EQ(p.set("mtu", "4096B"), "");
+  EXPECT_EQ(p.size("mtu"), 4096u);
+  EXPECT_EQ(p.set("mtu", "1000B"), "test.params.mtu: '1000B' is not one of the choices: 1KiB, 2KiB, 4KiB");
+  EXPECT_EQ(p.set("payload", "128B"), "");
+  EXPECT_EQ(p.set("payload", "100B"), "test.params.payload: 100B is not a multiple of 64B");
+  EXPECT_EQ(p.size("payload"), 128u);
+}
+
 TEST(Params, GetterMisuseThrows) {
   ParamSet p(scope());
   EXPECT_THROW(p.time("nope"), std::logic_error);
@@ -136,6 +150,10 @@ TEST(Params, RegistryRejectsBadDefinitions) {
                std::logic_error);  // default not among the choices
   EXPECT_THROW(r.add("test.bad6", "", {{"a", K::Count, "1", "zero", "", {}, ""}}),
                std::logic_error);  // bound does not parse
+  EXPECT_THROW(r.add("test.bad7", "", {{"a", K::Count, "12", "", "", {}, "", "8"}}),
+               std::logic_error);  // default not a multiple of its step
+  EXPECT_THROW(r.add("test.bad8", "", {{"a", K::Ratio, "0.5", "", "", {}, "", "0.1"}}),
+               std::logic_error);  // a step on a kind that is not whole
   // A rejected registration leaves nothing behind.
   EXPECT_EQ(r.find("test.bad1"), nullptr);
   EXPECT_EQ(r.find("test.bad5"), nullptr);

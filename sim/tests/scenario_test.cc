@@ -312,6 +312,13 @@ TEST(Scenario, NullProgramLookupAcceptsAnyProgram) {
   EXPECT_EQ(s.workloads[0].program, "anything");
 }
 
+// An editor's UTF-8 byte-order mark before the text is not text.
+TEST(Scenario, ByteOrderMarkIsSkipped) {
+  Scenario s = load_scenario_text("\xEF\xBB\xBF" + pair_plus(R"(name: "bom")"), "x", nullptr);
+  EXPECT_EQ(s.name, "bom");
+  EXPECT_EQ(s.nodes.size(), 2u);
+}
+
 TEST(Scenario, SourceLocStr) {
   EXPECT_EQ((SourceLoc{"f.textproto", 3, 7}).str(), "f.textproto:3:7");
   EXPECT_EQ((SourceLoc{"f.textproto", 3, 0}).str(), "f.textproto:3");
@@ -341,8 +348,8 @@ TEST(Scenario, LoadMissingFile) {
     EXPECT_EQ(e.loc().file, "/nonexistent/dir/x.textproto");
     EXPECT_EQ(e.loc().line, 0);
     EXPECT_EQ(e.loc().column, 0);
-    EXPECT_EQ(e.message(), "No such file or directory");
-    EXPECT_STREQ(e.what(), "/nonexistent/dir/x.textproto: No such file or directory");
+    EXPECT_EQ(e.message(), "cannot read the scenario file: No such file or directory");
+    EXPECT_STREQ(e.what(), "/nonexistent/dir/x.textproto: cannot read the scenario file: No such file or directory");
   }
 }
 
@@ -400,6 +407,11 @@ node { name: "b" }
 link { a: "a" b: "b" delay: "5nx" })",
      3, 22, "unknown time unit 'nx' (use ps, ns, us, ms, s)"},
     {"BadStopTime", true, R"(stop_time: "2 parsecs")", 4, 1, "stop_time: unknown time unit 'parsecs'"},
+    {"ZeroStopTime", true, R"(stop_time: "0ns")", 4, 1, "stop_time: must be after 0"},
+    {"TimelineLimitWithoutTimeline", true, R"(outputs { timeline_max_events: "10" })", 4, 11,
+     "timeline_max_events limits a timeline, and timeline is not true"},
+    {"WorkloadNodeTwice", true, R"(workload { program: "pingpong" nodes: "a" nodes: "a" })", 4, 43,
+     "workload lists 'a' twice (also at"},
     {"FractionalTime", true, R"(workload { program: "pingpong" nodes: "a" start: "0.1ps" })", 4, 43,
      "start: fractional picoseconds"},
     {"OutOfRangeSwitchPorts", true, R"(switch { name: "s0" param { key: "ports" value: "300" } })", 4, 42,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,7 @@ void nicsim_log(const char* format, ...) {
   va_start(ap, format);
   std::vsnprintf(buf, sizeof buf, format, ap);
   va_end(ap);
+  p->logged(buf);
   Sim& sim = Sim::get();
   const std::uint32_t dev = p->node().id();
   if (sim.tracer().on(dev, Component::program))
@@ -171,6 +173,60 @@ void nicsim_result_tail(const char* name, const uint64_t* samples, uint32_t n, d
 
 void nicsim_fail(const char* reason) {
   if (ProgramInstance* p = self("nicsim_fail")) p->fail(reason ? reason : "failed");
+}
+
+namespace {
+
+// One whole decimal number in [min, max] at `text`, ending at `stop` or the
+// end of the string; *end is left after it.
+bool whole_number(const char* text, char stop, std::uint64_t min, std::uint64_t max, std::uint64_t* out,
+                  const char** end) {
+  std::uint64_t v = 0;
+  const char* p = text;
+  for (; *p >= '0' && *p <= '9'; ++p) {
+    if (v > (UINT64_MAX - static_cast<std::uint64_t>(*p - '0')) / 10) return false;
+    v = v * 10 + static_cast<std::uint64_t>(*p - '0');
+  }
+  *end = p;
+  if (p == text || (*p != '\0' && *p != stop) || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+// `cap`: 0 for one number, else the most a list may hold.
+int bad_argument(const char* arg, std::uint64_t min, std::uint64_t max, std::uint32_t cap) {
+  const std::string range = fmt::format("a whole number from {} to {}", min, max);
+  nicsim_fail((cap == 0 ? fmt::format("{}: expected {}", arg, range)
+                        : fmt::format("{}: expected 1 to {} numbers separated by commas, each {}", arg, cap, range))
+                  .c_str());
+  return -1;
+}
+
+}  // namespace
+
+int nicsim_arg_u64(const char* arg, const char* key, uint64_t min, uint64_t max, uint64_t* out) {
+  if (!arg || !key || !out) return -1;
+  const std::size_t n = std::strlen(key);
+  if (std::strncmp(arg, key, n) != 0) return 0;
+  const char* end = nullptr;
+  return whole_number(arg + n, '\0', min, max, out, &end) ? 1 : bad_argument(arg, min, max, 0);
+}
+
+int nicsim_arg_u64_list(const char* arg, const char* key, uint64_t min, uint64_t max, uint64_t* out, uint32_t cap,
+                        uint32_t* n) {
+  if (!arg || !key || !out || !n) return -1;
+  const std::size_t len = std::strlen(key);
+  if (std::strncmp(arg, key, len) != 0) return 0;
+  std::uint32_t count = 0;
+  for (const char* p = arg + len;; ++p) {
+    const char* end = nullptr;
+    if (count == cap || !whole_number(p, ',', min, max, &out[count], &end)) return bad_argument(arg, min, max, cap);
+    ++count;
+    p = end;
+    if (*p == '\0') break;
+  }
+  *n = count;
+  return 1;
 }
 
 int nicsim_mgmt_send(uint32_t dst_node, uint32_t tag, const void* buf, size_t len) {

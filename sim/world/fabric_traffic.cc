@@ -73,6 +73,7 @@ std::string parse_args(int argc, char** argv, TrafficArgs& a) {
     } else if (key == "vl") {
       auto v = parse_count(val, &err);
       ok = v && *v < 15;
+      if (v && !ok) err = "a data VL, 0 to 14";
       if (ok) a.vl = *v;
     } else if (key == "vls") {
       auto v = parse_count(val, &err);

@@ -88,7 +88,9 @@ void ProgramInstance::run() {
   for (auto& a : args_) argv.push_back(a.data());
   argv.push_back(nullptr);
   exit_code_ = info_.fn(static_cast<int>(args_.size()), argv.data());
-  if (exit_code_ != 0 && failure_.empty()) failure_ = fmt::format("exited with status {}", exit_code_);
+  if (exit_code_ != 0 && failure_.empty())
+    failure_ = last_log_.empty() ? fmt::format("exited with status {}", exit_code_)
+                                 : fmt::format("exited with status {}; its last log line: {}", exit_code_, last_log_);
   bool ok = failure_.empty();
   if (ok)
     fsm_.fire(ProgramEvent::Finish, "exit_ok");

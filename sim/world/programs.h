@@ -77,6 +77,10 @@ class ProgramInstance {
   void start();  // spawns the main thread; it waits for the workload's start time
   void result(std::string name, double value, std::string unit);
   void fail(std::string reason);
+  // The program logged `line` (nicsim_log): a program that exits with an
+  // error status without saying why (nicsim_fail) is reported with its
+  // last line, which is where such programs say it.
+  void logged(const char* line) { last_log_ = line; }
   void* context = nullptr;
   // A service (the subnet manager) the run does not wait for: it may still
   // be blocked when the workloads are done. A workload's program that turns
@@ -95,6 +99,7 @@ class ProgramInstance {
   Fsm<ProgramMachine> fsm_;
   int exit_code_ = 0;
   std::string failure_;
+  std::string last_log_;
   std::vector<ProgramResultValue> results_;
   std::vector<std::string> args_;
   host::HostThread* main_thread_ = nullptr;

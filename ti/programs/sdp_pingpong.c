@@ -30,34 +30,28 @@ struct pp_opts {
 static int parse(int argc, char **argv, struct pp_opts *o)
 {
 	static const int defaults[] = {1, 64, 1024, 4096, 16384, 65536};
-	int i;
+	int i, got;
+	uint64_t v, sizes[MAX_SIZES];
+	uint32_t n, k;
 	o->iters = 20;
 	o->port = 5001;
 	o->nsizes = 6;
 	memcpy(o->sizes, defaults, sizeof defaults);
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
-		if (!strncmp(a, "--iters=", 8))
-			o->iters = atoi(a + 8);
-		else if (!strncmp(a, "--port=", 7))
-			o->port = atoi(a + 7);
-		else if (!strncmp(a, "--sizes=", 8)) {
-			char *p = (char *)a + 8;
-			o->nsizes = 0;
-			while (*p && o->nsizes < MAX_SIZES) {
-				o->sizes[o->nsizes++] = (int)strtol(p, &p, 10);
-				if (*p == ',')
-					++p;
-				else if (*p)
-					return nicsim_log("sdp_pingpong: bad --sizes"), -1;
-			}
-		} else
+		if ((got = nicsim_arg_u64(a, "--iters=", 1, MAX_ITERS, &v)) != 0)
+			o->iters = (int)v;
+		else if ((got = nicsim_arg_u64(a, "--port=", 1, 65535, &v)) != 0)
+			o->port = (int)v;
+		else if ((got = nicsim_arg_u64_list(a, "--sizes=", 1, MAX_BYTES, sizes, MAX_SIZES, &n)) > 0)
+			for (o->nsizes = (int)n, k = 0; k < n; ++k)
+				o->sizes[k] = (int)sizes[k];
+		else if (!got)
 			return nicsim_log("sdp_pingpong: unknown argument %s", a), -1;
+		if (got < 0)
+			return -1;
 	}
-	for (i = 0; i < o->nsizes; ++i)
-		if (o->sizes[i] < 1 || o->sizes[i] > MAX_BYTES)
-			return nicsim_log("sdp_pingpong: sizes are 1..%d", MAX_BYTES), -1;
-	return o->iters < 1 || o->iters > MAX_ITERS || o->port < 1 || o->port > 65535 ? -1 : 0;
+	return 0;
 }
 
 static unsigned char pattern(int size, int iter, int i) { return (unsigned char)(size * 7 + iter * 13 + i); }

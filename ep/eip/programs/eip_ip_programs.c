@@ -40,18 +40,22 @@ typedef struct eip_prog {
 static int prog_start(eip_prog_t *p, int argc, char **argv, uint32_t size0)
 {
 	char *rest[16];
-	int i, nrest = 0;
+	int i, nrest = 0, got;
+	uint64_t ntmds;
 	memset(p, 0, sizeof *p);
 	p->o.sizes[0] = size0;
 	p->o.nsizes = 1;
 	p->o.iters = 100;
 	for (i = 0; i < argc && nrest < 16; i++) {
-		if (i > 0 && strncmp(argv[i], "--ntmds=", 8) == 0)
-			eip_ntmds = atoi(argv[i] + 8); /* the same value on every node */
+		got = i > 0 ? nicsim_arg_u64(argv[i], "--ntmds=", 1, 4096, &ntmds) : 0;
+		if (got < 0)
+			return -1;
+		if (got > 0)
+			eip_ntmds = (int)ntmds; /* the same value on every node */
 		else
 			rest[nrest++] = argv[i];
 	}
-	if (ep_perf_parse(&p->o, nrest, rest) != 0 || eip_ntmds < 1)
+	if (ep_perf_parse(&p->o, nrest, rest) != 0)
 		return -1;
 	p->rank = (int)nicsim_workload_rank();
 	p->size = (int)nicsim_workload_size();

@@ -93,6 +93,19 @@ void nicsim_result_tail(const char* name, const uint64_t* samples, uint32_t n, d
 /* Marks this program instance failed with a reason (it still runs on). */
 void nicsim_fail(const char* reason);
 
+/* ---- arguments ---------------------------------------------------------- */
+/* Strict numeric options for a program's argument parser. When `arg` starts
+ * with `key` (say "--iters="), its rest must be a whole decimal number in
+ * [min, max]: it is stored in *out and the call returns 1; a malformed or
+ * out-of-range value marks the program failed with a reason naming the
+ * argument and the range (nicsim_fail) and returns -1. Returns 0 when `arg`
+ * is another option. */
+int nicsim_arg_u64(const char* arg, const char* key, uint64_t min, uint64_t max, uint64_t* out);
+/* The same for a comma-separated list of 1 to `cap` numbers ("--sizes=8,64"),
+ * stored in out[0..*n). */
+int nicsim_arg_u64_list(const char* arg, const char* key, uint64_t min, uint64_t max, uint64_t* out,
+                        uint32_t cap, uint32_t* n);
+
 /* ---- management network (bootstrap only) -------------------------------- */
 /* A separate, modelled management Ethernet (latency and bandwidth are the
  * scenario's "mgmt" parameters) for exchanging small bootstrap records:
