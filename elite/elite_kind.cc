@@ -26,6 +26,11 @@ bool expand_fat_tree(const google::protobuf::Message& shape, const std::string& 
                            std::to_string(kMaxNodes)};
     return false;
   }
+  if (t.nodes() > g->max_hosts) {
+    *error = {"nodes", "elite_fat_tree has " + std::to_string(t.nodes()) + " nodes, more than the limit of " +
+                           std::to_string(g->max_hosts)};
+    return false;
+  }
   const Tree tree = build_tree(t.nodes());
   topology::add_hosts(g, prefix, tree.nodes);
   for (const TreeSwitch& s : tree.switches) g->switches.push_back({s.name, kPorts});

@@ -36,8 +36,8 @@ bool expand_torus(const google::protobuf::Message& shape, const std::string& pre
   }
   const std::uint32_t per = t.hosts_per_switch();
   if (per == 0 || per > 64) return fail(error, "hosts_per_switch", "torus needs 1 to 64 hosts per switch");
-  if (switches * per > topology::kMaxHosts)
-    return fail(error, "", "torus has more than " + std::to_string(topology::kMaxHosts) + " hosts");
+  if (switches * per > g->max_hosts)
+    return fail(error, "", "torus has more than " + std::to_string(g->max_hosts) + " hosts");
   topology::add_hosts(g, prefix, switches * per);
   const auto ports = static_cast<std::uint32_t>(per + 2 * dims.size());
   std::vector<std::uint32_t> c(dims.size(), 0);
@@ -82,8 +82,14 @@ bool expand_dragonfly(const google::protobuf::Message& shape, const std::string&
     return fail(error, "groups",
                 "dragonfly needs 2 to routers_per_group x global_links_per_router + 1 = " + std::to_string(a * h + 1) +
                     " groups (one global link between every two)");
-  if (std::uint64_t{groups} * a * p > topology::kMaxHosts)
-    return fail(error, "", "dragonfly has more than " + std::to_string(topology::kMaxHosts) + " hosts");
+  if (std::uint64_t{groups} * a * p > g->max_hosts)
+    return fail(error, "", "dragonfly has more than " + std::to_string(g->max_hosts) + " hosts");
+  const std::uint64_t links = std::uint64_t{groups} * a * p + std::uint64_t{groups} * a * (a - 1) / 2 +
+                              std::uint64_t{groups} * (groups - 1) / 2;
+  if (links > g->max_links)
+    return fail(
+        error, "",
+        "dragonfly has " + std::to_string(links) + " links, more than the limit " + std::to_string(g->max_links));
   topology::add_hosts(g, prefix, std::uint64_t{groups} * a * p);
   for (std::uint32_t i = 0; i < groups; ++i)
     for (std::uint32_t r = 0; r < a; ++r)

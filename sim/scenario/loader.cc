@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "scenario.pb.h"
 #include "scenario/locator.h"
+#include "scenario/parse_errors.h"
 #include "scenario/ipv4_spec.h"
 #include "scenario/schema.h"
 #include "scenario/shapes.h"
@@ -71,44 +73,6 @@ class FirstError : public google::protobuf::io::ErrorCollector {
   std::string message;
 };
 
-// Columns as the protobuf tokenizer counts them: a tab advances to the next
-// multiple of 8.
-int next_column(int column, char c) { return c == '\t' ? (column / 8 + 1) * 8 : column + 1; }
-
-int visual_column(std::string_view line, std::size_t index) {
-  int col = 0;
-  for (std::size_t i = 0; i < index && i < line.size(); ++i) col = next_column(col, line[i]);
-  return col;
-}
-
-// The parser reports field-level errors (unknown field, a non-repeated field
-// given twice, two members of a oneof) at the token after the field name;
-// people look for the name itself. When a word quoted in the message ends
-// just before the reported column, point at the start of that word instead.
-int field_error_column(const std::string& text, int line, int column, const std::string& message) {
-  std::size_t start = 0;
-  for (int l = 0; l < line && start != std::string::npos; ++l) {
-    start = text.find('\n', start);
-    if (start != std::string::npos) ++start;
-  }
-  if (start == std::string::npos) return column;
-  std::string_view row(text);
-  row = row.substr(start, std::min(row.find('\n', start), row.size()) - start);
-  std::size_t end = 0;
-  for (int col = 0; end < row.size() && col < column; ++end) col = next_column(col, row[end]);
-  while (end > 0 && (row[end - 1] == ' ' || row[end - 1] == '\t')) --end;
-  for (std::size_t q = message.find('"'); q != std::string::npos;) {
-    std::size_t close = message.find('"', q + 1);
-    if (close == std::string::npos) break;
-    std::string_view word = std::string_view(message).substr(q + 1, close - q - 1);
-    if (!word.empty() && word.size() <= end && row.substr(end - word.size(), word.size()) == word) {
-      return visual_column(row, end - word.size());
-    }
-    q = message.find('"', close + 1);
-  }
-  return column;
-}
-
 // Ports beyond this are a typo, not a machine; the cap keeps per-port
 // bookkeeping bounded whatever a parameter scope allows.
 constexpr std::uint64_t kMaxPorts = 65535;
@@ -144,7 +108,8 @@ bool valid_name_char(char c) {
 
 class Loader {
  public:
-  Loader(std::string file, const ProgramLookup& programs) : file_(std::move(file)), programs_(programs) {}
+  Loader(std::string file, const ProgramLookup& programs, const LoadLimits& limits)
+      : file_(std::move(file)), programs_(programs), limits_(limits) {}
 
   Scenario load(const std::string& text);
 
@@ -190,6 +155,7 @@ class Loader {
 
   std::string file_;
   const ProgramLookup& programs_;
+  LoadLimits limits_;
   Scenario sc_;
   std::map<std::string, Device, std::less<>> devices_;
   std::vector<PendingLink> pending_;
@@ -392,6 +358,8 @@ void Loader::expand_topology(const pb::Topology& t, const gp::Message& file_topo
     fail(where.self(), "topology has no shape (use " + names + ")");
   }
   topology::Generated g;
+  g.max_hosts = std::min(g.max_hosts, limits_.topology_hosts);
+  g.max_links = std::min(g.max_links, limits_.topology_links);
   topology::ShapeError error;
   const bool expanded =
       helper ? helper->expand(*helper_shape, prefix, &g, &error) : topology::expand(t, prefix, &g, &error);
@@ -480,10 +448,10 @@ void Loader::explicit_links(const pb::Scenario& msg, const Locator& root, const 
     }
     p.params = defaults;
     std::set<std::string> seen;
-    if (!l.bandwidth().empty()) {
+    if (!l.bandwidth().empty() || where.written("bandwidth")) {
       apply_one(p.params, "bandwidth", l.bandwidth(), where.at("bandwidth"), where.at("bandwidth"), &seen);
     }
-    if (!l.delay().empty()) {
+    if (!l.delay().empty() || where.written("delay")) {
       apply_one(p.params, "delay", l.delay(), where.at("delay"), where.at("delay"), &seen);
     }
     apply_params(p.params, l.param(), where, "param", &seen);
@@ -711,6 +679,11 @@ void Loader::flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec
     return *t;
   };
   spec.mean_interval = time("mean_interval", f.mean_interval());
+  // Below this a link spends its time flapping rather than carrying anything
+  // (a real link takes microseconds to train), and each flap is events.
+  constexpr Tick kShortestMeanInterval = 1'000'000;  // 1 us in ps
+  if (spec.mean_interval < kShortestMeanInterval)
+    fail(where.at("mean_interval"), "flaps mean_interval must be at least 1us (a link cannot fail more often)");
   spec.down_for = time("down_for", f.down_for());
   spec.until = time("until", f.until());
   if (spec.until <= spec.at) fail(where.at("until"), "flaps until must be after the fault's `at`");
@@ -865,9 +838,9 @@ Scenario Loader::load(const std::string& text) {
   parser.RecordErrorsTo(&errors);
   parser.WriteLocationsTo(&tree);
   if (!parser.ParseFromString(text, file.get()) || errors.has_error) {
-    int column = field_error_column(text, errors.line, errors.column, errors.message);
-    fail({file_, errors.line + 1, column + 1},
-         errors.has_error ? errors.message : std::string("cannot parse scenario"));
+    if (!errors.has_error) fail({file_, 1, 1}, "cannot parse scenario");
+    const ParseErrorPlace told = explain_parse_error(text, {errors.line, errors.column, errors.message});
+    fail({file_, told.line + 1, told.column + 1}, told.message);
   }
   pb::Scenario msg;
   if (!msg.ParseFromString(file->SerializeAsString())) fail({file_, 1, 1}, "cannot parse scenario");
@@ -890,10 +863,10 @@ Scenario Loader::load(const std::string& text) {
     const pb::LinkDefaults& d = msg.link_defaults();
     Locator where = root.in("link_defaults");
     std::set<std::string> seen;
-    if (!d.bandwidth().empty()) {
+    if (!d.bandwidth().empty() || where.written("bandwidth")) {
       apply_one(link_defaults, "bandwidth", d.bandwidth(), where.at("bandwidth"), where.at("bandwidth"), &seen);
     }
-    if (!d.delay().empty()) {
+    if (!d.delay().empty() || where.written("delay")) {
       apply_one(link_defaults, "delay", d.delay(), where.at("delay"), where.at("delay"), &seen);
     }
     apply_params(link_defaults, d.param(), where, "param", &seen);
@@ -943,11 +916,12 @@ Scenario Loader::load(const std::string& text) {
 
 }  // namespace
 
-Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program) {
+Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program,
+                            const LoadLimits& limits) {
   // A byte-order mark (editors on some systems write one) is not text.
   constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
-  if (text.starts_with(kUtf8Bom)) return Loader(file_name, known_program).load(text.substr(kUtf8Bom.size()));
-  return Loader(file_name, known_program).load(text);
+  Loader loader(file_name, known_program, limits);
+  return loader.load(text.starts_with(kUtf8Bom) ? text.substr(kUtf8Bom.size()) : text);
 }
 
 Scenario load_scenario_file(const std::string& path, const ProgramLookup& known_program) {

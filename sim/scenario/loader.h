@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -159,7 +160,16 @@ struct Scenario {
 // Whether a program name is known (registered built-in or from a plugin).
 using ProgramLookup = std::function<bool(std::string_view)>;
 
+// Bounds a caller may set below the loader's own on what a topology helper
+// generates. The scenario fuzz target keeps them small, so that each input
+// loads in milliseconds under the sanitizers.
+struct LoadLimits {
+  std::uint64_t topology_hosts = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t topology_links = std::numeric_limits<std::uint64_t>::max();
+};
+
 Scenario load_scenario_file(const std::string& path, const ProgramLookup& known_program);
-Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program);
+Scenario load_scenario_text(const std::string& text, const std::string& file_name, const ProgramLookup& known_program,
+                            const LoadLimits& limits = {});
 
 }  // namespace nicsim

@@ -32,6 +32,13 @@ class Locator {
     return {*file_, loc.line + 1, loc.column + 1};
   }
 
+  // Whether the file wrote field `name` (element `index` if repeated): in
+  // proto3 an empty string written reads as one not written.
+  bool written(std::string_view name, int index = 0) const {
+    const google::protobuf::FieldDescriptor* f = field(name);
+    return f && tree_ && tree_->GetLocation(f, f->is_repeated() ? index : -1).line >= 0;
+  }
+
   // The nested message in field `name` (element `index` if repeated).
   Locator in(std::string_view name, int index = 0) const {
     const google::protobuf::FieldDescriptor* f = field(name);

@@ -19,9 +19,10 @@ std::string copy_suffix(std::uint32_t copy, std::uint32_t copies) {
 
 bool star(const pb::Star& s, const std::string& prefix, Generated* g, ShapeError* error) {
   if (s.hosts() == 0) return fail(error, "hosts", "star needs at least 1 host");
-  if (s.hosts() > kMaxHosts) {
-    return fail(error, "hosts",
-                "star has " + std::to_string(s.hosts()) + " hosts, more than the limit " + std::to_string(kMaxHosts));
+  if (s.hosts() > g->max_hosts) {
+    return fail(
+        error, "hosts",
+        "star has " + std::to_string(s.hosts()) + " hosts, more than the limit " + std::to_string(g->max_hosts));
   }
   add_hosts(g, prefix, s.hosts());
   g->switches.push_back({s.switch_name().empty() ? "sw0" : s.switch_name(), s.hosts()});
@@ -37,9 +38,10 @@ bool leaf_spine(const pb::LeafSpine& s, const std::string& prefix, Generated* g,
   if (s.spines() == 0) return fail(error, "spines", "leaf_spine needs at least 1 spine");
   const std::uint64_t copies = s.links_per_spine() == 0 ? 1 : s.links_per_spine();
   const std::uint64_t hosts = std::uint64_t{s.leaves()} * s.hosts_per_leaf();
-  if (hosts > kMaxHosts) {
-    return fail(error, "",
-                "leaf_spine has " + std::to_string(hosts) + " hosts, more than the limit " + std::to_string(kMaxHosts));
+  if (hosts > g->max_hosts) {
+    return fail(
+        error, "",
+        "leaf_spine has " + std::to_string(hosts) + " hosts, more than the limit " + std::to_string(g->max_hosts));
   }
   // Port counts above any real switch are caught by the "switch" scope's
   // range check; this only keeps the arithmetic below in 32 bits.
@@ -47,6 +49,12 @@ bool leaf_spine(const pb::LeafSpine& s, const std::string& prefix, Generated* g,
   const std::uint64_t spine_ports = std::uint64_t{s.leaves()} * copies;
   if (leaf_ports > kMaxHosts || spine_ports > kMaxHosts || s.spines() > kMaxHosts) {
     return fail(error, "", "leaf_spine needs more than " + std::to_string(kMaxHosts) + " ports on a switch");
+  }
+  const std::uint64_t links = hosts + std::uint64_t{s.leaves()} * s.spines() * copies;
+  if (links > g->max_links) {
+    return fail(
+        error, "",
+        "leaf_spine has " + std::to_string(links) + " links, more than the limit " + std::to_string(g->max_links));
   }
   add_hosts(g, prefix, hosts);
   for (std::uint32_t i = 0; i < s.leaves(); ++i) {
@@ -88,10 +96,10 @@ bool fat_tree(const pb::FatTree& t, const std::string& prefix, Generated* g, Sha
   std::uint64_t hosts = 1;
   for (std::uint32_t i = 0; i < n; ++i) {
     hosts *= k;
-    if (hosts > kMaxHosts) {
+    if (hosts > g->max_hosts) {
       return fail(error, "",
                   "fat_tree with k=" + std::to_string(k) + " n=" + std::to_string(n) + " has more than the limit of " +
-                      std::to_string(kMaxHosts) + " hosts");
+                      std::to_string(g->max_hosts) + " hosts");
     }
   }
   const std::uint64_t per_level = hosts / k;  // k^(n-1)

@@ -25,10 +25,20 @@ struct Link {
   End b;             // the upper-level end
 };
 
+// Hard caps on generated hosts and links, so that a typo like `k: 40 n: 6`
+// is an error rather than an attempt to allocate billions of devices. The
+// largest fat tree within kMaxHosts has 262,144 links.
+inline constexpr std::uint64_t kMaxHosts = 65536;
+inline constexpr std::uint64_t kMaxLinks = 1 << 20;
+
 struct Generated {
   std::vector<std::string> hosts;
   std::vector<Switch> switches;
   std::vector<Link> links;
+  // What a helper may generate: the caps above, or less where the caller
+  // says so (the loader's LoadLimits). Helpers check before they generate.
+  std::uint64_t max_hosts = kMaxHosts;
+  std::uint64_t max_links = kMaxLinks;
 };
 
 // What is wrong with a shape: `field` names the offending field of the shape
@@ -42,9 +52,5 @@ struct ShapeError {
 // (the lower end) to `b` named "<a>--<b><suffix>".
 void add_hosts(Generated* g, const std::string& prefix, std::uint64_t count);
 void connect(Generated* g, End a, End b, const std::string& suffix);
-
-// Hard cap on generated hosts, so that a typo like `k: 40 n: 6` is an error
-// rather than an attempt to allocate billions of devices.
-inline constexpr std::uint64_t kMaxHosts = 65536;
 
 }  // namespace nicsim::topology

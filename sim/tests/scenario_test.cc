@@ -319,6 +319,28 @@ TEST(Scenario, ByteOrderMarkIsSkipped) {
   EXPECT_EQ(s.nodes.size(), 2u);
 }
 
+// A caller's limits hold every topology helper below the loader's caps, as
+// an error located at the shape; without them the same file loads.
+TEST(Scenario, LoadLimitsHoldTopologiesBelowTheCaps) {
+  const std::string tree = R"(topology { fat_tree { k: 4 n: 6 } })";
+  EXPECT_EQ(load_scenario_text(tree, "x", nullptr).nodes.size(), 4096u);
+  const LoadLimits limits{.topology_hosts = 1024, .topology_links = 4096};
+  try {
+    load_scenario_text(tree, "x", nullptr, limits);
+    FAIL() << "a 4,096-host tree loaded under a 1,024-host limit";
+  } catch (const ScenarioError& e) {
+    EXPECT_STREQ(e.what(), "x:1:12: fat_tree with k=4 n=6 has more than the limit of 1024 hosts");
+  }
+  const std::string wide = R"(topology { leaf_spine { leaves: 64 hosts_per_leaf: 4 spines: 64 } })";
+  EXPECT_EQ(load_scenario_text(wide, "x", nullptr).links.size(), 256u + 64u * 64u);
+  try {
+    load_scenario_text(wide, "x", nullptr, limits);
+    FAIL() << "4,352 links loaded under a 4,096-link limit";
+  } catch (const ScenarioError& e) {
+    EXPECT_STREQ(e.what(), "x:1:12: leaf_spine has 4352 links, more than the limit 4096");
+  }
+}
+
 TEST(Scenario, SourceLocStr) {
   EXPECT_EQ((SourceLoc{"f.textproto", 3, 7}).str(), "f.textproto:3:7");
   EXPECT_EQ((SourceLoc{"f.textproto", 3, 0}).str(), "f.textproto:3");
@@ -391,7 +413,15 @@ node { name "b" })",
      2, 13, "Expected \":\""},
     {"SyntaxErrorUnterminated", false, R"(node { name: "a"
 )",
-     2, 1, "Expected identifier"},
+     1, 6, "`node` is not closed: the file ends before its closing brace (1 still open)"},
+    {"SyntaxErrorUnterminatedInner", false, R"(topology {
+  star { hosts: 2  # a comment with a } in it
+  switch_name: "{" }
+)",
+     1, 10, "`topology` is not closed: the file ends before its closing brace (1 still open)"},
+    {"SyntaxErrorClosesNothing", false, R"(topology { star { hosts: 2 } } }
+)",
+     1, 32, "'}' closes nothing: no message is open here"},
     {"UnknownField", false, R"(node { nam: "a" })", 1, 8, "no field named \"nam\""},
     {"UnknownTopLevelField", true, R"(nodes { })", 4, 1, "no field named \"nodes\""},
     {"NegativeSeed", true, R"(seed: -1)", 4, 7, "Expected integer, got: -"},
@@ -400,6 +430,12 @@ topology { star { hosts: 3 } })",
      2, 1, "specified multiple times"},
     {"FaultWithTwoActions", true, R"(fault { at: "0ns" link: "a:1--b:1" link_down: true link_up: true })", 4, 52,
      "oneof"},
+    {"EmptyDelayInLinkDefaults", true, R"(link_defaults { delay: "" })", 4, 17,
+     "link.delay: '' is not a valid time (e.g. 100ns): empty time value"},
+    {"EmptyBandwidthOnALink", false, R"(node { name: "a" }
+node { name: "b" }
+link { a: "a" b: "b" bandwidth: "" })",
+     3, 22, "link.bandwidth: '' is not a valid bandwidth"},
     {"BadUnitInLinkDefaults", true, R"(link_defaults { bandwidth: "8Gbs" })", 4, 17,
      "link.bandwidth: '8Gbs' is not a valid bandwidth (e.g. 8Gbps): unknown bandwidth unit 'Gbs'"},
     {"BadUnitInLinkDelay", false, R"(node { name: "a" }
@@ -553,6 +589,9 @@ fault { at: "1us" switch: "sw0" drop_rate: "0.1" })",
     {"FlapsUntilBeforeAt", true,
      R"(fault { at: "5ms" link: "a:1--b:1" flaps { mean_interval: "1ms" down_for: "1us" until: "2ms" } })", 4, 81,
      "flaps until must be after the fault's `at`"},
+    {"FlapsTooOften", true,
+     R"(fault { at: "1us" link: "a:1--b:1" flaps { mean_interval: "999ns" down_for: "1ns" until: "2ms" } })", 4, 44,
+     "flaps mean_interval must be at least 1us"},
     {"FlapsZeroDown", true,
      R"(fault { at: "1us" link: "a:1--b:1" flaps { mean_interval: "1ms" down_for: "0s" until: "2ms" } })", 4, 65,
      "flaps down_for must be above 0"},
@@ -598,6 +637,8 @@ switch { name: "s0" })",
      35, "leaf_spine needs at least 1 host per leaf"},
     {"LeafSpineTooManyHosts", false, R"(topology { leaf_spine { leaves: 1000 hosts_per_leaf: 1000 spines: 1 } })", 1,
      12, "leaf_spine has 1000000 hosts, more than the limit 65536"},
+    {"LeafSpineTooManyLinks", false, R"(topology { leaf_spine { leaves: 65536 hosts_per_leaf: 1 spines: 65535 } })", 1,
+     12, "leaf_spine has 4294967296 links, more than the limit 1048576"},
     {"FatTreeKTooSmall", false, R"(topology { fat_tree { k: 1 n: 2 } })", 1, 23, "fat_tree needs k >= 2"},
     {"FatTreeNZero", false, R"(topology { fat_tree { k: 2 n: 0 } })", 1, 28, "fat_tree needs n >= 1"},
     {"FatTreeTooBig", false, R"(topology { fat_tree { k: 16 n: 5 } })", 1, 12,

@@ -49,7 +49,7 @@ std::uint32_t device_of(const Scenario& s, const LinkEnd& end) {
 // share of the fabric's work) plus one for the device itself.
 Graph build_graph(const Scenario& s) {
   const std::size_t n = s.nodes.size() + s.switches.size();
-  Graph g{std::vector<std::vector<Edge>>(n), std::vector<double>(n)};
+  Graph g{std::vector<std::vector<Edge>>(n), std::vector<double>(n), {}};
   for (std::size_t i = 0; i < s.nodes.size(); ++i) g.weight[i] = 1.0 + s.nodes[i].ports;
   for (std::size_t j = 0; j < s.switches.size(); ++j) g.weight[s.nodes.size() + j] = 1.0 + s.switches[j].ports;
   for (const PartitionSpec::Weight& w : s.partition.weights) g.weight.at(w.device) = w.weight;
