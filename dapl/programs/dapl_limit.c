@@ -221,17 +221,19 @@ static int dapl_limit_main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.max = 4096, c.qlen = 64, c.recvs = 32;
 	for (i = 1; i < argc; ++i) {
-		if (!strncmp(argv[i], "--max=", 6))
-			c.max = atoi(argv[i] + 6);
-		else if (!strncmp(argv[i], "--qlen=", 7))
-			c.qlen = atoi(argv[i] + 7);
-		else if (!strncmp(argv[i], "--recvs=", 8))
-			c.recvs = atoi(argv[i] + 8);
+		uint64_t v;
+		int got;
+		if ((got = nicsim_arg_u64(argv[i], "--max=", 1, 1 << 20, &v)) > 0)
+			c.max = (int)v;
+		else if (got == 0 && (got = nicsim_arg_u64(argv[i], "--qlen=", 1, 65536, &v)) > 0)
+			c.qlen = (int)v;
+		else if (got == 0 && (got = nicsim_arg_u64(argv[i], "--recvs=", 1, 4096, &v)) > 0)
+			c.recvs = (int)v;
+		else if (got < 0)
+			return 2;
 		else
 			return nicsim_log("dapl_limit: unknown argument %s", argv[i]), 2;
 	}
-	if (c.max < 1 || c.max > 1 << 20 || c.qlen < 1 || c.qlen > 65536 || c.recvs < 1 || c.recvs > 4096)
-		return nicsim_log("dapl_limit: bad --max, --qlen or --recvs"), 2;
 	c.h = (DAT_HANDLE *)nicsim_alloc(sizeof(DAT_HANDLE) * (size_t)c.max, 64);
 	c.buf = (unsigned char *)nicsim_alloc(64 * 64, 64);
 	if (!c.h || !c.buf)

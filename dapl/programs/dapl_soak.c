@@ -139,19 +139,23 @@ static int parse(int argc, char **argv, struct ds_opts *o)
 	int i;
 	o->iters = 10000, o->max_size = 4096, o->window = 16;
 	for (i = 1; i < argc; ++i) {
-		const char *a = argv[i];
-		if (!strncmp(a, "--iters=", 8))
-			o->iters = (uint32_t)strtoul(a + 8, 0, 10);
-		else if (!strncmp(a, "--max-size=", 11))
-			o->max_size = (uint32_t)strtoul(a + 11, 0, 10);
-		else if (!strncmp(a, "--window=", 9))
-			o->window = (uint32_t)strtoul(a + 9, 0, 10);
+		uint64_t v;
+		int got;
+		if ((got = nicsim_arg_u64(argv[i], "--iters=", 1, 0x7fffffffu, &v)) > 0)
+			o->iters = (uint32_t)v;
+		else if (got == 0 && (got = nicsim_arg_u64(argv[i], "--max-size=", DS_HDR, 65536, &v)) > 0)
+			o->max_size = (uint32_t)v;
+		else if (got == 0 && (got = nicsim_arg_u64(argv[i], "--window=", 2, DS_MAX_WINDOW, &v)) > 0)
+			o->window = (uint32_t)v;
+		else if (got < 0)
+			return 1;
 		else
-			return nicsim_log("dapl_soak: unknown argument %s", a), 1;
+			return nicsim_log("dapl_soak: unknown argument %s", argv[i]), 1;
 	}
-	if (o->iters < 1 || o->iters > 0x7fffffffu || o->max_size < DS_HDR || o->max_size > 65536 || o->window < 2 ||
-	    o->window > DS_MAX_WINDOW || o->window % 2 || o->window * o->max_size < 256 /* the answers' ring */)
-		return nicsim_log("dapl_soak: bad --iters, --max-size or --window"), 1;
+	if (o->window % 2)
+		return nicsim_fail("dapl_soak: --window must be even (sends and RDMA writes alternate)"), 1;
+	if (o->window * o->max_size < 256)
+		return nicsim_fail("dapl_soak: --window times --max-size must be at least 256 (the answers' ring)"), 1;
 	return 0;
 }
 

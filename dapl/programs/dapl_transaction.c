@@ -59,11 +59,25 @@ static unsigned char client_byte(int i, int k, int j) { return (unsigned char)(0
 static unsigned char server_byte(int i, int k, int j) { return (unsigned char)(0x5a ^ (13 * i + 3 * k + j)); }
 static int size_of(const struct dt_opts *o, int i, int k) { return 1 + (k * 7919 + i * 131) % o->max_size; }
 
+/* The numeric options; 1 taken, 0 another option, -1 a bad value (failed). */
+static int parse_number(const char *a, struct dt_opts *o)
+{
+	uint64_t v;
+	int got;
+	if ((got = nicsim_arg_u64(a, "--eps=", 1, DT_MAX_EPS, &v)) != 0)
+		o->eps = (int)v;
+	else if ((got = nicsim_arg_u64(a, "--iters=", 0, 1000000000, &v)) != 0)
+		o->iters = (int)v;
+	else if ((got = nicsim_arg_u64(a, "--max-size=", 1, 1 << 20, &v)) != 0)
+		o->max_size = (int)v;
+	return got;
+}
+
 static int parse(int argc, char **argv, struct dt_opts *o)
 {
 	static const char *const paths[] = {"accept", "provider", "rsp", "reject", "noport", "timeout", "abrupt"};
 	const char *ops = "swr";
-	int i, p;
+	int i, p, got;
 	o->path = P_ACCEPT, o->eps = 2, o->iters = 100, o->max_size = 4096;
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
@@ -73,22 +87,19 @@ static int parse(int argc, char **argv, struct dt_opts *o)
 			if (p == 7)
 				return nicsim_log("dapl_transaction: unknown path %s", a + 7), 1;
 			o->path = (enum dt_path)p;
-		} else if (!strncmp(a, "--eps=", 6))
-			o->eps = atoi(a + 6);
-		else if (!strncmp(a, "--iters=", 8))
-			o->iters = atoi(a + 8);
-		else if (!strncmp(a, "--max-size=", 11))
-			o->max_size = atoi(a + 11);
-		else if (!strncmp(a, "--ops=", 6))
+		} else if (!strncmp(a, "--ops=", 6)) {
 			ops = a + 6;
-		else
-			return nicsim_log("dapl_transaction: unknown argument %s", a), 1;
+		} else if ((got = parse_number(a, o)) <= 0) {
+			return got < 0 ? 1 : (nicsim_log("dapl_transaction: unknown argument %s", a), 1);
+		}
 	}
-	for (o->nops = 0; *ops && o->nops < 3; ++ops)
-		if (*ops == 's' || *ops == 'w' || *ops == 'r')
-			o->ops[o->nops++] = *ops == 's' ? OP_SR : *ops == 'w' ? OP_RW : OP_RR;
-	if (o->eps < 1 || o->eps > DT_MAX_EPS || o->iters < 0 || o->max_size < 1 || o->max_size > 1 << 20 || !o->nops)
-		return nicsim_log("dapl_transaction: bad --eps, --iters, --max-size or --ops"), 1;
+	for (o->nops = 0; *ops && o->nops < 3; ++ops) {
+		if (*ops != 's' && *ops != 'w' && *ops != 'r')
+			return nicsim_fail("dapl_transaction: --ops takes one to three of s, w and r"), 1;
+		o->ops[o->nops++] = *ops == 's' ? OP_SR : *ops == 'w' ? OP_RW : OP_RR;
+	}
+	if (!o->nops || *ops)
+		return nicsim_fail("dapl_transaction: --ops takes one to three of s, w and r"), 1;
 	return 0;
 }
 

@@ -98,28 +98,34 @@ static uint32_t fill_record(const struct sk_opts *o, uint32_t seq, uint8_t *p)
 	return len;
 }
 
+/* The numeric options; 1 taken, 0 another option, -1 a bad value (failed). */
+static int parse_number(const char *a, struct sk_opts *o)
+{
+	uint64_t v;
+	int got;
+	if ((got = nicsim_arg_u64(a, "--iters=", 0, END_SEQ - 1, &v)) != 0)
+		o->iters = (uint32_t)v;
+	else if ((got = nicsim_arg_u64(a, "--max-size=", HDR, MAX_RECORD, &v)) != 0)
+		o->max_size = (uint32_t)v;
+	else if ((got = nicsim_arg_u64(a, "--batch=", 0, 4 * MAX_RECORD, &v)) != 0)
+		o->batch = (uint32_t)v;
+	else if ((got = nicsim_arg_u64(a, "--rbuf=", 1, 4 * MAX_RECORD, &v)) != 0)
+		o->rbuf = (uint32_t)v;
+	else if ((got = nicsim_arg_u64(a, "--port=", 1, 65535, &v)) != 0)
+		o->port = (uint32_t)v;
+	return got;
+}
+
 static int parse(int argc, char **argv, struct sk_opts *o)
 {
-	int i;
+	int i, got;
 	o->iters = 10000, o->max_size = 4096, o->batch = 0, o->rbuf = 3000, o->port = 5600;
 	for (i = 1; i < argc; ++i) {
-		const char *a = argv[i];
-		if (!strncmp(a, "--iters=", 8))
-			o->iters = (uint32_t)strtoul(a + 8, 0, 10);
-		else if (!strncmp(a, "--max-size=", 11))
-			o->max_size = (uint32_t)strtoul(a + 11, 0, 10);
-		else if (!strncmp(a, "--batch=", 8))
-			o->batch = (uint32_t)strtoul(a + 8, 0, 10);
-		else if (!strncmp(a, "--rbuf=", 7))
-			o->rbuf = (uint32_t)strtoul(a + 7, 0, 10);
-		else if (!strncmp(a, "--port=", 7))
-			o->port = (uint32_t)strtoul(a + 7, 0, 10);
-		else
-			return nicsim_log("sdp_soak: unknown argument %s", a), -1;
+		if ((got = parse_number(argv[i], o)) < 0)
+			return -1;
+		if (!got)
+			return nicsim_log("sdp_soak: unknown argument %s", argv[i]), -1;
 	}
-	if (o->iters >= END_SEQ || o->max_size < HDR || o->max_size > MAX_RECORD || o->batch > 4 * MAX_RECORD ||
-	    o->rbuf < 1 || o->rbuf > 4 * MAX_RECORD || o->port < 1 || o->port > 65535)
-		return nicsim_log("sdp_soak: bad --iters, --max-size, --batch, --rbuf or --port"), -1;
 	return 0;
 }
 

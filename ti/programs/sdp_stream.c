@@ -40,48 +40,42 @@ struct st_conn {
 	int index, failed;
 };
 
-static int parse_sizes(const char *a, struct st_opts *o)
+/* The numeric options; 1 taken, 0 another option, -1 a bad value (failed). */
+static int parse_number(const char *a, struct st_opts *o)
 {
-	char *p = (char *)a;
-	o->nsizes = 0;
-	while (*p && o->nsizes < MAX_SIZES) {
-		o->sizes[o->nsizes++] = strtol(p, &p, 10);
-		if (*p == ',')
-			++p;
-		else if (*p)
-			return -1;
-	}
-	return o->nsizes ? 0 : -1;
+	uint64_t v, sizes[MAX_SIZES];
+	uint32_t n, i;
+	int got;
+	if ((got = nicsim_arg_u64_list(a, "--sizes=", 1, MAX_SIZE, sizes, MAX_SIZES, &n)) > 0) {
+		for (i = 0; i < n; ++i)
+			o->sizes[i] = (long)sizes[i];
+		o->nsizes = (int)n;
+	} else if (got == 0 && (got = nicsim_arg_u64(a, "--bytes=", 1, 1ull << 40, &v)) != 0)
+		o->bytes = (long)v;
+	else if (got == 0 && (got = nicsim_arg_u64(a, "--conns=", 1, MAX_CONNS, &v)) != 0)
+		o->conns = (int)v;
+	else if (got == 0 && (got = nicsim_arg_u64(a, "--port=", 1, 65535, &v)) != 0)
+		o->port = (int)v;
+	return got;
 }
 
 static int parse(int argc, char **argv, struct st_opts *o)
 {
 	static const long defaults[] = {4096, 16384, 65536, 262144, 1048576};
-	int i;
+	int i, got;
 	memcpy(o->sizes, defaults, sizeof defaults);
 	o->nsizes = 5;
 	o->conns = 2;
 	o->port = 5400;
 	o->bytes = 4194304;
 	for (i = 1; i < argc; ++i) {
-		const char *a = argv[i];
-		if (!strncmp(a, "--sizes=", 8)) {
-			if (parse_sizes(a + 8, o))
-				return nicsim_log("sdp_stream: bad --sizes"), -1;
-		} else if (!strncmp(a, "--bytes=", 8))
-			o->bytes = atol(a + 8);
-		else if (!strncmp(a, "--conns=", 8))
-			o->conns = atoi(a + 8);
-		else if (!strncmp(a, "--port=", 7))
-			o->port = atoi(a + 7);
-		else
-			return nicsim_log("sdp_stream: unknown argument %s", a), -1;
+		if ((got = parse_number(argv[i], o)) < 0)
+			return -1;
+		if (!got)
+			return nicsim_log("sdp_stream: unknown argument %s", argv[i]), -1;
 	}
-	for (i = 0; i < o->nsizes; ++i)
-		if (o->sizes[i] < 1 || o->sizes[i] > MAX_SIZE)
-			return nicsim_log("sdp_stream: sizes are 1..%d", MAX_SIZE), -1;
-	if (o->conns < 1 || o->conns > MAX_CONNS || o->bytes < 1 || o->port < 1 || o->port + o->conns > 65536)
-		return nicsim_log("sdp_stream: bad --conns, --bytes or --port"), -1;
+	if (o->port + o->conns > 65536)
+		return nicsim_fail("sdp_stream: --port plus --conns passes port 65535"), -1;
 	return 0;
 }
 

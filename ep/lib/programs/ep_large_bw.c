@@ -75,6 +75,7 @@ static int large_bw_main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	o.sizes[0] = 65536;
 	o.nsizes = 1;
+	o.max_size = EP_PERF_MAX_LARGE;
 	o.iters = 256;
 	o.window = 8;
 	if (ep_perf_parse(&o, argc, argv) != 0)
@@ -91,10 +92,10 @@ static int large_bw_main(int argc, char **argv)
 		unsigned char *buf = nicsim_alloc(maxsize, 64);
 		E3_Addr addr;
 		if (!xmtr || !buf)
-			return 1;
+			return nicsim_fail("ep_large_bw: no large transmitter, or no node memory for the send buffer"), 1;
 		addr = ep_perf_map(ep_xmtr_dma_state(xmtr), buf, maxsize, ELAN_PERM_REMOTEREAD, &h);
 		if (!addr)
-			return 1;
+			return nicsim_fail("ep_large_bw: the send buffer cannot be mapped into Elan space"), 1;
 		for (s = 0; s < o.nsizes; s++) {
 			uint32_t size = o.sizes[s], j;
 			large_send_t ctx;
@@ -126,12 +127,12 @@ static int large_bw_main(int argc, char **argv)
 		ELAN3_DMA_HANDLE *h;
 		st.bufs[i] = nicsim_alloc(maxsize, 64);
 		if (!st.bufs[i])
-			return 1;
+			return nicsim_fail("ep_large_bw: no node memory for the receive buffers (16 of the largest size)"), 1;
 		st.addrs[i] = ep_perf_map(ep_rcvr_dma_state(st.rcvr), st.bufs[i], maxsize, ELAN_PERM_REMOTEWRITE, &h);
 		slots[i].st = &st;
 		slots[i].index = i;
 		if (!st.addrs[i])
-			return 1;
+			return nicsim_fail("ep_large_bw: a receive buffer cannot be mapped into Elan space"), 1;
 	}
 	for (s = 0; s < o.nsizes; s++) {
 		st.size = o.sizes[s];

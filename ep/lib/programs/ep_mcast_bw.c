@@ -67,10 +67,13 @@ static int mcast_bw_main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	o.sizes[0] = 65536;
 	o.nsizes = 1;
+	o.max_size = EP_PERF_MAX_LARGE;
 	o.iters = 64;
 	o.window = 4;
-	if (ep_perf_parse(&o, argc, argv) != 0 || o.nsizes != 1)
+	if (ep_perf_parse(&o, argc, argv) != 0)
 		return 1;
+	if (o.nsizes != 1)
+		return nicsim_fail("ep_mcast_bw takes one message size"), 1;
 	st.size = o.sizes[0];
 	st.total = o.iters;
 	st.pattern = 7;

@@ -7,50 +7,27 @@
 
 #define EP_PERF_TAG 0x45500000u
 
-static int parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (end == s || (*end && *end != ',') || v > 0xffffffffUL)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv)
 {
-	int i;
+	uint64_t v, sizes[EP_PERF_MAX_SIZES];
+	uint32_t n, k;
+	int i, got;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (strncmp(a, "--sizes=", 8) == 0) {
-			const char *p = a + 8;
-			o->nsizes = 0;
-			while (*p) {
-				if (o->nsizes == EP_PERF_MAX_SIZES ||
-				    parse_u32(p, &o->sizes[o->nsizes]) != 0) {
-					nicsim_log("bad --sizes '%s'", a + 8);
-					return -1;
-				}
-				o->nsizes++;
-				p = strchr(p, ',');
-				if (!p)
-					break;
-				p++;
-			}
-		} else if (strncmp(a, "--iters=", 8) == 0) {
-			if (parse_u32(a + 8, &o->iters) != 0 || o->iters == 0) {
-				nicsim_log("bad --iters '%s'", a + 8);
-				return -1;
-			}
-		} else if (strncmp(a, "--window=", 9) == 0) {
-			if (parse_u32(a + 9, &o->window) != 0 || o->window == 0) {
-				nicsim_log("bad --window '%s'", a + 9);
-				return -1;
-			}
-		} else {
+		if ((got = nicsim_arg_u64_list(a, "--sizes=", 0, o->max_size, sizes, EP_PERF_MAX_SIZES, &n)) > 0) {
+			for (k = 0; k < n; k++)
+				o->sizes[k] = (uint32_t)sizes[k];
+			o->nsizes = (int)n;
+		} else if (got == 0 && (got = nicsim_arg_u64(a, "--iters=", 1, 1000000000, &v)) > 0) {
+			o->iters = (uint32_t)v;
+		} else if (got == 0 && (got = nicsim_arg_u64(a, "--window=", 1, 4096, &v)) > 0) {
+			o->window = (uint32_t)v;
+		} else if (got == 0) {
 			nicsim_log("unknown argument '%s'", a);
 			return -1;
 		}
+		if (got < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -36,6 +36,7 @@ static int small_lat_main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.sizes[0] = 8; o.sizes[1] = 64; o.sizes[2] = 256;
 	o.nsizes = 3;
+	o.max_size = 65536;
 	o.iters = 1000;
 	if (ep_perf_parse(&o, argc, argv) != 0)
 		return 1;
