@@ -32,6 +32,7 @@ bool expand_fat_tree(const google::protobuf::Message& shape, const std::string& 
     return false;
   }
   const Tree tree = build_tree(t.nodes());
+  if (!topology::links_fit(*g, tree.links.size(), "elite_fat_tree", error)) return false;
   topology::add_hosts(g, prefix, tree.nodes);
   for (const TreeSwitch& s : tree.switches) g->switches.push_back({s.name, kPorts});
   for (const TreeLink& l : tree.links)

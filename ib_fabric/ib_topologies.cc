@@ -38,6 +38,9 @@ bool expand_torus(const google::protobuf::Message& shape, const std::string& pre
   if (per == 0 || per > 64) return fail(error, "hosts_per_switch", "torus needs 1 to 64 hosts per switch");
   if (switches * per > g->max_hosts)
     return fail(error, "", "torus has more than " + std::to_string(g->max_hosts) + " hosts");
+  std::uint64_t links = switches * per;
+  for (std::uint32_t d : dims) links += d == 2 ? switches / 2 : switches;  // a ring of 2 is one link
+  if (!topology::links_fit(*g, links, "torus", error)) return false;
   topology::add_hosts(g, prefix, switches * per);
   const auto ports = static_cast<std::uint32_t>(per + 2 * dims.size());
   std::vector<std::uint32_t> c(dims.size(), 0);
@@ -86,10 +89,7 @@ bool expand_dragonfly(const google::protobuf::Message& shape, const std::string&
     return fail(error, "", "dragonfly has more than " + std::to_string(g->max_hosts) + " hosts");
   const std::uint64_t links = std::uint64_t{groups} * a * p + std::uint64_t{groups} * a * (a - 1) / 2 +
                               std::uint64_t{groups} * (groups - 1) / 2;
-  if (links > g->max_links)
-    return fail(
-        error, "",
-        "dragonfly has " + std::to_string(links) + " links, more than the limit " + std::to_string(g->max_links));
+  if (!topology::links_fit(*g, links, "dragonfly", error)) return false;
   topology::add_hosts(g, prefix, std::uint64_t{groups} * a * p);
   for (std::uint32_t i = 0; i < groups; ++i)
     for (std::uint32_t r = 0; r < a; ++r)

@@ -683,7 +683,7 @@ void Loader::flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec
   // (a real link takes microseconds to train), and each flap is events.
   constexpr Tick kShortestMeanInterval = 1'000'000;  // 1 us in ps
   if (spec.mean_interval < kShortestMeanInterval)
-    fail(where.at("mean_interval"), "flaps mean_interval must be at least 1us (a link cannot fail more often)");
+    fail(where.at("mean_interval"), "flaps mean_interval must be at least 1us (links take microseconds to train)");
   spec.down_for = time("down_for", f.down_for());
   spec.until = time("until", f.until());
   if (spec.until <= spec.at) fail(where.at("until"), "flaps until must be after the fault's `at`");

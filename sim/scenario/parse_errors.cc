@@ -54,25 +54,21 @@ struct Brace {
   std::string field;  // the name before it, empty when there is none
 };
 
-// The identifier that ends at `end` (skipping blanks and a ':'), which names
-// the message a brace opens.
-std::string field_before(std::string_view text, std::size_t end) {
-  while (end > 0 && (std::isspace(static_cast<unsigned char>(text[end - 1])) || text[end - 1] == ':')) --end;
-  std::size_t begin = end;
-  while (begin > 0 && (std::isalnum(static_cast<unsigned char>(text[begin - 1])) || text[begin - 1] == '_')) --begin;
-  return std::string(text.substr(begin, end - begin));
-}
-
 // Walks the text as the tokenizer does for brackets (comments and quoted
 // strings hold none) and returns the braces still open at the end, or at the
-// first closing brace that has no opening one, `stray`.
+// first closing brace that has no opening one, `stray`. A brace is named by
+// the last identifier before it at its own depth: its field's name, also
+// for the elements of a list (`node [ {...}, {...} ]`).
 struct BraceScan {
   std::vector<Brace> open;
   std::optional<Brace> stray;
 };
 
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
 BraceScan scan_braces(std::string_view text) {
   BraceScan scan;
+  std::vector<std::string> last_word(1);  // by depth
   int line = 0, column = 0;
   char quote = 0;
   bool comment = false;
@@ -91,16 +87,23 @@ BraceScan scan_braces(std::string_view text) {
         column = next_column(column, text[++i]);
       else if (c == quote)
         quote = 0;
+    } else if (word_char(c) && (i == 0 || !word_char(text[i - 1]))) {
+      std::size_t end = i;
+      while (end < text.size() && word_char(text[end])) ++end;
+      // A number (1, 2.5e3, 0x1f) names nothing.
+      if (!std::isdigit(static_cast<unsigned char>(c))) last_word.back() = std::string(text.substr(i, end - i));
     } else if (c == '#') {
       comment = true;
     } else if (c == '"' || c == '\'') {
       quote = c;
     } else if (c == '{' || c == '<') {
-      scan.open.push_back({line, column - 1, field_before(text, i)});
+      scan.open.push_back({line, column - 1, last_word.back()});
+      last_word.emplace_back();
     } else if ((c == '}' || c == '>') && scan.open.empty()) {
       scan.stray = Brace{line, column - 1, {}};
     } else if (c == '}' || c == '>') {
       scan.open.pop_back();
+      last_word.pop_back();
     }
   }
   return scan;

@@ -24,6 +24,7 @@ bool star(const pb::Star& s, const std::string& prefix, Generated* g, ShapeError
         error, "hosts",
         "star has " + std::to_string(s.hosts()) + " hosts, more than the limit " + std::to_string(g->max_hosts));
   }
+  if (!links_fit(*g, s.hosts(), "star", error)) return false;
   add_hosts(g, prefix, s.hosts());
   g->switches.push_back({s.switch_name().empty() ? "sw0" : s.switch_name(), s.hosts()});
   for (std::uint32_t h = 0; h < s.hosts(); ++h) connect(g, {true, h, 1}, {false, 0, h + 1}, "");
@@ -50,12 +51,7 @@ bool leaf_spine(const pb::LeafSpine& s, const std::string& prefix, Generated* g,
   if (leaf_ports > kMaxHosts || spine_ports > kMaxHosts || s.spines() > kMaxHosts) {
     return fail(error, "", "leaf_spine needs more than " + std::to_string(kMaxHosts) + " ports on a switch");
   }
-  const std::uint64_t links = hosts + std::uint64_t{s.leaves()} * s.spines() * copies;
-  if (links > g->max_links) {
-    return fail(
-        error, "",
-        "leaf_spine has " + std::to_string(links) + " links, more than the limit " + std::to_string(g->max_links));
-  }
+  if (!links_fit(*g, hosts + std::uint64_t{s.leaves()} * s.spines() * copies, "leaf_spine", error)) return false;
   add_hosts(g, prefix, hosts);
   for (std::uint32_t i = 0; i < s.leaves(); ++i) {
     g->switches.push_back({"leaf" + std::to_string(i), static_cast<std::uint32_t>(leaf_ports)});
@@ -102,7 +98,8 @@ bool fat_tree(const pb::FatTree& t, const std::string& prefix, Generated* g, Sha
                       std::to_string(g->max_hosts) + " hosts");
     }
   }
-  const std::uint64_t per_level = hosts / k;  // k^(n-1)
+  const std::uint64_t per_level = hosts / k;                       // k^(n-1)
+  if (!links_fit(*g, n * hosts, "fat_tree", error)) return false;  // k^n at each level
   add_hosts(g, prefix, hosts);
   for (std::uint32_t level = 0; level < n; ++level) {
     const std::uint64_t ports = level + 1 < n ? 2 * k : k;
@@ -143,6 +140,12 @@ std::string end_name(const Generated& g, const End& e) { return e.host ? g.hosts
 
 void connect(Generated* g, End a, End b, const std::string& suffix) {
   g->links.push_back({end_name(*g, a) + "--" + end_name(*g, b) + suffix, a, b});
+}
+
+bool links_fit(const Generated& g, std::uint64_t links, const std::string& shape, ShapeError* error) {
+  if (links <= g.max_links) return true;
+  *error = {"", shape + " has " + std::to_string(links) + " links, more than the limit " + std::to_string(g.max_links)};
+  return false;
 }
 
 void add_hosts(Generated* g, const std::string& prefix, std::uint64_t count) {

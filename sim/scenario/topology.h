@@ -27,7 +27,7 @@ struct Link {
 
 // Hard caps on generated hosts and links, so that a typo like `k: 40 n: 6`
 // is an error rather than an attempt to allocate billions of devices. The
-// largest fat tree within kMaxHosts has 262,144 links.
+// binary fat tree with kMaxHosts hosts (k 2, n 16) has exactly kMaxLinks.
 inline constexpr std::uint64_t kMaxHosts = 65536;
 inline constexpr std::uint64_t kMaxLinks = 1 << 20;
 
@@ -47,6 +47,10 @@ struct ShapeError {
   std::string field;
   std::string message;
 };
+
+// For topology helpers, before they generate: whether `links` links fit
+// g.max_links; if not, *error says so, naming the shape.
+bool links_fit(const Generated& g, std::uint64_t links, const std::string& shape, ShapeError* error);
 
 // For topology helpers: hosts prefix0..prefix<count-1>, and a link from `a`
 // (the lower end) to `b` named "<a>--<b><suffix>".

@@ -339,6 +339,13 @@ TEST(Scenario, LoadLimitsHoldTopologiesBelowTheCaps) {
   } catch (const ScenarioError& e) {
     EXPECT_STREQ(e.what(), "x:1:12: leaf_spine has 4352 links, more than the limit 4096");
   }
+  // 1,024 hosts, and ten levels of 1,024 links each.
+  try {
+    load_scenario_text(R"(topology { fat_tree { k: 2 n: 10 } })", "x", nullptr, limits);
+    FAIL() << "10,240 links loaded under a 4,096-link limit";
+  } catch (const ScenarioError& e) {
+    EXPECT_STREQ(e.what(), "x:1:12: fat_tree has 10240 links, more than the limit 4096");
+  }
 }
 
 TEST(Scenario, SourceLocStr) {
@@ -419,6 +426,9 @@ node { name "b" })",
   switch_name: "{" }
 )",
      1, 10, "`topology` is not closed: the file ends before its closing brace (1 still open)"},
+    {"SyntaxErrorUnterminatedNamedPastAComment", false, R"(node [ { name: "a" },  # a list
+  { name: "b" )",
+     2, 3, "`node` is not closed"},
     {"SyntaxErrorClosesNothing", false, R"(topology { star { hosts: 2 } } }
 )",
      1, 32, "'}' closes nothing: no message is open here"},
