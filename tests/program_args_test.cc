@@ -48,7 +48,10 @@ TEST(ProgramArguments, EveryStacksProgramsNameTheirBadValues) {
     const char* reason;
   } cases[] = {
       {"ep_large_bw", "--sizes=2147483648",
-       "--sizes=2147483648: expected 1 to 16 numbers separated by commas, each a whole number from 0 to 67108864"},
+       "--sizes=2147483648: expected 1 to 16 numbers separated by commas, each a whole number from 1 to 67108864"},
+      {"ep_large_bw", "--sizes=0",
+       "--sizes=0: expected 1 to 16 numbers separated by commas, each a whole number from 1"},
+      {"ep_small_lat", "--sizes=4096", "cannot install the receiver or allocate the transmitter: a small message and"},
       {"ep_large_bw", "--window=0", "--window=0: expected a whole number from 1 to 4096"},
       {"sdp_stream", "--bytes=-1", "--bytes=-1: expected a whole number from 1 to 1099511627776"},
       {"sdp_stream", "--sizes=4096,x", "--sizes=4096,x: expected 1 to 16 numbers separated by commas"},

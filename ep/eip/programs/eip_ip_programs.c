@@ -45,6 +45,7 @@ static int prog_start(eip_prog_t *p, int argc, char **argv, uint32_t size0)
 	memset(p, 0, sizeof *p);
 	p->o.sizes[0] = size0;
 	p->o.nsizes = 1;
+	p->o.min_size = 4;      /* the sequence number each datagram carries */
 	p->o.max_size = 65536; /* an IP datagram; each program checks its own maximum below it */
 	p->o.iters = 100;
 	for (i = 0; i < argc && nrest < 16; i++) {

@@ -75,6 +75,7 @@ static int large_bw_main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	o.sizes[0] = 65536;
 	o.nsizes = 1;
+	o.min_size = 1;
 	o.max_size = EP_PERF_MAX_LARGE;
 	o.iters = 256;
 	o.window = 8;

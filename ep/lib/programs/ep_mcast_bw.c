@@ -67,6 +67,7 @@ static int mcast_bw_main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	o.sizes[0] = 65536;
 	o.nsizes = 1;
+	o.min_size = 1;
 	o.max_size = EP_PERF_MAX_LARGE;
 	o.iters = 64;
 	o.window = 4;
@@ -87,10 +88,10 @@ static int mcast_bw_main(int argc, char **argv)
 		double bw;
 		char name[32];
 		if (!xmtr || !buf)
-			return 1;
+			return nicsim_fail("ep_mcast_bw: no large transmitter, or no node memory for the send buffer"), 1;
 		addr = ep_perf_map(ep_xmtr_dma_state(xmtr), buf, st.size, ELAN_PERM_REMOTEREAD, &h);
 		if (!addr)
-			return 1;
+			return nicsim_fail("ep_mcast_bw: the send buffer cannot be mapped into Elan space"), 1;
 		for (j = 0; j < st.size; j++)
 			buf[j] = ep_perf_byte(st.pattern, j);
 		ctx.xmtr = xmtr;
@@ -109,17 +110,17 @@ static int mcast_bw_main(int argc, char **argv)
 	{
 		EP_RCVR *rcvr = ep_install_large_rcvr(0, EP_PERF_SERVICE, NBUF);
 		if (!rcvr)
-			return 1;
+			return nicsim_fail("ep_mcast_bw: cannot install the large receiver"), 1;
 		for (i = 0; i < NBUF; i++) {
 			ELAN3_DMA_HANDLE *h;
 			st.bufs[i] = nicsim_alloc(st.size, 64);
 			if (!st.bufs[i])
-				return 1;
+				return nicsim_fail("ep_mcast_bw: no node memory for the receive buffers"), 1;
 			st.addrs[i] = ep_perf_map(ep_rcvr_dma_state(rcvr), st.bufs[i], st.size, ELAN_PERM_REMOTEWRITE, &h);
 			slots[i].st = &st;
 			slots[i].index = i;
 			if (!st.addrs[i] || ep_queue_receive(rcvr, on_rx, &slots[i], st.addrs[i], st.size, 0) != ESUCCESS)
-				return 1;
+				return nicsim_fail("ep_mcast_bw: a receive buffer cannot be mapped or queued"), 1;
 		}
 		if (nicsim_barrier() != 0 || nicsim_barrier() != 0)
 			return 1;

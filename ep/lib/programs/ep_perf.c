@@ -14,7 +14,7 @@ int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv)
 	int i, got;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if ((got = nicsim_arg_u64_list(a, "--sizes=", 0, o->max_size, sizes, EP_PERF_MAX_SIZES, &n)) > 0) {
+		if ((got = nicsim_arg_u64_list(a, "--sizes=", o->min_size, o->max_size, sizes, EP_PERF_MAX_SIZES, &n)) > 0) {
 			for (k = 0; k < n; k++)
 				o->sizes[k] = (uint32_t)sizes[k];
 			o->nsizes = (int)n;

@@ -20,14 +20,14 @@ typedef struct ep_perf_opts {
 	int nsizes;
 	uint32_t iters;
 	uint32_t window;
-	uint32_t max_size; /* set by the program: the largest message it can send */
+	uint32_t min_size, max_size; /* set by the program: the messages it can send */
 } ep_perf_opts_t;
 
 /* Sizes of large messages the programs accept: a 64 MiB buffer is mapped
  * whole into the Elan's address space. */
 #define EP_PERF_MAX_LARGE (64u << 20)
 
-/* --sizes=a,b,c (0 to max_size) --iters=N (1 to 10^9) --window=N (1 to
+/* --sizes=a,b,c (min_size to max_size) --iters=N (1 to 10^9) --window=N (1 to
  * 4096); returns 0, or -1 with the program failed and the reason given. */
 int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv);
 /* This node's Elan id to the other rank, and the other rank's back; -1 on failure. */

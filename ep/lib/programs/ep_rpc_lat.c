@@ -194,6 +194,7 @@ static int rpc_lat_main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.sizes[0] = 0; o.sizes[1] = 64; o.sizes[2] = 1024; o.sizes[3] = 8192;
 	o.nsizes = 4;
+	o.min_size = 0;
 	o.max_size = 1u << 20;
 	o.iters = 200;
 	if (ep_perf_parse(&o, argc, argv) != 0)

@@ -36,6 +36,7 @@ static int small_lat_main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.sizes[0] = 8; o.sizes[1] = 64; o.sizes[2] = 256;
 	o.nsizes = 3;
+	o.min_size = 1;
 	o.max_size = 65536;
 	o.iters = 1000;
 	if (ep_perf_parse(&o, argc, argv) != 0)
@@ -48,7 +49,8 @@ static int small_lat_main(int argc, char **argv)
 	buf = nicsim_alloc(maxsize ? maxsize : 1, 64);
 	samples = ep_perf_samples(o.iters);
 	if (!rcvr || !xmtr || !buf || !samples) {
-		nicsim_fail("cannot install the receiver or allocate the transmitter");
+		nicsim_fail("cannot install the receiver or allocate the transmitter: a small message and its header must "
+			    "fit one Elan3 packet (max_payload)");
 		return 1;
 	}
 	peer = ep_perf_peer();

@@ -433,6 +433,7 @@ static int soak_main(int argc, char **argv)
 	memset(s, 0, sizeof *s);
 	s->o.sizes[0] = 65536;
 	s->o.nsizes = 1;
+	s->o.min_size = HDR_BYTES;
 	s->o.max_size = EP_PERF_MAX_LARGE;
 	s->o.iters = 2000;
 	s->o.window = 8;
