@@ -250,5 +250,6 @@ __attribute__((constructor)) static void dapl_limit_register(void)
 {
 	nicsim_register_program("dapl_limit", dapl_limit_main,
 				"the dapltest limit test over uDAPL 1.1: IAs, PZs, EVDs, EPs, LMRs, RECVs and events "
-				"made until they run out, each failure checked, everything freed");
+				"made until they run out, each failure checked, everything freed. --max=4096 (of each kind), "
+				"--qlen=64 (the events EVD), --recvs=32 (the EP's max_recv_dtos)");
 }

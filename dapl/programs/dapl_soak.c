@@ -601,6 +601,6 @@ __attribute__((constructor)) static void dapl_soak_register(void)
 		"dapl_soak", dapl_soak_main,
 		"DAT sends and RDMA writes under link faults, every byte checked and every DTO's completion "
 		"accounted for once; rank 0 serves, rank 1 sends. --iters=10000 (records), --max-size=4096, "
-		"--window=16. Results (client): sent, delivered, failed, failed_status, flushed, corrupted, "
+		"--window=16 (even). Results (client): sent, delivered, failed, failed_status, flushed, corrupted, "
 		"duplicated, out_of_order, lost_unreported, dto_posted, dto_completed, dto_twice, dto_never");
 }

@@ -519,5 +519,7 @@ __attribute__((constructor)) static void dapl_transaction_register(void)
 {
 	nicsim_register_program("dapl_transaction", dapl_transaction_main,
 				"the dapltest transaction test over uDAPL 1.1: SR, RW and RR by size on several EPs and "
-				"threads, every byte checked; --path selects the connection path under test");
+				"threads, every byte checked. --path=accept (provider, rsp, reject, noport, timeout, "
+				"abrupt: the connection path under test), --eps=2 (at most 16), --iters=100, --max-size=4096, --ops=srw "
+				"(s: SR, w: RW, r: RR)");
 }

@@ -213,5 +213,7 @@ __attribute__((constructor)) static void reg(void)
 {
 	nicsim_register_program("sdp_stream", sdp_stream_main,
 				"SDP stream sockets over the TI: throughput by message size over several connections, every "
-				"byte checked; rank 0 reads, rank 1 writes");
+				"byte checked; rank 0 reads, rank 1 writes. --sizes=4096,16384,65536,262144,1048576 (up to "
+				"16, each 1 B to 1 MiB), --bytes=4194304 (per connection and size), --conns=2 (at most 8), "
+				"--port=5400 (the first)");
 }
