@@ -448,10 +448,10 @@ void Loader::explicit_links(const pb::Scenario& msg, const Locator& root, const 
     }
     p.params = defaults;
     std::set<std::string> seen;
-    if (!l.bandwidth().empty() || where.written("bandwidth")) {
+    if (where.written("bandwidth")) {  // written empty is an error, not the default
       apply_one(p.params, "bandwidth", l.bandwidth(), where.at("bandwidth"), where.at("bandwidth"), &seen);
     }
-    if (!l.delay().empty() || where.written("delay")) {
+    if (where.written("delay")) {
       apply_one(p.params, "delay", l.delay(), where.at("delay"), where.at("delay"), &seen);
     }
     apply_params(p.params, l.param(), where, "param", &seen);
@@ -863,10 +863,10 @@ Scenario Loader::load(const std::string& text) {
     const pb::LinkDefaults& d = msg.link_defaults();
     Locator where = root.in("link_defaults");
     std::set<std::string> seen;
-    if (!d.bandwidth().empty() || where.written("bandwidth")) {
+    if (where.written("bandwidth")) {  // written empty is an error, not the default
       apply_one(link_defaults, "bandwidth", d.bandwidth(), where.at("bandwidth"), where.at("bandwidth"), &seen);
     }
-    if (!d.delay().empty() || where.written("delay")) {
+    if (where.written("delay")) {
       apply_one(link_defaults, "delay", d.delay(), where.at("delay"), where.at("delay"), &seen);
     }
     apply_params(link_defaults, d.param(), where, "param", &seen);
