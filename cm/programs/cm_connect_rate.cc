@@ -143,24 +143,41 @@ int connect_loop(Verbs& v, std::uint64_t sid, int connects, std::uint32_t dst_ip
   return 0;
 }
 
-int connect_rate_main(int argc, char** argv) {
+struct ConnectRateOptions {
   int connects = 100;
   std::uint64_t sid = 0x2000;
+};
+
+// Shared by the run and the argument check: 0, or -1 after saying why.
+int parse_options(int argc, char** argv, ConnectRateOptions& o) {
   for (int i = 1; i < argc; ++i) {
     std::uint64_t v = 0;
     int got = nicsim_arg_u64(argv[i], "--connects=", 1, 1000000, &v);
     if (got > 0) {
-      connects = static_cast<int>(v);
+      o.connects = static_cast<int>(v);
     } else if (got == 0 && !std::strncmp(argv[i], "--sid=", 6)) {
       char* end = nullptr;
-      sid = std::strtoull(argv[i] + 6, &end, 0);
-      if (argv[i][6] < '0' || argv[i][6] > '9' || *end || sid == 0)
-        return nicsim_fail("cm_connect_rate: --sid is a service id other than 0, decimal or 0x hex"), 2;
+      o.sid = std::strtoull(argv[i] + 6, &end, 0);
+      if (argv[i][6] < '0' || argv[i][6] > '9' || *end || o.sid == 0)
+        return nicsim_fail("cm_connect_rate: --sid is a service id other than 0, decimal or 0x hex"), -1;
     } else {
       if (got == 0) nicsim_log("cm_connect_rate: unknown argument %s", argv[i]);
-      return 2;
+      return -1;
     }
   }
+  return 0;
+}
+
+int check_options(int argc, char** argv) {
+  ConnectRateOptions o;
+  return parse_options(argc, argv, o);
+}
+
+int connect_rate_main(int argc, char** argv) {
+  ConnectRateOptions o;
+  if (parse_options(argc, argv, o) != 0) return 2;
+  const int connects = o.connects;
+  const std::uint64_t sid = o.sid;
   const std::uint32_t size = nicsim_workload_size(), rank = nicsim_workload_rank();
   if (size < 2 || size % 2) return nicsim_log("cm_connect_rate: needs an even number of nodes"), 2;
   const std::uint32_t peer = nicsim_workload_node(rank < size / 2 ? rank + size / 2 : rank - size / 2);
@@ -185,7 +202,8 @@ int connect_rate_main(int argc, char** argv) {
 
 const BuiltinProgram reg("cm_connect_rate", connect_rate_main,
                          "connections per simulated second between pairs of nodes, and the time of one connect "
-                         "(CMA over the IB CM)");
+                         "(CMA over the IB CM). --connects=100 (per client), --sid=0x2000",
+                         check_options);
 
 }  // namespace
 }  // namespace nicsim::cm

@@ -118,6 +118,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		unsigned int b0, b1, b2, b3;
+		int end = 0;
 		if ((got = pp_parse_number(a, o)) < 0)
 			return -1;
 		else if (got)
@@ -144,8 +145,8 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->by_server = 1;
 		else if (!strcmp(a, "--disconnect-by=client"))
 			o->by_server = 0;
-		else if (sscanf(a, "--dst=%u.%u.%u.%u", &b0, &b1, &b2, &b3) == 4 && b0 < 256 && b1 < 256 && b2 < 256 &&
-			 b3 < 256)
+		else if (sscanf(a, "--dst=%u.%u.%u.%u%n", &b0, &b1, &b2, &b3, &end) == 4 && !a[end] && b0 < 256 &&
+			 b1 < 256 && b2 < 256 && b3 < 256)
 			o->dst_ip = (b0 << 24) | (b1 << 16) | (b2 << 8) | b3;
 		else if (!strcmp(a, "--expect=established"))
 			o->expect = IB_CMA_EVENT_ESTABLISHED;
@@ -536,6 +537,13 @@ static int pp_client(const struct pp_opts *o)
 	return ok == o->cycles ? 0 : 1;
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct pp_opts o;
+	memset(&o, 0, sizeof o);
+	return pp_parse(argc, argv, &o);
+}
+
 static int cma_pingpong_main(int argc, char **argv)
 {
 	struct pp_opts o;
@@ -549,7 +557,7 @@ static int cma_pingpong_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program("cma_pingpong", cma_pingpong_main,
+	nicsim_register_program_checked("cma_pingpong", cma_pingpong_main, check_options,
 				"connect with the CMA (rdma/ib_cma.h), exchange a checked payload over the "
 				"kernel verbs, disconnect; rank 0 listens, the others connect");
 }

@@ -160,9 +160,11 @@ int sa_main(int, char**) {
   for (;;) forever.wait();
 }
 
-const BuiltinProgram reg("ib_sa", sa_main,
-                         "the subnet administrator: ServiceRecords (address translation) and PathRecords on QP1; "
-                         "run it as a workload on the subnet manager's node (a daemon)");
+const BuiltinProgram reg(
+    "ib_sa", sa_main,
+    "the subnet administrator: ServiceRecords (address translation) and PathRecords on QP1; "
+    "run it as a workload on the subnet manager's node (a daemon). It has no options and leaves any "
+    "argument to the other workloads (--arg reaches every workload)");
 
 }  // namespace
 }  // namespace nicsim::cm

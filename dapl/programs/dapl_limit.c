@@ -214,26 +214,42 @@ static int run(struct dl_ctx *c)
 	return 0;
 }
 
-static int dapl_limit_main(int argc, char **argv)
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(struct dl_ctx *c, int argc, char **argv)
 {
-	struct dl_ctx c;
-	int i, rc;
-	memset(&c, 0, sizeof c);
-	c.max = 4096, c.qlen = 64, c.recvs = 32;
+	int i;
+	memset(c, 0, sizeof *c);
+	c->max = 4096, c->qlen = 64, c->recvs = 32;
 	for (i = 1; i < argc; ++i) {
 		uint64_t v;
 		int got;
 		if ((got = nicsim_arg_u64(argv[i], "--max=", 1, 1 << 20, &v)) > 0)
-			c.max = (int)v;
+			c->max = (int)v;
 		else if (got == 0 && (got = nicsim_arg_u64(argv[i], "--qlen=", 1, 65536, &v)) > 0)
-			c.qlen = (int)v;
+			c->qlen = (int)v;
 		else if (got == 0 && (got = nicsim_arg_u64(argv[i], "--recvs=", 1, 4096, &v)) > 0)
-			c.recvs = (int)v;
+			c->recvs = (int)v;
 		else if (got < 0)
-			return 2;
+			return -1;
 		else
-			return nicsim_log("dapl_limit: unknown argument %s", argv[i]), 2;
+			return nicsim_log("dapl_limit: unknown argument %s", argv[i]), -1;
 	}
+	return 0;
+}
+
+static int check_options(int argc, char **argv)
+{
+	struct dl_ctx c;
+	return options(&c, argc, argv);
+}
+
+static int dapl_limit_main(int argc, char **argv)
+{
+	struct dl_ctx c;
+	int rc;
+	if (options(&c, argc, argv))
+		return 2;
 	c.h = (DAT_HANDLE *)nicsim_alloc(sizeof(DAT_HANDLE) * (size_t)c.max, 64);
 	c.buf = (unsigned char *)nicsim_alloc(64 * 64, 64);
 	if (!c.h || !c.buf)
@@ -248,7 +264,7 @@ static int dapl_limit_main(int argc, char **argv)
 
 __attribute__((constructor)) static void dapl_limit_register(void)
 {
-	nicsim_register_program("dapl_limit", dapl_limit_main,
+	nicsim_register_program_checked("dapl_limit", dapl_limit_main, check_options,
 				"the dapltest limit test over uDAPL 1.1: IAs, PZs, EVDs, EPs, LMRs, RECVs and events "
 				"made until they run out, each failure checked, everything freed. --max=4096 (of each kind), "
 				"--qlen=64 (the events EVD), --recvs=32 (the EP's max_recv_dtos)");

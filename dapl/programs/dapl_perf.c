@@ -43,14 +43,15 @@ static unsigned char server_byte(unsigned j) { return (unsigned char)(0x3c + j *
 
 static int parse(int argc, char **argv, struct dp_opts *o)
 {
-	const char *sizes = "2,4096,65536", *ops = "rw";
+	const char *ops = "rw";
+	uint64_t v, sizes[DP_MAX_SIZES] = {2, 4096, 65536};
+	uint32_t n = 3, k;
 	int i, got = 0;
-	uint64_t v;
 	o->iters = 100, o->depth = 8, o->warmup = 4;
 	for (i = 1; i < argc; ++i) {
 		const char *a = argv[i];
 		if (!strncmp(a, "--sizes=", 8))
-			sizes = a + 8;
+			got = nicsim_arg_u64_list(a, "--sizes=", 1, 1u << 24, sizes, DP_MAX_SIZES, &n);
 		else if ((got = nicsim_arg_u64(a, "--iters=", 1, DP_MAX_ITERS, &v)) != 0)
 			o->iters = (int)v;
 		else if ((got = nicsim_arg_u64(a, "--depth=", 1, 16, &v)) != 0)
@@ -64,22 +65,14 @@ static int parse(int argc, char **argv, struct dp_opts *o)
 		if (got < 0)
 			return 1;
 	}
-	for (o->nsizes = 0; *sizes && o->nsizes < DP_MAX_SIZES;) {
-		char *end;
-		unsigned long v = strtoul(sizes, &end, 10);
-		if (end == sizes || v < 1 || v > (1u << 24))
-			return nicsim_log("dapl_perf: bad size in --sizes"), 1;
-		o->sizes[o->nsizes++] = (unsigned)v;
-		if (v > o->max_size)
-			o->max_size = (unsigned)v;
-		sizes = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			return nicsim_log("dapl_perf: bad --sizes"), 1;
+	for (k = 0, o->nsizes = (int)n, o->max_size = 0; k < n; ++k) {
+		o->sizes[k] = (unsigned)sizes[k];
+		if (o->sizes[k] > o->max_size)
+			o->max_size = o->sizes[k];
 	}
 	o->rr = strchr(ops, 'r') != NULL, o->rw = strchr(ops, 'w') != NULL;
-	if (!o->nsizes || o->iters < 1 || o->iters > DP_MAX_ITERS || o->depth < 1 || o->depth > 16 || o->warmup < 0 ||
-	    !(o->rr || o->rw))
-		return nicsim_log("dapl_perf: bad --iters, --depth, --warmup or --ops"), 1;
+	if (!*ops || strspn(ops, "rw") != strlen(ops))
+		return nicsim_fail("dapl_perf: --ops takes r (RDMA read), w (RDMA write) or both"), 1;
 	return 0;
 }
 
@@ -286,6 +279,13 @@ static int run_server(const struct dp_opts *o)
 	return 0;
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct dp_opts o;
+	memset(&o, 0, sizeof o);
+	return parse(argc, argv, &o);
+}
+
 static int dapl_perf_main(int argc, char **argv)
 {
 	struct dp_opts o;
@@ -299,7 +299,7 @@ static int dapl_perf_main(int argc, char **argv)
 
 __attribute__((constructor)) static void dapl_perf_register(void)
 {
-	nicsim_register_program("dapl_perf", dapl_perf_main,
+	nicsim_register_program_checked("dapl_perf", dapl_perf_main, check_options,
 				"the dapltest performance test over uDAPL 1.1: RDMA read and write latency and bandwidth by "
 				"size, blocking (dat_evd_wait) and polling (dat_evd_dequeue), pipelined to --depth");
 }

@@ -587,6 +587,13 @@ static int run_client(const struct ds_opts *o)
 	return client_verdict(s, &c, never);
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct ds_opts o;
+	memset(&o, 0, sizeof o);
+	return parse(argc, argv, &o);
+}
+
 static int dapl_soak_main(int argc, char **argv)
 {
 	struct ds_opts o;
@@ -597,8 +604,8 @@ static int dapl_soak_main(int argc, char **argv)
 
 __attribute__((constructor)) static void dapl_soak_register(void)
 {
-	nicsim_register_program(
-		"dapl_soak", dapl_soak_main,
+	nicsim_register_program_checked(
+		"dapl_soak", dapl_soak_main, check_options,
 		"DAT sends and RDMA writes under link faults, every byte checked and every DTO's completion "
 		"accounted for once; rank 0 serves, rank 1 sends. --iters=10000 (records), --max-size=4096, "
 		"--window=16 (even). Results (client): sent, delivered, failed, failed_status, flushed, corrupted, "

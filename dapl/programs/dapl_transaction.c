@@ -495,6 +495,13 @@ static int run_client(struct dt_side *s)
 	return s->failed;
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct dt_opts o;
+	memset(&o, 0, sizeof o);
+	return parse(argc, argv, &o);
+}
+
 static int dapl_transaction_main(int argc, char **argv)
 {
 	struct dt_opts o;
@@ -517,7 +524,7 @@ static int dapl_transaction_main(int argc, char **argv)
 
 __attribute__((constructor)) static void dapl_transaction_register(void)
 {
-	nicsim_register_program("dapl_transaction", dapl_transaction_main,
+	nicsim_register_program_checked("dapl_transaction", dapl_transaction_main, check_options,
 				"the dapltest transaction test over uDAPL 1.1: SR, RW and RR by size on several EPs and "
 				"threads, every byte checked. --path=accept (provider, rsp, reject, noport, timeout, "
 				"abrupt: the connection path under test), --eps=2 (at most 16), --iters=100, --max-size=4096, --ops=srw "

@@ -66,6 +66,16 @@ bool parse(int argc, char** argv, const char* program, Options& o) {
   return true;
 }
 
+int barrier_check(int argc, char** argv) {
+  Options o;
+  return parse(argc, argv, "elan3_barrier", o) ? 0 : -1;
+}
+
+int bcast_check(int argc, char** argv) {
+  Options o;
+  return parse(argc, argv, "elan3_bcast", o) ? 0 : -1;
+}
+
 // The driver of a node whose workload is every node of its Elan network.
 Elan3Dev* machine_driver(const char* program) {
   Elan3Dev* d = Elan3Dev::attach();
@@ -220,7 +230,8 @@ int barrier_main(int argc, char** argv) {
 const BuiltinProgram barrier_program(
     "elan3_barrier", barrier_main,
     "QsNet hardware barrier: network conditionals and a broadcast release "
-    "(--iters=N, --late=NS: the last rank enters late); every node of the Elan network");
+    "(--iters=N, --late=NS: the last rank enters late); every node of the Elan network",
+    barrier_check);
 
 std::uint8_t pattern(std::uint32_t size, std::uint32_t i) { return static_cast<std::uint8_t>(i * 7 + size * 13 + 1); }
 
@@ -329,7 +340,8 @@ int bcast_main(int argc, char** argv) {
 }
 const BuiltinProgram bcast_program("elan3_bcast", bcast_main,
                                    "broadcast DMA to every node: latency and streamed throughput by size "
-                                   "(--sizes=A,B,.. --iters=N --stream=N); every node of the Elan network");
+                                   "(--sizes=A,B,.. --iters=N --stream=N); every node of the Elan network",
+                                   bcast_check);
 
 }  // namespace
 }  // namespace nicsim::elan3

@@ -34,42 +34,34 @@ struct Options {
   bool card = true;
 };
 
-bool parse_sizes(const char* p, std::vector<std::uint32_t>& sizes) {
-  sizes.clear();
-  while (*p) {
-    char* end = nullptr;
-    const unsigned long v = std::strtoul(p, &end, 10);
-    if (end == p || v == 0 || v > kMaxSize) return false;
-    sizes.push_back(static_cast<std::uint32_t>(v));
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return false;
-  }
-  return !sizes.empty();
-}
-
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    bool ok = true;
-    if (a.rfind("--iters=", 0) == 0) {
-      o.iters = static_cast<std::uint32_t>(std::strtoul(a.c_str() + 8, nullptr, 10));
-      ok = o.iters > 0 && o.iters <= 1000000;
-    } else if (a.rfind("--sizes=", 0) == 0) {
-      ok = parse_sizes(a.c_str() + 8, o.sizes);
-    } else if (a == "--buffers=card" || a == "--buffers=host") {
-      o.card = a == "--buffers=card";
+    const char* a = argv[i];
+    std::uint64_t v = 0, sizes[64];
+    std::uint32_t n = 0;
+    int got;
+    if ((got = nicsim_arg_u64(a, "--iters=", 1, 1000000, &v)) != 0) {
+      o.iters = static_cast<std::uint32_t>(v);
+    } else if ((got = nicsim_arg_u64_list(a, "--sizes=", 1, kMaxSize, sizes, 64, &n)) != 0) {
+      o.sizes.assign(sizes, sizes + (got > 0 ? n : 0));
+    } else if (!std::strcmp(a, "--buffers=card") || !std::strcmp(a, "--buffers=host")) {
+      o.card = !std::strcmp(a, "--buffers=card");
+      got = 1;
     } else {
-      ok = false;
-    }
-    if (!ok) {
       nicsim_log(
-          "elan3_put: bad argument %s (--sizes=A,B,... of 1..%u bytes, --iters=1..1000000, "
+          "elan3_put: unknown argument %s (--sizes=A,B,... of 1..%u bytes, --iters=1..1000000, "
           "--buffers=card|host)",
-          argv[i], kMaxSize);
+          a, kMaxSize);
       return false;
     }
+    if (got < 0) return false;
   }
   return true;
+}
+
+int check_options(int argc, char** argv) {
+  Options o;
+  return parse(argc, argv, o) ? 0 : -1;
 }
 
 struct Peer {
@@ -176,7 +168,9 @@ int put_main(int argc, char** argv) {
 }
 
 const BuiltinProgram reg_put("elan3_put", put_main,
-                             "driver-level polled put ping-pong between two Elan3 nodes: put_lat_<size> (ns)");
+                             "driver-level polled put ping-pong between two Elan3 nodes: put_lat_<size> (ns). "
+                             "--sizes=8,64,256,1024,4096 (at most 4096), --iters=100, --buffers=card|host",
+                             check_options);
 
 }  // namespace
 }  // namespace nicsim::elan3

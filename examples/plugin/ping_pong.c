@@ -40,12 +40,34 @@ static int expect_record(uint32_t peer, uint32_t tag, const char* word, int roun
   return 0;
 }
 
+/* The arguments, read by the run and, before anything is simulated, by the
+ * argument check, so that a bad one is reported at its place in the
+ * scenario file. */
+static int parse_rounds(int argc, char** argv, int* rounds) {
+  *rounds = 10;
+  for (int i = 1; i < argc; ++i) {
+    uint64_t v = 0;
+    const int got = nicsim_arg_u64(argv[i], "--rounds=", 1, 1000000, &v);
+    if (got < 0) return -1;
+    if (got == 0) {
+      nicsim_fail("ping_pong takes only --rounds=N");
+      return -1;
+    }
+    *rounds = (int)v;
+  }
+  return 0;
+}
+
+static int check_args(int argc, char** argv) {
+  int rounds;
+  return parse_rounds(argc, argv, &rounds);
+}
+
 static int ping_pong(int argc, char** argv) {
-  int rounds = 10;
-  for (int i = 1; i < argc; ++i)
-    if (strncmp(argv[i], "--rounds=", 9) == 0) rounds = atoi(argv[i] + 9);
-  if (nicsim_workload_size() != 2 || rounds <= 0) {
-    nicsim_fail("ping_pong needs exactly two nodes and --rounds=N > 0");
+  int rounds;
+  if (parse_rounds(argc, argv, &rounds) != 0) return 2;
+  if (nicsim_workload_size() != 2) {
+    nicsim_fail("ping_pong needs exactly two nodes");
     return 2;
   }
   const uint32_t me = nicsim_workload_rank();
@@ -76,6 +98,6 @@ static int ping_pong(int argc, char** argv) {
 }
 
 int nicsim_plugin_init(void) {
-  return nicsim_register_program("ping_pong", ping_pong,
-                                 "example plugin: records bounced over the management network (--rounds=N)");
+  return nicsim_register_program_checked("ping_pong", ping_pong, check_args,
+                                         "example plugin: records bounced over the management network (--rounds=N)");
 }

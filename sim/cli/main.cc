@@ -93,10 +93,6 @@ bool write_json_file(const std::filesystem::path& p, google::protobuf::Message& 
   return bool(f);
 }
 
-ProgramLookup program_lookup() {
-  return [](std::string_view name) { return ProgramRegistry::instance().find(name) != nullptr; };
-}
-
 int print_params() {
   for (const ParamScope* scope : ParamRegistry::instance().scopes()) {
     std::cout << fmt::format("[{}] {}\n", scope->name, scope->doc);
@@ -272,6 +268,13 @@ std::string apply_overrides(Scenario& scenario, const po::variables_map& vm) {
   const auto& args = vm.count("arg") ? vm["arg"].as<std::vector<std::string>>() : none;
   const auto& params = vm.count("param") ? vm["param"].as<std::vector<std::string>>() : none;
   if (std::string err = override_program_args(scenario, args); !err.empty()) return err;
+  if (!args.empty()) {
+    const ProgramLookup lookup = registered_programs();
+    for (const WorkloadSpec& w : scenario.workloads)
+      if (std::string reason = lookup.check_args(w.program, w.args); !reason.empty())
+        return fmt::format("{}: with --arg, program '{}' does not take its arguments: {}", w.loc.str(), w.program,
+                           reason);
+  }
   if (vm.count("blocks")) {
     const std::string& given = vm["blocks"].as<std::string>();
     std::uint64_t number = 0;
@@ -362,7 +365,7 @@ int sc_main(int argc, char** argv) {
   }
   Scenario scenario;
   try {
-    scenario = load_scenario_file(vm["scenario"].as<std::string>(), program_lookup());
+    scenario = load_scenario_file(vm["scenario"].as<std::string>(), registered_programs());
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;

@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary text as a scenario file, through the loader
-// as `nicsim run` takes it: either a ScenarioError located in the file
+// as `nicsim run` takes it (the workloads' arguments through their
+// programs' own parsers): either a ScenarioError located in the file
 // (file:line:column, 1-based) or a Scenario, from which the world is then
 // built (nodes, NICs, switches, links, routes, programs) and taken down
 // again without running. A world the scenario cannot build is reported as
@@ -87,9 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   nicsim::Scenario sc;
   try {
-    sc = nicsim::load_scenario_text(
-        text, "fuzz.textproto",
-        [](std::string_view n) { return nicsim::ProgramRegistry::instance().find(n) != nullptr; }, kLoadLimits);
+    sc = nicsim::load_scenario_text(text, "fuzz.textproto", nicsim::registered_programs(), kLoadLimits);
   } catch (const nicsim::ScenarioError& e) {
     if (!located(e)) {
       std::fprintf(stderr, "a scenario error without its place: %s\n", e.what());

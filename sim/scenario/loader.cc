@@ -142,6 +142,7 @@ class Loader {
   std::vector<std::uint32_t> match_nodes(const RepeatedPtrField<std::string>& patterns, const Locator& parent,
                                          const char* field, const char* what);
   void workloads(const pb::Scenario& msg, const Locator& root);
+  void check_args(const WorkloadSpec& spec, const Locator& where);
   void faults(const pb::Scenario& msg, const Locator& root);
   void switch_fault(const pb::Fault& f, const Locator& where, FaultSpec spec);
   void flaps(const pb::LinkFlaps& f, const Locator& where, FaultSpec& spec);
@@ -567,7 +568,7 @@ void Loader::workloads(const pb::Scenario& msg, const Locator& root) {
     WorkloadSpec spec;
     spec.loc = where.self();
     if (w.program().empty()) fail(where.self(), "workload has no program");
-    if (programs_ && !programs_(w.program())) {
+    if (programs_.known && !programs_.known(w.program())) {
       fail(where.at("program"), "unknown program '" + w.program() + "'");
     }
     spec.program = w.program();
@@ -579,8 +580,25 @@ void Loader::workloads(const pb::Scenario& msg, const Locator& root) {
       spec.start = *t;
     }
     spec.args.assign(w.args().begin(), w.args().end());
+    check_args(spec, where);
     sc_.workloads.push_back(std::move(spec));
   }
+}
+
+// The program's own parser judges the arguments. The error is placed at
+// the first argument whose prefix of the list the parser refuses (at the
+// workload when it refuses even no arguments), so a cross-argument rule is
+// placed at the argument that breaks it.
+void Loader::check_args(const WorkloadSpec& spec, const Locator& where) {
+  if (!programs_.check_args) return;
+  const std::string reason = programs_.check_args(spec.program, spec.args);
+  if (reason.empty()) return;
+  std::vector<std::string> prefix;
+  while (prefix.size() < spec.args.size() && programs_.check_args(spec.program, prefix).empty())
+    prefix.push_back(spec.args[prefix.size()]);
+  const std::string message = fmt::format("program '{}' does not take these arguments: {}", spec.program, reason);
+  if (prefix.empty()) fail(where.self(), message);
+  fail(where.at("args", static_cast<int>(prefix.size()) - 1), "args: " + message);
 }
 
 void Loader::faults(const pb::Scenario& msg, const Locator& root) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/params.h"
@@ -157,8 +158,19 @@ struct Scenario {
   std::optional<std::uint32_t> link_index(std::string_view name) const;
 };
 
-// Whether a program name is known (registered built-in or from a plugin).
-using ProgramLookup = std::function<bool(std::string_view)>;
+// What the loader asks of the programs a scenario's workloads name.
+struct ProgramLookup {
+  ProgramLookup() = default;
+  ProgramLookup(std::nullptr_t) {}
+  template <class Known>
+  requires std::is_invocable_r_v<bool, Known, std::string_view> ProgramLookup(Known k) : known(std::move(k)) {}
+  // Whether a program name is known (registered built-in or from a
+  // plugin); absent: any name is.
+  std::function<bool(std::string_view)> known;
+  // "" when the program takes a workload's arguments, else the reason;
+  // absent: arguments are checked only when the programs run.
+  std::function<std::string(std::string_view program, const std::vector<std::string>& args)> check_args;
+};
 
 // Bounds a caller may set below the loader's own on what a topology helper
 // generates. The scenario fuzz target keeps them small, so that each input

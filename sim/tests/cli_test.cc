@@ -92,11 +92,16 @@ TEST(Cli, BadScenarioExits2WithFileLineColumn) {
 }
 
 // --arg reaches every workload, or with PROGRAM: only that program's: the
-// quickstart mixes three programs, and fabric_traffic refuses --iters.
+// quickstart mixes three programs, and fabric_traffic refuses --iters
+// before anything runs.
 TEST(Cli, ArgReachesEveryWorkloadOrOneProgramsWorkloads) {
   Result every = run("run " + kQuickstart + " --arg --iters=10");
-  EXPECT_EQ(every.exit_code, 1) << every.out;
-  EXPECT_NE(every.out.find("h0 failed: unknown argument --iters"), std::string::npos) << every.out;
+  EXPECT_EQ(every.exit_code, 2) << every.out;
+  EXPECT_NE(every.out.find("with --arg, program 'fabric_traffic' does not take its arguments: unknown argument "
+                           "--iters"),
+            std::string::npos)
+      << every.out;
+  EXPECT_EQ(every.out.find("scenario 'quickstart'"), std::string::npos) << every.out;  // nothing ran
   Result one = run("run " + kQuickstart + " --arg ib_send_lat:--iters=10 --arg ep_small_lat:--sizes=8");
   EXPECT_EQ(one.exit_code, 0) << one.out;
   EXPECT_NE(one.out.find("lat_8_typical"), std::string::npos) << one.out;
@@ -126,15 +131,36 @@ TEST(Cli, UnusableOutDirectoryOrMisspeltParamExits2BeforeRunning) {
   EXPECT_NE(param.out.find("has the parameter cpuz (did you mean host.cpus?)"), std::string::npos) << param.out;
 }
 
+// A workload that fails when it runs: it asks for more VLs than its links
+// have, which only the built world knows.
 TEST(Cli, FailedWorkloadExits1) {
   fs::path d = temp_dir("fail");
   std::string f = write(d / "fail.textproto",
                         "name: \"fail\"\n"
                         "topology { star { hosts: 2 } }\n"
-                        "workload { program: \"fabric_traffic\" nodes: \"*\" args: \"--load=7\" }\n");
+                        "workload { program: \"fabric_traffic\" nodes: \"*\" args: \"--vl=14\" }\n");
   Result r = run("run " + f);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("--load=7: must be in (0, 1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed: --vl=14 --vls=1: the link has 1 VL(s)"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+// An argument the program's own parser refuses is a scenario error, at
+// itself, before anything is built.
+TEST(Cli, BadProgramArgumentInTheFileExits2AtItself) {
+  fs::path d = temp_dir("bad_arg");
+  std::string f = write(d / "bad_arg.textproto",
+                        "name: \"bad_arg\"\n"
+                        "topology { star { hosts: 2 } }\n"
+                        "workload { program: \"fabric_traffic\" nodes: \"*\" args: \"--load=7\" }\n");
+  for (const char* cmd : {"validate ", "run "}) {
+    Result r = run(cmd + f);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(f + ":3:49: args: program 'fabric_traffic' does not take these arguments: --load=7: must "
+                             "be in (0, 1]"),
+              std::string::npos)
+        << r.out;
+  }
   fs::remove_all(d);
 }
 

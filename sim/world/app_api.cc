@@ -19,9 +19,18 @@ using namespace nicsim;
 
 namespace {
 
+// An argument check (ProgramRegistry::check_args) runs before there is a
+// simulation: a call it may not make is recorded as its misuse.
+bool outside_simulation(const char* call) {
+  ArgsCheckReport* check = current_args_check();
+  if (check && check->misuse.empty()) check->misuse = call;
+  return check != nullptr;
+}
+
 // Programs call these only from their own simulated threads; a call from
 // anywhere else is a usage error reported once per call site kind.
 ProgramInstance* self(const char* call) {
+  if (outside_simulation(call)) return nullptr;
   ProgramInstance* p = current_program();
   if (!p) Sim::get().error("app", fmt::format("{} called outside a program thread", call));
   return p;
@@ -49,6 +58,12 @@ int nicsim_register_program(const char* name, nicsim_program_fn fn, const char* 
   return ProgramRegistry::instance().add(name, fn, doc ? doc : "") ? 0 : -1;
 }
 
+int nicsim_register_program_checked(const char* name, nicsim_program_fn fn, nicsim_args_check_fn check,
+                                    const char* doc) {
+  if (!name) return -1;
+  return ProgramRegistry::instance().add(name, fn, doc ? doc : "", check) ? 0 : -1;
+}
+
 uint32_t nicsim_node_id(void) {
   ProgramInstance* p = self("nicsim_node_id");
   return p ? p->node().id() : 0;
@@ -60,11 +75,13 @@ const char* nicsim_node_name(void) {
 }
 
 uint32_t nicsim_node_count(void) {
+  if (outside_simulation("nicsim_node_count")) return 0;
   World* w = World::current();
   return w ? static_cast<uint32_t>(w->num_nodes()) : 0;
 }
 
 const char* nicsim_node_name_of(uint32_t node_id) {
+  if (outside_simulation("nicsim_node_name_of")) return nullptr;
   World* w = World::current();
   return w && node_id < w->num_nodes() ? w->node(node_id).name().c_str() : nullptr;
 }
@@ -85,8 +102,8 @@ uint32_t nicsim_workload_node(uint32_t rank) {
   return p->workload().nodes[rank];
 }
 
-uint64_t nicsim_now_ps(void) { return now(); }
-uint64_t nicsim_now_ns(void) { return now() / kNs; }
+uint64_t nicsim_now_ps(void) { return outside_simulation("nicsim_now_ps") ? 0 : now(); }
+uint64_t nicsim_now_ns(void) { return outside_simulation("nicsim_now_ns") ? 0 : now() / kNs; }
 
 void nicsim_sleep_ps(uint64_t ps) {
   if (ProgramInstance* p = self("nicsim_sleep_ps")) p->node().host().sleep(ps);
@@ -140,13 +157,17 @@ void** nicsim_program_context(void) {
 }
 
 void nicsim_log(const char* format, ...) {
-  ProgramInstance* p = self("nicsim_log");
-  if (!p) return;
   char buf[1024];
   va_list ap;
   va_start(ap, format);
   std::vsnprintf(buf, sizeof buf, format, ap);
   va_end(ap);
+  if (ArgsCheckReport* check = current_args_check()) {
+    check->last_log = buf;
+    return;
+  }
+  ProgramInstance* p = self("nicsim_log");
+  if (!p) return;
   p->logged(buf);
   Sim& sim = Sim::get();
   const std::uint32_t dev = p->node().id();
@@ -172,6 +193,10 @@ void nicsim_result_tail(const char* name, const uint64_t* samples, uint32_t n, d
 }
 
 void nicsim_fail(const char* reason) {
+  if (ArgsCheckReport* check = current_args_check()) {
+    if (check->failure.empty()) check->failure = reason ? reason : "failed";
+    return;
+  }
   if (ProgramInstance* p = self("nicsim_fail")) p->fail(reason ? reason : "failed");
 }
 

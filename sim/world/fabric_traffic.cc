@@ -106,6 +106,15 @@ std::vector<std::uint32_t> permutation(std::uint32_t n) {
   return perm;
 }
 
+int check_args(int argc, char** argv) {
+  TrafficArgs args;
+  if (std::string err = parse_args(argc, argv, args); !err.empty()) {
+    nicsim_fail(err.c_str());
+    return -1;
+  }
+  return 0;
+}
+
 int fabric_traffic(int argc, char** argv) {
   TrafficArgs args;
   if (std::string err = parse_args(argc, argv, args); !err.empty()) {
@@ -185,7 +194,8 @@ const BuiltinProgram registration(
     "fabric_traffic", fabric_traffic,
     "raw fabric traffic between the workload's nodes (raw NICs): --pattern=uniform|permutation|alltoall "
     "--size=2KiB --load=0.9 --duration=100us --drain=100us --warmup=0 --arrival=fixed|poisson --vl=0 --vls=1 "
-    "--spread=destination|random");
+    "--spread=destination|random",
+    check_args);
 
 }  // namespace
 }  // namespace nicsim

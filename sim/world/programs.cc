@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "core/sim.h"
 #include "host/host.h"
 #include "scenario/loader.h"
@@ -17,10 +19,52 @@ ProgramRegistry& ProgramRegistry::instance() {
   return registry;
 }
 
-bool ProgramRegistry::add(const std::string& name, nicsim_program_fn fn, const std::string& doc) {
+bool ProgramRegistry::add(const std::string& name, nicsim_program_fn fn, const std::string& doc,
+                          nicsim_args_check_fn check) {
   if (name.empty() || !fn || programs_.count(name)) return false;
-  programs_.emplace(name, ProgramInfo{name, fn, doc, loading_origin_});
+  programs_.emplace(name, ProgramInfo{name, fn, check, doc, loading_origin_});
   return true;
+}
+
+namespace {
+thread_local ArgsCheckReport* active_check = nullptr;
+}
+
+ArgsCheckReport* current_args_check() { return active_check; }
+
+ProgramLookup registered_programs() {
+  ProgramLookup lookup([](std::string_view name) { return ProgramRegistry::instance().find(name) != nullptr; });
+  lookup.check_args = [](std::string_view name, const std::vector<std::string>& args) {
+    const ProgramInfo* program = ProgramRegistry::instance().find(name);
+    return program ? ProgramRegistry::check_args(*program, args) : std::string();
+  };
+  return lookup;
+}
+
+std::string ProgramRegistry::check_args(const ProgramInfo& program, const std::vector<std::string>& args) {
+  if (!program.check) return {};
+  // The parser gets its own writable copies, as a running program does.
+  std::vector<std::string> words{program.name};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  ArgsCheckReport report;
+  ArgsCheckReport* outer = std::exchange(active_check, &report);
+  const int status = program.check(static_cast<int>(words.size()), argv.data());
+  active_check = outer;
+  if (!report.misuse.empty())
+    return fmt::format("its argument check called {}, which only a running program may call", report.misuse);
+  // Programs prefix their messages with their name, which the caller's
+  // message gives already.
+  auto unprefixed = [&](const std::string& text) {
+    const std::string prefix = program.name + ": ";
+    return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
+  };
+  if (!report.failure.empty()) return unprefixed(report.failure);
+  if (status == 0) return {};
+  if (!report.last_log.empty()) return unprefixed(report.last_log);
+  return fmt::format("its argument check returned {} without saying why", status);
 }
 
 const ProgramInfo* ProgramRegistry::find(std::string_view name) const {

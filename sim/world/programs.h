@@ -15,11 +15,13 @@ namespace host {
 class HostThread;
 }
 class Node;
+struct ProgramLookup;
 struct WorkloadSpec;
 
 struct ProgramInfo {
   std::string name;
   nicsim_program_fn fn;
+  nicsim_args_check_fn check;  // nullptr: the program checks its arguments only when it runs
   std::string doc;
   std::string origin;  // "built-in" or the plugin's path
 };
@@ -27,8 +29,11 @@ struct ProgramInfo {
 class ProgramRegistry {
  public:
   static ProgramRegistry& instance();
-  bool add(const std::string& name, nicsim_program_fn fn, const std::string& doc);
+  bool add(const std::string& name, nicsim_program_fn fn, const std::string& doc, nicsim_args_check_fn check = nullptr);
   const ProgramInfo* find(std::string_view name) const;
+  // Runs the program's argument check on `args` (without argv[0]): "" when
+  // it takes them or has no check, else its reason.
+  static std::string check_args(const ProgramInfo& program, const std::vector<std::string>& args);
   std::vector<const ProgramInfo*> all() const;  // sorted by name
   // dlopen()s a plugin and calls its nicsim_plugin_init. Returns "" or an
   // error message naming the file and the reason.
@@ -108,10 +113,23 @@ class ProgramInstance {
 // The program instance the calling simulated thread belongs to, or nullptr.
 ProgramInstance* current_program();
 
+// The loader's view of the registry: a program is known when registered,
+// and its argument check judges a workload's arguments.
+ProgramLookup registered_programs();
+
+// What a program's argument check said, while one runs on this thread
+// (nicsim_fail, nicsim_log, and calls it may not make); nullptr otherwise.
+struct ArgsCheckReport {
+  std::string failure;
+  std::string last_log;
+  std::string misuse;
+};
+ArgsCheckReport* current_args_check();
+
 // Registers a built-in program from a C++ translation unit at load time.
 struct BuiltinProgram {
-  BuiltinProgram(const char* name, nicsim_program_fn fn, const char* doc) {
-    ProgramRegistry::instance().add(name, fn, doc);
+  BuiltinProgram(const char* name, nicsim_program_fn fn, const char* doc, nicsim_args_check_fn check = nullptr) {
+    ProgramRegistry::instance().add(name, fn, doc, check);
   }
 };
 

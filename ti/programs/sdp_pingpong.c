@@ -121,6 +121,12 @@ static int client(const struct pp_opts *o, unsigned char *buf, unsigned char *ba
 	return sdp_close(s) ? 1 : 0;
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct pp_opts o;
+	return parse(argc, argv, &o);
+}
+
 static int sdp_pingpong_main(int argc, char **argv)
 {
 	struct pp_opts o;
@@ -140,7 +146,7 @@ static int sdp_pingpong_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program("sdp_pingpong", sdp_pingpong_main,
+	nicsim_register_program_checked("sdp_pingpong", sdp_pingpong_main, check_options,
 				"SDP stream sockets over the TI: latency by message size, every byte checked; rank 0 "
 				"accepts, rank 1 connects");
 }

@@ -297,6 +297,12 @@ static int run_writer(const struct sk_opts *o)
 	return 0;
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct sk_opts o;
+	return parse(argc, argv, &o);
+}
+
 static int sdp_soak_main(int argc, char **argv)
 {
 	struct sk_opts o;
@@ -307,8 +313,8 @@ static int sdp_soak_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"sdp_soak", sdp_soak_main,
+	nicsim_register_program_checked(
+		"sdp_soak", sdp_soak_main, check_options,
 		"SDP stream sockets under link faults, every byte checked and every record accounted for; rank 0 "
 		"reads, rank 1 writes. --iters=10000 (records), --max-size=4096, --batch=0 (bytes per send; 0: one "
 		"record), --rbuf=3000, --port=5600. Results (writer): sent, delivered, failed, failed_code, corrupted, "

@@ -182,6 +182,12 @@ static int close_conns(struct st_conn *cs, int conns, int reader)
 	return rc;
 }
 
+static int check_options(int argc, char **argv)
+{
+	struct st_opts o;
+	return parse(argc, argv, &o);
+}
+
 static int sdp_stream_main(int argc, char **argv)
 {
 	struct st_opts o;
@@ -211,7 +217,7 @@ static int sdp_stream_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program("sdp_stream", sdp_stream_main,
+	nicsim_register_program_checked("sdp_stream", sdp_stream_main, check_options,
 				"SDP stream sockets over the TI: throughput by message size over several connections, every "
 				"byte checked; rank 0 reads, rank 1 writes. --sizes=4096,16384,65536,262144,1048576 (up to "
 				"16, each 1 B to 1 MiB), --bytes=4194304 (per connection and size), --conns=2 (at most 8), "

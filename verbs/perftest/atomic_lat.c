@@ -123,13 +123,26 @@ static int run(pt_ctx_t *c)
 	return 0;
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(pt_opts_t *o, int argc, char **argv)
+{
+	pt_defaults(o, "ib_atomic_lat", PT_ARG_ATOMIC);
+	pt_set_sizes(o, "8");
+	return pt_parse(o, argc, argv);
+}
+
+static int check_options(int argc, char **argv)
+{
+	pt_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int atomic_lat_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_atomic_lat", PT_ARG_ATOMIC);
-	pt_set_sizes(&o, "8");
-	if (pt_parse(&o, argc, argv))
+	if (options(&o, argc, argv))
 		return 1;
 	if (pt_setup(&c, &o, 4096, ATOMIC_LAT_DEPTH, 1, 1))
 		return pt_finish(&c, 1);
@@ -138,8 +151,8 @@ static int atomic_lat_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_atomic_lat", atomic_lat_main,
+	nicsim_register_program_checked(
+		"ib_atomic_lat", atomic_lat_main, check_options,
 		"RC atomic latency on a remote 64-bit counter (perftest ib_atomic_lat); rank 0 client, "
 		"rank 1 server. --atomic=fadd|cswap, --iters=1000, --poll=busy|event, --timeout-ms=100, --port-wait-ms=100. "
 		"Checks every returned value and the final counter on both sides. Results (client): "

@@ -447,21 +447,36 @@ static int soak(pt_ctx_t *c)
 	return 0;
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(pt_opts_t *o, int argc, char **argv)
+{
+	pt_defaults(o, "ib_rc_soak",
+		    PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH | PT_ARG_ACK_TIMEOUT | PT_ARG_RECONNECT);
+	pt_set_sizes(o, "1024");
+	o->iters = 10000;
+	o->tx_depth = 16;
+	o->rx_depth = 64;
+	o->timeout_ns = 2000000000ull; /* several 67 ms retransmission timeouts in a row */
+	if (pt_parse(o, argc, argv))
+		return -1;
+	if (o->nsizes != 1)
+		return nicsim_fail("ib_rc_soak takes one message size"), -1;
+	return 0;
+}
+
+static int check_options(int argc, char **argv)
+{
+	pt_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int rc_soak_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_rc_soak",
-		    PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH | PT_ARG_ACK_TIMEOUT | PT_ARG_RECONNECT);
-	pt_set_sizes(&o, "1024");
-	o.iters = 10000;
-	o.tx_depth = 16;
-	o.rx_depth = 64;
-	o.timeout_ns = 2000000000ull; /* several 67 ms retransmission timeouts in a row */
-	if (pt_parse(&o, argc, argv))
+	if (options(&o, argc, argv))
 		return 1;
-	if (o.nsizes != 1)
-		return nicsim_fail("ib_rc_soak takes one message size"), 1;
 	if (pt_setup(&c, &o, (size_t)(o.tx_depth + o.rx_depth) * o.sizes[0], o.tx_depth, o.rx_depth, 1))
 		return pt_finish(&c, 1);
 	return pt_finish(&c, soak(&c));
@@ -469,8 +484,8 @@ static int rc_soak_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_rc_soak", rc_soak_main,
+	nicsim_register_program_checked(
+		"ib_rc_soak", rc_soak_main, check_options,
 		"RC sends under link faults, every byte checked and every message accounted for; rank 0 sends, rank 1 "
 		"receives. --sizes=1024 (one size), --iters=10000 (messages), --tx-depth=16, --rx-depth=64, "
 		"--timeout-ms=2000, --ack-timeout=14 (RC resends after 4.096 us * 2^N), --reconnects=0 (new QPs "

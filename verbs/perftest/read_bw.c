@@ -58,12 +58,25 @@ static int run_size(pt_ctx_t *c, uint32_t size, double *mbps)
 	return check_area(c, size, 0) || check_area(c, size, o->iters - 1);
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(pt_opts_t *o, int argc, char **argv)
+{
+	pt_defaults(o, "ib_read_bw", PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_CQ_MOD);
+	return pt_parse(o, argc, argv);
+}
+
+static int check_options(int argc, char **argv)
+{
+	pt_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int read_bw_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_read_bw", PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_CQ_MOD);
-	if (pt_parse(&o, argc, argv))
+	if (options(&o, argc, argv))
 		return 1;
 	if (pt_setup(&c, &o, pt_bw_buf_len(&o), o.tx_depth, 1, o.cq_mod))
 		return pt_finish(&c, 1);
@@ -72,8 +85,8 @@ static int read_bw_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_read_bw", read_bw_main,
+	nicsim_register_program_checked(
+		"ib_read_bw", read_bw_main, check_options,
 		"RC RDMA read bandwidth (perftest ib_read_bw); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000 (reads per "
 		"size), --tx-depth=64 (posted reads), --cq-mod=16 (signal every N reads), "

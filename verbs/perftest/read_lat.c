@@ -82,12 +82,25 @@ static int run(pt_ctx_t *c)
 	return rc;
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(pt_opts_t *o, int argc, char **argv)
+{
+	pt_defaults(o, "ib_read_lat", PT_ARG_SIZES);
+	return pt_parse(o, argc, argv);
+}
+
+static int check_options(int argc, char **argv)
+{
+	pt_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int read_lat_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_read_lat", PT_ARG_SIZES);
-	if (pt_parse(&o, argc, argv))
+	if (options(&o, argc, argv))
 		return 1;
 	if (pt_setup(&c, &o, 2 * (size_t)o.max_size, READ_LAT_DEPTH, 1, 1))
 		return pt_finish(&c, 1);
@@ -96,8 +109,8 @@ static int read_lat_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_read_lat", read_lat_main,
+	nicsim_register_program_checked(
+		"ib_read_lat", read_lat_main, check_options,
 		"RC RDMA read latency (perftest ib_read_lat); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000, "
 		"--poll=busy|event, --timeout-ms=100, --port-wait-ms=100. Results (client): lat_<size>_typical, "

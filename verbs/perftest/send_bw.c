@@ -142,13 +142,26 @@ static int run_size(pt_ctx_t *c, uint32_t size, double *mbps)
 	return 0;
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(pt_opts_t *o, int argc, char **argv)
+{
+	pt_defaults(o, "ib_send_bw",
+		    PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH | PT_ARG_INLINE | PT_ARG_CQ_MOD | PT_ARG_BIDIR);
+	return pt_parse(o, argc, argv);
+}
+
+static int check_options(int argc, char **argv)
+{
+	pt_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int send_bw_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_send_bw",
-		    PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH | PT_ARG_INLINE | PT_ARG_CQ_MOD | PT_ARG_BIDIR);
-	if (pt_parse(&o, argc, argv))
+	if (options(&o, argc, argv))
 		return 1;
 	if (pt_setup(&c, &o, pt_bw_buf_len(&o), o.tx_depth, o.rx_depth, o.cq_mod))
 		return pt_finish(&c, 1);
@@ -157,8 +170,8 @@ static int send_bw_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_send_bw", send_bw_main,
+	nicsim_register_program_checked(
+		"ib_send_bw", send_bw_main, check_options,
 		"RC send bandwidth (perftest ib_send_bw); rank 0 client, rank 1 server. "
 		"--sizes=2,8,64,512,4096,65536 | --min=N --max=N (powers of two), --iters=1000 (messages "
 		"per size), --tx-depth=64 (outstanding sends), --rx-depth=256 (posted receives), "

@@ -487,25 +487,38 @@ static int parse(ud_soak_t *s, pt_opts_t *o, int argc, char **argv)
 	return 0;
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(ud_soak_t *s, int argc, char **argv)
+{
+	memset(s, 0, sizeof *s);
+	pt_defaults(&s->c.opt, "ib_ud_soak", PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH);
+	pt_set_sizes(&s->c.opt, "1024");
+	s->c.opt.iters = 10000;
+	s->c.opt.tx_depth = 16;
+	s->c.opt.rx_depth = 256;
+	s->c.opt.timeout_ns = 1000000000ull;
+	return parse(s, &s->c.opt, argc, argv);
+}
+
+static int check_options(int argc, char **argv)
+{
+	ud_soak_t s;
+	return options(&s, argc, argv);
+}
+
 static int ud_soak_main(int argc, char **argv)
 {
 	ud_soak_t s;
-	memset(&s, 0, sizeof s);
-	pt_defaults(&s.c.opt, "ib_ud_soak", PT_ARG_SIZES | PT_ARG_TX_DEPTH | PT_ARG_RX_DEPTH);
-	pt_set_sizes(&s.c.opt, "1024");
-	s.c.opt.iters = 10000;
-	s.c.opt.tx_depth = 16;
-	s.c.opt.rx_depth = 256;
-	s.c.opt.timeout_ns = 1000000000ull;
-	if (parse(&s, &s.c.opt, argc, argv))
+	if (options(&s, argc, argv))
 		return 1;
 	return release(&s, soak(&s));
 }
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_ud_soak", ud_soak_main,
+	nicsim_register_program_checked(
+		"ib_ud_soak", ud_soak_main, check_options,
 		"UD sends (or multicast with --mlid) under link faults, every byte checked and every datagram "
 		"accounted for; rank 0 sends, every other rank receives. --sizes=1024 (one size, at most 2048), "
 		"--iters=10000 (messages), --mlid=<lid> (send to this group; the receivers join it), --tx-depth=16, "

@@ -92,13 +92,26 @@ static int run(pt_ctx_t *c)
 	return rc;
 }
 
+/* The program's defaults and its arguments: shared by the run and the
+ * argument check. */
+static int options(pt_opts_t *o, int argc, char **argv)
+{
+	pt_defaults(o, "ib_write_lat", PT_ARG_SIZES | PT_ARG_INLINE);
+	o->inline_size = 128;
+	return pt_parse(o, argc, argv);
+}
+
+static int check_options(int argc, char **argv)
+{
+	pt_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int write_lat_main(int argc, char **argv)
 {
 	pt_opts_t o;
 	pt_ctx_t c;
-	pt_defaults(&o, "ib_write_lat", PT_ARG_SIZES | PT_ARG_INLINE);
-	o.inline_size = 128;
-	if (pt_parse(&o, argc, argv))
+	if (options(&o, argc, argv))
 		return 1;
 	if (pt_setup(&c, &o, 2 * (size_t)o.max_size, WRITE_LAT_DEPTH, 1, WRITE_LAT_DEPTH / 2))
 		return pt_finish(&c, 1);
@@ -107,8 +120,8 @@ static int write_lat_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ib_write_lat", write_lat_main,
+	nicsim_register_program_checked(
+		"ib_write_lat", write_lat_main, check_options,
 		"RC RDMA write ping-pong latency, each side polling its buffer's last byte (perftest "
 		"ib_write_lat); rank 0 client, rank 1 server. --sizes=2,8,64,512,4096,65536 | --min=N "
 		"--max=N (powers of two), --iters=1000, --inline=128, --poll=busy|event (send completions "

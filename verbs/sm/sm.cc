@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
+#include <system_error>
 
 #include "core/sim.h"
 #include "ib_fabric/ib_mgmt.h"
@@ -368,6 +370,17 @@ bool SubnetManager::wait_for_change(Tick deadline) {
   return changed;
 }
 
+namespace {
+
+// A whole decimal number in [min, max] and nothing else after it.
+bool whole_number(const char* text, long min, long max, long& out) {
+  const char* end = text + std::strlen(text);
+  const auto [stop, ec] = std::from_chars(text, end, out);
+  return ec == std::errc() && stop == end && out >= min && out <= max;
+}
+
+}  // namespace
+
 std::string parse_options(int argc, char** argv, SmOptions& out) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i] ? argv[i] : "";
@@ -391,23 +404,24 @@ std::string parse_options(int argc, char** argv, SmOptions& out) {
       if (g.members.empty()) return fmt::format("{}: a group needs members", a);
       out.groups.push_back(std::move(g));
     } else if (const char* v = value("--timeout-us=")) {
-      const long n = std::strtol(v, nullptr, 10);
-      if (n < 1 || n > 1000000) return fmt::format("{}: timeout must be 1..1000000 us", a);
+      long n = 0;
+      if (!whole_number(v, 1, 1000000, n)) return fmt::format("{}: timeout must be 1..1000000 us", a);
       out.timeout = static_cast<Tick>(n) * kUs;
     } else if (const char* v = value("--sweep-interval-us=")) {
-      const long n = std::strtol(v, nullptr, 10);
-      if (n < 0 || n > 10000000) return fmt::format("{}: sweep interval must be 0..10000000 us", a);
+      long n = 0;
+      if (!whole_number(v, 0, 10000000, n)) return fmt::format("{}: sweep interval must be 0..10000000 us", a);
       out.sweep_interval = static_cast<Tick>(n) * kUs;
     } else if (const char* v = value("--routing=")) {
       if (!fabric::routing::parse_engine(v, &out.routing))
         return fmt::format("{}: the routing engines are {}", a, fabric::routing::engine_names());
     } else if (const char* v = value("--max-wire-smps=")) {
-      const long n = std::strtol(v, nullptr, 10);
-      if (n < 1 || n > static_cast<long>(kMaxWireSmps)) return fmt::format("{}: must be 1..{}", a, kMaxWireSmps);
+      long n = 0;
+      if (!whole_number(v, 1, static_cast<long>(kMaxWireSmps), n))
+        return fmt::format("{}: must be 1..{}", a, kMaxWireSmps);
       out.max_wire_smps = static_cast<std::uint32_t>(n);
     } else if (const char* v = value("--retries=")) {
-      const long n = std::strtol(v, nullptr, 10);
-      if (n < 0 || n > 100) return fmt::format("{}: retries must be 0..100", a);
+      long n = 0;
+      if (!whole_number(v, 0, 100, n)) return fmt::format("{}: retries must be 0..100", a);
       out.retries = static_cast<std::uint32_t>(n);
     } else {
       return fmt::format("unknown argument '{}'", a);
@@ -417,6 +431,15 @@ std::string parse_options(int argc, char** argv, SmOptions& out) {
 }
 
 namespace {
+
+int sm_check(int argc, char** argv) {
+  SmOptions opt;
+  if (std::string err = parse_options(argc, argv, opt); !err.empty()) {
+    nicsim_fail(("subnet_manager: " + err).c_str());
+    return -1;
+  }
+  return 0;
+}
 
 int sm_main(int argc, char** argv) {
   SmOptions opt;
@@ -463,8 +486,8 @@ int sm_main(int argc, char** argv) {
 }
 
 __attribute__((constructor)) void register_sm() {
-  nicsim_register_program(
-      "subnet_manager", sm_main,
+  nicsim_register_program_checked(
+      "subnet_manager", sm_main, sm_check,
       "InfiniBand subnet manager over QP0 (directed-route sweep, LIDs, min-hop LFTs, MFTs, port activation). "
       "--mcast=<mlid>:<node>[,<node>...], --timeout-us=100, --retries=3, --sweep-interval-us=0, "
       "--routing=auto|minhop|ftree|updn, --max-wire-smps=4. As a workload it "

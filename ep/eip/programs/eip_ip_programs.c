@@ -27,6 +27,11 @@
 #define EIP_STREAM_PORT 5001
 #define EIP_BCAST_PORT 5002
 
+/* Each program's default message size, in bytes. */
+#define PING_SIZE 64
+#define STREAM_SIZE 65000
+#define BCAST_SIZE 8192
+
 /* What every program sets up on its node. */
 typedef struct eip_prog {
 	ep_perf_opts_t o;
@@ -35,30 +40,61 @@ typedef struct eip_prog {
 	int rank, size;
 } eip_prog_t;
 
-/* Parses the arguments (--ntmds here, the rest by ep_perf_parse), attaches
- * the driver and IP, and waits for every rank. */
-static int prog_start(eip_prog_t *p, int argc, char **argv, uint32_t size0)
+/* A program's defaults and its arguments (--ntmds here, the rest by
+ * ep_perf_parse), shared by the run and the argument check; *ntmds stays 0
+ * unless given. */
+static int options(ep_perf_opts_t *o, uint64_t *ntmds, int argc, char **argv, uint32_t size0, uint32_t max_size)
 {
 	char *rest[16];
 	int i, nrest = 0, got;
-	uint64_t ntmds;
-	memset(p, 0, sizeof *p);
-	p->o.sizes[0] = size0;
-	p->o.nsizes = 1;
-	p->o.min_size = 4;      /* the sequence number each datagram carries */
-	p->o.max_size = 65536; /* an IP datagram; each program checks its own maximum below it */
-	p->o.iters = 100;
+	memset(o, 0, sizeof *o);
+	*ntmds = 0;
+	o->sizes[0] = size0;
+	o->nsizes = 1;
+	o->min_size = 4; /* the sequence number each datagram carries */
+	o->max_size = max_size;
+	o->iters = 100;
 	for (i = 0; i < argc && nrest < 16; i++) {
-		got = i > 0 ? nicsim_arg_u64(argv[i], "--ntmds=", 1, 4096, &ntmds) : 0;
+		got = i > 0 ? nicsim_arg_u64(argv[i], "--ntmds=", 1, 4096, ntmds) : 0;
 		if (got < 0)
 			return -1;
-		if (got > 0)
-			eip_ntmds = (int)ntmds; /* the same value on every node */
-		else
+		if (got == 0)
 			rest[nrest++] = argv[i];
 	}
-	if (ep_perf_parse(&p->o, nrest, rest) != 0)
+	return ep_perf_parse(o, nrest, rest) != 0 ? -1 : 0;
+}
+
+static int ping_check(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	uint64_t ntmds;
+	return options(&o, &ntmds, argc, argv, PING_SIZE, EIP_ICMP_MAXDATA);
+}
+
+static int stream_check(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	uint64_t ntmds;
+	return options(&o, &ntmds, argc, argv, STREAM_SIZE, EIP_UDP_MAXDATA);
+}
+
+static int bcast_check(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	uint64_t ntmds;
+	return options(&o, &ntmds, argc, argv, BCAST_SIZE, EIP_UDP_MAXDATA);
+}
+
+/* Takes the arguments, attaches the driver and IP, and waits for every
+ * rank. */
+static int prog_start(eip_prog_t *p, int argc, char **argv, uint32_t size0, uint32_t max_size)
+{
+	uint64_t ntmds;
+	memset(p, 0, sizeof *p);
+	if (options(&p->o, &ntmds, argc, argv, size0, max_size) != 0)
 		return -1;
+	if (ntmds)
+		eip_ntmds = (int)ntmds; /* the same value on every node */
 	p->rank = (int)nicsim_workload_rank();
 	p->size = (int)nicsim_workload_size();
 	p->dev = eip_attach(0);
@@ -165,7 +201,7 @@ static int ping_main(int argc, char **argv)
 	eip_prog_t p;
 	uint32_t dst = 0;
 	int s, pinger;
-	if (prog_start(&p, argc, argv, 64) != 0)
+	if (prog_start(&p, argc, argv, PING_SIZE, EIP_ICMP_MAXDATA) != 0)
 		return 1;
 	pinger = p.rank % 2 == 0 && p.rank + 1 < p.size;
 	if (pinger)
@@ -253,7 +289,7 @@ static int stream_main(int argc, char **argv)
 	EIP_UDP *u;
 	uint32_t peer = 0;
 	int s, sender, receiver;
-	if (prog_start(&p, argc, argv, 65000) != 0)
+	if (prog_start(&p, argc, argv, STREAM_SIZE, EIP_UDP_MAXDATA) != 0)
 		return 1;
 	sender = p.rank % 2 == 0 && p.rank + 1 < p.size;
 	receiver = p.rank % 2 == 1;
@@ -287,7 +323,7 @@ static int bcast_main(int argc, char **argv)
 	eip_prog_t p;
 	EIP_UDP *u;
 	int s;
-	if (prog_start(&p, argc, argv, 8192) != 0)
+	if (prog_start(&p, argc, argv, BCAST_SIZE, EIP_UDP_MAXDATA) != 0)
 		return 1;
 	u = eip_udp_bind(p.ip, EIP_BCAST_PORT);
 	if (!u || !sizes_fit(&p.o, EIP_UDP_MAXDATA) || p.size < 2 || nicsim_barrier() != 0) {
@@ -320,18 +356,18 @@ static int bcast_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"eip_ping", ping_main,
+	nicsim_register_program_checked(
+		"eip_ping", ping_main, ping_check,
 		"ICMP echo over IP on the Elan IP driver; ranks pair up (0 pings 1, 2 pings 3, ...), every "
 		"byte of each reply checked. --sizes=64,1024 --iters=100 --ntmds=32. Results: rtt_<size> in "
 		"us (rank 0, mean round trip); r0./r1. driver and MIB-II counters");
-	nicsim_register_program(
-		"eip_stream", stream_main,
+	nicsim_register_program_checked(
+		"eip_stream", stream_main, stream_check,
 		"UDP stream over IP on the Elan IP driver, in rank pairs (0 sends to 1, 2 to 3, ...), every "
 		"byte checked, each datagram exactly once. --sizes=65000 --iters=100 --ntmds=32. Results: "
 		"bw_<size> in MB/s (rank 1); r0./r1. driver and MIB-II counters");
-	nicsim_register_program(
-		"eip_bcast", bcast_main,
+	nicsim_register_program_checked(
+		"eip_bcast", bcast_main, bcast_check,
 		"UDP broadcast over IP on the Elan IP driver: rank 0 to every other rank, each datagram "
 		"exactly once everywhere, every byte checked. --sizes=8192 --iters=100 --ntmds=32. Results: "
 		"bw_<size> in MB/s (rank 1); r0./r1. driver and MIB-II counters");

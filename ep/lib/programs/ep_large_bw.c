@@ -63,6 +63,14 @@ static int send_large(void *ctx, ep_perf_tx_t *tx)
 	return ep_transmit_large(l->xmtr, l->peer, EP_PERF_SERVICE, 0, ep_perf_on_tx, tx, &l->iov, 1);
 }
 
+static const ep_perf_opts_t defaults = {.sizes = {65536}, .nsizes = 1, .iters = 256, .window = 8, .min_size = 1, .max_size = EP_PERF_MAX_LARGE};
+
+static int check_options(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	return ep_perf_options(&o, &defaults, argc, argv);
+}
+
 static int large_bw_main(int argc, char **argv)
 {
 	ep_perf_opts_t o;
@@ -71,15 +79,8 @@ static int large_bw_main(int argc, char **argv)
 	int peer, s, i, client = nicsim_workload_rank() == 0;
 	uint32_t maxsize = 0;
 
-	memset(&o, 0, sizeof o);
 	memset(&st, 0, sizeof st);
-	o.sizes[0] = 65536;
-	o.nsizes = 1;
-	o.min_size = 1;
-	o.max_size = EP_PERF_MAX_LARGE;
-	o.iters = 256;
-	o.window = 8;
-	if (ep_perf_parse(&o, argc, argv) != 0)
+	if (ep_perf_options(&o, &defaults, argc, argv) != 0)
 		return 1;
 	for (s = 0; s < o.nsizes; s++)
 		if (o.sizes[s] > maxsize)
@@ -159,8 +160,8 @@ static int large_bw_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ep_large_bw", large_bw_main,
+	nicsim_register_program_checked(
+		"ep_large_bw", large_bw_main, check_options,
 		"Elan Kernel Comms large-message stream bandwidth; rank 0 sends, rank 1 receives. "
 		"--sizes=65536 --iters=256 --window=8. Results (sender): bw_<size> in MB/s");
 }

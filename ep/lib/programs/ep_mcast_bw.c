@@ -55,6 +55,24 @@ static int send_multicast(void *ctx, ep_perf_tx_t *tx)
 				  &m->iov, 1);
 }
 
+static const ep_perf_opts_t defaults = {.sizes = {65536}, .nsizes = 1, .iters = 64, .window = 4, .min_size = 1, .max_size = EP_PERF_MAX_LARGE};
+
+/* The options, shared by the run and the argument check. */
+static int options(ep_perf_opts_t *o, int argc, char **argv)
+{
+	if (ep_perf_options(o, &defaults, argc, argv) != 0)
+		return -1;
+	if (o->nsizes != 1)
+		return nicsim_fail("ep_mcast_bw takes one message size"), -1;
+	return 0;
+}
+
+static int check_options(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int mcast_bw_main(int argc, char **argv)
 {
 	ep_perf_opts_t o;
@@ -63,18 +81,9 @@ static int mcast_bw_main(int argc, char **argv)
 	int i, root = nicsim_workload_rank() == 0;
 	uint32_t nrecv = nicsim_workload_size() - 1;
 
-	memset(&o, 0, sizeof o);
 	memset(&st, 0, sizeof st);
-	o.sizes[0] = 65536;
-	o.nsizes = 1;
-	o.min_size = 1;
-	o.max_size = EP_PERF_MAX_LARGE;
-	o.iters = 64;
-	o.window = 4;
-	if (ep_perf_parse(&o, argc, argv) != 0)
+	if (options(&o, argc, argv) != 0)
 		return 1;
-	if (o.nsizes != 1)
-		return nicsim_fail("ep_mcast_bw takes one message size"), 1;
 	st.size = o.sizes[0];
 	st.total = o.iters;
 	st.pattern = 7;
@@ -134,8 +143,8 @@ static int mcast_bw_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ep_mcast_bw", mcast_bw_main,
+	nicsim_register_program_checked(
+		"ep_mcast_bw", mcast_bw_main, check_options,
 		"Elan Kernel Comms multicast stream: rank 0 multicasts to all other nodes (-1..-1, EP_NOT_MYSELF). "
 		"--sizes=65536 --iters=64 --window=4. Results (rank 0): mcast_bw_<size> in MB/s per receiver, messages");
 }

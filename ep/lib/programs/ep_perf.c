@@ -32,6 +32,12 @@ int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv)
 	return 0;
 }
 
+int ep_perf_options(ep_perf_opts_t *o, const ep_perf_opts_t *defaults, int argc, char **argv)
+{
+	*o = *defaults;
+	return ep_perf_parse(o, argc, argv);
+}
+
 int ep_perf_peer(void)
 {
 	uint32_t me = nicsim_workload_rank();

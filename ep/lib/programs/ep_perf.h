@@ -30,6 +30,10 @@ typedef struct ep_perf_opts {
 /* --sizes=a,b,c (min_size to max_size) --iters=N (1 to 10^9) --window=N (1 to
  * 4096); returns 0, or -1 with the program failed and the reason given. */
 int ep_perf_parse(ep_perf_opts_t *o, int argc, char **argv);
+/* A program's options: its defaults (sizes, the range a size may take,
+ * iterations, window), then its arguments on top as ep_perf_parse reads
+ * them. The run and the argument check both call it. */
+int ep_perf_options(ep_perf_opts_t *o, const ep_perf_opts_t *defaults, int argc, char **argv);
 /* This node's Elan id to the other rank, and the other rank's back; -1 on failure. */
 int ep_perf_peer(void);
 /* Maps len bytes of node memory with perm; returns the Elan address or 0. */

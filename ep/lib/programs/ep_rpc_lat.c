@@ -186,18 +186,20 @@ static int server(const ep_perf_opts_t *o, uint32_t maxsize)
 	return 0;
 }
 
+static const ep_perf_opts_t defaults = {.sizes = {0, 64, 1024, 8192}, .nsizes = 4, .iters = 200, .min_size = 0, .max_size = 1u << 20};
+
+static int check_options(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	return ep_perf_options(&o, &defaults, argc, argv);
+}
+
 static int rpc_lat_main(int argc, char **argv)
 {
 	ep_perf_opts_t o;
 	uint32_t maxsize = 1;
 	int s, peer;
-	memset(&o, 0, sizeof o);
-	o.sizes[0] = 0; o.sizes[1] = 64; o.sizes[2] = 1024; o.sizes[3] = 8192;
-	o.nsizes = 4;
-	o.min_size = 0;
-	o.max_size = 1u << 20;
-	o.iters = 200;
-	if (ep_perf_parse(&o, argc, argv) != 0)
+	if (ep_perf_options(&o, &defaults, argc, argv) != 0)
 		return 1;
 	for (s = 0; s < o.nsizes; s++)
 		if (o.sizes[s] > maxsize)
@@ -210,8 +212,8 @@ static int rpc_lat_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ep_rpc_lat", rpc_lat_main,
+	nicsim_register_program_checked(
+		"ep_rpc_lat", rpc_lat_main, check_options,
 		"Elan Kernel Comms RPC round trips; rank 0 calls (ep_transmit_rpc), rank 1 serves (ep_complete_rpc with a "
 		"datavec reply). --sizes=0,64,1024,8192 (reply bytes) --iters=200. Results (caller): rpc_<size> (mean), "
 		"rpc_<size>_p99, rpc_<size>_max in us (whole round trip)");

@@ -23,6 +23,14 @@ static int check(const unsigned char *p, uint32_t seq, uint32_t len)
 	return 0;
 }
 
+static const ep_perf_opts_t defaults = {.sizes = {8, 64, 256}, .nsizes = 3, .iters = 1000, .min_size = 1, .max_size = 65536};
+
+static int check_options(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	return ep_perf_options(&o, &defaults, argc, argv);
+}
+
 static int small_lat_main(int argc, char **argv)
 {
 	ep_perf_opts_t o;
@@ -33,13 +41,7 @@ static int small_lat_main(int argc, char **argv)
 	uint32_t maxsize = 0;
 	int peer, s, client = nicsim_workload_rank() == 0;
 
-	memset(&o, 0, sizeof o);
-	o.sizes[0] = 8; o.sizes[1] = 64; o.sizes[2] = 256;
-	o.nsizes = 3;
-	o.min_size = 1;
-	o.max_size = 65536;
-	o.iters = 1000;
-	if (ep_perf_parse(&o, argc, argv) != 0)
+	if (ep_perf_options(&o, &defaults, argc, argv) != 0)
 		return 1;
 	for (s = 0; s < o.nsizes; s++)
 		if (o.sizes[s] > maxsize)
@@ -110,8 +112,8 @@ static int small_lat_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ep_small_lat", small_lat_main,
+	nicsim_register_program_checked(
+		"ep_small_lat", small_lat_main, check_options,
 		"Elan Kernel Comms small-message ping-pong latency; rank 0 client, rank 1 echo server. "
 		"--sizes=8,64,256 --iters=1000. Results (client): lat_<size> (mean), lat_<size>_p99, lat_<size>_max in us "
 		"(half round trip)");

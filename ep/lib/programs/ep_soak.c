@@ -424,6 +424,24 @@ static int send_and_judge(soak_t *s)
 	return 0;
 }
 
+static const ep_perf_opts_t defaults = {.sizes = {65536}, .nsizes = 1, .iters = 2000, .window = 8, .min_size = HDR_BYTES, .max_size = EP_PERF_MAX_LARGE};
+
+/* The options, shared by the run and the argument check. */
+static int options(ep_perf_opts_t *o, int argc, char **argv)
+{
+	if (ep_perf_options(o, &defaults, argc, argv) != 0)
+		return -1;
+	if (o->nsizes != 1 || o->window > MAX_WINDOW)
+		return nicsim_fail("ep_soak: one size of at least 20 bytes, --window at most 64"), -1;
+	return 0;
+}
+
+static int check_options(int argc, char **argv)
+{
+	ep_perf_opts_t o;
+	return options(&o, argc, argv);
+}
+
 static int soak_main(int argc, char **argv)
 {
 	soak_t *s = nicsim_alloc(sizeof(soak_t), 64);
@@ -431,20 +449,13 @@ static int soak_main(int argc, char **argv)
 	if (!s)
 		return 1;
 	memset(s, 0, sizeof *s);
-	s->o.sizes[0] = 65536;
-	s->o.nsizes = 1;
-	s->o.min_size = HDR_BYTES;
-	s->o.max_size = EP_PERF_MAX_LARGE;
-	s->o.iters = 2000;
-	s->o.window = 8;
-	if (ep_perf_parse(&s->o, argc, argv) != 0)
+	if (options(&s->o, argc, argv) != 0)
 		return 1;
 	s->size = s->o.sizes[0];
 	s->rank = nicsim_workload_rank();
 	s->receivers = nicsim_workload_size() - 1;
-	if (s->o.nsizes != 1 || s->size < HDR_BYTES || s->o.window > MAX_WINDOW || s->receivers < 1 ||
-	    s->receivers > MAX_RECEIVERS)
-		return nicsim_fail("ep_soak: one size of at least 20 bytes, --window at most 64, 2 to 64 nodes"), 1;
+	if (s->receivers < 1 || s->receivers > MAX_RECEIVERS)
+		return nicsim_fail("ep_soak runs on 2 to 64 nodes"), 1;
 	if (s->rank == 0) {
 		rc = send_and_judge(s);
 	} else {
@@ -459,8 +470,8 @@ static int soak_main(int argc, char **argv)
 
 __attribute__((constructor)) static void reg(void)
 {
-	nicsim_register_program(
-		"ep_soak", soak_main,
+	nicsim_register_program_checked(
+		"ep_soak", soak_main, check_options,
 		"Elan Kernel Comms large messages and RPCs under node deaths and returns, every byte checked and every "
 		"message accounted for; rank 0 sends to the other ranks in turn. --sizes=65536 (one size) --iters=2000 "
 		"--window=8. Results (rank 0): sent, refused, completed_ok, failed_reset, failed_other, delivered, "

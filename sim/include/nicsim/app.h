@@ -36,6 +36,21 @@ typedef int (*nicsim_program_fn)(int argc, char** argv);
 /* Registers a program. Returns 0, or -1 if the name is taken or empty. */
 int nicsim_register_program(const char* name, nicsim_program_fn fn, const char* doc);
 
+/* A program's argument check: the program's own option parser, run on a
+ * workload's arguments (argv[0] the program's name) when the scenario is
+ * loaded, before anything is built or simulated, so that `nicsim validate`
+ * and `nicsim run` report a bad argument at its place in the scenario file
+ * and exit 2. It runs outside any simulated thread: it may call only
+ * nicsim_fail, nicsim_log and the nicsim_arg_* readers (any other call is
+ * reported as the program's error), and it keeps no state. Returns 0 when
+ * the program takes the arguments; otherwise its reason is the
+ * nicsim_fail text, else its last nicsim_log line. */
+typedef int (*nicsim_args_check_fn)(int argc, char** argv);
+
+/* nicsim_register_program with an argument check (NULL: none). */
+int nicsim_register_program_checked(const char* name, nicsim_program_fn fn, nicsim_args_check_fn check,
+                                    const char* doc);
+
 /* Defined by a plugin; called once after the plugin is loaded. Returns 0 on
  * success. */
 int nicsim_plugin_init(void);
