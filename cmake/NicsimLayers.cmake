@@ -71,10 +71,11 @@ function(nicsim_headers_check layer include_dir c_source cxx_source)
   add_dependencies(layer_${layer} ${target})
 endfunction()
 
-# nicsim_fuzz_target(NAME SOURCES file... [INCLUDES dir...] [RUNS n] [MAX_LEN n]
-# [REPLAYS n]): a fuzz target (docs/fuzzing.md). Its seed corpus is fuzz/corpus/NAME
-# beside it. In a build with clang and NICSIM_SANITIZE (NICSIM_FUZZ) it is
-# a libFuzzer target: its objects link with the fuzzed layers' own, which
+# nicsim_fuzz_target(NAME SOURCES file... [INCLUDES dir...] [LAYERS layer...]
+# [RUNS n] [MAX_LEN n] [REPLAYS n]): a fuzz target (docs/fuzzing.md). Its seed
+# corpus is fuzz/corpus/NAME beside it. In a build with clang and
+# NICSIM_SANITIZE (NICSIM_FUZZ) it is a libFuzzer target: its objects link
+# with the fuzzed layers' own (LAYERS, else NICSIM_FUZZ_LAYERS), which
 # carry the coverage counters, and test Fuzz.NAME runs it RUNS times from
 # the corpus, new inputs going to the build tree. In any other build (GCC:
 # the CI's) NAME_replay is the same source with our own driver
@@ -82,14 +83,17 @@ endfunction()
 # and REPLAYS seeded mutations of it.
 set(NICSIM_FUZZ_LAYERS core host fabric world ib_wire ib_fabric hca_model verbs cm elite elan_model)
 function(nicsim_fuzz_target name)
-  cmake_parse_arguments(F "" "RUNS;MAX_LEN;REPLAYS" "SOURCES;INCLUDES" ${ARGN})
+  cmake_parse_arguments(F "" "RUNS;MAX_LEN;REPLAYS" "SOURCES;INCLUDES;LAYERS" ${ARGN})
   set(corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
+  if(NOT F_LAYERS)
+    set(F_LAYERS ${NICSIM_FUZZ_LAYERS})
+  endif()
   if(NOT NICSIM_FUZZ)
     nicsim_fuzz_replay(${name} SOURCES ${F_SOURCES} INCLUDES ${F_INCLUDES} MAX_LEN ${F_MAX_LEN} REPLAYS ${F_REPLAYS})
     return()
   endif()
   add_executable(${name} ${F_SOURCES} ${PROJECT_SOURCE_DIR}/sim/fuzz/sc_main.cc)
-  foreach(layer IN LISTS NICSIM_FUZZ_LAYERS)
+  foreach(layer IN LISTS F_LAYERS)
     target_link_libraries(${name} PRIVATE layer_${layer})
   endforeach()
   target_link_libraries(${name} PRIVATE GTest::gtest)

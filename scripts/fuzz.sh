@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-10000}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_scenario fuzz_hca_packet fuzz_mad fuzz_elan_packet)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_scenario fuzz_hca_packet fuzz_mad fuzz_elan_packet fuzz_program_args)
 ./scripts/deps.sh
 clangxx=$(command -v clang++-16 || true)
 if [ -z "$clangxx" ]; then

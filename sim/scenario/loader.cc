@@ -586,15 +586,17 @@ void Loader::workloads(const pb::Scenario& msg, const Locator& root) {
 }
 
 // The program's own parser judges the arguments. The error is placed at
-// the first argument whose prefix of the list the parser refuses (at the
-// workload when it refuses even no arguments), so a cross-argument rule is
-// placed at the argument that breaks it.
+// the argument that ends the shortest prefix of the list refused for the
+// same reason as the whole (at the workload when no arguments at all give
+// it): a rule between arguments lands on the one that breaks it, and a
+// prefix refused only for a default that a later argument changes does
+// not count.
 void Loader::check_args(const WorkloadSpec& spec, const Locator& where) {
   if (!programs_.check_args) return;
   const std::string reason = programs_.check_args(spec.program, spec.args);
   if (reason.empty()) return;
   std::vector<std::string> prefix;
-  while (prefix.size() < spec.args.size() && programs_.check_args(spec.program, prefix).empty())
+  while (prefix.size() < spec.args.size() && programs_.check_args(spec.program, prefix) != reason)
     prefix.push_back(spec.args[prefix.size()]);
   const std::string message = fmt::format("program '{}' does not take these arguments: {}", spec.program, reason);
   if (prefix.empty()) fail(where.self(), message);

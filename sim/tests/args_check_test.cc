@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ int writes_check(int argc, char** argv) {
   return 0;
 }
 
+// A C++ check, as a plugin's may be, that throws.
+int throws_check(int, char**) { throw std::runtime_error("a plugin's parser gave up"); }
+
 struct Registered {
   Registered() {
     nicsim_register_program_checked("args_probe", probe_main, probe_check, "test");
@@ -73,6 +77,7 @@ struct Registered {
     nicsim_register_program_checked("args_misuse", probe_main, misuse_check, "test");
     nicsim_register_program_checked("args_silent", probe_main, silent_check, "test");
     nicsim_register_program_checked("args_writes", probe_main, writes_check, "test");
+    nicsim_register_program_checked("args_throws", probe_main, throws_check, "test");
     nicsim_register_program("args_unchecked", probe_main, "test");
   }
 } registered;
@@ -98,26 +103,26 @@ TEST(ArgsCheck, ReasonsComeFromTheProgramsOwnParser) {
 TEST(ArgsCheck, CallsOnlyARunningProgramMayMakeAreTheProgramsError) {
   EXPECT_EQ(check("args_misuse", {}),
             "its argument check called nicsim_workload_size, which only a running program may call");
-  // A check leaves nothing behind for the next one.
-  EXPECT_EQ(check("args_probe", {}), "");
+  EXPECT_EQ(current_args_check(), nullptr);  // nothing left behind for the next call
 }
 
-TEST(ArgsCheck, TheParserWritesItsOwnCopies) {
-  const std::vector<std::string> args{"--a=1", "--b=2"};
-  EXPECT_EQ(ProgramRegistry::check_args(*ProgramRegistry::instance().find("args_writes"), args), "");
-  EXPECT_EQ(args, (std::vector<std::string>{"--a=1", "--b=2"}));
+TEST(ArgsCheck, AThrowingCheckIsARefusalAndLeavesNoReportBehind) {
+  EXPECT_EQ(check("args_throws", {}), "its argument check threw: a plugin's parser gave up");
+  EXPECT_EQ(current_args_check(), nullptr);
+  EXPECT_EQ(check("args_probe", {"--count=2"}), "");
 }
 
 TEST(ArgsCheck, AProgramWithoutACheckTakesAnyArguments) { EXPECT_EQ(check("args_unchecked", {"--anything"}), ""); }
 
+std::string scenario_text(const std::string& program, const std::string& args) {
+  return "node { name: \"a\" }\nnode { name: \"b\" }\nlink { a: \"a\" b: \"b\" }\nworkload {\n  program: \"" + program +
+         "\"\n  nodes: \"a\"\n" + args + "}\n";
+}
+
 // The error (file:line:column, the message) for a workload with `args`.
 std::string load_error(const std::string& program, const std::string& args) {
-  const std::string text =
-      "node { name: \"a\" }\nnode { name: \"b\" }\nlink { a: \"a\" b: \"b\" }\nworkload {\n"
-      "  program: \"" +
-      program + "\"\n  nodes: \"a\"\n" + args + "}\n";
   try {
-    load_scenario_text(text, "args.textproto", registered_programs());
+    load_scenario_text(scenario_text(program, args), "args.textproto", registered_programs());
   } catch (const ScenarioError& e) {
     return e.what();
   }
@@ -132,9 +137,30 @@ TEST(ArgsCheck, TheLoaderPlacesTheErrorAtTheArgument) {
   // A rule between arguments is placed at the one that breaks it.
   EXPECT_EQ(load_error("args_probe", "  args: \"--low=9\"\n  args: \"--count=1\"\n  args: \"--high=3\"\n"),
             "args.textproto:9:3: args: program 'args_probe' does not take these arguments: --low is above --high");
-  // Refused with no arguments at all: placed at the workload.
+  // The bad one first: placed there, not at the last.
+  EXPECT_EQ(load_error("args_probe", "  args: \"--count=0\"\n  args: \"--count=2\"\n"),
+            "args.textproto:7:3: args: program 'args_probe' does not take these arguments: --count=0: expected a "
+            "whole number from 1 to 10");
+  // --low=200 alone is refused against the default --high=100, which the
+  // next argument raises: the error is the last argument's.
+  EXPECT_EQ(load_error("args_probe", "  args: \"--low=200\"\n  args: \"--high=300\"\n  args: \"--count=11\"\n"),
+            "args.textproto:9:3: args: program 'args_probe' does not take these arguments: --count=11: expected a "
+            "whole number from 1 to 10");
+  // Refused with no arguments at all: placed at the workload; a required
+  // option given a bad value: placed at it.
   EXPECT_EQ(load_error("args_needs_count", ""),
             "args.textproto:4:1: program 'args_needs_count' does not take these arguments: --count is required");
+  EXPECT_EQ(load_error("args_needs_count", "  args: \"--count=0\"\n"),
+            "args.textproto:7:3: args: program 'args_needs_count' does not take these arguments: --count=0: "
+            "expected a whole number from 1 to 10");
+}
+
+// A check that writes into its argv leaves the scenario's arguments as
+// they were written.
+TEST(ArgsCheck, TheScenarioKeepsTheArgumentsAParserWroteInto) {
+  const Scenario sc = load_scenario_text(scenario_text("args_writes", "  args: \"--a=1\"\n  args: \"--b=2\"\n"),
+                                         "args.textproto", registered_programs());
+  EXPECT_EQ(sc.workloads.at(0).args, (std::vector<std::string>{"--a=1", "--b=2"}));
 }
 
 }  // namespace

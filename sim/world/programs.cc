@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <exception>
 #include <utility>
 
 #include "core/sim.h"
@@ -50,9 +51,19 @@ std::string ProgramRegistry::check_args(const ProgramInfo& program, const std::v
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   ArgsCheckReport report;
-  ArgsCheckReport* outer = std::exchange(active_check, &report);
-  const int status = program.check(static_cast<int>(words.size()), argv.data());
-  active_check = outer;
+  int status = 0;
+  {
+    // Restored however the check ends: a C++ check (a plugin's) may throw.
+    struct Active {
+      ArgsCheckReport* outer;
+      ~Active() { active_check = outer; }
+    } active{std::exchange(active_check, &report)};
+    try {
+      status = program.check(static_cast<int>(words.size()), argv.data());
+    } catch (const std::exception& e) {
+      return fmt::format("its argument check threw: {}", e.what());
+    }
+  }
   if (!report.misuse.empty())
     return fmt::format("its argument check called {}, which only a running program may call", report.misuse);
   // Programs prefix their messages with their name, which the caller's

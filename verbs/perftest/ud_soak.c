@@ -468,13 +468,15 @@ static int parse(ud_soak_t *s, pt_opts_t *o, int argc, char **argv)
 {
 	char *rest[64];
 	int n = 0, i;
-	for (i = 0; i < argc && n < 64; i++) {
+	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "--mlid=", 7)) {
 			char *end;
 			unsigned long v = strtoul(argv[i] + 7, &end, 0);
 			if (argv[i][7] < '0' || argv[i][7] > '9' || *end || v < 0xc000 || v > 0xfffe)
 				return nicsim_fail("ib_ud_soak: --mlid must be a multicast LID (0xc000-0xfffe)"), -1;
 			s->mlid = (uint32_t)v;
+		} else if (n == 64) {
+			return nicsim_fail("ib_ud_soak: at most 63 arguments besides --mlid"), -1;
 		} else {
 			rest[n++] = argv[i];
 		}

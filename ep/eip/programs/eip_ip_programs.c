@@ -54,10 +54,12 @@ static int options(ep_perf_opts_t *o, uint64_t *ntmds, int argc, char **argv, ui
 	o->min_size = 4; /* the sequence number each datagram carries */
 	o->max_size = max_size;
 	o->iters = 100;
-	for (i = 0; i < argc && nrest < 16; i++) {
+	for (i = 0; i < argc; i++) {
 		got = i > 0 ? nicsim_arg_u64(argv[i], "--ntmds=", 1, 4096, ntmds) : 0;
 		if (got < 0)
 			return -1;
+		if (got == 0 && nrest == 16)
+			return nicsim_fail("at most 15 arguments besides --ntmds"), -1;
 		if (got == 0)
 			rest[nrest++] = argv[i];
 	}

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define NICSIM_APP_API_VERSION 1
+#define NICSIM_APP_API_VERSION 2 /* 2: nicsim_register_program_checked */
 
 /* A program's entry point: returns 0 on success; anything else fails the
  * workload (and `nicsim run` exits 1). */
@@ -40,11 +40,13 @@ int nicsim_register_program(const char* name, nicsim_program_fn fn, const char* 
  * workload's arguments (argv[0] the program's name) when the scenario is
  * loaded, before anything is built or simulated, so that `nicsim validate`
  * and `nicsim run` report a bad argument at its place in the scenario file
- * and exit 2. It runs outside any simulated thread: it may call only
- * nicsim_fail, nicsim_log and the nicsim_arg_* readers (any other call is
- * reported as the program's error), and it keeps no state. Returns 0 when
- * the program takes the arguments; otherwise its reason is the
- * nicsim_fail text, else its last nicsim_log line. */
+ * and exit 2. It runs outside any simulated thread: of nicsim's calls it
+ * may make only nicsim_fail, nicsim_log and the nicsim_arg_* readers (any
+ * other nicsim_* call is reported as the program's error), it must not
+ * call into a stack (verbs, ep_*, dat_*, sockets), and it keeps no state.
+ * It takes the arguments when it returns 0 and has not called nicsim_fail;
+ * the reason it refuses them is its nicsim_fail text, else its last
+ * nicsim_log line. */
 typedef int (*nicsim_args_check_fn)(int argc, char** argv);
 
 /* nicsim_register_program with an argument check (NULL: none). */
