@@ -30,9 +30,8 @@ bool outside_simulation(const char* call) {
 // Programs call these only from their own simulated threads; a call from
 // anywhere else is a usage error reported once per call site kind.
 ProgramInstance* self(const char* call) {
-  if (outside_simulation(call)) return nullptr;
   ProgramInstance* p = current_program();
-  if (!p) Sim::get().error("app", fmt::format("{} called outside a program thread", call));
+  if (!p && !outside_simulation(call)) Sim::get().error("app", fmt::format("{} called outside a program thread", call));
   return p;
 }
 
