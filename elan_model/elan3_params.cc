@@ -148,8 +148,8 @@ const bool registered = [] {
       [](NicContext& c) -> std::unique_ptr<fabric::Device> {
         return std::make_unique<Elan3>(c.fabric, c.device_id, c.name, c.node.host(), c.node.bus(), c.params);
       },
-      [](fabric::Device& remote, const ParamSet& params) {
-        remote.port(1).deliver_after_tail(rx_after_tail(elan3_params_from(params)));
+      [](fabric::Port& stand_in, const ParamSet& params) {
+        stand_in.deliver_after_tail(rx_after_tail(elan3_params_from(params)));
       });
   NetworkKinds::instance().set_nic_pcap_format("elan3", "elan3");
   return true;

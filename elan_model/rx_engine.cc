@@ -197,7 +197,7 @@ void RxEngine::answer(const fabric::Packet& in, Token t) {
   }
   // Lost on the way (a link down, an injected drop): counted by the fabric;
   // the sender's ack timer resends.
-  fabric::Port::carry_back(in, a, start);
+  fabric::Port::carry_back(elan_.net_port(), in, a, start);
 }
 
 void RxEngine::process(fabric::Packet* p) {

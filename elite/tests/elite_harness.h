@@ -143,7 +143,7 @@ class Endpoint : public fabric::Device {
     for (std::uint32_t i = 8; i < 16; ++i) r->bytes[i] = pattern(id_, seq, i);
     r->meta.src_node = id_;
     r->meta.kind = fabric::kPacketElanAck;
-    fabric::Port::carry_back(*p, r, now());
+    fabric::Port::carry_back(port(1), *p, r, now());
     fabric().pool().put(p);
   }
   void record_reply(fabric::Packet* r) {

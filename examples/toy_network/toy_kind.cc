@@ -68,7 +68,7 @@ void register_toy_network() {
         return std::make_unique<ToyNic>(c.fabric, c.device_id, c.name, c.params);
       },
       // A process that does not run the NIC still delivers to it as it does.
-      [](nicsim::fabric::Device& remote, const nicsim::ParamSet&) { remote.port(1).deliver_after_tail(0); });
+      [](nicsim::fabric::Port& stand_in, const nicsim::ParamSet&) { stand_in.deliver_after_tail(0); });
   nicsim::NetworkKinds& kinds = nicsim::NetworkKinds::instance();
   kinds.add_packet_kind(kPacketToy, "toy");
   kinds.add_pcap_format({"toy", 149 /* LINKTYPE_USER2: raw frames */, -1});

@@ -1,6 +1,7 @@
 // A rank builds only the devices it runs: rank 0 of two, built in this
-// process, stands for rank 1's hosts and switches by their ports alone, and
-// still routes its own switches exactly as one process does.
+// process, stands for rank 1's hosts and switches by the ports its own
+// devices are linked to, builds only the links with an end on its devices,
+// and still routes its own switches exactly as one process does.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -73,7 +74,10 @@ TEST(RemoteDevices, RankZeroBuildsOnlyItsOwnDevicesAndRoutesThemAsOneProcess) {
       EXPECT_NE(node.nic_as<fabric::RemoteDevice>(), nullptr) << node.name();
       EXPECT_EQ(node.nic().num_ports(), 1u);
       EXPECT_NE(node.lid(), 0u) << node.name() << " has its address";
-      EXPECT_NE(node.nic().port(1).peer(), nullptr) << node.name() << " is wired";
+      // A remote host's only link goes to a switch of its own rank.
+      EXPECT_FALSE(node.nic().has_port(1)) << node.name();
+      EXPECT_THROW(node.nic().port(1), std::logic_error);
+      EXPECT_TRUE(world.fabric().wiring().peer(i, 1).wired()) << node.name() << " is wired";
       EXPECT_THROW(node.host(), std::logic_error);
       EXPECT_THROW(node.bus(), std::logic_error);
     }
@@ -88,6 +92,31 @@ TEST(RemoteDevices, RankZeroBuildsOnlyItsOwnDevicesAndRoutesThemAsOneProcess) {
         EXPECT_NE(world.switch_as<fabric::RemoteDevice>(s), nullptr) << d.name();
       }
     }
+    // A link is built where an end runs here; a remote device has a port
+    // exactly where such a link reaches it.
+    std::size_t built = 0, stand_ins = 0;
+    for (std::uint32_t l = 0; l < sc.links.size(); ++l) {
+      const auto [a, b] = world.link_ends(l);
+      const bool here = world.runs_device(a) || world.runs_device(b);
+      ASSERT_EQ(world.link(l) != nullptr, here) << sc.links[l].name;
+      built += here;
+      if (here && world.runs_device(a) != world.runs_device(b)) ++stand_ins;
+    }
+    EXPECT_EQ(world.fabric().links().size(), built);
+    EXPECT_LT(built, sc.links.size());
+    std::size_t remote_ports = 0;
+    for (std::uint32_t d = 0; d < world.device_names().size(); ++d) {
+      if (world.runs_device(d)) continue;
+      fabric::Device& dev = d < n ? world.node(d).nic() : world.switch_device(d - n);
+      for (std::uint32_t p = 1; p <= dev.num_ports(); ++p) {
+        if (!dev.has_port(p)) continue;
+        ++remote_ports;
+        ASSERT_NE(dev.port(p).link(), nullptr) << dev.port(p).path();
+        EXPECT_TRUE(dev.port(p).cut()) << dev.port(p).path();
+      }
+    }
+    EXPECT_EQ(remote_ports, stand_ins);
+    EXPECT_GT(stand_ins, 0u);
     // Each rank holds half the tree; no statistic names another rank's device.
     EXPECT_EQ(own_nodes, 32u);
     EXPECT_EQ(own_switches.size(), 24u);

@@ -27,20 +27,20 @@ void Device::take_reply(Port& at, Packet* reply) {
 }
 
 bool Port::route_has_cut(const Packet& data) {
+  // A mark names a port of another process: the route crossed to it.
   for (int i = 0; i < data.meta.hops; ++i)
-    if (data.route[i]->cut_) return true;
+    if (is_route_mark(data.route[i]) || data.route[i]->cut_) return true;
   return false;
 }
 
-Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
+Port* Port::carry_back(Port& at, const Packet& data, Packet* reply, Tick start) {
   const int hops = data.meta.hops;
   if (hops == 0) throw std::logic_error(fmt::format("carry_back: packet {} crossed no link", data.meta.id));
   if (!data.meta.keep_route)
     throw std::logic_error(fmt::format("carry_back: packet {} was sent without meta.keep_route", data.meta.id));
-  Port* source = data.route[0];
-  Fabric& fabric = source->owner_->fabric();
+  Fabric& fabric = at.owner_->fabric();
   if (hops > kRouteSlots) {
-    Sim::get().error(source->owner_->name(),
+    Sim::get().error(at.owner_->name(),
                      fmt::format("packet {} crossed {} links, more than the {} a route is recorded for: its reply "
                                  "cannot be carried back and is dropped",
                                  data.meta.id, hops, kRouteSlots));
@@ -57,7 +57,9 @@ Port* Port::carry_back(const Packet& data, Packet* reply, Tick start) {
   if (!cut && data.route_carriers == static_cast<std::uint32_t>(hops - 1) && data.route_ps_per_byte != kRouteInexact &&
       !data.meta.combine_replies && fabric.links_plain()) {
     // Every link is up and clean and nobody watches: the route's latency was
-    // summed on the way out; nothing of the links needs reading.
+    // summed on the way out; nothing of the links needs reading. With no
+    // cut on the route the source is in this process.
+    Port* source = data.route[0];
     reply->tail_at = start + data.route_latency + reply->bytes.size() * Tick{data.route_ps_per_byte};
     fabric.count_hops(hops);
     source->owner_->take_reply(*source, reply);
@@ -76,7 +78,7 @@ Port* Port::carry_on(Packet* reply, std::uint64_t packet_id, int hop, Tick head,
 Port* Port::carry_from(Packet* reply, std::uint64_t packet_id, int from, Tick head, Tick ser) {
   Port* rx = reply->route[from];  // sent the data over link `from`; receives the reply
   Port* tx = rx->peer_;           // received the data; sends the reply back
-  Fabric& fabric = reply->route[0]->owner_->fabric();
+  Fabric& fabric = rx->owner_->fabric();
   if (!tx || !tx->up_) {
     if (tx) tx->lose_reply(reply, &Port::drops_link_down_, "link_down", head);
     fabric.pool().put(reply);

@@ -23,17 +23,33 @@ Port& get_port(Fabric& fabric, ByteReader& in) {
   const auto device = in.get<std::uint32_t>();
   const auto number = in.get<std::uint32_t>();
   Device* d = fabric.device(device);
-  if (!d || number == 0 || number > d->num_ports())
-    throw std::runtime_error(fmt::format("block exchange: no port {} on device {}", number, device));
+  if (!d || !d->has_port(number))
+    throw std::runtime_error(fmt::format("block exchange: no port {} on device {} in this process", number, device));
   return d->port(number);
 }
 
-// A recorded route travels as its ports' identities (every process has
-// every device's ports, a RemoteDevice's too), with what was summed along
-// it.
+Port* get_route_entry(Fabric& fabric, ByteReader& in) {
+  const auto device = in.get<std::uint32_t>();
+  const auto number = in.get<std::uint32_t>();
+  Device* d = fabric.device(device);
+  if (!d || number == 0 || number > d->num_ports())
+    throw std::runtime_error(fmt::format("block exchange: no port {} on device {} in a route", number, device));
+  return d->has_port(number) ? &d->port(number) : route_mark(device, number);
+}
+
+// A recorded route travels as its ports' identities, with what was summed
+// along it. Where a process has no object for a port, the entry is the
+// port's mark (route_mark).
 void put_route(ByteWriter& out, const Packet& p) {
   const int hops = std::min<int>(p.meta.hops, kRouteSlots);
-  for (int i = 0; i < hops; ++i) put_port(out, *p.route[i]);
+  for (int i = 0; i < hops; ++i) {
+    if (is_route_mark(p.route[i])) {
+      out.put(route_mark_device(p.route[i]));
+      out.put(route_mark_port(p.route[i]));
+    } else {
+      put_port(out, *p.route[i]);
+    }
+  }
   out.put(p.route_latency);
   out.put(p.route_ps_per_byte);
   out.put(p.route_carriers);
@@ -42,7 +58,7 @@ void put_route(ByteWriter& out, const Packet& p) {
 
 void get_route(Fabric& fabric, ByteReader& in, Packet& p) {
   const int hops = std::min<int>(p.meta.hops, kRouteSlots);
-  for (int i = 0; i < hops; ++i) p.route[i] = &get_port(fabric, in);
+  for (int i = 0; i < hops; ++i) p.route[i] = get_route_entry(fabric, in);
   p.route_latency = in.get<Tick>();
   p.route_ps_per_byte = in.get<std::uint32_t>();
   p.route_carriers = in.get<std::uint32_t>();

@@ -14,6 +14,29 @@ namespace nicsim::fabric {
 
 class Switch;
 
+// A port by its identity: the device's id and the port's number (0: none).
+struct PortRef {
+  std::uint32_t device = 0;
+  std::uint32_t port = 0;
+  bool wired() const { return port != 0; }
+};
+
+// Who is wired to whom, as identities: every link of the fabric, whether or
+// not this process built it. A process that runs part of a world builds
+// Port objects only for the links that reach its own devices
+// (docs/partition.md), yet computes the whole fabric's routes; routing
+// reads the wiring, never the ports.
+class Wiring {
+ public:
+  void connect(PortRef a, PortRef b);
+  // The port wired to `device`'s port `port` (port 0 when none is).
+  PortRef peer(std::uint32_t device, std::uint32_t port) const;
+
+ private:
+  void place(PortRef end, PortRef peer);
+  std::vector<std::vector<PortRef>> peers_;  // by device id, then port number - 1
+};
+
 class Fabric {
  public:
   Fabric() = default;
@@ -26,6 +49,10 @@ class Fabric {
   Link& connect(std::string name, Port& a, Port& b, const ParamSet& params, std::uint64_t seed);
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
   Link* link(std::string_view name) const;
+  // Every link's ends, the ones connect() built and the ones this process
+  // only knows of (add_unbuilt_link).
+  const Wiring& wiring() const { return wiring_; }
+  void add_unbuilt_link(PortRef a, PortRef b) { wiring_.connect(a, b); }
 
   // Total packet-hops (packets put on a wire), for speed figures.
   std::uint64_t packet_hops() const { return packet_hops_; }
@@ -54,6 +81,7 @@ class Fabric {
   PacketPool pool_;
   std::vector<Device*> devices_;
   std::vector<std::unique_ptr<Link>> links_;
+  Wiring wiring_;
   std::uint64_t packet_hops_ = 0;
   std::uint64_t link_downs_ = 0;
   std::int64_t links_down_ = 0;

@@ -160,7 +160,25 @@ void Fabric::add_device(Device* d) {
   devices_[d->device_id()] = d;
 }
 
+void Wiring::place(PortRef end, PortRef peer) {
+  if (peers_.size() <= end.device) peers_.resize(end.device + 1);
+  std::vector<PortRef>& ports = peers_[end.device];
+  if (ports.size() < end.port) ports.resize(end.port);
+  ports[end.port - 1] = peer;
+}
+
+void Wiring::connect(PortRef a, PortRef b) {
+  place(a, b);
+  place(b, a);
+}
+
+PortRef Wiring::peer(std::uint32_t device, std::uint32_t port) const {
+  if (device >= peers_.size() || port == 0 || port > peers_[device].size()) return {};
+  return peers_[device][port - 1];
+}
+
 Link& Fabric::connect(std::string name, Port& a, Port& b, const ParamSet& params, std::uint64_t seed) {
+  wiring_.connect({a.owner().device_id(), a.number()}, {b.owner().device_id(), b.number()});
   links_.push_back(
       std::make_unique<Link>(std::move(name), static_cast<std::uint32_t>(links_.size()), a, b, params, seed));
   return *links_.back();

@@ -75,6 +75,8 @@ struct alignas(64) Packet {
   std::uint32_t route_ps_per_byte = 0;
   std::uint32_t route_carriers = 0;
   std::uint64_t route_link_downs = 0;
+  // An entry of a port this process built no object for is a mark
+  // (route_mark), not an address.
   Port* route[kRouteSlots];
 
   // A carried reply crossing a cut link continues in the far block as an
@@ -90,6 +92,24 @@ struct alignas(64) Packet {
 
   std::uint32_t blocks() const { return static_cast<std::uint32_t>((bytes.size() + kCreditBlock - 1) / kCreditBlock); }
 };
+
+// A route entry for a port this process has no object for (a run over
+// several processes builds only the ports of the links that reach its own
+// devices; docs/partition.md): the port's identity, in a word whose low
+// bit no Port's address has (Ports are 64-byte aligned). A reply's walk
+// back never reaches such an entry here: the link it names has no end in
+// this process, so the walk crossed to another first. The entry is only
+// carried on to the process that has the port.
+inline Port* route_mark(std::uint32_t device, std::uint32_t port) {
+  return reinterpret_cast<Port*>((std::uintptr_t{device} << 32 | port) << 1 | 1);
+}
+inline bool is_route_mark(const Port* entry) { return (reinterpret_cast<std::uintptr_t>(entry) & 1) != 0; }
+inline std::uint32_t route_mark_device(const Port* entry) {
+  return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(entry) >> 33);
+}
+inline std::uint32_t route_mark_port(const Port* entry) {
+  return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(entry) >> 1);
+}
 
 // How the replies of one packet kind combine when a device that copied
 // their packet joins them (Device::combine_reply; network conditionals):

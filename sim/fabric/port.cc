@@ -25,6 +25,21 @@ void Device::add_ports(std::uint32_t count) {
     ports_.push_back(std::make_unique<Port>(*this, static_cast<std::uint32_t>(ports_.size() + 1)));
 }
 
+void Device::add_port_slots(std::uint32_t count) { ports_.resize(ports_.size() + count); }
+
+Port& Device::build_port(std::uint32_t number) {
+  std::unique_ptr<Port>& slot = ports_.at(number - 1);
+  if (!slot) slot = std::make_unique<Port>(*this, number);
+  return *slot;
+}
+
+void Device::not_built(std::uint32_t number) const {
+  throw std::logic_error(
+      fmt::format("{}.port{}: another process runs {} and no link from this process's devices "
+                  "reaches that port, so this process has no stand-in for it",
+                  name_, number, name_));
+}
+
 Port::Port(Device& owner, std::uint32_t number) : owner_(&owner), number_(number) {}
 
 PortStats Port::stats() const {

@@ -57,8 +57,18 @@ class Device {
   // In a run over several processes: another process runs this device,
   // and this one has only a RemoteDevice for it (docs/partition.md).
   virtual bool runs_elsewhere() const { return false; }
-  // Ports are numbered from 1; port(0) does not exist.
-  Port& port(std::uint32_t number) { return *ports_.at(number - 1); }
+  // Ports are numbered from 1; port(0) does not exist. A RemoteDevice
+  // builds only the ports of links that reach this process's devices;
+  // asking it for another is a std::logic_error.
+  Port& port(std::uint32_t number) {
+    Port* p = ports_.at(number - 1).get();
+    if (!p) [[unlikely]]
+      not_built(number);
+    return *p;
+  }
+  bool has_port(std::uint32_t number) const {
+    return number >= 1 && number <= ports_.size() && ports_[number - 1] != nullptr;
+  }
   std::uint32_t num_ports() const { return static_cast<std::uint32_t>(ports_.size()); }
 
   // The head of `p` has arrived on `in` (now). The device owns p from here:
@@ -107,8 +117,12 @@ class Device {
 
  protected:
   void add_ports(std::uint32_t count);
+  // `count` port numbers with no Port yet; build_port makes one.
+  void add_port_slots(std::uint32_t count);
+  Port& build_port(std::uint32_t number);
 
  private:
+  [[noreturn]] void not_built(std::uint32_t number) const;
   Fabric& fabric_;
   std::uint32_t device_id_;
   std::uint32_t block_ = 0;
@@ -196,7 +210,8 @@ class alignas(64) Port {
   // take_reply there, with reply->tail_at set; nullptr when it was lost
   // (counted and traced as a drop on the port that sent it) or `data` has
   // no recorded route, the reply then freed, or when it went on over a cut.
-  static Port* carry_back(const Packet& data, Packet* reply, Tick start);
+  // `at`: the answering device's port the data came in by.
+  static Port* carry_back(Port& at, const Packet& data, Packet* reply, Tick start);
   // A reply a device kept to combine (Device::combine_reply) goes on from
   // there: its head leaves that device on reply->route[hop] at `head`
   // (after carry_through there), `ser` its serialisation so far. Returns as

@@ -9,7 +9,7 @@ namespace nicsim::fabric {
 RemoteDevice::RemoteDevice(Fabric& fabric, std::uint32_t device_id, std::string name, std::uint32_t ports,
                            const ParamSet& params)
     : Device(fabric, device_id, std::move(name)), params_(params) {
-  add_ports(ports);
+  add_port_slots(ports);
 }
 
 void RemoteDevice::receive(Port& in, Packet*) {

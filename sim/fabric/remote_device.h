@@ -1,6 +1,7 @@
 // A device another process of the run runs (docs/partition.md). This
 // process keeps only what its own devices need of it: its name, its
-// addresses and its ports, for the links that reach it. Packets and
+// addresses, and those of its ports that links from this process's devices
+// reach (stand_in); the rest are numbers only. Packets and
 // credits for it leave through the block exchange at those ports, so
 // nothing here may hand it a packet or ask it to act; that would be a
 // partitioning error, reported as such.
@@ -20,6 +21,9 @@ class RemoteDevice : public Device {
   // runs it (a switch's routing engine); they outlive the device.
   RemoteDevice(Fabric& fabric, std::uint32_t device_id, std::string name, std::uint32_t ports, const ParamSet& params);
   const ParamSet& params() const { return params_; }
+  // The Port for `number`, built on first asking: the far end of a link
+  // from one of this process's devices.
+  Port& stand_in(std::uint32_t number) { return build_port(number); }
   bool runs_elsewhere() const override { return true; }
 
   void receive(Port& in, Packet* p) override;

@@ -159,7 +159,7 @@ TEST(World, LinkFaultsFromTheScenario) {
   Sim sim(sc.seed);
   World world(sc);
   ASSERT_TRUE(world.run().ok);
-  fabric::Link& l = world.link(*sc.link_index("h0--sw0"));
+  fabric::Link& l = *world.link(*sc.link_index("h0--sw0"));
   EXPECT_TRUE(l.up());
   auto* h0 = world.node(0).nic_as<fabric::RawNic>();
   auto* h1 = world.node(1).nic_as<fabric::RawNic>();

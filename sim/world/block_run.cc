@@ -71,11 +71,13 @@ void World::schedule_end_faults() {
   flap_rngs_.clear();
   Calendar& calendar = Sim::get().calendar();
   for (std::size_t i = 0; i < scenario_.faults.size(); ++i) {
-    const fabric::Link& link = *links_[scenario_.faults[i].link];
+    // A link with no end here is not built here: other processes fault it.
+    const fabric::Link* link = links_[scenario_.faults[i].link];
     for (std::uint64_t end = 0; end < 2; ++end) {
       // Both ends draw the same stream, each its own copy.
       flap_rngs_.push_back(Sim::get().stream(fmt::format("fault.flaps.{}", i)));
-      Calendar::BlockScope as_end(calendar, (end ? link.b() : link.a()).owner().block());
+      if (!link) continue;
+      Calendar::BlockScope as_end(calendar, (end ? link->b() : link->a()).owner().block());
       calendar.at(scenario_.faults[i].at, &World::end_fault_thunk, this, i * 2 + end);
     }
   }

@@ -36,7 +36,6 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool 
   if (!kind) throw std::logic_error(fmt::format("node {}: NIC kind '{}' has no factory", spec.name, spec.nic));
   if (!runs_here) {
     nic_ = std::make_unique<fabric::RemoteDevice>(fabric, id, spec.name, spec.ports, spec.nic_params);
-    if (kind->remote_ports) kind->remote_ports(*nic_, spec.nic_params);
     lids_.assign(nic_->num_ports(), 0);
     return;
   }
@@ -50,6 +49,16 @@ Node::Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool 
                                        spec.nic, nic_->num_ports(), spec.ports));
   lids_.assign(nic_->num_ports(), 0);
   register_stats();
+}
+
+fabric::Port& Node::stand_in_port(std::uint32_t port) {
+  auto* remote = dynamic_cast<fabric::RemoteDevice*>(nic_.get());
+  if (!remote) throw std::logic_error(fmt::format("node {} runs in this process: it has no stand-in ports", name()));
+  if (remote->has_port(port)) return remote->port(port);
+  fabric::Port& p = remote->stand_in(port);
+  const NicRegistry::Kind* kind = NicRegistry::instance().find(spec_.nic);
+  if (kind && kind->remote_ports) kind->remote_ports(p, spec_.nic_params);
+  return p;
 }
 
 void Node::register_stats() {

@@ -25,10 +25,10 @@ struct NicContext {
 };
 using NicFactory = std::function<std::unique_ptr<fabric::Device>(NicContext&)>;
 // What a process that does not run a node needs of its NIC: the set-up of
-// its ports that the devices linked to them read (Port::deliver_after_tail),
-// done on the fabric::RemoteDevice that stands for it, from the node's
-// "nic.<kind>" parameters.
-using RemotePortSetup = std::function<void(fabric::Device& remote, const ParamSet& params)>;
+// a port that a device of this process is linked to, as that device reads
+// it (Port::deliver_after_tail), done on the fabric::RemoteDevice's stand-in
+// for the port, from the node's "nic.<kind>" parameters.
+using RemotePortSetup = std::function<void(fabric::Port& stand_in, const ParamSet& params)>;
 
 // NIC kinds by name. A kind also registers the param scope "nic.<kind>".
 class NicRegistry {
@@ -51,7 +51,8 @@ class Node {
  public:
   // `runs_here` false: another process of the run runs the node. This one
   // builds no host or bus for it, and its NIC is a fabric::RemoteDevice:
-  // its name, addresses and ports.
+  // its name, addresses, and the ports of its links to this process's
+  // devices (stand_in_port).
   Node(const NodeSpec& spec, std::uint32_t id, fabric::Fabric& fabric, bool runs_here = true);
   ~Node();
   std::uint32_t id() const { return id_; }
@@ -75,6 +76,9 @@ class Node {
   T* nic_as() {
     return dynamic_cast<T*>(nic_.get());
   }
+  // Where another process runs the node: the stand-in for its NIC's port
+  // `port`, set up as its NIC kind says the first time.
+  fabric::Port& stand_in_port(std::uint32_t port);
   std::uint16_t lid(std::uint32_t port = 1) const { return lids_.at(port - 1); }
   void set_lid(std::uint32_t port, std::uint16_t lid);
 

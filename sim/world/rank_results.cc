@@ -202,12 +202,18 @@ void merge_into(results::Results& all, const results::Results& part, int rank, c
   if (next != part.programs_size()) throw std::runtime_error(fmt::format("rank {} ran other programs", rank));
   next = 0;
   for (int i = 0; i < all.links_size(); ++i) {
-    const fabric::Link& link = world.link(static_cast<std::uint32_t>(i));
-    const bool first_end = owners.rank_of_device(link.a().owner().device_id()) == rank;
-    if (!first_end && owners.rank_of_device(link.b().owner().device_id()) != rank) continue;
+    const auto [a, b] = world.link_ends(static_cast<std::uint32_t>(i));
+    const bool first_end = owners.rank_of_device(a) == rank;
+    if (!first_end && owners.rank_of_device(b) != rank) continue;
     if (next == part.links_size()) throw std::runtime_error(fmt::format("rank {} reached fewer links", rank));
     const results::LinkResult& from = part.links(next++);
     results::LinkResult& l = *all.mutable_links(i);
+    if (!l.has_a_to_b()) {
+      // Rank 0 built no such link; the first rank that ran an end of it
+      // gives what does not add up.
+      l = from;
+      continue;
+    }
     add_direction(*l.mutable_a_to_b(), from.a_to_b());
     add_direction(*l.mutable_b_to_a(), from.b_to_a());
     // The link's state machine follows its first end.

@@ -115,14 +115,37 @@ void World::build_devices() {
   sim.timeline().set_devices(device_names_);
 }
 
+// A process that runs part of the world builds the links with an end on
+// its own devices, with stand-ins for their far ends that other processes
+// run; of the rest it keeps only who is wired to whom (fabric::Wiring).
+std::pair<std::uint32_t, std::uint32_t> World::link_ends(std::uint32_t scenario_index) const {
+  const LinkSpec& l = scenario_.links.at(scenario_index);
+  const auto nodes = static_cast<std::uint32_t>(scenario_.nodes.size());
+  auto device_of = [&](const LinkEnd& e) { return e.kind == LinkEnd::Kind::Node ? e.index : nodes + e.index; };
+  return {device_of(l.a), device_of(l.b)};
+}
+
 void World::build_links() {
   auto port_of = [&](const LinkEnd& e) -> fabric::Port& {
-    if (e.kind == LinkEnd::Kind::Node) return nodes_[e.index]->nic().port(e.port);
+    if (e.kind == LinkEnd::Kind::Node) {
+      Node& node = *nodes_[e.index];
+      return node.runs_here() ? node.nic().port(e.port) : node.stand_in_port(e.port);
+    }
+    if (auto* remote = dynamic_cast<fabric::RemoteDevice*>(switches_[e.index].get())) return remote->stand_in(e.port);
     return switches_[e.index]->port(e.port);
   };
-  for (const LinkSpec& l : scenario_.links)
+  for (std::uint32_t i = 0; i < scenario_.links.size(); ++i) {
+    const LinkSpec& l = scenario_.links[i];
+    const auto [a, b] = link_ends(i);
+    if (!runs_device(a) && !runs_device(b)) {
+      fabric_.add_unbuilt_link({a, l.a.port}, {b, l.b.port});
+      links_.push_back(nullptr);
+      continue;
+    }
     links_.push_back(&fabric_.connect(l.name, port_of(l.a), port_of(l.b), l.params, Sim::get().seed()));
-  for (std::uint32_t i : partition_.cut_links) links_[i]->set_cut();
+  }
+  for (std::uint32_t i : partition_.cut_links)
+    if (links_[i]) links_[i]->set_cut();
 }
 
 // A network kind that manages its fabric (a subnet manager) addresses and
@@ -259,9 +282,12 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
   }
   const bool timeline = !timeline_path.empty() && scenario_.outputs.timeline;
   if (timeline) {
+    // A device's tracks are numbered where it runs, by its links' order
+    // there; a stand-in's port sends nothing and has none.
     for (auto& l : fabric_.links())
       for (fabric::Port* p : {&l->a(), &l->b()})
-        p->timeline_track = sim.timeline().track(p->owner().device_id(), fmt::format("port {} tx", p->number()));
+        if (!p->owner().runs_elsewhere())
+          p->timeline_track = sim.timeline().track(p->owner().device_id(), fmt::format("port {} tx", p->number()));
     if (!sim.timeline().open(timeline_path, scenario_.outputs.timeline_max_events))
       throw std::runtime_error(fmt::format("cannot write {}", timeline_path));
     timeline_api_slot_ = host::ApiCalls::add(&World::api_call_on_timeline, this);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/block_exchange.h"
@@ -49,7 +50,11 @@ class World {
     return dynamic_cast<T*>(switches_.at(i).get());
   }
   std::size_t num_switches() const { return switches_.size(); }
-  fabric::Link& link(std::uint32_t scenario_index) { return *links_.at(scenario_index); }
+  // nullptr for a link this process did not build: in a run over several
+  // processes, one with no end on the devices it runs.
+  fabric::Link* link(std::uint32_t scenario_index) { return links_.at(scenario_index); }
+  // The device ids of a scenario link's ends.
+  std::pair<std::uint32_t, std::uint32_t> link_ends(std::uint32_t scenario_index) const;
   MgmtNet& mgmt() { return *mgmt_; }
   const std::vector<std::unique_ptr<ProgramInstance>>& programs() const { return programs_; }
   const std::vector<std::string>& device_names() const { return device_names_; }
