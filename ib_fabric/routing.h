@@ -20,8 +20,9 @@ struct EndpointAddress {
 
 // `switches` are the fabric's IB switches in scenario order. In a run over
 // several processes those another process runs are fabric::RemoteDevice
-// (their ports only): every process computes the whole fabric's routes
-// from the same graph and programs the switches it runs.
+// (names and port numbers): every process computes the whole fabric's
+// routes from the same wiring (Fabric::wiring) and programs the switches
+// it runs.
 
 // The switches and endpoints as a routing graph: switches first (in the
 // order given), then one adapter node per endpoint (device, port).

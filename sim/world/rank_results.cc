@@ -1,6 +1,6 @@
 // Merging a run's results from the processes it ran in. A process builds
-// only its blocks' devices and stands for the others by their ports
-// (fabric::RemoteDevice), so each figure comes from the process that ran
+// only its blocks' devices and stands for the others by their names and
+// port numbers (fabric::RemoteDevice), so each figure comes from the process that ran
 // its device, and histograms and counters add up. A device's statistics
 // are registered where it runs, numbered by device (StatsRegistry::
 // set_device): rank 0 places the others' by that number. A process sends
