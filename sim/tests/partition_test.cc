@@ -328,3 +328,37 @@ TEST(GatherInPieces, EachRanksPartArrivesWholeWhateverItsSize) {
   EXPECT_EQ(small.gathers_, 1);
   EXPECT_EQ(one, (std::vector<std::string>{"ab", "xyz"}));
 }
+
+// What a process keeps of links it does not build: who is wired to whom.
+TEST(Wiring, NamesEachEndsPeerAndNothingForAnUnwiredPort) {
+  fabric::Wiring w;
+  w.connect({3, 2}, {7, 1});
+  w.connect({0, 1}, {3, 4});
+  EXPECT_EQ(w.peer(3, 2).device, 7u);
+  EXPECT_EQ(w.peer(3, 2).port, 1u);
+  EXPECT_EQ(w.peer(7, 1).device, 3u);
+  EXPECT_EQ(w.peer(7, 1).port, 2u);
+  EXPECT_EQ(w.peer(3, 4).device, 0u);
+  EXPECT_EQ(w.peer(0, 1).port, 4u);
+  EXPECT_FALSE(w.peer(3, 3).wired());  // between two wired ports of the device
+  EXPECT_FALSE(w.peer(3, 5).wired());  // past its last wired port
+  EXPECT_FALSE(w.peer(9, 1).wired());  // a device it never heard of
+  EXPECT_FALSE(w.peer(3, 0).wired());  // port 0 does not exist
+}
+
+// A route entry for a port of another process keeps the port's identity
+// and is told apart from any Port's address.
+TEST(RouteMarks, KeepThePortsIdentityAndAreNoPortsAddress) {
+  for (const auto [device, port] :
+       {std::pair<std::uint32_t, std::uint32_t>{0, 1}, {45055, 36}, {(1u << 31) - 1, 255}}) {
+    const fabric::Port* mark = fabric::route_mark(device, port);
+    EXPECT_TRUE(fabric::is_route_mark(mark));
+    EXPECT_EQ(fabric::route_mark_device(mark), device);
+    EXPECT_EQ(fabric::route_mark_port(mark), port);
+  }
+  const Scenario sc = nicsim::testing::load_text("topology { fat_tree { k: 2 n: 2 } }\n");
+  Sim sim(sc.seed);
+  World world(sc);
+  for (auto& l : world.fabric().links())
+    for (const fabric::Port* p : {&l->a(), &l->b()}) EXPECT_FALSE(fabric::is_route_mark(p)) << p->path();
+}
