@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "core/sim.h"
 #include "fabric/fabric.h"
@@ -161,6 +162,7 @@ void Fabric::add_device(Device* d) {
 }
 
 void Wiring::place(PortRef end, PortRef peer) {
+  if (end.port == 0) throw std::logic_error(fmt::format("wiring: device {} has no port 0", end.device));
   if (peers_.size() <= end.device) peers_.resize(end.device + 1);
   std::vector<PortRef>& ports = peers_[end.device];
   if (ports.size() < end.port) ports.resize(end.port);

@@ -31,6 +31,8 @@ class Link {
   // Connects a and b with the "link" scope parameters.
   Link(std::string name, std::uint32_t index, Port& a, Port& b, const ParamSet& params, std::uint64_t seed);
   const std::string& name() const { return name_; }
+  // Its place among the links this process built (in one process, its
+  // scenario index; over several, links with no end here are not built).
   std::uint32_t index() const { return index_; }
   Port& a() const { return a_; }
   Port& b() const { return b_; }

@@ -100,6 +100,7 @@ struct alignas(64) Packet {
 // back never reaches such an entry here: the link it names has no end in
 // this process, so the walk crossed to another first. The entry is only
 // carried on to the process that has the port.
+static_assert(sizeof(std::uintptr_t) == 8, "a route mark holds a device id and a port number in one pointer");
 inline Port* route_mark(std::uint32_t device, std::uint32_t port) {
   return reinterpret_cast<Port*>((std::uintptr_t{device} << 32 | port) << 1 | 1);
 }

@@ -27,7 +27,8 @@ using NicFactory = std::function<std::unique_ptr<fabric::Device>(NicContext&)>;
 // What a process that does not run a node needs of its NIC: the set-up of
 // a port that a device of this process is linked to, as that device reads
 // it (Port::deliver_after_tail), done on the fabric::RemoteDevice's stand-in
-// for the port, from the node's "nic.<kind>" parameters.
+// for the port, from the node's "nic.<kind>" parameters. Called once for
+// each stand-in port built, whichever its number (Port::number).
 using RemotePortSetup = std::function<void(fabric::Port& stand_in, const ParamSet& params)>;
 
 // NIC kinds by name. A kind also registers the param scope "nic.<kind>".

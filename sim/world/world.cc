@@ -292,8 +292,11 @@ void World::open_outputs(const std::string& trace_path, const std::string& timel
       throw std::runtime_error(fmt::format("cannot write {}", timeline_path));
     timeline_api_slot_ = host::ApiCalls::add(&World::api_call_on_timeline, this);
   }
+  // A stand-in's port sends nothing here: tracing it would only cost the
+  // carried replies their fast path.
   for (auto& l : fabric_.links())
     for (fabric::Port* p : {&l->a(), &l->b()}) {
+      if (p->owner().runs_elsewhere()) continue;
       p->trace_on = sim.tracer().on(p->owner().device_id(), Component::fabric);
       if (p->trace_on) fabric_.watch_ports();
     }
